@@ -1,0 +1,607 @@
+//! The one generic decoder: walks a message spec for a given version over the bytes of a frame
+//! and records every node's span, type, value and description.
+//!
+//! Lengths read from the input are always checked against the bytes that remain before anything
+//! is sized by them, and every failure is a typed error with the offset where it happened.
+
+use super::names;
+use super::node::{Node, NodeKind, Region, Value};
+use super::schema::{FieldSpec, FieldType, MessageSpec};
+use std::borrow::Cow;
+use std::fmt;
+
+/// Why decoding stopped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodeError {
+    /// Offset in the frame where the offending item starts.
+    pub offset: usize,
+    /// Dotted path of the field being decoded: `Topics[0].Name`.
+    pub path: String,
+    pub reason: String,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "at 0x{:04x}: {}", self.offset, self.reason)
+        } else {
+            write!(f, "{} at 0x{:04x}: {}", self.path, self.offset, self.reason)
+        }
+    }
+}
+
+/// A problem that did not stop decoding (a null where the schema forbids one, a tagged field
+/// whose size disagrees with its content).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnosis {
+    pub offset: usize,
+    pub message: String,
+}
+
+/// Options that change how the wire is read.
+#[derive(Debug, Clone, Copy)]
+pub struct DecodeOptions {
+    /// Read the int8 presence byte Kafka writes before a nullable struct. Turned off only to
+    /// diagnose encoders that omit it.
+    pub struct_presence_byte: bool,
+}
+
+impl Default for DecodeOptions {
+    fn default() -> Self {
+        DecodeOptions {
+            struct_presence_byte: true,
+        }
+    }
+}
+
+pub(crate) struct Decoder<'a> {
+    buf: &'a [u8],
+    pub(crate) pos: usize,
+    end: usize,
+    version: i16,
+    flexible: bool,
+    pub(crate) region: Region,
+    opts: DecodeOptions,
+    path: Vec<String>,
+    pub(crate) diagnoses: Vec<Diagnosis>,
+}
+
+type R<T> = Result<T, DecodeError>;
+
+fn leaf(name: impl Into<Cow<'static, str>>, ty: &'static str, offset: usize, len: usize, region: Region) -> Node {
+    let mut n = Node::new(name, ty, offset, region, NodeKind::Field);
+    n.len = len;
+    n
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+impl<'a> Decoder<'a> {
+    /// A decoder over `buf[pos..end]`; offsets it records are offsets in `buf`.
+    pub(crate) fn new(buf: &'a [u8], pos: usize, end: usize, region: Region) -> Decoder<'a> {
+        let end = end.min(buf.len());
+        Decoder {
+            buf,
+            pos: pos.min(end),
+            end,
+            version: 0,
+            flexible: false,
+            region,
+            opts: DecodeOptions::default(),
+            path: Vec::new(),
+            diagnoses: Vec::new(),
+        }
+    }
+
+    pub(crate) fn remaining(&self) -> usize {
+        self.end - self.pos
+    }
+
+    fn path_string(&self) -> String {
+        let mut s = String::new();
+        for p in &self.path {
+            if !s.is_empty() && !p.starts_with('[') {
+                s.push('.');
+            }
+            s.push_str(p);
+        }
+        s
+    }
+
+    fn err(&self, offset: usize, reason: impl Into<String>) -> DecodeError {
+        DecodeError {
+            offset,
+            path: self.path_string(),
+            reason: reason.into(),
+        }
+    }
+
+    fn diag(&mut self, offset: usize, message: impl Into<String>) {
+        let path = self.path_string();
+        let message = message.into();
+        self.diagnoses.push(Diagnosis {
+            offset,
+            message: if path.is_empty() {
+                message
+            } else {
+                format!("{path}: {message}")
+            },
+        });
+    }
+
+    fn take(&mut self, n: usize, what: &str) -> R<&'a [u8]> {
+        if n > self.remaining() {
+            return Err(self.err(
+                self.pos,
+                format!("{what} needs {n} bytes, only {} left", self.remaining()),
+            ));
+        }
+        let s = self.buf.get(self.pos..self.pos + n).ok_or_else(|| self.err(self.pos, "out of range"))?;
+        self.pos += n;
+        Ok(s)
+    }
+
+    fn fixed<const N: usize>(&mut self, what: &str) -> R<[u8; N]> {
+        let s = self.take(N, what)?;
+        let mut a = [0u8; N];
+        a.copy_from_slice(s);
+        Ok(a)
+    }
+
+    pub(crate) fn i8(&mut self) -> R<i8> {
+        Ok(i8::from_be_bytes(self.fixed::<1>("int8")?))
+    }
+    pub(crate) fn i16(&mut self) -> R<i16> {
+        Ok(i16::from_be_bytes(self.fixed::<2>("int16")?))
+    }
+    pub(crate) fn i32(&mut self) -> R<i32> {
+        Ok(i32::from_be_bytes(self.fixed::<4>("int32")?))
+    }
+
+    /// Unsigned varint of at most 5 bytes (Kafka's `readUnsignedVarint`).
+    pub(crate) fn uvarint(&mut self) -> R<u32> {
+        let start = self.pos;
+        let mut v: u32 = 0;
+        for i in 0..5 {
+            let b = match self.buf.get(self.pos) {
+                Some(b) if self.pos < self.end => *b,
+                _ => {
+                    self.pos = start;
+                    return Err(self.err(start, "unsigned varint runs past the end"));
+                }
+            };
+            self.pos += 1;
+            if i == 4 && b > 0x0f {
+                self.pos = start;
+                return Err(self.err(start, "unsigned varint longer than 5 bytes"));
+            }
+            v |= u32::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        self.pos = start;
+        Err(self.err(start, "unsigned varint longer than 5 bytes"))
+    }
+
+    /// Decodes a message body (`spec` at `version`) as one struct node.
+    pub(crate) fn message_body(&mut self, spec: &'static MessageSpec, version: i16, opts: DecodeOptions) -> (Node, Option<DecodeError>) {
+        self.version = version;
+        self.flexible = spec.is_flexible(version);
+        self.opts = opts;
+        let mut body = Node::new(spec.name.as_str(), "struct", self.pos, self.region, NodeKind::Group);
+        body.desc = Cow::Owned(format!("message body, version {version}"));
+        let start = self.pos;
+        let res = self.fields(&spec.fields, &mut body.children);
+        body.len = self.pos - start;
+        (body, res.err())
+    }
+
+    fn fields(&mut self, fields: &'static [FieldSpec], out: &mut Vec<Node>) -> R<()> {
+        for f in fields {
+            if !f.versions.contains(self.version) {
+                continue;
+            }
+            if self.flexible && f.tagged_versions.contains(self.version) {
+                continue;
+            }
+            self.field(f, out)?;
+        }
+        if self.flexible {
+            self.tagged_section(fields, out, "number of tagged fields in this struct")?;
+        }
+        Ok(())
+    }
+
+    /// The tagged-field section that ends every struct in flexible versions.
+    pub(crate) fn tagged_section(&mut self, fields: &'static [FieldSpec], out: &mut Vec<Node>, desc: &'static str) -> R<()> {
+        let start = self.pos;
+        let count = self.uvarint()?;
+        let mut n = leaf("tagged_fields", "uvarint", start, self.pos - start, Region::TaggedFields);
+        n.kind = NodeKind::TagCount;
+        n.value = Value::Int(i64::from(count));
+        n.desc = Cow::Borrowed(desc);
+        out.push(n);
+        // Each tagged field takes at least two bytes (tag and size).
+        if count as usize > self.remaining() / 2 {
+            return Err(self.err(start, format!("{count} tagged fields cannot fit in the {} bytes left", self.remaining())));
+        }
+        let mut last_tag: Option<u32> = None;
+        for _ in 0..count {
+            let fstart = self.pos;
+            let tag = self.uvarint()?;
+            let tag_end = self.pos;
+            let size = self.uvarint()? as usize;
+            let size_end = self.pos;
+            if size > self.remaining() {
+                self.pos = fstart;
+                return Err(self.err(fstart, format!("tagged field {tag} claims {size} bytes, only {} left", self.remaining() + (size_end - fstart))));
+            }
+            if last_tag.is_some_and(|t| tag <= t) {
+                self.diag(fstart, format!("tag {tag} is not in ascending order"));
+            }
+            last_tag = Some(tag);
+            let known = fields
+                .iter()
+                .find(|f| f.tag == Some(tag) && f.tagged_versions.contains(self.version));
+            let mut group = Node::new(
+                known.map_or_else(|| Cow::Owned(format!("unknown_tag_{tag}")), |f| Cow::Borrowed(f.name.as_str())),
+                "tagged_field",
+                fstart,
+                Region::TaggedFields,
+                NodeKind::Group,
+            );
+            group.value = Value::Text(format!("tag {tag}, {}", plural(size, "byte", "bytes")));
+            let mut t = leaf("tag", "uvarint", fstart, tag_end - fstart, Region::TaggedFields);
+            t.value = Value::Int(i64::from(tag));
+            t.desc = Cow::Borrowed("tag number of this tagged field");
+            let mut s = leaf("size", "uvarint", tag_end, size_end - tag_end, Region::TaggedFields);
+            s.value = Value::Int(size as i64);
+            s.desc = Cow::Borrowed("bytes of tagged data that follow");
+            group.children.push(t);
+            group.children.push(s);
+            let data_end = self.pos + size;
+            match known {
+                Some(f) => {
+                    let saved_end = self.end;
+                    let saved_region = self.region;
+                    self.end = data_end;
+                    self.region = Region::TaggedFields;
+                    let r = self.field(f, &mut group.children);
+                    self.end = saved_end;
+                    self.region = saved_region;
+                    if let Err(e) = r {
+                        group.len = self.pos - fstart;
+                        out.push(group);
+                        return Err(e);
+                    }
+                    if self.pos < data_end {
+                        let mut raw = leaf("unread", "bytes", self.pos, data_end - self.pos, Region::TaggedFields);
+                        raw.kind = NodeKind::Raw;
+                        raw.value = Value::Bytes(Some((self.pos, data_end - self.pos)));
+                        raw.desc = Cow::Borrowed("bytes of the tagged field left after its value");
+                        self.diag(self.pos, format!("tagged field {} has {} bytes more than its value", f.name, data_end - self.pos));
+                        group.children.push(raw);
+                        self.pos = data_end;
+                    }
+                }
+                None => {
+                    let mut raw = leaf("data", "bytes", self.pos, size, Region::TaggedFields);
+                    raw.kind = NodeKind::Raw;
+                    raw.value = Value::Bytes(Some((self.pos, size)));
+                    raw.desc = Cow::Borrowed("tag not in the schema for this version");
+                    group.children.push(raw);
+                    self.pos = data_end;
+                }
+            }
+            group.len = self.pos - fstart;
+            out.push(group);
+        }
+        Ok(())
+    }
+
+    fn field(&mut self, f: &'static FieldSpec, out: &mut Vec<Node>) -> R<()> {
+        self.path.push(f.name.clone());
+        let nullable = f.nullable_versions.contains(self.version);
+        let res = self.value(&f.ty, nullable, Cow::Borrowed(f.name.as_str()), Some(f), out);
+        if let (Ok(()), Some(n)) = (&res, out.last_mut()) {
+            n.desc = Cow::Borrowed(f.about.as_str());
+            annotate(f, n);
+        }
+        if res.is_ok() {
+            self.path.pop();
+        }
+        res
+    }
+
+    /// Decodes one value of type `ty` and pushes its node.
+    fn value(
+        &mut self,
+        ty: &FieldType,
+        nullable: bool,
+        name: Cow<'static, str>,
+        spec: Option<&'static FieldSpec>,
+        out: &mut Vec<Node>,
+    ) -> R<()> {
+        let start = self.pos;
+        let region = self.region;
+        let prim = |d: &mut Self, tyname: &'static str, v: Value| -> Node {
+            let mut n = leaf(name.clone(), tyname, start, d.pos - start, region);
+            n.value = v;
+            n
+        };
+        let node = match ty {
+            FieldType::Bool => {
+                let b = self.fixed::<1>("bool")?[0];
+                prim(self, "bool", Value::Bool(b != 0))
+            }
+            FieldType::Int8 => {
+                let v = self.i8()?;
+                prim(self, "int8", Value::Int(v.into()))
+            }
+            FieldType::Int16 => {
+                let v = self.i16()?;
+                prim(self, "int16", Value::Int(v.into()))
+            }
+            FieldType::Int32 => {
+                let v = self.i32()?;
+                prim(self, "int32", Value::Int(v.into()))
+            }
+            FieldType::Int64 => {
+                let v = i64::from_be_bytes(self.fixed::<8>("int64")?);
+                prim(self, "int64", Value::Int(v))
+            }
+            FieldType::Uint16 => {
+                let v = u16::from_be_bytes(self.fixed::<2>("uint16")?);
+                prim(self, "uint16", Value::Int(v.into()))
+            }
+            FieldType::Uint32 => {
+                let v = u32::from_be_bytes(self.fixed::<4>("uint32")?);
+                prim(self, "uint32", Value::Int(v.into()))
+            }
+            FieldType::Float64 => {
+                let v = f64::from_be_bytes(self.fixed::<8>("float64")?);
+                prim(self, "float64", Value::Float(v))
+            }
+            FieldType::Uuid => {
+                let v = self.fixed::<16>("uuid")?;
+                prim(self, "uuid", Value::Uuid(v))
+            }
+            FieldType::String => self.string(name, nullable)?,
+            FieldType::Bytes => self.bytes(name, "bytes", nullable, region)?,
+            FieldType::Records => self.bytes(name, "records", true, region)?,
+            FieldType::Struct(sname) => {
+                let spec = spec.ok_or_else(|| self.err(start, "struct without a field spec"))?;
+                return self.struct_field(spec, sname, name, nullable, out);
+            }
+            FieldType::Array(inner) => {
+                return self.array(inner, name, nullable, spec, out);
+            }
+        };
+        out.push(node);
+        Ok(())
+    }
+
+    fn string(&mut self, name: Cow<'static, str>, nullable: bool) -> R<Node> {
+        let start = self.pos;
+        let (len, detail): (Option<usize>, String) = if self.flexible {
+            let raw = self.uvarint()?;
+            let d = format!("(compact, len+1={raw})");
+            (if raw == 0 { None } else { Some(raw as usize - 1) }, d)
+        } else {
+            let raw = self.i16()?;
+            let d = format!("(int16 len={raw})");
+            match raw {
+                -1 => (None, d),
+                n if n < 0 => {
+                    self.pos = start;
+                    return Err(self.err(start, format!("string length {n} is negative")));
+                }
+                n => (Some(n as usize), d),
+            }
+        };
+        let value = match len {
+            None => {
+                if !nullable {
+                    self.diag(start, "null string in a field that is not nullable in this version");
+                }
+                None
+            }
+            Some(n) => {
+                if n > self.remaining() {
+                    let left = self.remaining();
+                    self.pos = start;
+                    return Err(self.err(start, format!("string length {n} exceeds the {left} bytes left")));
+                }
+                let s = self.take(n, "string")?;
+                Some(String::from_utf8_lossy(s).into_owned())
+            }
+        };
+        let mut node = leaf(name, "string", start, self.pos - start, self.region);
+        node.value = Value::Str(value);
+        node.detail = detail;
+        Ok(node)
+    }
+
+    fn bytes(&mut self, name: Cow<'static, str>, ty: &'static str, nullable: bool, region: Region) -> R<Node> {
+        let start = self.pos;
+        let (len, detail): (Option<usize>, String) = if self.flexible {
+            let raw = self.uvarint()?;
+            let d = format!("(compact, len+1={raw})");
+            (if raw == 0 { None } else { Some(raw as usize - 1) }, d)
+        } else {
+            let raw = self.i32()?;
+            let d = format!("(int32 len={raw})");
+            match raw {
+                -1 => (None, d),
+                n if n < 0 => {
+                    self.pos = start;
+                    return Err(self.err(start, format!("{ty} length {n} is negative")));
+                }
+                n => (Some(n as usize), d),
+            }
+        };
+        let value = match len {
+            None => {
+                if !nullable {
+                    self.diag(start, format!("null {ty} in a field that is not nullable in this version"));
+                }
+                None
+            }
+            Some(n) => {
+                if n > self.remaining() {
+                    let left = self.remaining();
+                    self.pos = start;
+                    return Err(self.err(start, format!("{ty} length {n} exceeds the {left} bytes left")));
+                }
+                let at = self.pos;
+                self.pos += n;
+                Some((at, n))
+            }
+        };
+        let mut node = leaf(name, ty, start, self.pos - start, region);
+        if ty == "records" && region != Region::TaggedFields {
+            node.region = Region::RecordBatch;
+        }
+        node.value = Value::Bytes(value);
+        node.detail = detail;
+        Ok(node)
+    }
+
+    fn struct_field(
+        &mut self,
+        spec: &'static FieldSpec,
+        sname: &str,
+        name: Cow<'static, str>,
+        nullable: bool,
+        out: &mut Vec<Node>,
+    ) -> R<()> {
+        let start = self.pos;
+        let mut node = Node::new(name, Cow::Owned(sname.to_string()), start, self.region, NodeKind::Group);
+        node.value = Value::Struct;
+        if nullable && self.opts.struct_presence_byte {
+            let p = self.i8()?;
+            let mut pn = leaf("present", "int8", start, 1, self.region);
+            pn.value = Value::Int(p.into());
+            pn.desc = Cow::Borrowed("presence byte of a nullable struct: 1 present, -1 null");
+            node.children.push(pn);
+            if p < 0 {
+                node.value = Value::Null;
+                node.len = self.pos - start;
+                out.push(node);
+                return Ok(());
+            }
+            if p != 1 {
+                self.diag(start, format!("presence byte {p} is neither 1 nor -1"));
+            }
+        }
+        let r = self.fields(&spec.fields, &mut node.children);
+        node.len = self.pos - start;
+        out.push(node);
+        r
+    }
+
+    fn array(
+        &mut self,
+        inner: &FieldType,
+        name: Cow<'static, str>,
+        nullable: bool,
+        spec: Option<&'static FieldSpec>,
+        out: &mut Vec<Node>,
+    ) -> R<()> {
+        let start = self.pos;
+        let tyname = format!("[]{}", inner.display());
+        let mut node = Node::new(name, Cow::Owned(tyname), start, self.region, NodeKind::Group);
+        let (count, mut len_node) = if self.flexible {
+            let raw = self.uvarint()?;
+            let mut l = leaf("length", "uvarint", start, self.pos - start, self.region);
+            l.value = Value::Int(raw.into());
+            l.detail = if raw == 0 { "(compact, null)".into() } else { "(compact, n+1)".into() };
+            (if raw == 0 { None } else { Some(raw as usize - 1) }, l)
+        } else {
+            let raw = self.i32()?;
+            let mut l = leaf("length", "int32", start, 4, self.region);
+            l.value = Value::Int(raw.into());
+            match raw {
+                -1 => (None, l),
+                n if n < 0 => {
+                    self.pos = start;
+                    return Err(self.err(start, format!("array length {n} is negative")));
+                }
+                n => (Some(n as usize), l),
+            }
+        };
+        len_node.kind = NodeKind::Length;
+        let Some(count) = count else {
+            if !nullable {
+                self.diag(start, "null array in a field that is not nullable in this version");
+            }
+            len_node.desc = Cow::Borrowed("null array: no elements follow");
+            node.value = Value::Null;
+            node.children.push(len_node);
+            node.len = self.pos - start;
+            out.push(node);
+            return Ok(());
+        };
+        // Every element takes at least one byte, so a count above the bytes left is garbage;
+        // checking it here keeps a hostile length from driving the loop below.
+        if count > self.remaining() {
+            let left = self.remaining();
+            self.pos = start;
+            return Err(self.err(start, format!("array length {count} exceeds the {left} bytes left")));
+        }
+        len_node.desc = Cow::Owned(match count {
+            0 => "no elements follow".to_string(),
+            1 => "one element follows".to_string(),
+            n => format!("{n} elements follow"),
+        });
+        node.value = Value::Array(count);
+        node.children.push(len_node);
+        let elem_ty = inner.display();
+        let mut res = Ok(());
+        for i in 0..count {
+            let ename: Cow<'static, str> = Cow::Owned(format!("{elem_ty}[{i}]"));
+            self.path.push(format!("[{i}]"));
+            let r = match inner {
+                FieldType::Struct(sname) => match spec {
+                    Some(s) => self.struct_field(s, sname, ename, false, &mut node.children),
+                    None => Err(self.err(self.pos, "struct array without a field spec")),
+                },
+                other => self.value(other, false, ename, None, &mut node.children),
+            };
+            if r.is_err() {
+                res = r;
+                break;
+            }
+            self.path.pop();
+        }
+        node.len = self.pos - start;
+        out.push(node);
+        res
+    }
+}
+
+/// Adds the names behind numbers: error codes, API keys, authorized-operation bits.
+fn annotate(f: &FieldSpec, n: &mut Node) {
+    let Value::Int(v) = n.value else { return };
+    if f.ty == FieldType::Int16 && f.name.ends_with("ErrorCode") && v != 0 {
+        n.detail = format!("({})", names::error_name(v as i16).unwrap_or("unknown error code"));
+    } else if f.ty == FieldType::Int16 && f.name == "ApiKey" {
+        n.detail = format!("({})", names::api_name(v as i16).unwrap_or("unknown API"));
+    } else if f.ty == FieldType::Int32 && f.name.ends_with("AuthorizedOperations") && v != 0 {
+        n.detail = format!("({})", names::acl_operations(v as i32));
+    }
+}
+
+impl<'a> Decoder<'a> {
+    /// Bytes of the underlying buffer (bounds already checked by the caller; empty if not).
+    pub(crate) fn slice(&self, start: usize, n: usize) -> &'a [u8] {
+        self.buf.get(start..start.saturating_add(n)).unwrap_or(&[])
+    }
+}

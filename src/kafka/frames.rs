@@ -1,0 +1,120 @@
+//! Cutting a byte stream into frames by their int32 size prefixes, and telling requests from
+//! responses when nothing but the bytes is known (hex input).
+
+use super::message::{decode_request, decode_response, decode_response_header_only, peek_response_correlation, Message};
+use super::schema::registry;
+use std::collections::HashMap;
+
+/// One frame's place in a buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameSpan {
+    pub offset: usize,
+    /// Bytes present (prefix included).
+    pub len: usize,
+    /// The size prefix asked for more bytes than the buffer holds.
+    pub truncated: bool,
+}
+
+/// Cuts `buf` into frames. A last frame shorter than its prefix says is returned truncated;
+/// a negative prefix swallows the rest of the buffer (there is no way to find the next frame).
+pub fn split(buf: &[u8]) -> Vec<FrameSpan> {
+    let mut out = Vec::new();
+    let mut p = 0usize;
+    while p < buf.len() {
+        let rest = buf.len() - p;
+        let Some(b) = buf.get(p..p + 4) else {
+            out.push(FrameSpan { offset: p, len: rest, truncated: true });
+            break;
+        };
+        let size = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        if size < 0 {
+            out.push(FrameSpan { offset: p, len: rest, truncated: false });
+            break;
+        }
+        let want = 4 + size as usize;
+        if want > rest {
+            out.push(FrameSpan { offset: p, len: rest, truncated: true });
+            break;
+        }
+        out.push(FrameSpan { offset: p, len: want, truncated: false });
+        p += want;
+    }
+    out
+}
+
+/// What the user said about responses whose request is not in the input.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ResponseHint {
+    pub api_key: Option<i16>,
+    pub api_version: Option<i16>,
+    /// Decode every frame as a response.
+    pub force_response: bool,
+}
+
+/// Requests seen so far on one conversation, waiting for their responses.
+#[derive(Debug, Default)]
+pub struct Conversation {
+    pending: HashMap<i32, (i16, i16)>,
+}
+
+impl Conversation {
+    /// Decodes one frame, deciding whether it is a request or a response: a response to a
+    /// request seen earlier wins if it decodes cleanly, then a clean request, then the rest.
+    pub fn decode(&mut self, frame: &[u8], hint: &ResponseHint) -> Message {
+        let corr = peek_response_correlation(frame);
+        let paired = corr.and_then(|c| self.pending.get(&c).copied());
+        let hinted = hint.api_key.zip(hint.api_version);
+        if hint.force_response {
+            if let (Some(c), Some((k, v))) = (corr, paired) {
+                self.pending.remove(&c);
+                return decode_response(frame, k, v);
+            }
+            return match hinted {
+                Some((k, v)) => decode_response(frame, k, v),
+                None => decode_response_header_only(frame, &lone_response_reason(corr)),
+            };
+        }
+        let mut as_response = paired.map(|(k, v)| decode_response(frame, k, v));
+        if let Some(r) = as_response.take_if(|r| r.is_clean()) {
+            if let Some(c) = corr {
+                self.pending.remove(&c);
+            }
+            return r;
+        }
+        let req = decode_request(frame);
+        if req.is_clean() {
+            self.remember(&req);
+            return req;
+        }
+        if let Some(r) = as_response {
+            if let Some(c) = corr {
+                self.pending.remove(&c);
+            }
+            return r;
+        }
+        if let Some((k, v)) = hinted {
+            return decode_response(frame, k, v);
+        }
+        if req.api_key.zip(req.api_version).is_some_and(|(k, v)| registry().knows(k, v)) {
+            self.remember(&req);
+            return req;
+        }
+        decode_response_header_only(frame, &lone_response_reason(corr))
+    }
+
+    fn remember(&mut self, req: &Message) {
+        if let (Some(c), Some(k), Some(v)) = (req.correlation_id, req.api_key, req.api_version) {
+            self.pending.insert(c, (k, v));
+        }
+    }
+}
+
+fn lone_response_reason(corr: Option<i32>) -> String {
+    match corr {
+        Some(c) => format!(
+            "not a request kdissect knows, and no request with correlation_id {c} came before it: \
+             to decode it as a response, give --api-key K --api-version V"
+        ),
+        None => "frame too short for a request or response header".to_string(),
+    }
+}

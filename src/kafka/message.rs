@@ -1,0 +1,457 @@
+//! One Kafka frame: size prefix, request or response header, body. Header versions are chosen
+//! from the API key and version exactly as Kafka chooses them.
+
+use super::decode::{DecodeError, DecodeOptions, Decoder, Diagnosis};
+use super::names;
+use super::node::{Node, NodeKind, Region, Value};
+use super::schema::{registry, Direction, FieldSpec, FieldType, MessageSpec};
+use std::borrow::Cow;
+
+/// A decoded frame.
+#[derive(Debug, Clone)]
+pub struct Message {
+    pub root: Node,
+    pub direction: Direction,
+    pub api_key: Option<i16>,
+    pub api_version: Option<i16>,
+    pub correlation_id: Option<i32>,
+    /// The request's client_id; `Some(None)` is a null client_id.
+    pub client_id: Option<Option<String>>,
+    /// Problems found, fatal or not, each with its offset.
+    pub diagnoses: Vec<Diagnosis>,
+    /// Where and why decoding stopped, if it did.
+    pub error: Option<DecodeError>,
+    /// Bytes of the frame including its size prefix.
+    pub size: usize,
+}
+
+impl Message {
+    /// Decoded to the end with nothing to report.
+    pub fn is_clean(&self) -> bool {
+        self.error.is_none() && self.diagnoses.is_empty()
+    }
+
+    /// `Metadata` or `ApiKey1001`.
+    pub fn api_name(&self) -> Cow<'static, str> {
+        match self.api_key {
+            Some(k) => api_display_name(k),
+            None => Cow::Borrowed("Unknown"),
+        }
+    }
+
+    /// The message body node, if the header decoded.
+    pub fn body(&self) -> Option<&Node> {
+        self.root.children.get(2).filter(|n| n.ty == "struct")
+    }
+}
+
+pub fn api_display_name(key: i16) -> Cow<'static, str> {
+    match names::api_name(key) {
+        Some(n) => Cow::Borrowed(n),
+        None => Cow::Owned(format!("ApiKey{key}")),
+    }
+}
+
+/// Request header version for (key, version): v2 in flexible versions, v1 otherwise, and v0
+/// for ControlledShutdown v0 (Kafka's one exception).
+pub fn request_header_version(api_key: i16, version: i16) -> i16 {
+    if api_key == 7 && version == 0 {
+        return 0;
+    }
+    match registry().get(api_key, Direction::Request) {
+        Some(s) if s.is_flexible(version) => 2,
+        _ => 1,
+    }
+}
+
+/// Response header version: v1 in flexible versions, v0 otherwise, and always v0 for
+/// ApiVersions so that a client can read the answer before it knows the broker's versions.
+pub fn response_header_version(api_key: i16, version: i16) -> i16 {
+    if api_key == 18 {
+        return 0;
+    }
+    match registry().get(api_key, Direction::Response) {
+        Some(s) if s.is_flexible(version) => 1,
+        _ => 0,
+    }
+}
+
+/// The first fields of a request header, read without decoding the body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestPeek {
+    pub api_key: i16,
+    pub api_version: i16,
+    pub correlation_id: i32,
+}
+
+/// Reads api key, version and correlation id of a frame that would be a request.
+pub fn peek_request(frame: &[u8]) -> Option<RequestPeek> {
+    let b = frame.get(4..12)?;
+    Some(RequestPeek {
+        api_key: i16::from_be_bytes([b[0], b[1]]),
+        api_version: i16::from_be_bytes([b[2], b[3]]),
+        correlation_id: i32::from_be_bytes([b[4], b[5], b[6], b[7]]),
+    })
+}
+
+/// Reads the correlation id of a frame that would be a response.
+pub fn peek_response_correlation(frame: &[u8]) -> Option<i32> {
+    let b = frame.get(4..8)?;
+    Some(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+fn leaf(name: &'static str, ty: &'static str, offset: usize, len: usize, region: Region, value: Value, desc: &'static str) -> Node {
+    let mut n = Node::new(name, ty, offset, region, NodeKind::Field);
+    n.len = len;
+    n.value = value;
+    n.desc = Cow::Borrowed(desc);
+    n
+}
+
+/// Frame group and the end of the frame's data; notes a size prefix that overruns the data.
+fn frame_group(frame: &[u8], diagnoses: &mut Vec<Diagnosis>) -> Result<(Node, usize), DecodeError> {
+    let mut g = Node::new("Frame", "", 0, Region::Frame, NodeKind::Group);
+    g.desc = Cow::Borrowed("length-delimited framing");
+    let Some(b) = frame.get(0..4) else {
+        return Err(DecodeError {
+            offset: 0,
+            path: "size".into(),
+            reason: format!("a frame needs a 4-byte size prefix, only {} bytes present", frame.len()),
+        });
+    };
+    let size = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    g.len = 4;
+    g.children.push(leaf(
+        "size",
+        "int32",
+        0,
+        4,
+        Region::Frame,
+        Value::Int(size.into()),
+        "number of bytes that follow, patched after encoding",
+    ));
+    if size < 0 {
+        return Err(DecodeError { offset: 0, path: "size".into(), reason: format!("size prefix {size} is negative") });
+    }
+    let want = 4 + size as usize;
+    if want > frame.len() {
+        diagnoses.push(Diagnosis {
+            offset: 0,
+            message: format!(
+                "size prefix says {size} bytes follow, only {} are present: the frame is truncated",
+                frame.len() - 4
+            ),
+        });
+    }
+    Ok((g, want.min(frame.len())))
+}
+
+/// Appends the error node and the undecoded rest of the frame to the root.
+fn finish(root: &mut Node, error: &Option<DecodeError>, pos: usize, end: usize, diagnoses: &mut Vec<Diagnosis>) {
+    if let Some(e) = error {
+        let mut n = Node::new("!! malformed", "", e.offset, Region::Unparsed, NodeKind::Error);
+        n.desc = Cow::Owned(e.to_string());
+        root.children.push(n);
+        let at = e.offset.min(end);
+        if at < end {
+            let mut raw = Node::new("unparsed", "bytes", at, Region::Unparsed, NodeKind::Raw);
+            raw.len = end - at;
+            raw.value = Value::Bytes(Some((at, end - at)));
+            raw.desc = Cow::Borrowed("bytes after the point where decoding stopped");
+            root.children.push(raw);
+        }
+    } else if pos < end {
+        let mut raw = Node::new("trailing", "bytes", pos, Region::Unparsed, NodeKind::Raw);
+        raw.len = end - pos;
+        raw.value = Value::Bytes(Some((pos, end - pos)));
+        raw.desc = Cow::Borrowed("bytes after the end of the message body");
+        diagnoses.push(Diagnosis {
+            offset: pos,
+            message: format!(
+                "{} bytes after the end of the message body (wrong version, or a field this version does not have)",
+                end - pos
+            ),
+        });
+        root.children.push(raw);
+    }
+}
+
+fn has_nullable_struct(fields: &[FieldSpec], v: i16) -> Option<String> {
+    for f in fields {
+        if !f.versions.contains(v) {
+            continue;
+        }
+        if matches!(f.ty, FieldType::Struct(_)) && f.nullable_versions.contains(v) {
+            return Some(f.name.clone());
+        }
+        if let Some(n) = has_nullable_struct(&f.fields, v) {
+            return Some(n);
+        }
+    }
+    None
+}
+
+/// Decodes the body; on failure, checks whether the bytes are the presence-byte-less nullable
+/// struct encoding some tools produce, and says so.
+fn body(d: &mut Decoder<'_>, spec: &'static MessageSpec, version: i16, root: &mut Node, frame: &[u8], end: usize) -> Option<DecodeError> {
+    let start = d.pos;
+    let (node, err) = d.message_body(spec, version, DecodeOptions::default());
+    root.children.push(node);
+    if err.is_some() || d.pos != end {
+        if let Some(sname) = has_nullable_struct(&spec.fields, version) {
+            let mut alt = Decoder::new(frame, start, end, d.region);
+            let (_, aerr) = alt.message_body(spec, version, DecodeOptions { struct_presence_byte: false });
+            if aerr.is_none() && alt.pos == end && alt.diagnoses.is_empty() {
+                d.diagnoses.push(Diagnosis {
+                    offset: start,
+                    message: format!(
+                        "{sname}: the int8 presence byte that Kafka writes before a nullable struct \
+                         (1 present, -1 null) is missing; without it the frame decodes cleanly, so \
+                         it was written by an encoder that leaves the presence byte out"
+                    ),
+                });
+            }
+        }
+    }
+    err
+}
+
+/// Decodes a request frame (`frame` starts at the size prefix).
+pub fn decode_request(frame: &[u8]) -> Message {
+    let mut diagnoses = Vec::new();
+    let mut msg = Message {
+        root: Node::new("Request", "message", 0, Region::Frame, NodeKind::Group),
+        direction: Direction::Request,
+        api_key: None,
+        api_version: None,
+        correlation_id: None,
+        client_id: None,
+        diagnoses: Vec::new(),
+        error: None,
+        size: frame.len(),
+    };
+    let (fg, end) = match frame_group(frame, &mut diagnoses) {
+        Ok(x) => x,
+        Err(e) => {
+            msg.root.len = frame.len();
+            finish(&mut msg.root, &Some(e.clone()), 0, frame.len(), &mut diagnoses);
+            msg.error = Some(e);
+            msg.diagnoses = diagnoses;
+            return msg;
+        }
+    };
+    msg.root.children.push(fg);
+    let mut d = Decoder::new(frame, 4, end, Region::RpcHeader);
+    let err = (|| -> Result<(), DecodeError> {
+        let mut h = Node::new("RequestHeader", "", 4, Region::RpcHeader, NodeKind::Group);
+        h.desc = Cow::Borrowed("common request header");
+        let r = request_header(&mut d, &mut h, &mut msg);
+        let hv = msg.api_key.zip(msg.api_version).map(|(k, v)| request_header_version(k, v));
+        h.name = Cow::Owned(format!("RequestHeader v{}", hv.unwrap_or(1)));
+        h.len = d.pos - 4;
+        msg.root.children.push(h);
+        r?;
+        let (key, version) = (msg.api_key.unwrap_or(-1), msg.api_version.unwrap_or(-1));
+        let spec = match registry().get(key, Direction::Request) {
+            Some(s) => s,
+            None => {
+                return Err(DecodeError {
+                    offset: d.pos,
+                    path: String::new(),
+                    reason: format!("API key {key} ({}) is not known to kdissect: body shown raw", api_display_name(key)),
+                })
+            }
+        };
+        msg.root.name = Cow::Owned(spec.name.clone());
+        msg.root.ty = Cow::Owned(format!("message v{version}"));
+        if !spec.valid_versions.contains(version) {
+            return Err(DecodeError {
+                offset: 6,
+                path: "request_api_version".into(),
+                reason: format!(
+                    "{} has versions {}-{}, not {version}: body shown raw",
+                    spec.name,
+                    spec.valid_versions.min,
+                    spec.max_version()
+                ),
+            });
+        }
+        d.region = Region::RequestBody;
+        match body(&mut d, spec, version, &mut msg.root, frame, end) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    })()
+    .err();
+    if msg.api_key.is_some() && msg.root.name == "Request" {
+        msg.root.name = Cow::Owned(format!("{}Request", msg.api_name()));
+        msg.root.ty = Cow::Owned(format!("message v{}", msg.api_version.unwrap_or(0)));
+    }
+    diagnoses.append(&mut d.diagnoses);
+    finish(&mut msg.root, &err, d.pos, end, &mut diagnoses);
+    msg.root.len = frame.len();
+    msg.error = err;
+    msg.diagnoses = diagnoses;
+    msg
+}
+
+fn request_header(d: &mut Decoder<'_>, h: &mut Node, msg: &mut Message) -> Result<(), DecodeError> {
+    let at = d.pos;
+    let key = d.i16()?;
+    let mut n = leaf("request_api_key", "int16", at, 2, Region::RpcHeader, Value::Int(key.into()), "numeric id of the API being invoked");
+    n.detail = format!("({})", api_display_name(key));
+    h.children.push(n);
+    msg.api_key = Some(key);
+    let at = d.pos;
+    let version = d.i16()?;
+    h.children.push(leaf("request_api_version", "int16", at, 2, Region::RpcHeader, Value::Int(version.into()), "version of the API being invoked"));
+    msg.api_version = Some(version);
+    let at = d.pos;
+    let corr = d.i32()?;
+    h.children.push(leaf("correlation_id", "int32", at, 4, Region::RpcHeader, Value::Int(corr.into()), "echoed back by the broker in the response"));
+    msg.correlation_id = Some(corr);
+    let hv = request_header_version(key, version);
+    if hv == 0 {
+        return Ok(());
+    }
+    // client_id is an int16-prefixed nullable string even in flexible versions.
+    let at = d.pos;
+    let len = d.i16()?;
+    let value = if len < 0 {
+        if len != -1 {
+            d.pos = at;
+            return Err(DecodeError { offset: at, path: "client_id".into(), reason: format!("string length {len} is negative") });
+        }
+        None
+    } else {
+        let n = len as usize;
+        if n > d.remaining() {
+            let left = d.remaining();
+            d.pos = at;
+            return Err(DecodeError {
+                offset: at,
+                path: "client_id".into(),
+                reason: format!("string length {n} exceeds the {left} bytes left"),
+            });
+        }
+        let s = d.pos;
+        d.pos += n;
+        Some(String::from_utf8_lossy(frame_slice(d, s, n)).into_owned())
+    };
+    let mut n = leaf(
+        "client_id",
+        "nullable_string",
+        at,
+        d.pos - at,
+        Region::RpcHeader,
+        Value::Str(value.clone()),
+        "always a non-flexible int16-prefixed string",
+    );
+    n.detail = format!("(int16 len={len})");
+    h.children.push(n);
+    msg.client_id = Some(value);
+    if hv == 2 {
+        d.region = Region::RpcHeader;
+        d.tagged_section(&[], &mut h.children, "number of tagged fields in the header")?;
+    }
+    Ok(())
+}
+
+fn frame_slice<'a>(d: &Decoder<'a>, start: usize, n: usize) -> &'a [u8] {
+    d.slice(start, n)
+}
+
+/// Decodes a response frame with the API key and version of its request.
+pub fn decode_response(frame: &[u8], api_key: i16, api_version: i16) -> Message {
+    let mut diagnoses = Vec::new();
+    let spec = registry().get(api_key, Direction::Response);
+    let root_name = spec.map_or_else(|| format!("{}Response", api_display_name(api_key)), |s| s.name.clone());
+    let mut msg = Message {
+        root: Node::new(root_name, format!("message v{api_version}"), 0, Region::Frame, NodeKind::Group),
+        direction: Direction::Response,
+        api_key: Some(api_key),
+        api_version: Some(api_version),
+        correlation_id: None,
+        client_id: None,
+        diagnoses: Vec::new(),
+        error: None,
+        size: frame.len(),
+    };
+    let (fg, end) = match frame_group(frame, &mut diagnoses) {
+        Ok(x) => x,
+        Err(e) => {
+            msg.root.len = frame.len();
+            finish(&mut msg.root, &Some(e.clone()), 0, frame.len(), &mut diagnoses);
+            msg.error = Some(e);
+            msg.diagnoses = diagnoses;
+            return msg;
+        }
+    };
+    msg.root.children.push(fg);
+    let hv = response_header_version(api_key, api_version);
+    let mut d = Decoder::new(frame, 4, end, Region::RpcHeader);
+    let err = (|| -> Result<(), DecodeError> {
+        let mut h = Node::new(format!("ResponseHeader v{hv}"), "", 4, Region::RpcHeader, NodeKind::Group);
+        h.desc = Cow::Borrowed("common response header");
+        let r = (|| {
+            let at = d.pos;
+            let corr = d.i32()?;
+            h.children.push(leaf("correlation_id", "int32", at, 4, Region::RpcHeader, Value::Int(corr.into()), "matches the correlation_id of the request"));
+            msg.correlation_id = Some(corr);
+            if hv >= 1 {
+                d.tagged_section(&[], &mut h.children, "number of tagged fields in the header")?;
+            }
+            Ok(())
+        })();
+        h.len = d.pos - 4;
+        msg.root.children.push(h);
+        r?;
+        let spec = spec.ok_or_else(|| DecodeError {
+            offset: d.pos,
+            path: String::new(),
+            reason: format!("API key {api_key} ({}) is not known to kdissect: body shown raw", api_display_name(api_key)),
+        })?;
+        if !spec.valid_versions.contains(api_version) {
+            return Err(DecodeError {
+                offset: d.pos,
+                path: String::new(),
+                reason: format!(
+                    "{} has versions {}-{}, not {api_version}: body shown raw",
+                    spec.name,
+                    spec.valid_versions.min,
+                    spec.max_version()
+                ),
+            });
+        }
+        d.region = Region::ResponseBody;
+        match body(&mut d, spec, api_version, &mut msg.root, frame, end) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    })()
+    .err();
+    diagnoses.append(&mut d.diagnoses);
+    finish(&mut msg.root, &err, d.pos, end, &mut diagnoses);
+    msg.root.len = frame.len();
+    msg.error = err;
+    msg.diagnoses = diagnoses;
+    msg
+}
+
+/// A response with only its header decoded and the body raw, for when the API is unknown.
+pub fn decode_response_header_only(frame: &[u8], reason: &str) -> Message {
+    let mut m = decode_response(frame, -1, 0);
+    m.api_key = None;
+    m.api_version = None;
+    m.root.name = Cow::Borrowed("Response");
+    m.root.ty = Cow::Borrowed("message");
+    if let Some(e) = m.error.as_mut() {
+        e.reason = reason.to_string();
+    }
+    for c in m.root.children.iter_mut() {
+        if c.kind == NodeKind::Error {
+            c.desc = Cow::Owned(reason.to_string());
+        }
+    }
+    m
+}

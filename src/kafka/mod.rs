@@ -1,0 +1,13 @@
+//! Kafka: framing, headers, schema-driven decoding, request/response pairing.
+
+pub mod decode;
+pub mod frames;
+pub mod message;
+pub mod names;
+pub mod node;
+pub mod schema;
+
+pub use decode::{DecodeError, Diagnosis};
+pub use message::{decode_request, decode_response, Message};
+pub use node::{Node, NodeKind, Region, Value};
+pub use schema::{registry, Direction};

@@ -1,0 +1,164 @@
+//! The decoded tree: every node knows its byte span, its type, its value and what it means.
+
+use std::borrow::Cow;
+
+/// What part of a frame a byte belongs to; the byte layout colours bytes by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Region {
+    Frame,
+    RpcHeader,
+    RequestBody,
+    ResponseBody,
+    TaggedFields,
+    RecordBatch,
+    Record,
+    /// Bytes that could not be decoded.
+    Unparsed,
+}
+
+impl Region {
+    pub fn label(self) -> &'static str {
+        match self {
+            Region::Frame => "frame",
+            Region::RpcHeader => "rpc header",
+            Region::RequestBody => "request body",
+            Region::ResponseBody => "response body",
+            Region::TaggedFields => "tagged_fields",
+            Region::RecordBatch => "RecordBatch",
+            Region::Record => "Record",
+            Region::Unparsed => "unparsed",
+        }
+    }
+}
+
+/// A decoded value, typed so that JSON output can keep the types.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// A group that has no value of its own (`Frame`, a header, a message body).
+    None,
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    /// A string; `None` is a null string.
+    Str(Option<String>),
+    /// Bytes, as a span of the frame; `None` is null.
+    Bytes(Option<(usize, usize)>),
+    Uuid([u8; 16]),
+    /// A struct that is present.
+    Struct,
+    /// A nullable struct or array that is null.
+    Null,
+    /// An array with its element count.
+    Array(usize),
+    /// Free text: a diagnosis, a tagged field's summary.
+    Text(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeKind {
+    /// A field of the schema, or a header field.
+    Field,
+    /// A grouping node (message, frame, header, body, array, struct, tagged field).
+    Group,
+    /// The length prefix of an array.
+    Length,
+    /// The tagged-field count of a struct.
+    TagCount,
+    /// Where decoding stopped, with the reason (zero bytes long).
+    Error,
+    /// Bytes shown raw: unknown tagged field data, unparsed remainder, trailing bytes.
+    Raw,
+}
+
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub name: Cow<'static, str>,
+    /// Type as shown in the tree; empty for groups such as `Frame`.
+    pub ty: Cow<'static, str>,
+    pub value: Value,
+    /// Shown after the value: the length encoding of a string, the name of an error code.
+    pub detail: String,
+    pub offset: usize,
+    pub len: usize,
+    pub desc: Cow<'static, str>,
+    pub region: Region,
+    pub kind: NodeKind,
+    pub children: Vec<Node>,
+}
+
+impl Node {
+    pub fn new(
+        name: impl Into<Cow<'static, str>>,
+        ty: impl Into<Cow<'static, str>>,
+        offset: usize,
+        region: Region,
+        kind: NodeKind,
+    ) -> Node {
+        Node {
+            name: name.into(),
+            ty: ty.into(),
+            value: Value::None,
+            detail: String::new(),
+            offset,
+            len: 0,
+            desc: Cow::Borrowed(""),
+            region,
+            kind,
+            children: Vec::new(),
+        }
+    }
+
+    pub fn end(&self) -> usize {
+        self.offset + self.len
+    }
+
+    /// Depth-first walk over every node.
+    pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a Node, usize)) {
+        fn go<'a>(n: &'a Node, depth: usize, f: &mut impl FnMut(&'a Node, usize)) {
+            f(n, depth);
+            for c in &n.children {
+                go(c, depth + 1, f);
+            }
+        }
+        go(self, 0, f);
+    }
+
+    /// The leaves (nodes without children that cover bytes or mark errors), in order.
+    pub fn leaves(&self) -> Vec<&Node> {
+        let mut out = Vec::new();
+        self.walk(&mut |n, _| {
+            if n.children.is_empty() {
+                out.push(n);
+            }
+        });
+        out
+    }
+
+    /// First child with this name.
+    pub fn child(&self, name: &str) -> Option<&Node> {
+        self.children.iter().find(|c| c.name == name)
+    }
+
+    /// Follows a path of child names: `["Topics", "MetadataResponseTopic[0]", "Name"]`.
+    pub fn path(&self, names: &[&str]) -> Option<&Node> {
+        let mut cur = self;
+        for n in names {
+            cur = cur.child(n)?;
+        }
+        Some(cur)
+    }
+
+    pub fn as_int(&self) -> Option<i64> {
+        match self.value {
+            Value::Int(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Str(Some(s)) => Some(s),
+            _ => None,
+        }
+    }
+}

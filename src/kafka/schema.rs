@@ -1,0 +1,356 @@
+//! Message specs as data. The files under `schema/` use the layout of Kafka's own JSON message
+//! specs (without comments); they are embedded at build time and parsed once, on first use.
+
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+include!(concat!(env!("OUT_DIR"), "/spec_files.rs"));
+
+/// An inclusive version range as written in the specs: `0+`, `3-5`, `7`, `none`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Versions {
+    pub min: i16,
+    /// `None` means "and every later version".
+    pub max: Option<i16>,
+    pub none: bool,
+}
+
+impl Versions {
+    pub const NONE: Versions = Versions {
+        min: 0,
+        max: None,
+        none: true,
+    };
+
+    pub fn parse(s: &str) -> Result<Versions, String> {
+        let s = s.trim();
+        if s.is_empty() || s == "none" {
+            return Ok(Versions::NONE);
+        }
+        let num = |t: &str| t.trim().parse::<i16>().map_err(|_| format!("bad version range {s:?}"));
+        if let Some(min) = s.strip_suffix('+') {
+            return Ok(Versions { min: num(min)?, max: None, none: false });
+        }
+        if let Some((a, b)) = s.split_once('-') {
+            return Ok(Versions { min: num(a)?, max: Some(num(b)?), none: false });
+        }
+        let v = num(s)?;
+        Ok(Versions { min: v, max: Some(v), none: false })
+    }
+
+    pub fn contains(&self, v: i16) -> bool {
+        !self.none && v >= self.min && self.max.is_none_or(|m| v <= m)
+    }
+
+    /// Highest version in the range, given the highest version the message has.
+    pub fn highest(&self, valid_max: i16) -> i16 {
+        self.max.unwrap_or(valid_max).min(valid_max)
+    }
+}
+
+impl<'de> Deserialize<'de> for Versions {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Versions::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The primitive and composite types of the spec language.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldType {
+    Bool,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    Uint16,
+    Uint32,
+    Float64,
+    String,
+    Bytes,
+    Uuid,
+    Records,
+    /// A struct, by its type name (inline `fields` or a common struct).
+    Struct(std::string::String),
+    Array(Box<FieldType>),
+}
+
+impl FieldType {
+    pub fn parse(s: &str) -> FieldType {
+        if let Some(inner) = s.strip_prefix("[]") {
+            return FieldType::Array(Box::new(FieldType::parse(inner)));
+        }
+        match s {
+            "bool" => FieldType::Bool,
+            "int8" => FieldType::Int8,
+            "int16" => FieldType::Int16,
+            "int32" => FieldType::Int32,
+            "int64" => FieldType::Int64,
+            "uint16" => FieldType::Uint16,
+            "uint32" => FieldType::Uint32,
+            "float64" => FieldType::Float64,
+            "string" => FieldType::String,
+            "bytes" => FieldType::Bytes,
+            "uuid" => FieldType::Uuid,
+            "records" => FieldType::Records,
+            other => FieldType::Struct(other.to_string()),
+        }
+    }
+
+    /// The name used in the tree: `int32`, `[]MetadataRequestTopic`, `Cursor`.
+    pub fn display(&self) -> std::string::String {
+        match self {
+            FieldType::Bool => "bool".into(),
+            FieldType::Int8 => "int8".into(),
+            FieldType::Int16 => "int16".into(),
+            FieldType::Int32 => "int32".into(),
+            FieldType::Int64 => "int64".into(),
+            FieldType::Uint16 => "uint16".into(),
+            FieldType::Uint32 => "uint32".into(),
+            FieldType::Float64 => "float64".into(),
+            FieldType::String => "string".into(),
+            FieldType::Bytes => "bytes".into(),
+            FieldType::Uuid => "uuid".into(),
+            FieldType::Records => "records".into(),
+            FieldType::Struct(n) => n.clone(),
+            FieldType::Array(inner) => format!("[]{}", inner.display()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawField {
+    name: String,
+    #[serde(rename = "type")]
+    ty: String,
+    versions: Versions,
+    #[serde(default = "none")]
+    nullable_versions: Versions,
+    #[serde(default = "none")]
+    tagged_versions: Versions,
+    #[serde(default)]
+    tag: Option<u32>,
+    #[serde(default)]
+    ignorable: bool,
+    #[serde(default)]
+    default: Option<serde_json::Value>,
+    #[serde(default)]
+    entity_type: Option<String>,
+    #[serde(default)]
+    map_key: bool,
+    #[serde(default)]
+    about: String,
+    #[serde(default)]
+    fields: Option<Vec<RawField>>,
+}
+
+fn none() -> Versions {
+    Versions::NONE
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawStruct {
+    name: String,
+    fields: Vec<RawField>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawSpec {
+    api_key: i16,
+    #[serde(rename = "type")]
+    kind: String,
+    name: String,
+    valid_versions: Versions,
+    flexible_versions: Versions,
+    fields: Vec<RawField>,
+    #[serde(default)]
+    common_structs: Vec<RawStruct>,
+}
+
+/// One field of a message or struct.
+#[derive(Debug, Clone)]
+pub struct FieldSpec {
+    pub name: String,
+    pub ty: FieldType,
+    pub versions: Versions,
+    pub nullable_versions: Versions,
+    pub tagged_versions: Versions,
+    pub tag: Option<u32>,
+    pub ignorable: bool,
+    pub default: Option<String>,
+    pub entity_type: Option<String>,
+    pub map_key: bool,
+    pub about: String,
+    /// Fields of the struct this field holds (inline or resolved from the common structs).
+    pub fields: Vec<FieldSpec>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    Request,
+    Response,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Request => "request",
+            Direction::Response => "response",
+        }
+    }
+}
+
+/// A whole message spec: one direction of one API.
+#[derive(Debug, Clone)]
+pub struct MessageSpec {
+    pub api_key: i16,
+    pub direction: Direction,
+    pub name: String,
+    pub valid_versions: Versions,
+    pub flexible_versions: Versions,
+    pub fields: Vec<FieldSpec>,
+}
+
+impl MessageSpec {
+    pub fn max_version(&self) -> i16 {
+        self.valid_versions.max.unwrap_or(self.valid_versions.min)
+    }
+
+    pub fn is_flexible(&self, version: i16) -> bool {
+        self.flexible_versions.contains(version)
+    }
+}
+
+fn convert_fields(
+    raw: &[RawField],
+    common: &HashMap<String, RawStruct>,
+    depth: usize,
+) -> Result<Vec<FieldSpec>, String> {
+    if depth > 32 {
+        return Err("struct nesting deeper than 32 (recursive common struct?)".into());
+    }
+    raw.iter()
+        .map(|f| {
+            let ty = FieldType::parse(&f.ty);
+            let struct_name = match &ty {
+                FieldType::Struct(n) => Some(n.clone()),
+                FieldType::Array(inner) => match inner.as_ref() {
+                    FieldType::Struct(n) => Some(n.clone()),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let fields = match (&f.fields, struct_name) {
+                (Some(inline), _) => convert_fields(inline, common, depth + 1)?,
+                (None, Some(n)) => match common.get(&n) {
+                    Some(s) => convert_fields(&s.fields, common, depth + 1)?,
+                    None => return Err(format!("field {}: unknown struct type {n}", f.name)),
+                },
+                (None, None) => Vec::new(),
+            };
+            let default = f.default.as_ref().map(|d| match d {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            });
+            Ok(FieldSpec {
+                name: f.name.clone(),
+                ty,
+                versions: f.versions,
+                nullable_versions: f.nullable_versions,
+                tagged_versions: f.tagged_versions,
+                tag: f.tag,
+                ignorable: f.ignorable,
+                default,
+                entity_type: f.entity_type.clone(),
+                map_key: f.map_key,
+                about: f.about.clone(),
+                fields,
+            })
+        })
+        .collect()
+}
+
+/// Parses one spec file (Kafka's JSON layout; `//` comment lines are tolerated).
+pub fn parse_spec(text: &str) -> Result<MessageSpec, String> {
+    let cleaned: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let raw: RawSpec = serde_json::from_str(&cleaned).map_err(|e| e.to_string())?;
+    let common: HashMap<String, RawStruct> = raw
+        .common_structs
+        .iter()
+        .map(|s| (s.name.clone(), s.clone()))
+        .collect();
+    let direction = match raw.kind.as_str() {
+        "request" => Direction::Request,
+        "response" => Direction::Response,
+        other => return Err(format!("spec type {other:?} is neither request nor response")),
+    };
+    Ok(MessageSpec {
+        api_key: raw.api_key,
+        direction,
+        name: raw.name,
+        valid_versions: raw.valid_versions,
+        flexible_versions: raw.flexible_versions,
+        fields: convert_fields(&raw.fields, &common, 0)?,
+    })
+}
+
+/// All embedded specs, keyed by (api key, direction).
+pub struct Registry {
+    specs: HashMap<(i16, Direction), MessageSpec>,
+}
+
+impl Registry {
+    pub fn get(&self, api_key: i16, direction: Direction) -> Option<&MessageSpec> {
+        self.specs.get(&(api_key, direction))
+    }
+
+    /// The API keys that have both a request and a response spec, sorted.
+    pub fn api_keys(&self) -> Vec<i16> {
+        let mut keys: Vec<i16> = self
+            .specs
+            .keys()
+            .filter(|(_, d)| *d == Direction::Request)
+            .map(|(k, _)| *k)
+            .filter(|k| self.specs.contains_key(&(*k, Direction::Response)))
+            .collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    /// Whether (key, version) is a request this project can decode.
+    pub fn knows(&self, api_key: i16, version: i16) -> bool {
+        self.get(api_key, Direction::Request)
+            .is_some_and(|s| s.valid_versions.contains(version))
+    }
+}
+
+/// The process-wide registry. The embedded specs are checked by a test, so a parse failure
+/// here is a build defect, reported once on stderr and the spec skipped.
+pub fn registry() -> &'static Registry {
+    static REG: OnceLock<Registry> = OnceLock::new();
+    REG.get_or_init(|| {
+        let mut specs = HashMap::new();
+        for (file, text) in SPEC_FILES {
+            match parse_spec(text) {
+                Ok(s) => {
+                    specs.insert((s.api_key, s.direction), s);
+                }
+                Err(e) => eprintln!("kdissect: internal spec {file} is invalid: {e}"),
+            }
+        }
+        Registry { specs }
+    })
+}
+
+/// Names of the embedded spec files, for tests.
+pub fn spec_files() -> impl Iterator<Item = (&'static str, &'static str)> {
+    SPEC_FILES.iter().copied()
+}

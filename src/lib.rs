@@ -1,0 +1,10 @@
+//! kdissect: a Kafka wire-protocol dissector.
+//!
+//! One pipeline, one direction: [`capture`] (pcap, pcapng, hex text → packets or bytes) →
+//! [`tcp`] (reassembly → byte streams) → [`kafka`] (framing, headers, schema-driven decoding,
+//! pairing) → [`render`] (tree, byte layout, summary, JSON, statistics). Each stage knows
+//! nothing of the stages after it.
+
+pub mod capture;
+pub mod kafka;
+pub mod render;

@@ -1,0 +1,69 @@
+//! `-V`: the annotated object tree, one node a line:
+//! `NAME TYPE = VALUE [0xOFFSET, NB] description`, children drawn with `+-- ` and `|   `.
+
+use super::{value, Style};
+use crate::kafka::{Node, NodeKind};
+use owo_colors::OwoColorize;
+use std::io::{self, Write};
+
+/// Descriptions longer than this are cut (to `CUT` characters and `...`) unless `--wide`.
+pub const DESC_MAX: usize = 78;
+const CUT: usize = 75;
+
+pub fn cut_desc(desc: &str, wide: bool) -> String {
+    if wide || desc.chars().count() <= DESC_MAX {
+        desc.to_string()
+    } else {
+        let mut s: String = desc.chars().take(CUT).collect();
+        s.push_str("...");
+        s
+    }
+}
+
+/// One node's text without the tree drawing.
+pub fn node_line(n: &Node, frame: &[u8], style: Style) -> String {
+    let mut s = String::with_capacity(96);
+    s.push_str(&n.name);
+    if !n.ty.is_empty() {
+        s.push(' ');
+        s.push_str(&n.ty);
+    }
+    if let Some(v) = value::text(n, frame, style.wide) {
+        s.push_str(" = ");
+        s.push_str(&v);
+    }
+    s.push_str(&format!(" [0x{:04x}, {}B]", n.offset, n.len));
+    if !n.desc.is_empty() {
+        s.push(' ');
+        s.push_str(&cut_desc(&n.desc, style.wide));
+    }
+    s
+}
+
+fn write_line(out: &mut impl Write, lead: &str, branch: &str, n: &Node, frame: &[u8], style: Style) -> io::Result<()> {
+    let line = node_line(n, frame, style);
+    if style.color && n.kind == NodeKind::Error {
+        writeln!(out, "{lead}{branch}{}", line.red().bold())
+    } else {
+        writeln!(out, "{lead}{branch}{line}")
+    }
+}
+
+fn children(out: &mut impl Write, n: &Node, frame: &[u8], style: Style, lead: &mut String) -> io::Result<()> {
+    let count = n.children.len();
+    for (i, c) in n.children.iter().enumerate() {
+        let last = i + 1 == count;
+        write_line(out, lead, "+-- ", c, frame, style)?;
+        let keep = lead.len();
+        lead.push_str(if last { "    " } else { "|   " });
+        children(out, c, frame, style, lead)?;
+        lead.truncate(keep);
+    }
+    Ok(())
+}
+
+/// Writes the whole tree of `root`.
+pub fn write(out: &mut impl Write, root: &Node, frame: &[u8], style: Style) -> io::Result<()> {
+    write_line(out, "", "", root, frame, style)?;
+    children(out, root, frame, style, &mut String::new())
+}

@@ -1,0 +1,62 @@
+//! Text of a node's value, shared by the tree and the summary line.
+
+use crate::kafka::{Node, Value};
+use std::fmt::Write;
+
+/// Most bytes a `bytes` value shows as hex in the tree; the span says how many there are.
+pub const MAX_HEX_BYTES: usize = 32;
+
+pub fn uuid(b: &[u8; 16]) -> String {
+    let h = hex::encode(b);
+    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+}
+
+pub fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The value as shown after ` = `, or `None` for nodes without a value.
+pub fn text(n: &Node, frame: &[u8], wide: bool) -> Option<String> {
+    let v = match &n.value {
+        Value::None => return None,
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Str(Some(s)) => quote(s),
+        Value::Str(None) | Value::Bytes(None) | Value::Null => "null".to_string(),
+        Value::Bytes(Some((off, len))) => {
+            let shown = if wide { *len } else { (*len).min(MAX_HEX_BYTES) };
+            let data = frame.get(*off..off + shown).unwrap_or(&[]);
+            if *len == 0 {
+                "\"\"".to_string()
+            } else if shown < *len {
+                format!("{}...", hex::encode(data))
+            } else {
+                hex::encode(data)
+            }
+        }
+        Value::Uuid(b) => uuid(b),
+        Value::Struct => "struct".to_string(),
+        Value::Array(1) => "1 element".to_string(),
+        Value::Array(n) => format!("{n} elements"),
+        Value::Text(t) => t.clone(),
+    };
+    if n.detail.is_empty() {
+        Some(v)
+    } else {
+        Some(format!("{v} {}", n.detail))
+    }
+}

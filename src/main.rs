@@ -77,7 +77,9 @@ fn fail(msg: impl std::fmt::Display) -> ExitCode {
 fn read_input(name: &str) -> Result<Vec<u8>, String> {
     if name == "-" {
         let mut buf = Vec::new();
-        io::stdin().read_to_end(&mut buf).map_err(|e| format!("cannot read standard input: {e}"))?;
+        io::stdin()
+            .read_to_end(&mut buf)
+            .map_err(|e| format!("cannot read standard input: {e}"))?;
         Ok(buf)
     } else {
         std::fs::read(name).map_err(|e| format!("cannot read {name}: {e}"))
@@ -89,9 +91,14 @@ fn main() -> ExitCode {
     let color = match cli.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
-        ColorChoice::Auto => io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        ColorChoice::Auto => {
+            io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
     };
-    let style = Style { color, wide: cli.wide };
+    let style = Style {
+        color,
+        wide: cli.wide,
+    };
     let api_key = match cli.api_key.as_deref().map(|s| (s, names::api_key_from_str(s))) {
         None => None,
         Some((_, Some(k))) => Some(k),
@@ -103,15 +110,30 @@ fn main() -> ExitCode {
     if !cli.hex {
         return fail("reading capture files is not supported yet; use --hex to decode hex text");
     }
-    let inputs = if cli.files.is_empty() { vec!["-".to_string()] } else { cli.files.clone() };
-    let hint = ResponseHint { api_key, api_version: cli.api_version, force_response: cli.response };
-    let views = Views { tree: cli.tree || !cli.bytes, bytes: cli.bytes || !cli.tree };
+    let inputs = if cli.files.is_empty() {
+        vec!["-".to_string()]
+    } else {
+        cli.files.clone()
+    };
+    let hint = ResponseHint {
+        api_key,
+        api_version: cli.api_version,
+        force_response: cli.response,
+    };
+    let views = Views {
+        tree: cli.tree || !cli.bytes,
+        bytes: cli.bytes || !cli.tree,
+    };
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let mut malformed = 0usize;
     let mut total = 0usize;
     for name in &inputs {
-        let display = if name == "-" { "standard input" } else { name.as_str() };
+        let display = if name == "-" {
+            "standard input"
+        } else {
+            name.as_str()
+        };
         let raw = match read_input(name) {
             Ok(r) => r,
             Err(e) => return fail(e),
@@ -126,7 +148,9 @@ fn main() -> ExitCode {
         }
         let mut conv = Conversation::default();
         for span in frames::split(&bytes) {
-            let frame = bytes.get(span.offset..span.offset + span.len).unwrap_or(&[]);
+            let frame = bytes
+                .get(span.offset..span.offset + span.len)
+                .unwrap_or(&[]);
             let msg = conv.decode(frame, &hint);
             total += 1;
             if !msg.is_clean() {
@@ -170,13 +194,23 @@ fn title(msg: &Message) -> String {
                 Direction::Request => ("request", request_header_version(k, v)),
                 Direction::Response => ("response", response_header_version(k, v)),
             };
-            format!("{} v{v}, {hname} header v{hv}, {size} bytes on the wire", msg.root.name)
+            format!(
+                "{} v{v}, {hname} header v{hv}, {size} bytes on the wire",
+                msg.root.name
+            )
         }
         _ => format!("{}, {size} bytes on the wire", msg.root.name),
     }
 }
 
-fn print_message(out: &mut impl Write, msg: &Message, frame: &[u8], input_offset: usize, views: Views, style: Style) -> io::Result<()> {
+fn print_message(
+    out: &mut impl Write,
+    msg: &Message,
+    frame: &[u8],
+    input_offset: usize,
+    views: Views,
+    style: Style,
+) -> io::Result<()> {
     if input_offset > 0 {
         writeln!(out, "{} (input offset 0x{input_offset:04x})", title(msg))?;
     } else {

@@ -13,12 +13,19 @@ pub struct HexError {
 
 impl fmt::Display for HexError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}, column {}: {}", self.line, self.column, self.message)
+        write!(
+            f,
+            "line {}, column {}: {}",
+            self.line, self.column, self.message
+        )
     }
 }
 
 fn is_hex_token(t: &str) -> bool {
-    let t = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).unwrap_or(t);
+    let t = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .unwrap_or(t);
     let t = t.trim_end_matches(',');
     !t.is_empty() && t.bytes().all(|b| b.is_ascii_hexdigit())
 }
@@ -30,7 +37,8 @@ fn chunks(line: &str) -> Vec<(usize, &str)> {
     let mut start = None;
     let mut i = 0;
     while i < bytes.len() {
-        let gap = bytes[i] == b'\t' || (bytes[i] == b' ' && bytes.get(i + 1).is_some_and(|b| *b == b' ' || *b == b'\t'));
+        let gap = bytes[i] == b'\t'
+            || (bytes[i] == b' ' && bytes.get(i + 1).is_some_and(|b| *b == b' ' || *b == b'\t'));
         if gap {
             if let Some(s) = start.take() {
                 out.push((s, &line[s..i]));
@@ -54,6 +62,7 @@ fn chunks(line: &str) -> Vec<(usize, &str)> {
 /// Parses hex text into bytes.
 pub fn parse(text: &str) -> Result<Vec<u8>, HexError> {
     let mut out = Vec::new();
+    let mut dump_seen = false;
     for (lno, raw) in text.lines().enumerate() {
         let lno = lno + 1;
         let line = raw.trim_end();
@@ -61,7 +70,8 @@ pub fn parse(text: &str) -> Result<Vec<u8>, HexError> {
             continue;
         }
         // hexdump -C puts the ASCII column between bars.
-        let line = match line.find('|') {
+        let barred = line.find('|');
+        let line = match barred {
             Some(i) => &line[..i],
             None => line,
         };
@@ -75,7 +85,10 @@ pub fn parse(text: &str) -> Result<Vec<u8>, HexError> {
             if !off.is_empty() && off.bytes().all(|b| b.is_ascii_hexdigit()) {
                 dump = true;
                 let after = lead + first.len();
-                parts = chunks(&line[after..]).into_iter().map(|(c, s)| (c + after, s)).collect();
+                parts = chunks(&line[after..])
+                    .into_iter()
+                    .map(|(c, s)| (c + after, s))
+                    .collect();
             }
         } else if (4..=8).contains(&first.len())
             && first.bytes().all(|b| b.is_ascii_hexdigit())
@@ -88,10 +101,24 @@ pub fn parse(text: &str) -> Result<Vec<u8>, HexError> {
             dump = true;
             parts.remove(0);
         }
+        // hexdump -C's closing line holds only the total length.
+        if dump_seen
+            && body.split_whitespace().count() == 1
+            && (7..=8).contains(&first.len())
+            && usize::from_str_radix(first, 16).ok() == Some(out.len())
+        {
+            continue;
+        }
+        dump_seen |= dump;
         for (ci, (col, chunk)) in parts.iter().enumerate() {
-            let all_hex = chunk.split_whitespace().all(is_hex_token);
-            if dump && ci > 0 && !all_hex {
-                break; // the ASCII column of a dump
+            // In xxd and tshark -x dumps, the hex column is one chunk and the ASCII column
+            // (which may look like hex: "abba") follows a gap; hexdump -C's ASCII was cut at
+            // the bar, and its hex column has a gap in the middle.
+            if dump && ci > 0 && barred.is_none() {
+                break;
+            }
+            if dump && !chunk.split_whitespace().all(is_hex_token) {
+                break;
             }
             let mut c = *col;
             for tok in chunk.split(|ch: char| ch.is_whitespace()) {
@@ -100,7 +127,10 @@ pub fn parse(text: &str) -> Result<Vec<u8>, HexError> {
                     continue;
                 }
                 let t = tok.trim_end_matches(',');
-                let t = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).unwrap_or(t);
+                let t = t
+                    .strip_prefix("0x")
+                    .or_else(|| t.strip_prefix("0X"))
+                    .unwrap_or(t);
                 if let Some(bad) = t.chars().find(|ch| !ch.is_ascii_hexdigit()) {
                     let at = c + tok.find(bad).unwrap_or(0);
                     return Err(HexError {

@@ -68,7 +68,13 @@ pub(crate) struct Decoder<'a> {
 
 type R<T> = Result<T, DecodeError>;
 
-fn leaf(name: impl Into<Cow<'static, str>>, ty: &'static str, offset: usize, len: usize, region: Region) -> Node {
+fn leaf(
+    name: impl Into<Cow<'static, str>>,
+    ty: &'static str,
+    offset: usize,
+    len: usize,
+    region: Region,
+) -> Node {
     let mut n = Node::new(name, ty, offset, region, NodeKind::Field);
     n.len = len;
     n
@@ -142,7 +148,10 @@ impl<'a> Decoder<'a> {
                 format!("{what} needs {n} bytes, only {} left", self.remaining()),
             ));
         }
-        let s = self.buf.get(self.pos..self.pos + n).ok_or_else(|| self.err(self.pos, "out of range"))?;
+        let s = self
+            .buf
+            .get(self.pos..self.pos + n)
+            .ok_or_else(|| self.err(self.pos, "out of range"))?;
         self.pos += n;
         Ok(s)
     }
@@ -191,11 +200,22 @@ impl<'a> Decoder<'a> {
     }
 
     /// Decodes a message body (`spec` at `version`) as one struct node.
-    pub(crate) fn message_body(&mut self, spec: &'static MessageSpec, version: i16, opts: DecodeOptions) -> (Node, Option<DecodeError>) {
+    pub(crate) fn message_body(
+        &mut self,
+        spec: &'static MessageSpec,
+        version: i16,
+        opts: DecodeOptions,
+    ) -> (Node, Option<DecodeError>) {
         self.version = version;
         self.flexible = spec.is_flexible(version);
         self.opts = opts;
-        let mut body = Node::new(spec.name.as_str(), "struct", self.pos, self.region, NodeKind::Group);
+        let mut body = Node::new(
+            spec.name.as_str(),
+            "struct",
+            self.pos,
+            self.region,
+            NodeKind::Group,
+        );
         body.desc = Cow::Owned(format!("message body, version {version}"));
         let start = self.pos;
         let res = self.fields(&spec.fields, &mut body.children);
@@ -220,17 +240,37 @@ impl<'a> Decoder<'a> {
     }
 
     /// The tagged-field section that ends every struct in flexible versions.
-    pub(crate) fn tagged_section(&mut self, fields: &'static [FieldSpec], out: &mut Vec<Node>, desc: &'static str) -> R<()> {
+    pub(crate) fn tagged_section(
+        &mut self,
+        fields: &'static [FieldSpec],
+        out: &mut Vec<Node>,
+        desc: &'static str,
+    ) -> R<()> {
         let start = self.pos;
-        let count = self.uvarint()?;
-        let mut n = leaf("tagged_fields", "uvarint", start, self.pos - start, Region::TaggedFields);
+        let count = self.uvarint().map_err(|mut e| {
+            e.reason = format!("tagged_fields count: {}", e.reason);
+            e
+        })?;
+        let mut n = leaf(
+            "tagged_fields",
+            "uvarint",
+            start,
+            self.pos - start,
+            Region::TaggedFields,
+        );
         n.kind = NodeKind::TagCount;
         n.value = Value::Int(i64::from(count));
         n.desc = Cow::Borrowed(desc);
         out.push(n);
         // Each tagged field takes at least two bytes (tag and size).
         if count as usize > self.remaining() / 2 {
-            return Err(self.err(start, format!("{count} tagged fields cannot fit in the {} bytes left", self.remaining())));
+            return Err(self.err(
+                start,
+                format!(
+                    "{count} tagged fields cannot fit in the {} bytes left",
+                    self.remaining()
+                ),
+            ));
         }
         let mut last_tag: Option<u32> = None;
         for _ in 0..count {
@@ -241,7 +281,13 @@ impl<'a> Decoder<'a> {
             let size_end = self.pos;
             if size > self.remaining() {
                 self.pos = fstart;
-                return Err(self.err(fstart, format!("tagged field {tag} claims {size} bytes, only {} left", self.remaining() + (size_end - fstart))));
+                return Err(self.err(
+                    fstart,
+                    format!(
+                        "tagged field {tag} claims {size} bytes, only {} left",
+                        self.remaining() + (size_end - fstart)
+                    ),
+                ));
             }
             if last_tag.is_some_and(|t| tag <= t) {
                 self.diag(fstart, format!("tag {tag} is not in ascending order"));
@@ -251,17 +297,32 @@ impl<'a> Decoder<'a> {
                 .iter()
                 .find(|f| f.tag == Some(tag) && f.tagged_versions.contains(self.version));
             let mut group = Node::new(
-                known.map_or_else(|| Cow::Owned(format!("unknown_tag_{tag}")), |f| Cow::Borrowed(f.name.as_str())),
+                known.map_or_else(
+                    || Cow::Owned(format!("unknown_tag_{tag}")),
+                    |f| Cow::Borrowed(f.name.as_str()),
+                ),
                 "tagged_field",
                 fstart,
                 Region::TaggedFields,
                 NodeKind::Group,
             );
             group.value = Value::Text(format!("tag {tag}, {}", plural(size, "byte", "bytes")));
-            let mut t = leaf("tag", "uvarint", fstart, tag_end - fstart, Region::TaggedFields);
+            let mut t = leaf(
+                "tag",
+                "uvarint",
+                fstart,
+                tag_end - fstart,
+                Region::TaggedFields,
+            );
             t.value = Value::Int(i64::from(tag));
             t.desc = Cow::Borrowed("tag number of this tagged field");
-            let mut s = leaf("size", "uvarint", tag_end, size_end - tag_end, Region::TaggedFields);
+            let mut s = leaf(
+                "size",
+                "uvarint",
+                tag_end,
+                size_end - tag_end,
+                Region::TaggedFields,
+            );
             s.value = Value::Int(size as i64);
             s.desc = Cow::Borrowed("bytes of tagged data that follow");
             group.children.push(t);
@@ -282,11 +343,24 @@ impl<'a> Decoder<'a> {
                         return Err(e);
                     }
                     if self.pos < data_end {
-                        let mut raw = leaf("unread", "bytes", self.pos, data_end - self.pos, Region::TaggedFields);
+                        let mut raw = leaf(
+                            "unread",
+                            "bytes",
+                            self.pos,
+                            data_end - self.pos,
+                            Region::TaggedFields,
+                        );
                         raw.kind = NodeKind::Raw;
                         raw.value = Value::Bytes(Some((self.pos, data_end - self.pos)));
                         raw.desc = Cow::Borrowed("bytes of the tagged field left after its value");
-                        self.diag(self.pos, format!("tagged field {} has {} bytes more than its value", f.name, data_end - self.pos));
+                        self.diag(
+                            self.pos,
+                            format!(
+                                "tagged field {} has {} bytes more than its value",
+                                f.name,
+                                data_end - self.pos
+                            ),
+                        );
                         group.children.push(raw);
                         self.pos = data_end;
                     }
@@ -309,7 +383,13 @@ impl<'a> Decoder<'a> {
     fn field(&mut self, f: &'static FieldSpec, out: &mut Vec<Node>) -> R<()> {
         self.path.push(f.name.clone());
         let nullable = f.nullable_versions.contains(self.version);
-        let res = self.value(&f.ty, nullable, Cow::Borrowed(f.name.as_str()), Some(f), out);
+        let res = self.value(
+            &f.ty,
+            nullable,
+            Cow::Borrowed(f.name.as_str()),
+            Some(f),
+            out,
+        );
         if let (Ok(()), Some(n)) = (&res, out.last_mut()) {
             n.desc = Cow::Borrowed(f.about.as_str());
             annotate(f, n);
@@ -393,7 +473,14 @@ impl<'a> Decoder<'a> {
         let (len, detail): (Option<usize>, String) = if self.flexible {
             let raw = self.uvarint()?;
             let d = format!("(compact, len+1={raw})");
-            (if raw == 0 { None } else { Some(raw as usize - 1) }, d)
+            (
+                if raw == 0 {
+                    None
+                } else {
+                    Some(raw as usize - 1)
+                },
+                d,
+            )
         } else {
             let raw = self.i16()?;
             let d = format!("(int16 len={raw})");
@@ -409,7 +496,10 @@ impl<'a> Decoder<'a> {
         let value = match len {
             None => {
                 if !nullable {
-                    self.diag(start, "null string in a field that is not nullable in this version");
+                    self.diag(
+                        start,
+                        "null string in a field that is not nullable in this version",
+                    );
                 }
                 None
             }
@@ -417,7 +507,10 @@ impl<'a> Decoder<'a> {
                 if n > self.remaining() {
                     let left = self.remaining();
                     self.pos = start;
-                    return Err(self.err(start, format!("string length {n} exceeds the {left} bytes left")));
+                    return Err(self.err(
+                        start,
+                        format!("string length {n} exceeds the {left} bytes left"),
+                    ));
                 }
                 let s = self.take(n, "string")?;
                 Some(String::from_utf8_lossy(s).into_owned())
@@ -429,12 +522,25 @@ impl<'a> Decoder<'a> {
         Ok(node)
     }
 
-    fn bytes(&mut self, name: Cow<'static, str>, ty: &'static str, nullable: bool, region: Region) -> R<Node> {
+    fn bytes(
+        &mut self,
+        name: Cow<'static, str>,
+        ty: &'static str,
+        nullable: bool,
+        region: Region,
+    ) -> R<Node> {
         let start = self.pos;
         let (len, detail): (Option<usize>, String) = if self.flexible {
             let raw = self.uvarint()?;
             let d = format!("(compact, len+1={raw})");
-            (if raw == 0 { None } else { Some(raw as usize - 1) }, d)
+            (
+                if raw == 0 {
+                    None
+                } else {
+                    Some(raw as usize - 1)
+                },
+                d,
+            )
         } else {
             let raw = self.i32()?;
             let d = format!("(int32 len={raw})");
@@ -450,7 +556,10 @@ impl<'a> Decoder<'a> {
         let value = match len {
             None => {
                 if !nullable {
-                    self.diag(start, format!("null {ty} in a field that is not nullable in this version"));
+                    self.diag(
+                        start,
+                        format!("null {ty} in a field that is not nullable in this version"),
+                    );
                 }
                 None
             }
@@ -458,7 +567,10 @@ impl<'a> Decoder<'a> {
                 if n > self.remaining() {
                     let left = self.remaining();
                     self.pos = start;
-                    return Err(self.err(start, format!("{ty} length {n} exceeds the {left} bytes left")));
+                    return Err(self.err(
+                        start,
+                        format!("{ty} length {n} exceeds the {left} bytes left"),
+                    ));
                 }
                 let at = self.pos;
                 self.pos += n;
@@ -483,7 +595,13 @@ impl<'a> Decoder<'a> {
         out: &mut Vec<Node>,
     ) -> R<()> {
         let start = self.pos;
-        let mut node = Node::new(name, Cow::Owned(sname.to_string()), start, self.region, NodeKind::Group);
+        let mut node = Node::new(
+            name,
+            Cow::Owned(sname.to_string()),
+            start,
+            self.region,
+            NodeKind::Group,
+        );
         node.value = Value::Struct;
         if nullable && self.opts.struct_presence_byte {
             let p = self.i8()?;
@@ -517,13 +635,30 @@ impl<'a> Decoder<'a> {
     ) -> R<()> {
         let start = self.pos;
         let tyname = format!("[]{}", inner.display());
-        let mut node = Node::new(name, Cow::Owned(tyname), start, self.region, NodeKind::Group);
+        let mut node = Node::new(
+            name,
+            Cow::Owned(tyname),
+            start,
+            self.region,
+            NodeKind::Group,
+        );
         let (count, mut len_node) = if self.flexible {
             let raw = self.uvarint()?;
             let mut l = leaf("length", "uvarint", start, self.pos - start, self.region);
             l.value = Value::Int(raw.into());
-            l.detail = if raw == 0 { "(compact, null)".into() } else { "(compact, n+1)".into() };
-            (if raw == 0 { None } else { Some(raw as usize - 1) }, l)
+            l.detail = if raw == 0 {
+                "(compact, null)".into()
+            } else {
+                "(compact, n+1)".into()
+            };
+            (
+                if raw == 0 {
+                    None
+                } else {
+                    Some(raw as usize - 1)
+                },
+                l,
+            )
         } else {
             let raw = self.i32()?;
             let mut l = leaf("length", "int32", start, 4, self.region);
@@ -540,7 +675,10 @@ impl<'a> Decoder<'a> {
         len_node.kind = NodeKind::Length;
         let Some(count) = count else {
             if !nullable {
-                self.diag(start, "null array in a field that is not nullable in this version");
+                self.diag(
+                    start,
+                    "null array in a field that is not nullable in this version",
+                );
             }
             len_node.desc = Cow::Borrowed("null array: no elements follow");
             node.value = Value::Null;
@@ -554,7 +692,10 @@ impl<'a> Decoder<'a> {
         if count > self.remaining() {
             let left = self.remaining();
             self.pos = start;
-            return Err(self.err(start, format!("array length {count} exceeds the {left} bytes left")));
+            return Err(self.err(
+                start,
+                format!("array length {count} exceeds the {left} bytes left"),
+            ));
         }
         len_node.desc = Cow::Owned(match count {
             0 => "no elements follow".to_string(),
@@ -591,7 +732,10 @@ impl<'a> Decoder<'a> {
 fn annotate(f: &FieldSpec, n: &mut Node) {
     let Value::Int(v) = n.value else { return };
     if f.ty == FieldType::Int16 && f.name.ends_with("ErrorCode") && v != 0 {
-        n.detail = format!("({})", names::error_name(v as i16).unwrap_or("unknown error code"));
+        n.detail = format!(
+            "({})",
+            names::error_name(v as i16).unwrap_or("unknown error code")
+        );
     } else if f.ty == FieldType::Int16 && f.name == "ApiKey" {
         n.detail = format!("({})", names::api_name(v as i16).unwrap_or("unknown API"));
     } else if f.ty == FieldType::Int32 && f.name.ends_with("AuthorizedOperations") && v != 0 {

@@ -1,7 +1,10 @@
 //! Cutting a byte stream into frames by their int32 size prefixes, and telling requests from
 //! responses when nothing but the bytes is known (hex input).
 
-use super::message::{decode_request, decode_response, decode_response_header_only, peek_response_correlation, Message};
+use super::message::{
+    decode_request, decode_response, decode_response_header_only, peek_response_correlation,
+    Message,
+};
 use super::schema::registry;
 use std::collections::HashMap;
 
@@ -23,20 +26,36 @@ pub fn split(buf: &[u8]) -> Vec<FrameSpan> {
     while p < buf.len() {
         let rest = buf.len() - p;
         let Some(b) = buf.get(p..p + 4) else {
-            out.push(FrameSpan { offset: p, len: rest, truncated: true });
+            out.push(FrameSpan {
+                offset: p,
+                len: rest,
+                truncated: true,
+            });
             break;
         };
         let size = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
         if size < 0 {
-            out.push(FrameSpan { offset: p, len: rest, truncated: false });
+            out.push(FrameSpan {
+                offset: p,
+                len: rest,
+                truncated: false,
+            });
             break;
         }
         let want = 4 + size as usize;
         if want > rest {
-            out.push(FrameSpan { offset: p, len: rest, truncated: true });
+            out.push(FrameSpan {
+                offset: p,
+                len: rest,
+                truncated: true,
+            });
             break;
         }
-        out.push(FrameSpan { offset: p, len: want, truncated: false });
+        out.push(FrameSpan {
+            offset: p,
+            len: want,
+            truncated: false,
+        });
         p += want;
     }
     out
@@ -95,7 +114,7 @@ impl Conversation {
         if let Some((k, v)) = hinted {
             return decode_response(frame, k, v);
         }
-        if req.api_key.zip(req.api_version).is_some_and(|(k, v)| registry().knows(k, v)) {
+        if plausible_request(&req) {
             self.remember(&req);
             return req;
         }
@@ -107,6 +126,25 @@ impl Conversation {
             self.pending.insert(c, (k, v));
         }
     }
+}
+
+/// A request header that decoded whole, with an API key and version in the ranges Kafka and
+/// its vendors use: shown as a request even when its API or version is unknown.
+fn plausible_request(req: &Message) -> bool {
+    let known = req
+        .api_key
+        .zip(req.api_version)
+        .is_some_and(|(k, v)| registry().knows(k, v));
+    let header_whole = req.client_id.is_some();
+    let in_range = req
+        .api_key
+        .zip(req.api_version)
+        .is_some_and(|(k, v)| (0..=2000).contains(&k) && (0..=127).contains(&v));
+    // A response read as a request takes the high half of its correlation id as the API key;
+    // clients count correlation ids up from 0, so a lone response usually reads as API key 0.
+    // An unclean "request" with key 0 is therefore taken for the response it most likely is.
+    let looks_like_response = req.api_key == Some(0);
+    (known || (header_whole && in_range)) && !looks_like_response
 }
 
 fn lone_response_reason(corr: Option<i32>) -> String {

@@ -59,7 +59,7 @@ pub fn request_header_version(api_key: i16, version: i16) -> i16 {
         return 0;
     }
     match registry().get(api_key, Direction::Request) {
-        Some(s) if s.is_flexible(version) => 2,
+        Some(s) if s.valid_versions.contains(version) && s.is_flexible(version) => 2,
         _ => 1,
     }
 }
@@ -71,7 +71,7 @@ pub fn response_header_version(api_key: i16, version: i16) -> i16 {
         return 0;
     }
     match registry().get(api_key, Direction::Response) {
-        Some(s) if s.is_flexible(version) => 1,
+        Some(s) if s.valid_versions.contains(version) && s.is_flexible(version) => 1,
         _ => 0,
     }
 }
@@ -100,7 +100,15 @@ pub fn peek_response_correlation(frame: &[u8]) -> Option<i32> {
     Some(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
 }
 
-fn leaf(name: &'static str, ty: &'static str, offset: usize, len: usize, region: Region, value: Value, desc: &'static str) -> Node {
+fn leaf(
+    name: &'static str,
+    ty: &'static str,
+    offset: usize,
+    len: usize,
+    region: Region,
+    value: Value,
+    desc: &'static str,
+) -> Node {
     let mut n = Node::new(name, ty, offset, region, NodeKind::Field);
     n.len = len;
     n.value = value;
@@ -116,7 +124,10 @@ fn frame_group(frame: &[u8], diagnoses: &mut Vec<Diagnosis>) -> Result<(Node, us
         return Err(DecodeError {
             offset: 0,
             path: "size".into(),
-            reason: format!("a frame needs a 4-byte size prefix, only {} bytes present", frame.len()),
+            reason: format!(
+                "a frame needs a 4-byte size prefix, only {} bytes present",
+                frame.len()
+            ),
         });
     };
     let size = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
@@ -131,7 +142,11 @@ fn frame_group(frame: &[u8], diagnoses: &mut Vec<Diagnosis>) -> Result<(Node, us
         "number of bytes that follow, patched after encoding",
     ));
     if size < 0 {
-        return Err(DecodeError { offset: 0, path: "size".into(), reason: format!("size prefix {size} is negative") });
+        return Err(DecodeError {
+            offset: 0,
+            path: "size".into(),
+            reason: format!("size prefix {size} is negative"),
+        });
     }
     let want = 4 + size as usize;
     if want > frame.len() {
@@ -147,9 +162,21 @@ fn frame_group(frame: &[u8], diagnoses: &mut Vec<Diagnosis>) -> Result<(Node, us
 }
 
 /// Appends the error node and the undecoded rest of the frame to the root.
-fn finish(root: &mut Node, error: &Option<DecodeError>, pos: usize, end: usize, diagnoses: &mut Vec<Diagnosis>) {
+fn finish(
+    root: &mut Node,
+    error: &Option<DecodeError>,
+    pos: usize,
+    end: usize,
+    diagnoses: &mut Vec<Diagnosis>,
+) {
     if let Some(e) = error {
-        let mut n = Node::new("!! malformed", "", e.offset, Region::Unparsed, NodeKind::Error);
+        let mut n = Node::new(
+            "!! malformed",
+            "",
+            e.offset,
+            Region::Unparsed,
+            NodeKind::Error,
+        );
         n.desc = Cow::Owned(e.to_string());
         root.children.push(n);
         let at = e.offset.min(end);
@@ -193,17 +220,36 @@ fn has_nullable_struct(fields: &[FieldSpec], v: i16) -> Option<String> {
 
 /// Decodes the body; on failure, checks whether the bytes are the presence-byte-less nullable
 /// struct encoding some tools produce, and says so.
-fn body(d: &mut Decoder<'_>, spec: &'static MessageSpec, version: i16, root: &mut Node, frame: &[u8], end: usize) -> Option<DecodeError> {
+fn body(
+    d: &mut Decoder<'_>,
+    spec: &'static MessageSpec,
+    version: i16,
+    root: &mut Node,
+    frame: &[u8],
+    end: usize,
+) -> Option<DecodeError> {
     let start = d.pos;
     let (node, err) = d.message_body(spec, version, DecodeOptions::default());
     root.children.push(node);
     if err.is_some() || d.pos != end {
         if let Some(sname) = has_nullable_struct(&spec.fields, version) {
             let mut alt = Decoder::new(frame, start, end, d.region);
-            let (_, aerr) = alt.message_body(spec, version, DecodeOptions { struct_presence_byte: false });
+            let (_, aerr) = alt.message_body(
+                spec,
+                version,
+                DecodeOptions {
+                    struct_presence_byte: false,
+                },
+            );
             if aerr.is_none() && alt.pos == end && alt.diagnoses.is_empty() {
+                let mut at = start;
+                root.walk(&mut |n, _| {
+                    if n.name == sname && n.children.first().is_some_and(|c| c.name == "present") {
+                        at = n.offset;
+                    }
+                });
                 d.diagnoses.push(Diagnosis {
-                    offset: start,
+                    offset: at,
                     message: format!(
                         "{sname}: the int8 presence byte that Kafka writes before a nullable struct \
                          (1 present, -1 null) is missing; without it the frame decodes cleanly, so \
@@ -234,7 +280,13 @@ pub fn decode_request(frame: &[u8]) -> Message {
         Ok(x) => x,
         Err(e) => {
             msg.root.len = frame.len();
-            finish(&mut msg.root, &Some(e.clone()), 0, frame.len(), &mut diagnoses);
+            finish(
+                &mut msg.root,
+                &Some(e.clone()),
+                0,
+                frame.len(),
+                &mut diagnoses,
+            );
             msg.error = Some(e);
             msg.diagnoses = diagnoses;
             return msg;
@@ -246,7 +298,10 @@ pub fn decode_request(frame: &[u8]) -> Message {
         let mut h = Node::new("RequestHeader", "", 4, Region::RpcHeader, NodeKind::Group);
         h.desc = Cow::Borrowed("common request header");
         let r = request_header(&mut d, &mut h, &mut msg);
-        let hv = msg.api_key.zip(msg.api_version).map(|(k, v)| request_header_version(k, v));
+        let hv = msg
+            .api_key
+            .zip(msg.api_version)
+            .map(|(k, v)| request_header_version(k, v));
         h.name = Cow::Owned(format!("RequestHeader v{}", hv.unwrap_or(1)));
         h.len = d.pos - 4;
         msg.root.children.push(h);
@@ -258,7 +313,10 @@ pub fn decode_request(frame: &[u8]) -> Message {
                 return Err(DecodeError {
                     offset: d.pos,
                     path: String::new(),
-                    reason: format!("API key {key} ({}) is not known to kdissect: body shown raw", api_display_name(key)),
+                    reason: format!(
+                        "API key {key} ({}) is not known to kdissect: body shown raw",
+                        api_display_name(key)
+                    ),
                 })
             }
         };
@@ -298,17 +356,41 @@ pub fn decode_request(frame: &[u8]) -> Message {
 fn request_header(d: &mut Decoder<'_>, h: &mut Node, msg: &mut Message) -> Result<(), DecodeError> {
     let at = d.pos;
     let key = d.i16()?;
-    let mut n = leaf("request_api_key", "int16", at, 2, Region::RpcHeader, Value::Int(key.into()), "numeric id of the API being invoked");
+    let mut n = leaf(
+        "request_api_key",
+        "int16",
+        at,
+        2,
+        Region::RpcHeader,
+        Value::Int(key.into()),
+        "numeric id of the API being invoked",
+    );
     n.detail = format!("({})", api_display_name(key));
     h.children.push(n);
     msg.api_key = Some(key);
     let at = d.pos;
     let version = d.i16()?;
-    h.children.push(leaf("request_api_version", "int16", at, 2, Region::RpcHeader, Value::Int(version.into()), "version of the API being invoked"));
+    h.children.push(leaf(
+        "request_api_version",
+        "int16",
+        at,
+        2,
+        Region::RpcHeader,
+        Value::Int(version.into()),
+        "version of the API being invoked",
+    ));
     msg.api_version = Some(version);
     let at = d.pos;
     let corr = d.i32()?;
-    h.children.push(leaf("correlation_id", "int32", at, 4, Region::RpcHeader, Value::Int(corr.into()), "echoed back by the broker in the response"));
+    h.children.push(leaf(
+        "correlation_id",
+        "int32",
+        at,
+        4,
+        Region::RpcHeader,
+        Value::Int(corr.into()),
+        "echoed back by the broker in the response",
+    ));
     msg.correlation_id = Some(corr);
     let hv = request_header_version(key, version);
     if hv == 0 {
@@ -320,7 +402,11 @@ fn request_header(d: &mut Decoder<'_>, h: &mut Node, msg: &mut Message) -> Resul
     let value = if len < 0 {
         if len != -1 {
             d.pos = at;
-            return Err(DecodeError { offset: at, path: "client_id".into(), reason: format!("string length {len} is negative") });
+            return Err(DecodeError {
+                offset: at,
+                path: "client_id".into(),
+                reason: format!("string length {len} is negative"),
+            });
         }
         None
     } else {
@@ -352,7 +438,11 @@ fn request_header(d: &mut Decoder<'_>, h: &mut Node, msg: &mut Message) -> Resul
     msg.client_id = Some(value);
     if hv == 2 {
         d.region = Region::RpcHeader;
-        d.tagged_section(&[], &mut h.children, "number of tagged fields in the header")?;
+        d.tagged_section(
+            &[],
+            &mut h.children,
+            "number of tagged fields in the header",
+        )?;
     }
     Ok(())
 }
@@ -365,9 +455,18 @@ fn frame_slice<'a>(d: &Decoder<'a>, start: usize, n: usize) -> &'a [u8] {
 pub fn decode_response(frame: &[u8], api_key: i16, api_version: i16) -> Message {
     let mut diagnoses = Vec::new();
     let spec = registry().get(api_key, Direction::Response);
-    let root_name = spec.map_or_else(|| format!("{}Response", api_display_name(api_key)), |s| s.name.clone());
+    let root_name = spec.map_or_else(
+        || format!("{}Response", api_display_name(api_key)),
+        |s| s.name.clone(),
+    );
     let mut msg = Message {
-        root: Node::new(root_name, format!("message v{api_version}"), 0, Region::Frame, NodeKind::Group),
+        root: Node::new(
+            root_name,
+            format!("message v{api_version}"),
+            0,
+            Region::Frame,
+            NodeKind::Group,
+        ),
         direction: Direction::Response,
         api_key: Some(api_key),
         api_version: Some(api_version),
@@ -381,7 +480,13 @@ pub fn decode_response(frame: &[u8], api_key: i16, api_version: i16) -> Message 
         Ok(x) => x,
         Err(e) => {
             msg.root.len = frame.len();
-            finish(&mut msg.root, &Some(e.clone()), 0, frame.len(), &mut diagnoses);
+            finish(
+                &mut msg.root,
+                &Some(e.clone()),
+                0,
+                frame.len(),
+                &mut diagnoses,
+            );
             msg.error = Some(e);
             msg.diagnoses = diagnoses;
             return msg;
@@ -391,15 +496,33 @@ pub fn decode_response(frame: &[u8], api_key: i16, api_version: i16) -> Message 
     let hv = response_header_version(api_key, api_version);
     let mut d = Decoder::new(frame, 4, end, Region::RpcHeader);
     let err = (|| -> Result<(), DecodeError> {
-        let mut h = Node::new(format!("ResponseHeader v{hv}"), "", 4, Region::RpcHeader, NodeKind::Group);
+        let mut h = Node::new(
+            format!("ResponseHeader v{hv}"),
+            "",
+            4,
+            Region::RpcHeader,
+            NodeKind::Group,
+        );
         h.desc = Cow::Borrowed("common response header");
         let r = (|| {
             let at = d.pos;
             let corr = d.i32()?;
-            h.children.push(leaf("correlation_id", "int32", at, 4, Region::RpcHeader, Value::Int(corr.into()), "matches the correlation_id of the request"));
+            h.children.push(leaf(
+                "correlation_id",
+                "int32",
+                at,
+                4,
+                Region::RpcHeader,
+                Value::Int(corr.into()),
+                "matches the correlation_id of the request",
+            ));
             msg.correlation_id = Some(corr);
             if hv >= 1 {
-                d.tagged_section(&[], &mut h.children, "number of tagged fields in the header")?;
+                d.tagged_section(
+                    &[],
+                    &mut h.children,
+                    "number of tagged fields in the header",
+                )?;
             }
             Ok(())
         })();
@@ -409,7 +532,10 @@ pub fn decode_response(frame: &[u8], api_key: i16, api_version: i16) -> Message 
         let spec = spec.ok_or_else(|| DecodeError {
             offset: d.pos,
             path: String::new(),
-            reason: format!("API key {api_key} ({}) is not known to kdissect: body shown raw", api_display_name(api_key)),
+            reason: format!(
+                "API key {api_key} ({}) is not known to kdissect: body shown raw",
+                api_display_name(api_key)
+            ),
         })?;
         if !spec.valid_versions.contains(api_version) {
             return Err(DecodeError {

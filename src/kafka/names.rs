@@ -269,7 +269,11 @@ pub fn api_key_from_str(s: &str) -> Option<i16> {
     if let Ok(k) = s.trim().parse::<i16>() {
         return Some(k);
     }
-    let want: String = s.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase();
+    let want: String = s
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect::<String>()
+        .to_ascii_lowercase();
     API_NAMES
         .iter()
         .find(|(_, n)| n.to_ascii_lowercase() == want)

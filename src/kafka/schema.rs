@@ -28,15 +28,31 @@ impl Versions {
         if s.is_empty() || s == "none" {
             return Ok(Versions::NONE);
         }
-        let num = |t: &str| t.trim().parse::<i16>().map_err(|_| format!("bad version range {s:?}"));
+        let num = |t: &str| {
+            t.trim()
+                .parse::<i16>()
+                .map_err(|_| format!("bad version range {s:?}"))
+        };
         if let Some(min) = s.strip_suffix('+') {
-            return Ok(Versions { min: num(min)?, max: None, none: false });
+            return Ok(Versions {
+                min: num(min)?,
+                max: None,
+                none: false,
+            });
         }
         if let Some((a, b)) = s.split_once('-') {
-            return Ok(Versions { min: num(a)?, max: Some(num(b)?), none: false });
+            return Ok(Versions {
+                min: num(a)?,
+                max: Some(num(b)?),
+                none: false,
+            });
         }
         let v = num(s)?;
-        Ok(Versions { min: v, max: Some(v), none: false })
+        Ok(Versions {
+            min: v,
+            max: Some(v),
+            none: false,
+        })
     }
 
     pub fn contains(&self, v: i16) -> bool {
@@ -290,7 +306,11 @@ pub fn parse_spec(text: &str) -> Result<MessageSpec, String> {
     let direction = match raw.kind.as_str() {
         "request" => Direction::Request,
         "response" => Direction::Response,
-        other => return Err(format!("spec type {other:?} is neither request nor response")),
+        other => {
+            return Err(format!(
+                "spec type {other:?} is neither request nor response"
+            ))
+        }
     };
     Ok(MessageSpec {
         api_key: raw.api_key,

@@ -52,7 +52,11 @@ pub fn write(out: &mut impl Write, root: &Node, frame: &[u8], style: Style) -> i
         for (i, b) in chunk.iter().enumerate() {
             let at = base + i;
             let r = regions.get(at).copied().unwrap_or(Region::Unparsed);
-            let prev = if at == 0 { None } else { regions.get(at - 1).copied() };
+            let prev = if at == 0 {
+                None
+            } else {
+                regions.get(at - 1).copied()
+            };
             if prev != Some(r) {
                 starts.push((at, r));
             }
@@ -74,7 +78,10 @@ pub fn write(out: &mut impl Write, root: &Node, frame: &[u8], style: Style) -> i
         }
     }
     if style.color {
-        let names: Vec<String> = seen.iter().map(|r| format!("{}", r.label().color(color(*r)))).collect();
+        let names: Vec<String> = seen
+            .iter()
+            .map(|r| format!("{}", r.label().color(color(*r))))
+            .collect();
         writeln!(out, "legend: {}", names.join("  "))?;
     } else {
         let mut list: Vec<String> = starts

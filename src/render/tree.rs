@@ -40,7 +40,14 @@ pub fn node_line(n: &Node, frame: &[u8], style: Style) -> String {
     s
 }
 
-fn write_line(out: &mut impl Write, lead: &str, branch: &str, n: &Node, frame: &[u8], style: Style) -> io::Result<()> {
+fn write_line(
+    out: &mut impl Write,
+    lead: &str,
+    branch: &str,
+    n: &Node,
+    frame: &[u8],
+    style: Style,
+) -> io::Result<()> {
     let line = node_line(n, frame, style);
     if style.color && n.kind == NodeKind::Error {
         writeln!(out, "{lead}{branch}{}", line.red().bold())
@@ -49,7 +56,13 @@ fn write_line(out: &mut impl Write, lead: &str, branch: &str, n: &Node, frame: &
     }
 }
 
-fn children(out: &mut impl Write, n: &Node, frame: &[u8], style: Style, lead: &mut String) -> io::Result<()> {
+fn children(
+    out: &mut impl Write,
+    n: &Node,
+    frame: &[u8],
+    style: Style,
+    lead: &mut String,
+) -> io::Result<()> {
     let count = n.children.len();
     for (i, c) in n.children.iter().enumerate() {
         let last = i + 1 == count;

@@ -8,7 +8,14 @@ pub const MAX_HEX_BYTES: usize = 32;
 
 pub fn uuid(b: &[u8; 16]) -> String {
     let h = hex::encode(b);
-    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
 }
 
 pub fn quote(s: &str) -> String {
@@ -38,7 +45,11 @@ pub fn text(n: &Node, frame: &[u8], wide: bool) -> Option<String> {
         Value::Str(Some(s)) => quote(s),
         Value::Str(None) | Value::Bytes(None) | Value::Null => "null".to_string(),
         Value::Bytes(Some((off, len))) => {
-            let shown = if wide { *len } else { (*len).min(MAX_HEX_BYTES) };
+            let shown = if wide {
+                *len
+            } else {
+                (*len).min(MAX_HEX_BYTES)
+            };
             let data = frame.get(*off..off + shown).unwrap_or(&[]);
             if *len == 0 {
                 "\"\"".to_string()

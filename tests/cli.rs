@@ -1,0 +1,256 @@
+//! The command line: views, exit codes and error messages.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn run(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kdissect"))
+        .args(args)
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn kdissect");
+    // kdissect may exit before reading (usage errors): a broken pipe here is expected.
+    let _ = child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes());
+    child.wait_with_output().expect("wait")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn vector_text(name: &str) -> String {
+    std::fs::read_to_string(common::fixture(&format!("vectors/{name}"))).expect("vector")
+}
+
+const METADATA_REQ: &str = "00 00 00 21 00 03 00 0d 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 01 00 00 00 00";
+
+#[test]
+fn default_view_prints_tree_then_layout() {
+    let o = run(&["--hex"], METADATA_REQ);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.starts_with("MetadataRequest v13, request header v2, 37 bytes on the wire\n"),
+        "{out}"
+    );
+    let tree = out
+        .find("MetadataRequest message v13 [0x0000, 37B]")
+        .expect("tree");
+    let layout = out
+        .find("byte layout (37 bytes, 16 bytes per row)")
+        .expect("layout");
+    assert!(tree < layout);
+    assert!(out.contains("\n0020  01|00|00 00|00\n"), "{out}");
+    assert!(!out.contains('\x1b'), "colour in a pipe");
+}
+
+#[test]
+fn only_the_asked_views_print() {
+    let o = run(&["--hex", "-x"], METADATA_REQ);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("byte layout") && !out.contains("+-- "),
+        "{out}"
+    );
+    let o = run(&["--hex", "-V"], METADATA_REQ);
+    let out = text(&o.stdout);
+    assert!(
+        !out.contains("byte layout") && out.contains("+-- Frame"),
+        "{out}"
+    );
+}
+
+#[test]
+fn color_always_colours_the_layout_and_never_does_not() {
+    let o = run(&["--hex", "-x", "--color", "always"], METADATA_REQ);
+    assert!(text(&o.stdout).contains("\x1b["));
+    let o = run(&["--hex", "-x", "--color", "never"], METADATA_REQ);
+    assert!(!text(&o.stdout).contains("\x1b["));
+}
+
+#[test]
+fn file_argument_and_comment_lines() {
+    let path = common::fixture("vectors/describe-cluster-v2-request.hex");
+    let o = Command::new(env!("CARGO_BIN_EXE_kdissect"))
+        .args(["--hex", "-V", path.to_str().expect("path")])
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("request_api_key int16 = 60 (DescribeCluster)"));
+}
+
+#[test]
+fn lone_response_needs_api_flags() {
+    let resp = vector_text("metadata-v13-response.hex");
+    let o = run(&["--hex", "-V"], &resp);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stdout).contains("--api-key K --api-version V"),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = run(
+        &[
+            "--hex",
+            "-V",
+            "--api-key",
+            "metadata",
+            "--api-version",
+            "13",
+            "--response",
+        ],
+        &resp,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("MetadataResponse message v13 [0x0000, 90B]"));
+}
+
+#[test]
+fn request_and_response_in_one_input_pair_up() {
+    let both = vector_text("describe-topic-partitions-v0-request.hex")
+        + &vector_text("describe-topic-partitions-v0-response.hex");
+    let o = run(&["--hex", "-V"], &both);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("DescribeTopicPartitionsResponse message v0 [0x0000, 88B]"),
+        "{out}"
+    );
+    assert!(out.contains("(input offset 0x001e)"), "{out}");
+}
+
+#[test]
+fn bad_hex_is_a_usage_error_naming_the_place() {
+    let o = run(&["--hex"], "00 00 00 0a\n00 03 zz 01\n");
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("line 2, column 7") && err.contains("not hex"),
+        "{err}"
+    );
+
+    let o = run(&["--hex"], "00 00 00 0a 0");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("odd number of hex digits"),
+        "{}",
+        text(&o.stderr)
+    );
+
+    let o = run(&["--hex"], "# nothing here\n");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("no hex bytes"));
+}
+
+#[test]
+fn unreadable_file_is_exit_2() {
+    let o = run(&["--hex", "/nonexistent/frame.hex"], "");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("cannot read /nonexistent/frame.hex"));
+}
+
+#[test]
+fn truncated_frame_is_shown_and_marked() {
+    // Size prefix says 0x21 bytes, 12 are present.
+    let o = run(
+        &["--hex", "-V"],
+        "00 00 00 21 00 03 00 0d 00 00 00 05 00 00 00 02",
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    assert!(out.contains("correlation_id int32 = 5"), "{out}");
+    assert!(
+        out.contains("size prefix says 33 bytes follow, only 12 are present"),
+        "{out}"
+    );
+    assert!(out.contains("+-- !! malformed"), "{out}");
+}
+
+#[test]
+fn string_length_past_the_end_and_negative_lengths() {
+    // Metadata v1 request whose topic array claims one topic with a 300-byte name.
+    let o = run(
+        &["--hex", "-V"],
+        "00 00 00 12 00 03 00 01 00 00 00 01 00 00 00 00 00 01 01 2c 61 62",
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("Topics[0].Name at 0x0012: string length 300 exceeds the 2 bytes left"),
+        "{out}"
+    );
+    assert!(
+        out.contains("unparsed bytes = 012c6162 [0x0012, 4B]"),
+        "{out}"
+    );
+    // Negative, non-null array length.
+    let o = run(
+        &["--hex", "-V"],
+        "00 00 00 0e 00 03 00 01 00 00 00 01 00 00 ff ff ff fe",
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stdout).contains("array length -2 is negative"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
+#[test]
+fn unknown_api_and_version_show_header_and_raw_body() {
+    let o = run(
+        &["--hex", "-V"],
+        "00 00 00 0c 03 e9 00 00 00 00 00 01 ff ff 01 02",
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("request_api_key int16 = 1001 (ApiKey1001)"),
+        "{out}"
+    );
+    assert!(out.contains("not known to kdissect"), "{out}");
+    let o = run(
+        &["--hex", "-V"],
+        "00 00 00 0a 00 03 00 63 00 00 00 01 ff ff",
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stdout).contains("MetadataRequest has versions 0-13, not 99"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
+#[test]
+fn seed_vector_without_presence_byte_names_it() {
+    let o = run(
+        &["--hex", "-V"],
+        &vector_text("describe-topic-partitions-v0-request.seed.hex"),
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    assert!(out.contains("Cursor: the int8 presence byte"), "{out}");
+}
+
+#[test]
+fn usage_errors() {
+    let o = run(
+        &["--hex", "--api-key", "nonsense", "--api-version", "1"],
+        METADATA_REQ,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("neither a number nor a Kafka API name"));
+    let o = run(&["--hex", "--api-key", "3"], METADATA_REQ);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["--bogus-flag"], "");
+    assert_eq!(o.status.code(), Some(2));
+}

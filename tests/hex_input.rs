@@ -1,0 +1,59 @@
+//! Hex text in its many shapes decodes to the same bytes.
+
+use kdissect::capture::hex::parse;
+
+fn want() -> Vec<u8> {
+    (0u8..20).map(|i| i.wrapping_mul(37)).collect()
+}
+
+#[test]
+fn plain_hex_with_any_whitespace_prefixes_and_commas() {
+    let b = want();
+    let spaced: String = b.iter().map(|x| format!("{x:02x} ")).collect();
+    assert_eq!(parse(&spaced).unwrap(), b);
+    let run: String = b.iter().map(|x| format!("{x:02X}")).collect();
+    assert_eq!(
+        parse(&format!("# a comment\n{}\n\n{}\n", &run[..10], &run[10..])).unwrap(),
+        b
+    );
+    let c: String = b.iter().map(|x| format!("0x{x:02x}, ")).collect();
+    assert_eq!(parse(&c).unwrap(), b);
+    let tabs: String = b.iter().map(|x| format!("{x:02x}\t")).collect();
+    assert_eq!(parse(&tabs).unwrap(), b);
+}
+
+#[test]
+fn xxd_dump() {
+    // xxd output of the 20 bytes, ASCII column included.
+    let dump = "00000000: 0025 4a6f 94b9 de03 284d 7297 bce1 062b  .%Jo....(Mr....+\n00000010: 5075 9abf                                Pu..\n";
+    assert_eq!(parse(dump).unwrap(), want());
+}
+
+#[test]
+fn hexdump_c_dump() {
+    let dump = "00000000  00 25 4a 6f 94 b9 de 03  28 4d 72 97 bc e1 06 2b  |.%Jo....(Mr....+|\n00000010  50 75 9a bf                                       |Pu..|\n00000014\n";
+    assert_eq!(parse(dump).unwrap(), want());
+}
+
+#[test]
+fn od_dump() {
+    let dump = " 00 25 4a 6f 94 b9 de 03 28 4d 72 97 bc e1 06 2b\n 50 75 9a bf\n";
+    assert_eq!(parse(dump).unwrap(), want());
+}
+
+#[test]
+fn tshark_x_dump_with_hex_looking_ascii() {
+    // The ASCII column here happens to hold only hex letters on the first row.
+    let mut b = vec![0x61u8; 16];
+    b.extend([0x00, 0x01]);
+    let dump = "0000  61 61 61 61 61 61 61 61 61 61 61 61 61 61 61 61   aaaaaaaaaaaaaaaa\n0010  00 01                                             ..\n";
+    assert_eq!(parse(dump).unwrap(), b);
+}
+
+#[test]
+fn errors_name_line_and_column() {
+    let e = parse("00 01\n02 0g").unwrap_err();
+    assert_eq!((e.line, e.column), (2, 5));
+    let e = parse("00 010").unwrap_err();
+    assert!(e.message.contains("odd number"), "{}", e.message);
+}

@@ -7,6 +7,7 @@ names the frames it changed, numbered as in Wireshark (first frame is 1), and sa
 segments sit in the Kafka byte stream (which message, by correlation id, and which bytes of it).
 
     pcap_mangle.py describe IN              list the TCP data segments and their Kafka messages
+    pcap_mangle.py pick IN                  print the frame number the edits pick by default
     pcap_mangle.py reorder IN OUT [--frame N]
         swap data segment N with the next data segment of the same direction
     pcap_mangle.py duplicate IN OUT [--frame N] [--gap K]
@@ -265,8 +266,9 @@ def target(args, segments):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("describe")
-    p.add_argument("input")
+    for name in ("describe", "pick"):
+        p = sub.add_parser(name)
+        p.add_argument("input")
     for name in ("reorder", "duplicate", "drop"):
         p = sub.add_parser(name)
         p.add_argument("input")
@@ -281,6 +283,9 @@ def main():
     segments = analyse(cap)
     if args.cmd == "describe":
         describe(cap, segments)
+        return
+    if args.cmd == "pick":
+        print(pick_default(segments).frame)
         return
 
     seg = target(args, segments)

@@ -62,29 +62,38 @@ pub fn assert_tiles(msg: &Message) {
 /// Follows a dotted path from the message body: `Brokers[1].Host`, `Topics[0].Partitions[2]`.
 /// `X[i]` selects element i of array X.
 pub fn get<'a>(msg: &'a Message, path: &str) -> &'a Node {
+    try_get(msg, path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Like [`get`], but says what is missing instead of panicking.
+pub fn try_get<'a>(msg: &'a Message, path: &str) -> Result<&'a Node, String> {
     let mut cur = msg
         .body()
-        .unwrap_or_else(|| panic!("no body in {}", msg.root.name));
+        .ok_or_else(|| format!("no body in {}", msg.root.name))?;
     for part in path.split('.') {
         let (name, idx) = match part.split_once('[') {
             Some((n, rest)) => (
                 n,
-                Some(rest.trim_end_matches(']').parse::<usize>().expect("index")),
+                Some(
+                    rest.trim_end_matches(']')
+                        .parse::<usize>()
+                        .map_err(|e| format!("{path}: {e}"))?,
+                ),
             ),
             None => (part, None),
         };
         cur = find_field(cur, name)
-            .unwrap_or_else(|| panic!("no {name} in {} (path {path})", cur.name));
+            .ok_or_else(|| format!("no {name} in {} (path {path})", cur.name))?;
         if let Some(i) = idx {
             let suffix = format!("[{i}]");
             cur = cur
                 .children
                 .iter()
                 .find(|c| c.name.ends_with(&suffix))
-                .unwrap_or_else(|| panic!("no element {i} in {name} (path {path})"));
+                .ok_or_else(|| format!("no element {i} in {name} (path {path})"))?;
         }
     }
-    cur
+    Ok(cur)
 }
 
 /// A field by name among the children, looking through tagged-field wrappers.
@@ -101,10 +110,7 @@ fn find_field<'a>(n: &'a Node, name: &str) -> Option<&'a Node> {
 }
 
 pub fn has(msg: &Message, path: &str) -> bool {
-    std::panic::catch_unwind(|| {
-        get(msg, path);
-    })
-    .is_ok()
+    try_get(msg, path).is_ok()
 }
 
 pub fn int(msg: &Message, path: &str) -> i64 {

@@ -7,4 +7,6 @@
 
 pub mod capture;
 pub mod kafka;
+pub mod pipeline;
 pub mod render;
+pub mod tcp;

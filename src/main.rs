@@ -9,6 +9,8 @@ use kdissect::render::{self, Style};
 use std::io::{self, IsTerminal, Read, Write};
 use std::process::ExitCode;
 
+mod cli_capture;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ColorChoice {
     Auto,
@@ -28,48 +30,75 @@ enum ColorChoice {
         kdissect --hex -V frame.hex\n  \
         xxd response.bin | kdissect --hex --api-key metadata --api-version 12 --response -x"
 )]
-struct Cli {
+pub(crate) struct Cli {
     /// Print version.
     #[arg(long, action = clap::ArgAction::Version)]
-    version: Option<bool>,
+    pub(crate) version: Option<bool>,
 
     /// Input files; `-` or nothing reads standard input.
-    files: Vec<String>,
+    pub(crate) files: Vec<String>,
 
     /// Read hex text (plain hex, xxd, hexdump -C, od -An -tx1 or tshark -x dumps) instead of a capture.
     #[arg(long)]
-    hex: bool,
+    pub(crate) hex: bool,
 
     /// Print the annotated object tree of each message.
     #[arg(short = 'V', long = "tree")]
-    tree: bool,
+    pub(crate) tree: bool,
 
     /// Print the byte layout of each message, coloured by region.
     #[arg(short = 'x', long = "bytes")]
-    bytes: bool,
+    pub(crate) bytes: bool,
 
     /// Print descriptions and byte values whole instead of cutting them.
     #[arg(long)]
-    wide: bool,
+    pub(crate) wide: bool,
 
     /// When to colour output (NO_COLOR in the environment also turns it off).
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
-    color: ColorChoice,
+    pub(crate) color: ColorChoice,
 
     /// API of a response whose request is not in the input (name or number).
     #[arg(long, value_name = "K")]
-    api_key: Option<String>,
+    pub(crate) api_key: Option<String>,
 
     /// API version of a response whose request is not in the input.
     #[arg(long, value_name = "V")]
-    api_version: Option<i16>,
+    pub(crate) api_version: Option<i16>,
 
     /// Decode every frame as a response (with --api-key and --api-version, or by pairing).
     #[arg(long)]
-    response: bool,
+    pub(crate) response: bool,
+
+    /// Broker port (repeatable); connections to it are Kafka.
+    #[arg(short = 'p', long = "port", value_name = "PORT", default_values_t = vec![9092u16])]
+    pub(crate) ports: Vec<u16>,
+
+    /// Do not look for Kafka on other ports by what a client sends first.
+    #[arg(long)]
+    pub(crate) no_detect: bool,
+
+    /// Largest frame size accepted; a size prefix above it is garbage (bytes, or with K/M/G).
+    #[arg(long, value_name = "SIZE", default_value = "100M", value_parser = parse_size)]
+    pub(crate) max_frame: usize,
 }
 
-fn fail(msg: impl std::fmt::Display) -> ExitCode {
+fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let (num, mul) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1024),
+        Some('m' | 'M') => (&t[..t.len() - 1], 1024 * 1024),
+        Some('g' | 'G') => (&t[..t.len() - 1], 1024 * 1024 * 1024),
+        _ => (t, 1),
+    };
+    num.trim()
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(mul))
+        .ok_or_else(|| format!("{s:?} is not a size (examples: 1048576, 512K, 100M)"))
+}
+
+pub(crate) fn fail(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("kdissect: {msg}");
     ExitCode::from(2)
 }
@@ -107,14 +136,17 @@ fn main() -> ExitCode {
     if api_key.is_some() != cli.api_version.is_some() {
         return fail("--api-key and --api-version go together: a response is decoded with both");
     }
-    if !cli.hex {
-        return fail("reading capture files is not supported yet; use --hex to decode hex text");
-    }
     let inputs = if cli.files.is_empty() {
         vec!["-".to_string()]
     } else {
         cli.files.clone()
     };
+    if !cli.hex {
+        if cli.files.is_empty() && io::stdin().is_terminal() {
+            return fail("no input: give a capture file (pcap or pcapng), `-` for standard input, or --hex for hex text");
+        }
+        return cli_capture::run(&cli, &inputs, style);
+    }
     let hint = ResponseHint {
         api_key,
         api_version: cli.api_version,
@@ -181,9 +213,9 @@ fn main() -> ExitCode {
 }
 
 #[derive(Debug, Clone, Copy)]
-struct Views {
-    tree: bool,
-    bytes: bool,
+pub(crate) struct Views {
+    pub(crate) tree: bool,
+    pub(crate) bytes: bool,
 }
 
 fn title(msg: &Message) -> String {

@@ -1,3 +1,5 @@
-//! Input: capture files and hex text, turned into packets or bytes.
+//! Input: capture files and hex text, turned into packets, TCP segments or bytes.
 
 pub mod hex;
+pub mod net;
+pub mod pcap;

@@ -6,6 +6,7 @@ pub mod message;
 pub mod names;
 pub mod node;
 pub mod schema;
+pub mod stream;
 
 pub use decode::{DecodeError, Diagnosis};
 pub use message::{decode_request, decode_response, Message};

@@ -2,6 +2,7 @@
 //! decoded messages; they never decode.
 
 pub mod bytes;
+pub mod summary;
 pub mod tree;
 pub mod value;
 

@@ -168,3 +168,203 @@ pub fn ints(msg: &Message, path: &str) -> Option<Vec<i64>> {
         ref v => panic!("{path} is {v:?}, not an array"),
     }
 }
+
+/// Builds capture files for tests: Ethernet/IPv4/TCP packets in a classic pcap.
+pub mod pcapgen {
+    use etherparse::PacketBuilder;
+
+    pub const CLIENT: [u8; 4] = [10, 0, 0, 1];
+    pub const BROKER: [u8; 4] = [10, 0, 0, 2];
+
+    /// One TCP segment to write.
+    #[derive(Debug, Clone)]
+    pub struct Seg {
+        pub from_client: bool,
+        pub seq: u32,
+        pub ack: u32,
+        pub syn: bool,
+        pub fin: bool,
+        pub payload: Vec<u8>,
+    }
+
+    pub fn packet(s: &Seg, client_port: u16, broker_port: u16) -> Vec<u8> {
+        let (src, dst, sp, dp) = if s.from_client {
+            (CLIENT, BROKER, client_port, broker_port)
+        } else {
+            (BROKER, CLIENT, broker_port, client_port)
+        };
+        let mut b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+            .ipv4(src, dst, 64)
+            .tcp(sp, dp, s.seq, 65535);
+        if s.syn {
+            b = b.syn();
+        }
+        if s.fin {
+            b = b.fin();
+        }
+        if !(s.syn && !s.from_client && s.ack == 0) {
+            b = b.ack(s.ack);
+        }
+        let mut out = Vec::new();
+        b.write(&mut out, &s.payload).expect("build packet");
+        out
+    }
+
+    /// A classic little-endian microsecond pcap of Ethernet packets, 1 ms apart.
+    pub fn pcap(packets: &[Vec<u8>]) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+        out.extend_from_slice(&2u16.to_le_bytes());
+        out.extend_from_slice(&4u16.to_le_bytes());
+        out.extend_from_slice(&0i32.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&65535u32.to_le_bytes());
+        out.extend_from_slice(&1u32.to_le_bytes());
+        for (i, p) in packets.iter().enumerate() {
+            let us = 1_000 * i as u64;
+            out.extend_from_slice(&(1_700_000_000u32 + (us / 1_000_000) as u32).to_le_bytes());
+            out.extend_from_slice(&((us % 1_000_000) as u32).to_le_bytes());
+            out.extend_from_slice(&(p.len() as u32).to_le_bytes());
+            out.extend_from_slice(&(p.len() as u32).to_le_bytes());
+            out.extend_from_slice(p);
+        }
+        out
+    }
+
+    /// A whole conversation: handshake, then each (request, response) pair with the given
+    /// segment sizes (cycled), then FIN both ways. ISNs are chosen near 2^32 so that sequence
+    /// numbers wrap.
+    pub fn conversation(exchanges: &[(Vec<u8>, Vec<u8>)], seg_sizes: &[usize]) -> Vec<Seg> {
+        let mut segs = Vec::new();
+        let (mut cseq, mut bseq) = (u32::MAX - 300, u32::MAX - 5000);
+        segs.push(Seg {
+            from_client: true,
+            seq: cseq,
+            ack: 0,
+            syn: true,
+            fin: false,
+            payload: vec![],
+        });
+        segs.push(Seg {
+            from_client: false,
+            seq: bseq,
+            ack: cseq.wrapping_add(1),
+            syn: true,
+            fin: false,
+            payload: vec![],
+        });
+        cseq = cseq.wrapping_add(1);
+        bseq = bseq.wrapping_add(1);
+        segs.push(Seg {
+            from_client: true,
+            seq: cseq,
+            ack: bseq,
+            syn: false,
+            fin: false,
+            payload: vec![],
+        });
+        let mut k = 0;
+        let mut next_size = || {
+            let s = seg_sizes[k % seg_sizes.len()].max(1);
+            k += 1;
+            s
+        };
+        for (req, resp) in exchanges {
+            for (from_client, data) in [(true, req), (false, resp)] {
+                let mut i = 0;
+                while i < data.len() {
+                    let n = next_size().min(data.len() - i);
+                    let chunk = data[i..i + n].to_vec();
+                    let (seq, ack) = if from_client {
+                        (cseq, bseq)
+                    } else {
+                        (bseq, cseq)
+                    };
+                    segs.push(Seg {
+                        from_client,
+                        seq,
+                        ack,
+                        syn: false,
+                        fin: false,
+                        payload: chunk,
+                    });
+                    if from_client {
+                        cseq = cseq.wrapping_add(n as u32);
+                    } else {
+                        bseq = bseq.wrapping_add(n as u32);
+                    }
+                    i += n;
+                }
+            }
+        }
+        segs.push(Seg {
+            from_client: true,
+            seq: cseq,
+            ack: bseq,
+            syn: false,
+            fin: true,
+            payload: vec![],
+        });
+        segs.push(Seg {
+            from_client: false,
+            seq: bseq,
+            ack: cseq.wrapping_add(1),
+            syn: false,
+            fin: true,
+            payload: vec![],
+        });
+        segs
+    }
+}
+
+/// Runs the capture pipeline over in-memory pcap bytes and collects what it found.
+pub mod collect {
+    use kdissect::kafka::stream::{Notice, Record, Sink};
+    use kdissect::pipeline::{run, CaptureSink, Health, Options};
+
+    /// (stream, correlation_id, api_key, api_version, direction, clean, assumed)
+    pub type Row = (u32, i32, i16, i16, &'static str, bool, bool);
+
+    #[derive(Default)]
+    pub struct Collected {
+        pub rows: Vec<Row>,
+        pub notices: Vec<Notice>,
+        pub latencies: Vec<Option<i64>>,
+        pub frames: Vec<u64>,
+    }
+
+    impl Sink for Collected {
+        fn message(&mut self, rec: &Record<'_>) {
+            let m = &rec.msg;
+            self.rows.push((
+                rec.stream,
+                m.correlation_id.unwrap_or(i32::MIN),
+                m.api_key.unwrap_or(-1),
+                m.api_version.unwrap_or(-1),
+                m.direction.as_str(),
+                m.is_clean(),
+                rec.assumed,
+            ));
+            self.latencies.push(rec.latency_nanos());
+            self.frames.push(rec.frame);
+            super::assert_tiles(m);
+        }
+        fn notice(&mut self, n: &Notice) {
+            self.notices.push(n.clone());
+        }
+    }
+
+    impl CaptureSink for Collected {}
+
+    pub fn run_bytes(pcap: &[u8], opts: &Options) -> (Collected, Health, Option<String>) {
+        let mut c = Collected::default();
+        let mut h = Health::default();
+        let err = run(pcap, opts, &mut c, &mut h).map(|e| e.to_string());
+        (c, h, err)
+    }
+
+    pub fn run_file(path: &std::path::Path, opts: &Options) -> (Collected, Health, Option<String>) {
+        let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        run_bytes(&bytes, opts)
+    }
+}

@@ -1,0 +1,419 @@
+//! pcap and pcapng files, told apart by their magic, read as a stream of records with one
+//! reused buffer. pcapng blocks are parsed by `pcap-parser`; the record framing is ours so that
+//! every error names its file offset and no buffer is sized by an unchecked length.
+
+use pcap_parser::pcapng::{parse_block_be, parse_block_le, Block};
+use std::fmt;
+use std::io::{self, Read};
+
+/// Largest record we accept. Real snap lengths are at most 256 KiB; anything far above that is
+/// a corrupt length, not a packet.
+pub const MAX_RECORD: usize = 16 * 1024 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Pcap { nanos: bool, big_endian: bool },
+    PcapNg,
+}
+
+/// One captured packet.
+#[derive(Debug, Clone, Copy)]
+pub struct Packet<'a> {
+    /// 1-based number of the packet in the file, as tshark counts.
+    pub number: u64,
+    /// Nanoseconds since the Unix epoch.
+    pub ts_nanos: i64,
+    /// Link type (pcap LINKTYPE_ value).
+    pub linktype: u32,
+    pub data: &'a [u8],
+    /// Length of the packet on the wire (more than `data.len()` when the snap length cut it).
+    pub orig_len: u32,
+    /// Offset of the packet's record in the file.
+    pub file_offset: u64,
+}
+
+#[derive(Debug)]
+pub enum CaptureError {
+    NotACapture {
+        magic: [u8; 4],
+    },
+    Empty,
+    /// The file ends inside a record (a truncated last record).
+    Truncated {
+        offset: u64,
+        what: &'static str,
+        need: usize,
+        have: usize,
+    },
+    /// A record whose length field makes no sense; the rest of the file cannot be framed.
+    BadRecord {
+        offset: u64,
+        reason: String,
+    },
+    Io(io::Error),
+}
+
+impl fmt::Display for CaptureError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CaptureError::NotACapture { magic } => write!(
+                f,
+                "not a pcap or pcapng file (first bytes {}); for hex text use --hex",
+                hex::encode(magic)
+            ),
+            CaptureError::Empty => write!(f, "empty file"),
+            CaptureError::Truncated { offset, what, need, have } => write!(
+                f,
+                "offset {offset}: the file ends inside a {what} ({have} of {need} bytes): truncated capture"
+            ),
+            CaptureError::BadRecord { offset, reason } => write!(f, "offset {offset}: {reason}"),
+            CaptureError::Io(e) => write!(f, "read error: {e}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Interface {
+    linktype: u32,
+    /// Units per second of this interface's timestamps.
+    resolution: u64,
+    offset_secs: i64,
+}
+
+pub struct CaptureReader<R: Read> {
+    r: R,
+    pub format: Format,
+    buf: Vec<u8>,
+    offset: u64,
+    number: u64,
+    linktype: u32,
+    ng_big_endian: bool,
+    interfaces: Vec<Interface>,
+    /// Non-fatal oddities (unknown interface ids and the like), for the caller to report.
+    pub warnings: Vec<String>,
+}
+
+/// Fills `buf` exactly; returns how many bytes were read before the end of the input.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+fn u32_at(b: &[u8], at: usize, big: bool) -> u32 {
+    let mut a = [0u8; 4];
+    if let Some(s) = b.get(at..at + 4) {
+        a.copy_from_slice(s);
+    }
+    if big {
+        u32::from_be_bytes(a)
+    } else {
+        u32::from_le_bytes(a)
+    }
+}
+
+impl<R: Read> CaptureReader<R> {
+    /// Reads the file header and tells the format by its magic.
+    pub fn new(mut r: R) -> Result<CaptureReader<R>, CaptureError> {
+        let mut magic = [0u8; 4];
+        let n = read_full(&mut r, &mut magic).map_err(CaptureError::Io)?;
+        if n == 0 {
+            return Err(CaptureError::Empty);
+        }
+        if n < 4 {
+            return Err(CaptureError::Truncated {
+                offset: 0,
+                what: "file header",
+                need: 4,
+                have: n,
+            });
+        }
+        let format = match magic {
+            [0xd4, 0xc3, 0xb2, 0xa1] => Format::Pcap {
+                nanos: false,
+                big_endian: false,
+            },
+            [0xa1, 0xb2, 0xc3, 0xd4] => Format::Pcap {
+                nanos: false,
+                big_endian: true,
+            },
+            [0x4d, 0x3c, 0xb2, 0xa1] => Format::Pcap {
+                nanos: true,
+                big_endian: false,
+            },
+            [0xa1, 0xb2, 0x3c, 0x4d] => Format::Pcap {
+                nanos: true,
+                big_endian: true,
+            },
+            [0x0a, 0x0d, 0x0d, 0x0a] => Format::PcapNg,
+            _ => return Err(CaptureError::NotACapture { magic }),
+        };
+        let mut cr = CaptureReader {
+            r,
+            format,
+            buf: Vec::with_capacity(65536),
+            offset: 4,
+            number: 0,
+            linktype: 0,
+            ng_big_endian: false,
+            interfaces: Vec::new(),
+            warnings: Vec::new(),
+        };
+        match format {
+            Format::Pcap { big_endian, .. } => {
+                let mut h = [0u8; 20];
+                let n = read_full(&mut cr.r, &mut h).map_err(CaptureError::Io)?;
+                if n < 20 {
+                    return Err(CaptureError::Truncated {
+                        offset: 4,
+                        what: "pcap file header",
+                        need: 24,
+                        have: n + 4,
+                    });
+                }
+                cr.linktype = u32_at(&h, 16, big_endian) & 0x0fff_ffff;
+                cr.offset = 24;
+            }
+            Format::PcapNg => {
+                // The section header block: read it whole so that the block loop starts clean.
+                cr.buf.clear();
+                cr.buf.extend_from_slice(&magic);
+                cr.read_ng_block_rest(0)?;
+                cr.ng_section()?;
+            }
+        }
+        Ok(cr)
+    }
+
+    /// After the 4-byte block type in `buf`, reads the length and the rest of the block.
+    fn read_ng_block_rest(&mut self, start: u64) -> Result<(), CaptureError> {
+        let mut len_b = [0u8; 4];
+        let n = read_full(&mut self.r, &mut len_b).map_err(CaptureError::Io)?;
+        if n < 4 {
+            return Err(CaptureError::Truncated {
+                offset: start,
+                what: "pcapng block header",
+                need: 8,
+                have: 4 + n,
+            });
+        }
+        self.buf.extend_from_slice(&len_b);
+        let is_shb = self.buf.get(0..4) == Some(&[0x0a, 0x0d, 0x0d, 0x0a][..]);
+        if is_shb {
+            // The byte-order magic follows; the length's byte order depends on it.
+            let mut bom = [0u8; 4];
+            let n = read_full(&mut self.r, &mut bom).map_err(CaptureError::Io)?;
+            if n < 4 {
+                return Err(CaptureError::Truncated {
+                    offset: start,
+                    what: "pcapng section header",
+                    need: 12,
+                    have: 8 + n,
+                });
+            }
+            self.ng_big_endian = match bom {
+                [0x1a, 0x2b, 0x3c, 0x4d] => true,
+                [0x4d, 0x3c, 0x2b, 0x1a] => false,
+                _ => {
+                    return Err(CaptureError::BadRecord {
+                        offset: start,
+                        reason: format!(
+                            "pcapng section header with byte-order magic {}",
+                            hex::encode(bom)
+                        ),
+                    })
+                }
+            };
+            self.buf.extend_from_slice(&bom);
+        }
+        let len = u32_at(&len_b, 0, self.ng_big_endian) as usize;
+        if len < 12 || len % 4 != 0 || len > MAX_RECORD {
+            return Err(CaptureError::BadRecord {
+                offset: start,
+                reason: format!(
+                    "pcapng block length {len} is not a multiple of 4 between 12 and {MAX_RECORD}"
+                ),
+            });
+        }
+        let have = self.buf.len();
+        self.buf.resize(len, 0);
+        let n = read_full(&mut self.r, &mut self.buf[have..]).map_err(CaptureError::Io)?;
+        if have + n < len {
+            return Err(CaptureError::Truncated {
+                offset: start,
+                what: "pcapng block",
+                need: len,
+                have: have + n,
+            });
+        }
+        self.offset = start + len as u64;
+        Ok(())
+    }
+
+    fn ng_section(&mut self) -> Result<(), CaptureError> {
+        // A new section starts a new set of interfaces.
+        self.interfaces.clear();
+        Ok(())
+    }
+
+    /// The next packet, `Ok(None)` at the end of the file.
+    pub fn next_packet(&mut self) -> Result<Option<Packet<'_>>, CaptureError> {
+        match self.format {
+            Format::Pcap { nanos, big_endian } => self.next_pcap(nanos, big_endian),
+            Format::PcapNg => self.next_ng(),
+        }
+    }
+
+    fn next_pcap(&mut self, nanos: bool, big: bool) -> Result<Option<Packet<'_>>, CaptureError> {
+        let start = self.offset;
+        let mut h = [0u8; 16];
+        let n = read_full(&mut self.r, &mut h).map_err(CaptureError::Io)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        if n < 16 {
+            return Err(CaptureError::Truncated {
+                offset: start,
+                what: "packet record header",
+                need: 16,
+                have: n,
+            });
+        }
+        let ts_sec = u32_at(&h, 0, big);
+        let ts_frac = u32_at(&h, 4, big);
+        let caplen = u32_at(&h, 8, big) as usize;
+        let orig_len = u32_at(&h, 12, big);
+        if caplen > MAX_RECORD {
+            return Err(CaptureError::BadRecord {
+                offset: start,
+                reason: format!("packet record claims {caplen} captured bytes (more than {MAX_RECORD}): corrupt record length"),
+            });
+        }
+        self.buf.clear();
+        self.buf.resize(caplen, 0);
+        let n = read_full(&mut self.r, &mut self.buf).map_err(CaptureError::Io)?;
+        if n < caplen {
+            return Err(CaptureError::Truncated {
+                offset: start,
+                what: "packet record",
+                need: 16 + caplen,
+                have: 16 + n,
+            });
+        }
+        self.offset = start + 16 + caplen as u64;
+        self.number += 1;
+        let frac_ns = if nanos {
+            i64::from(ts_frac)
+        } else {
+            i64::from(ts_frac) * 1000
+        };
+        Ok(Some(Packet {
+            number: self.number,
+            ts_nanos: i64::from(ts_sec) * 1_000_000_000 + frac_ns,
+            linktype: self.linktype,
+            data: &self.buf,
+            orig_len: orig_len.max(caplen as u32),
+            file_offset: start,
+        }))
+    }
+
+    fn next_ng(&mut self) -> Result<Option<Packet<'_>>, CaptureError> {
+        loop {
+            let start = self.offset;
+            let mut t = [0u8; 4];
+            let n = read_full(&mut self.r, &mut t).map_err(CaptureError::Io)?;
+            if n == 0 {
+                return Ok(None);
+            }
+            if n < 4 {
+                return Err(CaptureError::Truncated {
+                    offset: start,
+                    what: "pcapng block header",
+                    need: 8,
+                    have: n,
+                });
+            }
+            self.buf.clear();
+            self.buf.extend_from_slice(&t);
+            self.read_ng_block_rest(start)?;
+            if t == [0x0a, 0x0d, 0x0d, 0x0a] {
+                self.ng_section()?;
+                continue;
+            }
+            let parsed = if self.ng_big_endian {
+                parse_block_be(&self.buf)
+            } else {
+                parse_block_le(&self.buf)
+            };
+            let block = match parsed {
+                Ok((_, b)) => b,
+                Err(e) => {
+                    self.warnings.push(format!(
+                        "offset {start}: pcapng block not understood ({e:?}); skipped"
+                    ));
+                    continue;
+                }
+            };
+            match block {
+                Block::InterfaceDescription(idb) => {
+                    self.interfaces.push(Interface {
+                        linktype: idb.linktype.0 as u32,
+                        resolution: idb.ts_resolution().unwrap_or(1_000_000),
+                        offset_secs: idb.ts_offset(),
+                    });
+                }
+                Block::EnhancedPacket(epb) => {
+                    let Some(iface) = self.interfaces.get(epb.if_id as usize).copied() else {
+                        self.warnings.push(format!(
+                            "offset {start}: packet on interface {} that no interface block describes; skipped",
+                            epb.if_id
+                        ));
+                        continue;
+                    };
+                    let units = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
+                    let res = iface.resolution.max(1);
+                    let secs = (units / res) as i64 + iface.offset_secs;
+                    let frac = units % res;
+                    let nanos = (u128::from(frac) * 1_000_000_000 / u128::from(res)) as i64;
+                    let caplen = (epb.caplen as usize).min(epb.data.len());
+                    let data_off = epb.data.as_ptr() as usize - self.buf.as_ptr() as usize;
+                    let orig_len = epb.origlen.max(caplen as u32);
+                    self.number += 1;
+                    return Ok(Some(Packet {
+                        number: self.number,
+                        ts_nanos: secs.saturating_mul(1_000_000_000).saturating_add(nanos),
+                        linktype: iface.linktype,
+                        data: self.buf.get(data_off..data_off + caplen).unwrap_or(&[]),
+                        orig_len,
+                        file_offset: start,
+                    }));
+                }
+                Block::SimplePacket(spb) => {
+                    let Some(iface) = self.interfaces.first().copied() else {
+                        continue;
+                    };
+                    let data_off = spb.data.as_ptr() as usize - self.buf.as_ptr() as usize;
+                    let len = spb.data.len();
+                    let orig_len = spb.origlen.max(len as u32);
+                    self.number += 1;
+                    return Ok(Some(Packet {
+                        number: self.number,
+                        ts_nanos: 0,
+                        linktype: iface.linktype,
+                        data: self.buf.get(data_off..data_off + len).unwrap_or(&[]),
+                        orig_len,
+                        file_offset: start,
+                    }));
+                }
+                _ => continue,
+            }
+        }
+    }
+}

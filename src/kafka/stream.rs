@@ -1,0 +1,729 @@
+//! Kafka over reassembled TCP: which connections carry Kafka, cutting each direction into
+//! frames (resynchronising after gaps and mid-stream starts), and pairing every response with
+//! its request by correlation id.
+
+use super::message::{
+    decode_request, decode_response, decode_response_header_only, peek_request,
+    peek_response_correlation, Message,
+};
+use super::names;
+use super::schema::{registry, Direction};
+use super::Diagnosis;
+use crate::tcp::{At, Event, GapKind};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Broker ports.
+    pub ports: Vec<u16>,
+    /// Find Kafka on other ports by what the client sends first.
+    pub detect: bool,
+    /// A claimed frame size above this is garbage (Kafka's own default request limit).
+    pub max_frame: usize,
+    /// Requests waiting for a response per connection; the oldest is dropped past it.
+    pub max_pending: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            ports: vec![9092],
+            detect: true,
+            max_frame: 100 * 1024 * 1024,
+            max_pending: 10_000,
+        }
+    }
+}
+
+/// The request a response answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestInfo {
+    pub frame: u64,
+    pub ts_nanos: i64,
+    pub api_key: i16,
+    pub api_version: i16,
+    pub correlation_id: i32,
+}
+
+/// One Kafka message found in a stream.
+#[derive(Debug)]
+pub struct Record<'a> {
+    pub stream: u32,
+    /// Packet that completed the message.
+    pub frame: u64,
+    pub ts_nanos: i64,
+    pub src: SocketAddr,
+    pub dst: SocketAddr,
+    pub msg: Message,
+    pub bytes: &'a [u8],
+    /// For a response: its request, when captured.
+    pub request: Option<RequestInfo>,
+    /// For a response whose request was not captured: the API was inferred.
+    pub assumed: bool,
+}
+
+impl Record<'_> {
+    pub fn latency_nanos(&self) -> Option<i64> {
+        self.request.map(|r| self.ts_nanos - r.ts_nanos)
+    }
+}
+
+/// Things worth telling that are not messages.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    /// A frame that a gap cut: `present` of its bytes were captured.
+    LostInGap {
+        stream: u32,
+        src: SocketAddr,
+        dst: SocketAddr,
+        at: At,
+        present: usize,
+        kind: GapKind,
+    },
+    /// Bytes skipped to find the next frame boundary after a gap or a mid-stream start.
+    Resync {
+        stream: u32,
+        src: SocketAddr,
+        dst: SocketAddr,
+        at: At,
+        skipped: usize,
+        midstream: bool,
+    },
+    /// A size prefix that cannot be a frame.
+    BadSize {
+        stream: u32,
+        src: SocketAddr,
+        at: At,
+        size: i64,
+    },
+    /// The stream ended inside a frame.
+    EndedInFrame {
+        stream: u32,
+        src: SocketAddr,
+        present: usize,
+        want: usize,
+    },
+    /// A request whose response never came.
+    Unanswered {
+        stream: u32,
+        src: SocketAddr,
+        dst: SocketAddr,
+        request: RequestInfo,
+    },
+    Retransmission {
+        stream: u32,
+        at: At,
+    },
+    ConflictingOverlap {
+        stream: u32,
+        at: At,
+        offset: u64,
+    },
+    /// A Kafka connection seen for the first time.
+    Connection {
+        stream: u32,
+        client: SocketAddr,
+        broker: SocketAddr,
+        detected: bool,
+    },
+    /// A request dropped from the pending table because of `max_pending`.
+    PendingDropped {
+        stream: u32,
+        request: RequestInfo,
+    },
+}
+
+/// Receives what the Kafka layer finds.
+pub trait Sink {
+    fn message(&mut self, rec: &Record<'_>);
+    fn notice(&mut self, n: &Notice);
+}
+
+#[derive(Debug, Default)]
+struct KHalf {
+    buf: Vec<u8>,
+    pos: usize,
+    /// The stream position is unknown: look for the next plausible frame start.
+    resync: bool,
+    midstream: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Undecided,
+    Kafka,
+    NotKafka,
+}
+
+#[derive(Debug)]
+struct KConn {
+    addrs: [SocketAddr; 2],
+    broker: Option<SocketAddr>,
+    state: State,
+    halves: [KHalf; 2],
+    pending: HashMap<i32, RequestInfo>,
+    pending_order: std::collections::VecDeque<i32>,
+    used: Vec<(i16, i16)>,
+    data_events: u32,
+}
+
+/// Bytes kept while deciding whether a connection on an unknown port is Kafka.
+const DETECT_BUFFER: usize = 64 * 1024;
+const DETECT_EVENTS: u32 = 16;
+/// Bytes kept while looking for a frame boundary before older bytes are dropped.
+const RESYNC_WINDOW: usize = 1024 * 1024;
+
+pub struct Tracker {
+    cfg: Config,
+    conns: HashMap<u32, KConn>,
+}
+
+/// A request header that could start a frame here: size, known API name, sane version,
+/// client_id that fits.
+fn plausible_request_at(buf: &[u8], max_frame: usize) -> bool {
+    let Some(h) = buf.get(0..14) else {
+        return false;
+    };
+    let size = i32::from_be_bytes([h[0], h[1], h[2], h[3]]);
+    if size < 10 || size as usize > max_frame {
+        return false;
+    }
+    let Some(p) = peek_request(buf) else {
+        return false;
+    };
+    let known_version = match registry().get(p.api_key, Direction::Request) {
+        Some(s) => s.valid_versions.contains(p.api_version),
+        None => names::api_name(p.api_key).is_some() && (0..=30).contains(&p.api_version),
+    };
+    if !known_version {
+        return false;
+    }
+    let cid = i16::from_be_bytes([h[12], h[13]]);
+    // ControlledShutdown v0 has no client_id; everything else has one.
+    cid == -1
+        || (cid >= 0 && (cid as i64) + 10 <= size as i64)
+        || (p.api_key == 7 && p.api_version == 0)
+}
+
+impl Tracker {
+    pub fn new(cfg: Config) -> Tracker {
+        Tracker {
+            cfg,
+            conns: HashMap::new(),
+        }
+    }
+
+    /// Takes one reassembly event.
+    pub fn event(&mut self, ev: Event<'_>, sink: &mut impl Sink) {
+        match ev {
+            Event::Open {
+                stream,
+                a,
+                b,
+                syn_from,
+            } => {
+                let on_port = |x: &SocketAddr| self.cfg.ports.contains(&x.port());
+                let broker = match (on_port(&a), on_port(&b)) {
+                    (true, false) => Some(a),
+                    (false, true) => Some(b),
+                    (true, true) => Some(if syn_from == Some(a) { b } else { a }),
+                    (false, false) => None,
+                };
+                let state = if broker.is_some() {
+                    State::Kafka
+                } else if self.cfg.detect {
+                    State::Undecided
+                } else {
+                    State::NotKafka
+                };
+                if let Some(br) = broker {
+                    let client = if br == a { b } else { a };
+                    sink.notice(&Notice::Connection {
+                        stream,
+                        client,
+                        broker: br,
+                        detected: false,
+                    });
+                }
+                self.conns.insert(
+                    stream,
+                    KConn {
+                        addrs: [a, b],
+                        broker,
+                        state,
+                        halves: [KHalf::default(), KHalf::default()],
+                        pending: HashMap::new(),
+                        pending_order: Default::default(),
+                        used: Vec::new(),
+                        data_events: 0,
+                    },
+                );
+            }
+            Event::Data {
+                stream,
+                src,
+                dst,
+                bytes,
+                at,
+            } => {
+                let cfg = self.cfg.clone();
+                let Some(c) = self.conns.get_mut(&stream) else {
+                    return;
+                };
+                let d = usize::from(c.addrs[0] != src);
+                match c.state {
+                    State::NotKafka => {}
+                    State::Undecided => {
+                        c.data_events += 1;
+                        let h = &mut c.halves[d];
+                        h.buf.extend_from_slice(bytes);
+                        if plausible_request_at(h.buf.get(h.pos..).unwrap_or(&[]), cfg.max_frame) {
+                            c.state = State::Kafka;
+                            c.broker = Some(dst);
+                            sink.notice(&Notice::Connection {
+                                stream,
+                                client: src,
+                                broker: dst,
+                                detected: true,
+                            });
+                            // Requests first, then whatever the broker already said.
+                            Self::cut(c, &cfg, stream, d, at, sink);
+                            Self::cut(c, &cfg, stream, 1 - d, at, sink);
+                        } else if c.data_events > DETECT_EVENTS
+                            || c.halves.iter().any(|h| h.buf.len() > DETECT_BUFFER)
+                        {
+                            c.state = State::NotKafka;
+                            c.halves = [KHalf::default(), KHalf::default()];
+                        }
+                    }
+                    State::Kafka => {
+                        let h = &mut c.halves[d];
+                        h.buf.extend_from_slice(bytes);
+                        Self::cut(c, &cfg, stream, d, at, sink);
+                    }
+                }
+            }
+            Event::Gap {
+                stream,
+                src,
+                dst,
+                kind,
+                at,
+            } => {
+                let Some(c) = self.conns.get_mut(&stream) else {
+                    return;
+                };
+                let d = usize::from(c.addrs[0] != src);
+                let h = &mut c.halves[d];
+                let present = h.buf.len() - h.pos;
+                // A gap between frames may still have swallowed whole frames: report every
+                // loss; only a mid-stream start with nothing buffered is silent here (the
+                // resync notice tells it).
+                if c.state == State::Kafka && (present > 0 || kind != GapKind::MidStream) {
+                    sink.notice(&Notice::LostInGap {
+                        stream,
+                        src,
+                        dst,
+                        at,
+                        present,
+                        kind,
+                    });
+                }
+                h.buf.clear();
+                h.pos = 0;
+                h.resync = true;
+                h.midstream = kind == GapKind::MidStream;
+            }
+            Event::Retransmission { stream, at, .. } => {
+                if self
+                    .conns
+                    .get(&stream)
+                    .is_some_and(|c| c.state == State::Kafka)
+                {
+                    sink.notice(&Notice::Retransmission { stream, at });
+                }
+            }
+            Event::ConflictingOverlap {
+                stream, at, offset, ..
+            } => {
+                if self
+                    .conns
+                    .get(&stream)
+                    .is_some_and(|c| c.state == State::Kafka)
+                {
+                    sink.notice(&Notice::ConflictingOverlap { stream, at, offset });
+                }
+            }
+            Event::Close { stream } => {
+                let Some(c) = self.conns.get_mut(&stream) else {
+                    return;
+                };
+                if c.state == State::Kafka {
+                    for d in 0..2 {
+                        let h = &c.halves[d];
+                        let present = h.buf.len() - h.pos;
+                        if present > 0 && !h.resync {
+                            let want = h
+                                .buf
+                                .get(h.pos..h.pos + 4)
+                                .map(|b| {
+                                    i32::from_be_bytes([b[0], b[1], b[2], b[3]]).max(0) as usize + 4
+                                })
+                                .unwrap_or(4);
+                            sink.notice(&Notice::EndedInFrame {
+                                stream,
+                                src: c.addrs[d],
+                                present,
+                                want,
+                            });
+                        }
+                    }
+                }
+                c.halves = [KHalf::default(), KHalf::default()];
+                if c.state != State::Kafka {
+                    self.conns.remove(&stream);
+                }
+            }
+        }
+    }
+
+    /// Lists the requests still waiting for a response, by stream and frame.
+    pub fn finish(&mut self, sink: &mut impl Sink) {
+        let mut ids: Vec<u32> = self.conns.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            let Some(c) = self.conns.get(&id) else {
+                continue;
+            };
+            let Some(broker) = c.broker else { continue };
+            let client = if c.addrs[0] == broker {
+                c.addrs[1]
+            } else {
+                c.addrs[0]
+            };
+            let mut reqs: Vec<RequestInfo> = c.pending.values().copied().collect();
+            reqs.sort_by_key(|r| r.frame);
+            for request in reqs {
+                sink.notice(&Notice::Unanswered {
+                    stream: id,
+                    src: client,
+                    dst: broker,
+                    request,
+                });
+            }
+        }
+        self.conns.clear();
+    }
+
+    /// Cuts complete frames off direction `d` and decodes them.
+    fn cut(c: &mut KConn, cfg: &Config, stream: u32, d: usize, at: At, sink: &mut impl Sink) {
+        let src = c.addrs[d];
+        let dst = c.addrs[1 - d];
+        let is_request = c.broker != Some(src);
+        loop {
+            let h = &mut c.halves[d];
+            if h.resync {
+                let data = h.buf.get(h.pos..).unwrap_or(&[]);
+                match find_boundary(data, is_request, &c.pending, cfg.max_frame) {
+                    Some(skip) => {
+                        if skip > 0 || h.midstream {
+                            sink.notice(&Notice::Resync {
+                                stream,
+                                src,
+                                dst,
+                                at,
+                                skipped: skip,
+                                midstream: h.midstream,
+                            });
+                        }
+                        h.pos += skip;
+                        h.resync = false;
+                        h.midstream = false;
+                    }
+                    None => {
+                        // Keep a bounded window; a boundary may still be ahead.
+                        if data.len() > RESYNC_WINDOW {
+                            let drop = data.len() - 16;
+                            h.pos += drop;
+                        }
+                        break;
+                    }
+                }
+            }
+            let data = h.buf.get(h.pos..).unwrap_or(&[]);
+            let Some(pre) = data.get(0..4) else { break };
+            let size = i32::from_be_bytes([pre[0], pre[1], pre[2], pre[3]]);
+            if size < 4 || size as usize > cfg.max_frame {
+                sink.notice(&Notice::BadSize {
+                    stream,
+                    src,
+                    at,
+                    size: size.into(),
+                });
+                h.pos += 1;
+                h.resync = true;
+                continue;
+            }
+            let len = 4 + size as usize;
+            if data.len() < len {
+                break;
+            }
+            let start = h.pos;
+            h.pos += len;
+            // The frame is decoded from the connection's buffer; move it out of the way of
+            // the mutable borrows below by swapping the buffer temporarily.
+            let buf = std::mem::take(&mut c.halves[d].buf);
+            let frame = buf.get(start..start + len).unwrap_or(&[]);
+            if is_request {
+                Self::on_request(c, cfg, stream, src, dst, frame, at, sink);
+            } else {
+                Self::on_response(c, stream, src, dst, frame, at, sink);
+            }
+            c.halves[d].buf = buf;
+        }
+        // Compact: drop consumed bytes once they are the larger part of the buffer.
+        let h = &mut c.halves[d];
+        if h.pos > 0 && h.pos * 2 >= h.buf.len() {
+            h.buf.drain(..h.pos);
+            h.pos = 0;
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn on_request(
+        c: &mut KConn,
+        cfg: &Config,
+        stream: u32,
+        src: SocketAddr,
+        dst: SocketAddr,
+        frame: &[u8],
+        at: At,
+        sink: &mut impl Sink,
+    ) {
+        let msg = decode_request(frame);
+        if let (Some(k), Some(v), Some(corr)) = (msg.api_key, msg.api_version, msg.correlation_id) {
+            let info = RequestInfo {
+                frame: at.frame,
+                ts_nanos: at.ts_nanos,
+                api_key: k,
+                api_version: v,
+                correlation_id: corr,
+            };
+            if c.pending.insert(corr, info).is_none() {
+                c.pending_order.push_back(corr);
+            }
+            while c.pending.len() > cfg.max_pending {
+                let Some(old) = c.pending_order.pop_front() else {
+                    break;
+                };
+                if let Some(r) = c.pending.remove(&old) {
+                    sink.notice(&Notice::PendingDropped { stream, request: r });
+                }
+            }
+            if !c.used.contains(&(k, v)) {
+                c.used.push((k, v));
+            }
+        }
+        sink.message(&Record {
+            stream,
+            frame: at.frame,
+            ts_nanos: at.ts_nanos,
+            src,
+            dst,
+            msg,
+            bytes: frame,
+            request: None,
+            assumed: false,
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn on_response(
+        c: &mut KConn,
+        stream: u32,
+        src: SocketAddr,
+        dst: SocketAddr,
+        frame: &[u8],
+        at: At,
+        sink: &mut impl Sink,
+    ) {
+        let corr = peek_response_correlation(frame);
+        let request = corr.and_then(|k| c.pending.remove(&k));
+        if let Some(k) = corr {
+            if request.is_some() {
+                c.pending_order.retain(|x| *x != k);
+            }
+        }
+        let (msg, assumed) = match request {
+            Some(r) => {
+                let mut m = decode_response(frame, r.api_key, r.api_version);
+                if !m.is_clean() {
+                    if let Some(d) = other_version_hint(frame, r.api_key, r.api_version) {
+                        m.diagnoses.push(d);
+                    }
+                }
+                (m, false)
+            }
+            None => match guess_response(frame, &c.used) {
+                Some(m) => (m, true),
+                None => (
+                    decode_response_header_only(
+                        frame,
+                        "no request with this correlation_id was captured, and no known API and version decodes this body cleanly",
+                    ),
+                    false,
+                ),
+            },
+        };
+        sink.message(&Record {
+            stream,
+            frame: at.frame,
+            ts_nanos: at.ts_nanos,
+            src,
+            dst,
+            msg,
+            bytes: frame,
+            request,
+            assumed,
+        });
+    }
+}
+
+/// When a response does not decode with its request's version, says which version it does
+/// decode as (brokers that answer an unsupported version in another layout).
+fn other_version_hint(frame: &[u8], key: i16, version: i16) -> Option<Diagnosis> {
+    let spec = registry().get(key, Direction::Response)?;
+    let (lo, hi) = (spec.valid_versions.min, spec.max_version());
+    let mut candidates: Vec<i16> = (lo..=hi).filter(|v| *v != version).collect();
+    // Nearest versions first.
+    candidates.sort_by_key(|v| (i32::from(*v) - i32::from(version)).abs());
+    for v in candidates {
+        if decode_response(frame, key, v).is_clean() {
+            return Some(Diagnosis {
+                offset: 0,
+                message: format!(
+                    "the request asked for v{version}, and the body does not decode as {} v{version}; it decodes cleanly as v{v}: the broker answered in the v{v} layout",
+                    spec.name
+                ),
+            });
+        }
+    }
+    None
+}
+
+/// Decodes a response whose request was not captured: the APIs this connection used first
+/// (most recent first), then every known API and version; the first clean decode wins.
+fn guess_response(frame: &[u8], used: &[(i16, i16)]) -> Option<Message> {
+    for &(k, v) in used.iter().rev() {
+        let m = decode_response(frame, k, v);
+        if m.is_clean() {
+            return Some(m);
+        }
+    }
+    let reg = registry();
+    for k in reg.api_keys() {
+        let Some(spec) = reg.get(k, Direction::Response) else {
+            continue;
+        };
+        for v in (spec.valid_versions.min..=spec.max_version()).rev() {
+            if used.contains(&(k, v)) {
+                continue;
+            }
+            let m = decode_response(frame, k, v);
+            if m.is_clean() {
+                return Some(m);
+            }
+        }
+    }
+    None
+}
+
+/// Offset of the first frame start in `data` that can be verified: the frame is complete and
+/// decodes cleanly (or is followed by another frame start or the end of the data). An
+/// unverified candidate is taken only once the data outgrows the resync window.
+fn find_boundary(
+    data: &[u8],
+    is_request: bool,
+    pending: &HashMap<i32, RequestInfo>,
+    max_frame: usize,
+) -> Option<usize> {
+    let n = data.len();
+    let mut fallback = None;
+    for i in 0..n.saturating_sub(7) {
+        let rest = data.get(i..)?;
+        let size = i32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]);
+        if size < 4 || size as usize > max_frame {
+            continue;
+        }
+        let len = 4 + size as usize;
+        let complete = rest.get(..len);
+        if is_request {
+            if !plausible_request_at(rest, max_frame) {
+                continue;
+            }
+            match complete {
+                Some(frame) => {
+                    let known = peek_request(frame)
+                        .is_some_and(|p| registry().knows(p.api_key, p.api_version));
+                    let ok = if known {
+                        decode_request(frame).is_clean()
+                    } else {
+                        chains_to_end(rest, max_frame, 4)
+                    };
+                    if ok {
+                        return Some(i);
+                    }
+                }
+                None => {
+                    fallback.get_or_insert(i);
+                }
+            }
+            continue;
+        }
+        let corr = i32::from_be_bytes([rest[4], rest[5], rest[6], rest[7]]);
+        let paired = pending.get(&corr);
+        if paired.is_none() && !pending.is_empty() {
+            continue;
+        }
+        match (complete, paired) {
+            (Some(frame), Some(r)) => {
+                if decode_response(frame, r.api_key, r.api_version).is_clean()
+                    || chains_to_end(rest, max_frame, 4)
+                {
+                    return Some(i);
+                }
+            }
+            (Some(frame), None) => {
+                if guess_response(frame, &[]).is_some() || chains_to_end(rest, max_frame, 4) {
+                    return Some(i);
+                }
+            }
+            (None, _) => {
+                fallback.get_or_insert(i);
+            }
+        }
+    }
+    if n > RESYNC_WINDOW {
+        fallback
+    } else {
+        None
+    }
+}
+
+fn chains_to_end(data: &[u8], max_frame: usize, hops: u32) -> bool {
+    let Some(b) = data.get(0..4) else {
+        return false;
+    };
+    let size = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    if size < 4 || size as usize > max_frame {
+        return false;
+    }
+    let len = 4 + size as usize;
+    if len == data.len() {
+        return true;
+    }
+    hops > 0
+        && len < data.len()
+        && chains_to_end(data.get(len..).unwrap_or(&[]), max_frame, hops - 1)
+}

@@ -1,0 +1,99 @@
+//! Wires the stages for a capture file: capture → tcp → kafka → the caller's sink.
+
+use crate::capture::net::{self, Skip};
+use crate::capture::pcap::{CaptureError, CaptureReader};
+use crate::kafka::stream::{Config, Sink, Tracker};
+use crate::tcp::{At, Limits, Reassembler};
+use std::collections::BTreeMap;
+use std::io::Read;
+
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub kafka: Config,
+    pub tcp: Limits,
+}
+
+/// What happened to the packets themselves.
+#[derive(Debug, Clone, Default)]
+pub struct Health {
+    pub packets: u64,
+    pub tcp_segments: u64,
+    /// Packets of link types this tool does not read, by link type.
+    pub unsupported_linktypes: BTreeMap<u32, u64>,
+    /// Packets whose headers were cut or malformed: (frame, reason), the first few.
+    pub bad_packets: Vec<(u64, String)>,
+    pub bad_packet_count: u64,
+    /// Packets the snap length cut short.
+    pub truncated_packets: u64,
+    pub first_ts: Option<i64>,
+    pub last_ts: i64,
+    /// Format-level warnings (pcapng blocks skipped and the like).
+    pub warnings: Vec<String>,
+    pub evicted_connections: u64,
+}
+
+/// A sink that also wants to know when the capture starts (for relative times).
+pub trait CaptureSink: Sink {
+    fn first_packet(&mut self, _ts_nanos: i64) {}
+}
+
+/// Reads one capture to its end (or to the first error that stops the file) and feeds every
+/// Kafka message to `sink`. The error, if any, is returned after everything before it was
+/// processed and flushed.
+pub fn run<R: Read, S: CaptureSink>(
+    input: R,
+    opts: &Options,
+    sink: &mut S,
+    health: &mut Health,
+) -> Option<CaptureError> {
+    let mut reader = match CaptureReader::new(input) {
+        Ok(r) => r,
+        Err(e) => return Some(e),
+    };
+    let mut tcp = Reassembler::new(opts.tcp);
+    let mut kafka = Tracker::new(opts.kafka.clone());
+    let mut last = At {
+        frame: 0,
+        ts_nanos: 0,
+    };
+    let error = loop {
+        let pkt = match reader.next_packet() {
+            Ok(Some(p)) => p,
+            Ok(None) => break None,
+            Err(e) => break Some(e),
+        };
+        health.packets += 1;
+        if health.first_ts.is_none() {
+            health.first_ts = Some(pkt.ts_nanos);
+            sink.first_packet(pkt.ts_nanos);
+        }
+        health.last_ts = pkt.ts_nanos;
+        let at = At {
+            frame: pkt.number,
+            ts_nanos: pkt.ts_nanos,
+        };
+        last = at;
+        if (pkt.orig_len as usize) > pkt.data.len() {
+            health.truncated_packets += 1;
+        }
+        match net::tcp_segment(pkt.linktype, pkt.data, pkt.orig_len) {
+            Ok(seg) => {
+                health.tcp_segments += 1;
+                tcp.segment(&seg, at, &mut |ev| kafka.event(ev, sink));
+            }
+            Err(Skip::NotTcp) => {}
+            Err(Skip::Linktype(lt)) => *health.unsupported_linktypes.entry(lt).or_default() += 1,
+            Err(Skip::Malformed(why)) => {
+                health.bad_packet_count += 1;
+                if health.bad_packets.len() < 20 {
+                    health.bad_packets.push((pkt.number, why));
+                }
+            }
+        }
+    };
+    health.warnings.append(&mut reader.warnings);
+    tcp.finish(last, &mut |ev| kafka.event(ev, sink));
+    health.evicted_connections += tcp.evicted;
+    kafka.finish(sink);
+    error
+}

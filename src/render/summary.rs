@@ -1,0 +1,217 @@
+//! One line per Kafka message, like tshark's: frame, relative time, endpoints, stream, API,
+//! direction, correlation id, and the essentials of the body.
+
+use super::value::quote;
+use crate::kafka::stream::Record;
+use crate::kafka::{names, Direction, Message, Node, NodeKind, Value};
+use std::fmt::Write;
+
+/// Topic names (or ids) listed before the rest are counted.
+const MAX_TOPICS: usize = 5;
+
+fn elements(n: &Node) -> impl Iterator<Item = &Node> {
+    n.children.iter().filter(|c| c.kind != NodeKind::Length)
+}
+
+fn field<'a>(n: &'a Node, name: &str) -> Option<&'a Node> {
+    n.children
+        .iter()
+        .find(|c| c.name == name && c.ty != "tagged_field")
+        .or_else(|| {
+            n.children
+                .iter()
+                .find(|c| c.name == name && c.ty == "tagged_field")
+                .and_then(|t| t.children.iter().find(|g| g.name == name))
+        })
+}
+
+fn topic_label(t: &Node) -> Option<String> {
+    let name = field(t, "Name")
+        .or_else(|| field(t, "TopicName"))
+        .and_then(|n| n.as_str().map(str::to_string));
+    match name {
+        Some(s) => Some(s),
+        None => field(t, "TopicId").and_then(|n| match n.value {
+            Value::Uuid(u) => Some(super::value::uuid(&u)),
+            _ => None,
+        }),
+    }
+}
+
+/// Every non-zero error code in the message: (path, code).
+pub fn error_codes(body: &Node) -> Vec<(String, i16)> {
+    fn go(n: &Node, path: &str, out: &mut Vec<(String, i16)>) {
+        for c in &n.children {
+            if c.kind == NodeKind::Length {
+                continue;
+            }
+            let p = if c.name.ends_with(']') {
+                // Array element `Type[i]`: keep only the index.
+                let idx = c.name.rfind('[').map(|i| &c.name[i..]).unwrap_or("");
+                format!("{path}{idx}")
+            } else if c.ty == "tagged_field" {
+                path.to_string()
+            } else if path.is_empty() {
+                c.name.to_string()
+            } else {
+                format!("{path}.{}", c.name)
+            };
+            if c.ty == "int16" && c.name.ends_with("ErrorCode") {
+                if let Value::Int(v) = c.value {
+                    if v != 0 {
+                        out.push((p.clone(), v as i16));
+                    }
+                }
+            }
+            go(c, &p, out);
+        }
+    }
+    let mut out = Vec::new();
+    go(body, "", &mut out);
+    out
+}
+
+fn topics_text(arr: &Node, with_errors: bool) -> String {
+    if arr.value == Value::Null {
+        return "topics=all".to_string();
+    }
+    let mut items = Vec::new();
+    let total = elements(arr).count();
+    for t in elements(arr).take(MAX_TOPICS) {
+        let mut s = topic_label(t).unwrap_or_else(|| "?".to_string());
+        if with_errors {
+            if let Some(code) = field(t, "ErrorCode")
+                .and_then(Node::as_int)
+                .filter(|c| *c != 0)
+            {
+                let _ = write!(
+                    s,
+                    "({})",
+                    names::error_name(code as i16).unwrap_or("unknown error")
+                );
+            }
+        }
+        items.push(s);
+    }
+    if total > MAX_TOPICS {
+        items.push(format!("+{} more", total - MAX_TOPICS));
+    }
+    format!("topics=[{}]", items.join(", "))
+}
+
+/// The essentials of a message body, as `key=value` words.
+pub fn essentials(msg: &Message) -> String {
+    let mut words: Vec<String> = Vec::new();
+    if msg.direction == Direction::Request {
+        match &msg.client_id {
+            Some(Some(c)) => words.push(format!("client_id={}", quote(c))),
+            Some(None) => words.push("client_id=null".to_string()),
+            None => {}
+        }
+    }
+    if let Some(body) = msg.body() {
+        if msg.direction == Direction::Response {
+            if let Some(code) = field(body, "ErrorCode")
+                .and_then(Node::as_int)
+                .filter(|c| *c != 0)
+            {
+                words.push(format!(
+                    "error={}",
+                    names::error_name(code as i16).unwrap_or("unknown error")
+                ));
+            }
+            if let Some(b) = field(body, "Brokers") {
+                if let Value::Array(n) = b.value {
+                    words.push(format!("brokers={n}"));
+                }
+            }
+            if let Some(c) = field(body, "ClusterId").and_then(|n| n.as_str().map(str::to_string)) {
+                words.push(format!("cluster_id={}", quote(&c)));
+            }
+            if let Some(a) = field(body, "ApiKeys") {
+                if let Value::Array(n) = a.value {
+                    words.push(format!("apis={n}"));
+                }
+            }
+        } else {
+            let name =
+                field(body, "ClientSoftwareName").and_then(|n| n.as_str().map(str::to_string));
+            let ver =
+                field(body, "ClientSoftwareVersion").and_then(|n| n.as_str().map(str::to_string));
+            if let (Some(n), Some(v)) = (name, ver) {
+                words.push(format!("software={n}/{v}"));
+            }
+        }
+        if let Some(t) = field(body, "Topics") {
+            words.push(topics_text(t, msg.direction == Direction::Response));
+        }
+        if msg.direction == Direction::Response {
+            let deeper: Vec<(String, i16)> = error_codes(body)
+                .into_iter()
+                .filter(|(p, _)| p.matches('.').count() >= 2)
+                .collect();
+            if !deeper.is_empty() {
+                let mut names_seen: Vec<&str> = Vec::new();
+                for (_, c) in &deeper {
+                    let n = names::error_name(*c).unwrap_or("unknown error");
+                    if !names_seen.contains(&n) {
+                        names_seen.push(n);
+                    }
+                }
+                words.push(format!(
+                    "partition_errors={}({})",
+                    deeper.len(),
+                    names_seen.join(",")
+                ));
+            }
+        }
+    }
+    words.join(" ")
+}
+
+/// Milliseconds with two decimals, or microseconds below 0.01 ms.
+pub fn latency_text(nanos: i64) -> String {
+    if nanos.abs() < 10_000 {
+        format!("{} µs", nanos / 1000)
+    } else {
+        format!("{:.2} ms", nanos as f64 / 1e6)
+    }
+}
+
+/// The summary line of a message found in a capture.
+pub fn line(rec: &Record<'_>, first_ts: i64) -> String {
+    let msg = &rec.msg;
+    let rel = (rec.ts_nanos - first_ts) as f64 / 1e9;
+    let dir = match msg.direction {
+        Direction::Request => "Request",
+        Direction::Response => "Response",
+    };
+    let api = match (msg.api_key, msg.api_version) {
+        (Some(_), Some(v)) => format!("{} v{v}", msg.api_name()),
+        _ => "Unknown".to_string(),
+    };
+    let mut s = format!(
+        "{:>6} {:>11.6} {} → {} [{}] {api} {dir}",
+        rec.frame, rel, rec.src, rec.dst, rec.stream
+    );
+    if let Some(c) = msg.correlation_id {
+        let _ = write!(s, " corr={c}");
+    }
+    let ess = essentials(msg);
+    if !ess.is_empty() {
+        s.push(' ');
+        s.push_str(&ess);
+    }
+    if rec.assumed {
+        s.push_str(" [API assumed: request not captured]");
+    }
+    if let (Some(lat), Some(req)) = (rec.latency_nanos(), rec.request) {
+        let _ = write!(s, " ({} after frame {})", latency_text(lat), req.frame);
+    }
+    if let Some(e) = &msg.error {
+        let _ = write!(s, " !! malformed: {e}");
+    } else if let Some(d) = msg.diagnoses.first() {
+        let _ = write!(s, " !! malformed at 0x{:04x}: {}", d.offset, d.message);
+    }
+    s
+}

@@ -2,8 +2,7 @@
 
 use crate::{fail, Cli, Views};
 use kdissect::capture::net::linktype_name;
-use kdissect::kafka::stream::{Config, Notice, Record, Sink};
-use kdissect::kafka::Direction;
+use kdissect::kafka::stream::{Config, Notice, Record, ResyncReason, Sink};
 use kdissect::pipeline::{self, CaptureSink, Health, Options};
 use kdissect::render::{self, summary, Style};
 use kdissect::tcp::{GapKind, Limits};
@@ -25,6 +24,9 @@ struct Printer<W: Write> {
     overlaps: u64,
     unanswered: u64,
     bad_sizes: u64,
+    /// Messages whose API or version kdissect has no table for, and those APIs.
+    undecoded: u64,
+    undecoded_apis: Vec<String>,
     /// The first write error; printing stops there.
     io_error: Option<io::Error>,
 }
@@ -72,8 +74,12 @@ impl<W: Write> Printer<W> {
                     rel(at.ts_nanos)
                 )
             }
-            Notice::Resync { stream, src, dst, at, skipped, midstream } => {
-                let why = if *midstream { "the capture starts mid-stream" } else { "after a gap" };
+            Notice::Resync { stream, src, dst, at, skipped, reason } => {
+                let why = match reason {
+                    ResyncReason::MidStream => "the capture starts mid-stream",
+                    ResyncReason::Gap => "after a gap",
+                    ResyncReason::BadSize => "after a size prefix that cannot be a frame",
+                };
                 format!(
                     "{:>6} {:>11.6} {src} → {dst} [{stream}] !! {why}: skipped {skipped} bytes to the next frame boundary",
                     at.frame,
@@ -115,8 +121,16 @@ impl<W: Write> Printer<W> {
 impl<W: Write> Sink for Printer<W> {
     fn message(&mut self, rec: &Record<'_>) {
         self.messages += 1;
-        if !rec.msg.is_clean() {
+        if rec.partial {
+            // Counted as lost by its gap notice.
+        } else if rec.msg.is_malformed() {
             self.malformed += 1;
+        } else if rec.msg.is_unknown_api() {
+            let name = rec.msg.api_name().into_owned();
+            if !self.undecoded_apis.contains(&name) {
+                self.undecoded_apis.push(name);
+            }
+            self.undecoded += 1;
         }
         if self.io_error.is_none() {
             if let Err(e) = self.write_record(rec) {
@@ -210,6 +224,8 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         overlaps: 0,
         unanswered: 0,
         bad_sizes: 0,
+        undecoded: 0,
+        undecoded_apis: Vec::new(),
         io_error: None,
     };
     let mut any_read = false;
@@ -281,6 +297,13 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
     if !any_read && trouble {
         return ExitCode::from(2);
     }
+    if printer.undecoded > 0 {
+        eprintln!(
+            "kdissect: {} messages of APIs or versions kdissect does not decode yet ({}): header shown, body raw",
+            printer.undecoded,
+            printer.undecoded_apis.join(", ")
+        );
+    }
     let damaged = printer.malformed + printer.lost;
     if damaged > 0 || trouble {
         eprintln!(
@@ -289,6 +312,5 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         );
         return ExitCode::from(1);
     }
-    let _ = Direction::Request;
     ExitCode::SUCCESS
 }

@@ -7,7 +7,7 @@ mod common;
 use common::collect::{run_bytes, Row};
 use common::pcapgen::{conversation, packet, pcap, Seg};
 use common::vector;
-use kdissect::kafka::stream::Notice;
+use kdissect::kafka::stream::{Notice, ResyncReason};
 use kdissect::pipeline::Options;
 use proptest::prelude::*;
 
@@ -147,7 +147,7 @@ fn capture_starting_mid_stream_resynchronises() {
         c.notices.iter().any(|n| matches!(
             n,
             Notice::Resync {
-                midstream: true,
+                reason: ResyncReason::MidStream,
                 ..
             }
         )),

@@ -10,9 +10,19 @@ use super::schema::{FieldSpec, FieldType, MessageSpec};
 use std::borrow::Cow;
 use std::fmt;
 
+/// What kind of stop: damage in the bytes, or an API or version kdissect has no table for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ErrorKind {
+    #[default]
+    Malformed,
+    UnknownApi,
+    UnknownVersion,
+}
+
 /// Why decoding stopped.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DecodeError {
+    pub kind: ErrorKind,
     /// Offset in the frame where the offending item starts.
     pub offset: usize,
     /// Dotted path of the field being decoded: `Topics[0].Name`.
@@ -122,6 +132,7 @@ impl<'a> Decoder<'a> {
 
     fn err(&self, offset: usize, reason: impl Into<String>) -> DecodeError {
         DecodeError {
+            kind: ErrorKind::Malformed,
             offset,
             path: self.path_string(),
             reason: reason.into(),

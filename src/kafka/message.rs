@@ -1,7 +1,7 @@
 //! One Kafka frame: size prefix, request or response header, body. Header versions are chosen
 //! from the API key and version exactly as Kafka chooses them.
 
-use super::decode::{DecodeError, DecodeOptions, Decoder, Diagnosis};
+use super::decode::{DecodeError, DecodeOptions, Decoder, Diagnosis, ErrorKind};
 use super::names;
 use super::node::{Node, NodeKind, Region, Value};
 use super::schema::{registry, Direction, FieldSpec, FieldType, MessageSpec};
@@ -29,6 +29,22 @@ impl Message {
     /// Decoded to the end with nothing to report.
     pub fn is_clean(&self) -> bool {
         self.error.is_none() && self.diagnoses.is_empty()
+    }
+
+    /// Damaged bytes (as opposed to an API or version kdissect has no table for).
+    pub fn is_malformed(&self) -> bool {
+        !self.diagnoses.is_empty()
+            || self
+                .error
+                .as_ref()
+                .is_some_and(|e| e.kind == ErrorKind::Malformed)
+    }
+
+    /// The body was not decoded because kdissect has no table for its API or version.
+    pub fn is_unknown_api(&self) -> bool {
+        self.error
+            .as_ref()
+            .is_some_and(|e| e.kind != ErrorKind::Malformed)
     }
 
     /// `Metadata` or `ApiKey1001`.
@@ -122,6 +138,7 @@ fn frame_group(frame: &[u8], diagnoses: &mut Vec<Diagnosis>) -> Result<(Node, us
     g.desc = Cow::Borrowed("length-delimited framing");
     let Some(b) = frame.get(0..4) else {
         return Err(DecodeError {
+            kind: ErrorKind::Malformed,
             offset: 0,
             path: "size".into(),
             reason: format!(
@@ -143,6 +160,7 @@ fn frame_group(frame: &[u8], diagnoses: &mut Vec<Diagnosis>) -> Result<(Node, us
     ));
     if size < 0 {
         return Err(DecodeError {
+            kind: ErrorKind::Malformed,
             offset: 0,
             path: "size".into(),
             reason: format!("size prefix {size} is negative"),
@@ -311,6 +329,7 @@ pub fn decode_request(frame: &[u8]) -> Message {
             Some(s) => s,
             None => {
                 return Err(DecodeError {
+                    kind: ErrorKind::UnknownApi,
                     offset: d.pos,
                     path: String::new(),
                     reason: format!(
@@ -324,6 +343,7 @@ pub fn decode_request(frame: &[u8]) -> Message {
         msg.root.ty = Cow::Owned(format!("message v{version}"));
         if !spec.valid_versions.contains(version) {
             return Err(DecodeError {
+                kind: ErrorKind::UnknownVersion,
                 offset: 6,
                 path: "request_api_version".into(),
                 reason: format!(
@@ -403,6 +423,7 @@ fn request_header(d: &mut Decoder<'_>, h: &mut Node, msg: &mut Message) -> Resul
         if len != -1 {
             d.pos = at;
             return Err(DecodeError {
+                kind: ErrorKind::Malformed,
                 offset: at,
                 path: "client_id".into(),
                 reason: format!("string length {len} is negative"),
@@ -415,6 +436,7 @@ fn request_header(d: &mut Decoder<'_>, h: &mut Node, msg: &mut Message) -> Resul
             let left = d.remaining();
             d.pos = at;
             return Err(DecodeError {
+                kind: ErrorKind::Malformed,
                 offset: at,
                 path: "client_id".into(),
                 reason: format!("string length {n} exceeds the {left} bytes left"),
@@ -530,6 +552,7 @@ pub fn decode_response(frame: &[u8], api_key: i16, api_version: i16) -> Message 
         msg.root.children.push(h);
         r?;
         let spec = spec.ok_or_else(|| DecodeError {
+            kind: ErrorKind::UnknownApi,
             offset: d.pos,
             path: String::new(),
             reason: format!(
@@ -539,6 +562,7 @@ pub fn decode_response(frame: &[u8], api_key: i16, api_version: i16) -> Message 
         })?;
         if !spec.valid_versions.contains(api_version) {
             return Err(DecodeError {
+                kind: ErrorKind::UnknownVersion,
                 offset: d.pos,
                 path: String::new(),
                 reason: format!(

@@ -8,7 +8,7 @@ pub mod node;
 pub mod schema;
 pub mod stream;
 
-pub use decode::{DecodeError, Diagnosis};
+pub use decode::{DecodeError, Diagnosis, ErrorKind};
 pub use message::{decode_request, decode_response, Message};
 pub use node::{Node, NodeKind, Region, Value};
 pub use schema::{registry, Direction};

@@ -61,6 +61,9 @@ pub struct Record<'a> {
     pub request: Option<RequestInfo>,
     /// For a response whose request was not captured: the API was inferred.
     pub assumed: bool,
+    /// Only the start of the frame was captured (the rest fell in a gap); shown as far as it
+    /// goes.
+    pub partial: bool,
 }
 
 impl Record<'_> {
@@ -81,14 +84,15 @@ pub enum Notice {
         present: usize,
         kind: GapKind,
     },
-    /// Bytes skipped to find the next frame boundary after a gap or a mid-stream start.
+    /// Bytes skipped to find the next frame boundary after a gap, a mid-stream start or a
+    /// size prefix that cannot be a frame.
     Resync {
         stream: u32,
         src: SocketAddr,
         dst: SocketAddr,
         at: At,
         skipped: usize,
-        midstream: bool,
+        reason: ResyncReason,
     },
     /// A size prefix that cannot be a frame.
     BadSize {
@@ -134,6 +138,13 @@ pub enum Notice {
     },
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResyncReason {
+    MidStream,
+    Gap,
+    BadSize,
+}
+
 /// Receives what the Kafka layer finds.
 pub trait Sink {
     fn message(&mut self, rec: &Record<'_>);
@@ -146,7 +157,7 @@ struct KHalf {
     pos: usize,
     /// The stream position is unknown: look for the next plausible frame start.
     resync: bool,
-    midstream: bool,
+    why: Option<ResyncReason>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,9 +212,17 @@ fn plausible_request_at(buf: &[u8], max_frame: usize) -> bool {
     }
     let cid = i16::from_be_bytes([h[12], h[13]]);
     // ControlledShutdown v0 has no client_id; everything else has one.
-    cid == -1
-        || (cid >= 0 && (cid as i64) + 10 <= size as i64)
-        || (p.api_key == 7 && p.api_version == 0)
+    if p.api_key == 7 && p.api_version == 0 {
+        return true;
+    }
+    if cid < -1 || (cid > 0 && (cid as i64) + 10 > size as i64) {
+        return false;
+    }
+    // Client ids are printable text: a header found inside other bytes rarely has one.
+    let id = buf
+        .get(14..14 + cid.max(0) as usize)
+        .unwrap_or_else(|| buf.get(14..).unwrap_or(&[]));
+    id.iter().all(|b| (0x20..0x7f).contains(b))
 }
 
 impl Tracker {
@@ -315,12 +334,38 @@ impl Tracker {
                     return;
                 };
                 let d = usize::from(c.addrs[0] != src);
+                let is_request = c.broker != Some(src);
                 let h = &mut c.halves[d];
-                let present = h.buf.len() - h.pos;
+                // While still looking for a boundary after an earlier gap, the buffered bytes
+                // are a frame only from a plausible header on (a response's must answer a
+                // pending request); before it they belong to the loss already reported.
+                if h.resync && c.state == State::Kafka {
+                    let data = h.buf.get(h.pos..).unwrap_or(&[]);
+                    if let Some(i) =
+                        partial_candidate(data, is_request, &c.pending, self.cfg.max_frame)
+                    {
+                        let reason = h.why.unwrap_or(ResyncReason::Gap);
+                        sink.notice(&Notice::Resync {
+                            stream,
+                            src,
+                            dst,
+                            at,
+                            skipped: i,
+                            reason,
+                        });
+                        h.pos += i;
+                        h.resync = false;
+                    }
+                }
+                let resyncing = h.resync;
+                let present = if resyncing { 0 } else { h.buf.len() - h.pos };
                 // A gap between frames may still have swallowed whole frames: report every
                 // loss; only a mid-stream start with nothing buffered is silent here (the
                 // resync notice tells it).
-                if c.state == State::Kafka && (present > 0 || kind != GapKind::MidStream) {
+                if c.state == State::Kafka
+                    && !resyncing
+                    && (present > 0 || kind != GapKind::MidStream)
+                {
                     sink.notice(&Notice::LostInGap {
                         stream,
                         src,
@@ -330,10 +375,24 @@ impl Tracker {
                         kind,
                     });
                 }
+                if c.state == State::Kafka && present >= 8 {
+                    // Show what the gap left of the frame: its header at least.
+                    let part = h.buf.split_off(h.pos);
+                    if is_request {
+                        Self::on_request(c, &self.cfg, stream, src, dst, &part, at, true, sink);
+                    } else {
+                        Self::on_response(c, stream, src, dst, &part, at, true, sink);
+                    }
+                }
+                let h = &mut c.halves[d];
                 h.buf.clear();
                 h.pos = 0;
                 h.resync = true;
-                h.midstream = kind == GapKind::MidStream;
+                h.why = Some(if kind == GapKind::MidStream {
+                    ResyncReason::MidStream
+                } else {
+                    ResyncReason::Gap
+                });
             }
             Event::Retransmission { stream, at, .. } => {
                 if self
@@ -427,19 +486,20 @@ impl Tracker {
                 let data = h.buf.get(h.pos..).unwrap_or(&[]);
                 match find_boundary(data, is_request, &c.pending, cfg.max_frame) {
                     Some(skip) => {
-                        if skip > 0 || h.midstream {
+                        let reason = h.why.unwrap_or(ResyncReason::Gap);
+                        if skip > 0 || reason == ResyncReason::MidStream {
                             sink.notice(&Notice::Resync {
                                 stream,
                                 src,
                                 dst,
                                 at,
                                 skipped: skip,
-                                midstream: h.midstream,
+                                reason,
                             });
                         }
                         h.pos += skip;
                         h.resync = false;
-                        h.midstream = false;
+                        h.why = None;
                     }
                     None => {
                         // Keep a bounded window; a boundary may still be ahead.
@@ -463,6 +523,7 @@ impl Tracker {
                 });
                 h.pos += 1;
                 h.resync = true;
+                h.why = Some(ResyncReason::BadSize);
                 continue;
             }
             let len = 4 + size as usize;
@@ -476,9 +537,9 @@ impl Tracker {
             let buf = std::mem::take(&mut c.halves[d].buf);
             let frame = buf.get(start..start + len).unwrap_or(&[]);
             if is_request {
-                Self::on_request(c, cfg, stream, src, dst, frame, at, sink);
+                Self::on_request(c, cfg, stream, src, dst, frame, at, false, sink);
             } else {
-                Self::on_response(c, stream, src, dst, frame, at, sink);
+                Self::on_response(c, stream, src, dst, frame, at, false, sink);
             }
             c.halves[d].buf = buf;
         }
@@ -499,10 +560,18 @@ impl Tracker {
         dst: SocketAddr,
         frame: &[u8],
         at: At,
+        partial: bool,
         sink: &mut impl Sink,
     ) {
         let msg = decode_request(frame);
-        if let (Some(k), Some(v), Some(corr)) = (msg.api_key, msg.api_version, msg.correlation_id) {
+        // Only a plausible request header waits for an answer: junk read as a header must
+        // not capture a later response's correlation id.
+        let plausible = msg.api_key.zip(msg.api_version).is_some_and(|(k, v)| {
+            registry().knows(k, v) || (names::api_name(k).is_some() && (0..=127).contains(&v))
+        });
+        if let (true, Some(k), Some(v), Some(corr)) =
+            (plausible, msg.api_key, msg.api_version, msg.correlation_id)
+        {
             let info = RequestInfo {
                 frame: at.frame,
                 ts_nanos: at.ts_nanos,
@@ -535,6 +604,7 @@ impl Tracker {
             bytes: frame,
             request: None,
             assumed: false,
+            partial,
         });
     }
 
@@ -546,6 +616,7 @@ impl Tracker {
         dst: SocketAddr,
         frame: &[u8],
         at: At,
+        partial: bool,
         sink: &mut impl Sink,
     ) {
         let corr = peek_response_correlation(frame);
@@ -558,13 +629,14 @@ impl Tracker {
         let (msg, assumed) = match request {
             Some(r) => {
                 let mut m = decode_response(frame, r.api_key, r.api_version);
-                if !m.is_clean() {
+                if !m.is_clean() && !partial {
                     if let Some(d) = other_version_hint(frame, r.api_key, r.api_version) {
                         m.diagnoses.push(d);
                     }
                 }
                 (m, false)
             }
+            None if partial => (decode_response_header_only(frame, "the rest of this frame was lost in a gap"), false),
             None => match guess_response(frame, &c.used) {
                 Some(m) => (m, true),
                 None => (
@@ -586,6 +658,7 @@ impl Tracker {
             bytes: frame,
             request,
             assumed,
+            partial,
         });
     }
 }
@@ -695,8 +768,13 @@ fn find_boundary(
                 }
             }
             (Some(frame), None) => {
-                if guess_response(frame, &[]).is_some() || chains_to_end(rest, max_frame, 4) {
+                // Nothing to pair with: only a clean decode as some known response counts;
+                // a size that merely lines up with the end of the data is a weak hint.
+                if guess_response(frame, &[]).is_some() {
                     return Some(i);
+                }
+                if chains_to_end(rest, max_frame, 4) {
+                    fallback.get_or_insert(i);
                 }
             }
             (None, _) => {
@@ -709,6 +787,31 @@ fn find_boundary(
     } else {
         None
     }
+}
+
+/// Where, in bytes cut short by a gap, a frame plausibly starts: a request header, or a
+/// response that answers a pending request.
+fn partial_candidate(
+    data: &[u8],
+    is_request: bool,
+    pending: &HashMap<i32, RequestInfo>,
+    max_frame: usize,
+) -> Option<usize> {
+    for i in 0..data.len().saturating_sub(7) {
+        let rest = data.get(i..)?;
+        if is_request {
+            if plausible_request_at(rest, max_frame) {
+                return Some(i);
+            }
+            continue;
+        }
+        let size = i32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]);
+        let corr = i32::from_be_bytes([rest[4], rest[5], rest[6], rest[7]]);
+        if size >= 4 && size as usize <= max_frame && pending.contains_key(&corr) {
+            return Some(i);
+        }
+    }
+    None
 }
 
 fn chains_to_end(data: &[u8], max_frame: usize, hops: u32) -> bool {

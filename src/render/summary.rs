@@ -208,10 +208,26 @@ pub fn line(rec: &Record<'_>, first_ts: i64) -> String {
     if let (Some(lat), Some(req)) = (rec.latency_nanos(), rec.request) {
         let _ = write!(s, " ({} after frame {})", latency_text(lat), req.frame);
     }
-    if let Some(e) = &msg.error {
+    if rec.partial {
+        let _ = write!(
+            s,
+            " [partial: {} of {} bytes captured, the rest lost in a gap]",
+            rec.bytes.len(),
+            frame_size(rec.bytes)
+        );
+    } else if let Some(e) = msg.error.as_ref().filter(|_| msg.is_unknown_api()) {
+        let _ = write!(s, " [body not decoded: {}]", e.reason);
+    } else if let Some(e) = &msg.error {
         let _ = write!(s, " !! malformed: {e}");
     } else if let Some(d) = msg.diagnoses.first() {
         let _ = write!(s, " !! malformed at 0x{:04x}: {}", d.offset, d.message);
     }
     s
+}
+
+fn frame_size(b: &[u8]) -> String {
+    match b.get(0..4) {
+        Some(p) => (i64::from(i32::from_be_bytes([p[0], p[1], p[2], p[3]])) + 4).to_string(),
+        None => "?".to_string(),
+    }
 }

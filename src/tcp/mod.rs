@@ -122,6 +122,9 @@ struct Conn {
     last_seen: u64,
     rst: bool,
     had_data: bool,
+    /// Ended and reported; kept (without buffers) so that late retransmissions are known
+    /// for what they are rather than taken for a new connection picked up mid-stream.
+    closed: bool,
 }
 
 pub struct Reassembler {
@@ -167,7 +170,9 @@ impl Reassembler {
             });
             if reuse {
                 if let Some(c) = self.conns.remove(&k) {
-                    Self::close(c, at, &mut *emit);
+                    if !c.closed {
+                        Self::close(c, at, &mut *emit);
+                    }
                 }
             }
         }
@@ -187,6 +192,7 @@ impl Reassembler {
                     last_seen: at.frame,
                     rst: false,
                     had_data: false,
+                    closed: false,
                 },
             );
             emit(Event::Open {
@@ -260,9 +266,7 @@ impl Reassembler {
         if conn.rst || conn.halves.iter().all(|h| h.fin) {
             let done = conn.rst || conn.halves.iter().all(|h| h.ooo.is_empty());
             if done {
-                if let Some(c) = self.conns.remove(&k) {
-                    Self::close(c, at, emit);
-                }
+                Self::close_in_place(conn, at, emit);
             }
         }
     }
@@ -490,12 +494,22 @@ impl Reassembler {
     }
 
     fn close(mut c: Conn, at: At, emit: &mut impl FnMut(Event<'_>)) {
+        Self::close_in_place(&mut c, at, emit);
+    }
+
+    /// Flushes what is buffered (declaring holes lost), reports the end, frees the buffers.
+    fn close_in_place(c: &mut Conn, at: At, emit: &mut impl FnMut(Event<'_>)) {
+        if c.closed {
+            return;
+        }
         for side in 0..2 {
             let (s, t) = (c.addrs[side], c.addrs[1 - side]);
             while !c.halves[side].ooo.is_empty() {
                 Self::skip_hole(&mut c.halves[side], None, at, c.id, s, t, emit);
             }
+            c.halves[side].recent = Vec::new();
         }
+        c.closed = true;
         emit(Event::Close { stream: c.id });
     }
 
@@ -507,8 +521,10 @@ impl Reassembler {
             .map(|(k, _)| *k);
         if let Some(k) = oldest {
             if let Some(c) = self.conns.remove(&k) {
-                self.evicted += 1;
-                Self::close(c, at, emit);
+                if !c.closed {
+                    self.evicted += 1;
+                    Self::close(c, at, emit);
+                }
             }
         }
     }

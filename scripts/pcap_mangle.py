@@ -23,6 +23,7 @@ used.
 """
 
 import argparse
+import ipaddress
 import struct
 import sys
 
@@ -102,8 +103,8 @@ def parse_tcp(linktype, pkt):
             return None
         plen = struct.unpack(">H", pkt[off + 4 : off + 6])[0]
         nxt = pkt[off + 6]
-        src_ip = "[" + pkt[off + 8 : off + 24].hex(":", 2) + "]"
-        dst_ip = "[" + pkt[off + 24 : off + 40].hex(":", 2) + "]"
+        src_ip = f"[{ipaddress.IPv6Address(bytes(pkt[off + 8 : off + 24]))}]"
+        dst_ip = f"[{ipaddress.IPv6Address(bytes(pkt[off + 24 : off + 40]))}]"
         tcp, end = off + 40, off + 40 + plen
         while nxt in (0, 43, 60) and len(pkt) >= tcp + 8:  # hop-by-hop, routing, dest opts
             nxt, tcp = pkt[tcp], tcp + (pkt[tcp + 1] + 1) * 8

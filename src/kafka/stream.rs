@@ -158,6 +158,7 @@ struct KHalf {
     /// The stream position is unknown: look for the next plausible frame start.
     resync: bool,
     why: Option<ResyncReason>,
+    scan: Scan,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -388,6 +389,7 @@ impl Tracker {
                 h.buf.clear();
                 h.pos = 0;
                 h.resync = true;
+                h.scan = Scan::default();
                 h.why = Some(if kind == GapKind::MidStream {
                     ResyncReason::MidStream
                 } else {
@@ -484,7 +486,7 @@ impl Tracker {
             let h = &mut c.halves[d];
             if h.resync {
                 let data = h.buf.get(h.pos..).unwrap_or(&[]);
-                match find_boundary(data, is_request, &c.pending, cfg.max_frame) {
+                match find_boundary(data, is_request, &c.pending, cfg.max_frame, &mut h.scan) {
                     Some(skip) => {
                         let reason = h.why.unwrap_or(ResyncReason::Gap);
                         if skip > 0 || reason == ResyncReason::MidStream {
@@ -500,12 +502,14 @@ impl Tracker {
                         h.pos += skip;
                         h.resync = false;
                         h.why = None;
+                        h.scan = Scan::default();
                     }
                     None => {
                         // Keep a bounded window; a boundary may still be ahead.
                         if data.len() > RESYNC_WINDOW {
                             let drop = data.len() - 16;
                             h.pos += drop;
+                            h.scan = Scan::default();
                         }
                         break;
                     }
@@ -523,6 +527,7 @@ impl Tracker {
                 });
                 h.pos += 1;
                 h.resync = true;
+                h.scan = Scan::default();
                 h.why = Some(ResyncReason::BadSize);
                 continue;
             }
@@ -712,81 +717,135 @@ fn guess_response(frame: &[u8], used: &[(i16, i16)]) -> Option<Message> {
     None
 }
 
+/// Where the search for a frame boundary stands, so that each new segment only costs the
+/// offsets it adds (plus the candidates still waiting for their frame to complete).
+#[derive(Debug, Default)]
+struct Scan {
+    /// First offset (relative to the unconsumed data) not yet examined.
+    next: usize,
+    /// Candidates whose frames were not complete yet, oldest first.
+    waiting: Vec<usize>,
+}
+
+/// Candidates kept waiting for their frame to complete.
+const MAX_WAITING: usize = 64;
+
+enum Verdict {
+    Accept,
+    Reject,
+    Wait,
+}
+
+fn check_candidate(
+    rest: &[u8],
+    is_request: bool,
+    pending: &HashMap<i32, RequestInfo>,
+    max_frame: usize,
+) -> Verdict {
+    let Some(h) = rest.get(0..8) else {
+        return Verdict::Wait;
+    };
+    let size = i32::from_be_bytes([h[0], h[1], h[2], h[3]]);
+    if size < 4 || size as usize > max_frame {
+        return Verdict::Reject;
+    }
+    let len = 4 + size as usize;
+    let complete = rest.get(..len);
+    if is_request {
+        if rest.len() < 14 {
+            return Verdict::Wait;
+        }
+        if !plausible_request_at(rest, max_frame) {
+            return Verdict::Reject;
+        }
+        let Some(frame) = complete else {
+            return Verdict::Wait;
+        };
+        let known = peek_request(frame).is_some_and(|p| registry().knows(p.api_key, p.api_version));
+        let ok = if known {
+            decode_request(frame).is_clean()
+        } else {
+            chains_to_end(rest, max_frame, 4)
+        };
+        return if ok { Verdict::Accept } else { Verdict::Reject };
+    }
+    let corr = i32::from_be_bytes([h[4], h[5], h[6], h[7]]);
+    let paired = pending.get(&corr);
+    if paired.is_none() && !pending.is_empty() {
+        return Verdict::Reject;
+    }
+    let Some(frame) = complete else {
+        return Verdict::Wait;
+    };
+    let ok = match paired {
+        Some(r) => {
+            decode_response(frame, r.api_key, r.api_version).is_clean()
+                || chains_to_end(rest, max_frame, 4)
+        }
+        // Nothing to pair with: the frame must sit between boundaries (end of data, or a
+        // plausible next size) and decode cleanly as some known response.
+        None => {
+            let next_ok = match rest.get(len..len + 4) {
+                None => rest.len() == len,
+                Some(b) => {
+                    let n = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+                    n >= 4 && n as usize <= max_frame
+                }
+            };
+            next_ok && guess_response(frame, &[]).is_some()
+        }
+    };
+    if ok {
+        Verdict::Accept
+    } else {
+        Verdict::Reject
+    }
+}
+
 /// Offset of the first frame start in `data` that can be verified: the frame is complete and
-/// decodes cleanly (or is followed by another frame start or the end of the data). An
-/// unverified candidate is taken only once the data outgrows the resync window.
+/// decodes cleanly (or is followed by another frame start). An unverified candidate is taken
+/// only once the data outgrows the resync window.
 fn find_boundary(
     data: &[u8],
     is_request: bool,
     pending: &HashMap<i32, RequestInfo>,
     max_frame: usize,
+    scan: &mut Scan,
 ) -> Option<usize> {
     let n = data.len();
-    let mut fallback = None;
-    for i in 0..n.saturating_sub(7) {
-        let rest = data.get(i..)?;
-        let size = i32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]);
-        if size < 4 || size as usize > max_frame {
-            continue;
+    let mut best: Option<usize> = None;
+    let mut still = Vec::new();
+    for &i in &scan.waiting {
+        match check_candidate(data.get(i..).unwrap_or(&[]), is_request, pending, max_frame) {
+            Verdict::Accept => {
+                best = Some(best.map_or(i, |b: usize| b.min(i)));
+            }
+            Verdict::Wait => still.push(i),
+            Verdict::Reject => {}
         }
-        let len = 4 + size as usize;
-        let complete = rest.get(..len);
-        if is_request {
-            if !plausible_request_at(rest, max_frame) {
-                continue;
-            }
-            match complete {
-                Some(frame) => {
-                    let known = peek_request(frame)
-                        .is_some_and(|p| registry().knows(p.api_key, p.api_version));
-                    let ok = if known {
-                        decode_request(frame).is_clean()
-                    } else {
-                        chains_to_end(rest, max_frame, 4)
-                    };
-                    if ok {
-                        return Some(i);
-                    }
-                }
-                None => {
-                    fallback.get_or_insert(i);
+    }
+    scan.waiting = still;
+    let need = if is_request { 14 } else { 8 };
+    while best.is_none() && scan.next + need <= n {
+        let i = scan.next;
+        match check_candidate(data.get(i..).unwrap_or(&[]), is_request, pending, max_frame) {
+            Verdict::Accept => best = Some(i),
+            Verdict::Wait => {
+                if scan.waiting.len() < MAX_WAITING {
+                    scan.waiting.push(i);
                 }
             }
-            continue;
+            Verdict::Reject => {}
         }
-        let corr = i32::from_be_bytes([rest[4], rest[5], rest[6], rest[7]]);
-        let paired = pending.get(&corr);
-        if paired.is_none() && !pending.is_empty() {
-            continue;
-        }
-        match (complete, paired) {
-            (Some(frame), Some(r)) => {
-                if decode_response(frame, r.api_key, r.api_version).is_clean()
-                    || chains_to_end(rest, max_frame, 4)
-                {
-                    return Some(i);
-                }
-            }
-            (Some(frame), None) => {
-                // Nothing to pair with: only a clean decode as some known response counts;
-                // a size that merely lines up with the end of the data is a weak hint.
-                if guess_response(frame, &[]).is_some() {
-                    return Some(i);
-                }
-                if chains_to_end(rest, max_frame, 4) {
-                    fallback.get_or_insert(i);
-                }
-            }
-            (None, _) => {
-                fallback.get_or_insert(i);
-            }
-        }
+        scan.next += 1;
+    }
+    if best.is_some() {
+        return best;
     }
     if n > RESYNC_WINDOW {
-        fallback
-    } else {
-        None
+        return scan.waiting.first().copied();
     }
+    None
 }
 
 /// Where, in bytes cut short by a gap, a frame plausibly starts: a request header, or a

@@ -331,6 +331,8 @@ pub mod collect {
         pub notices: Vec<Notice>,
         pub latencies: Vec<Option<i64>>,
         pub frames: Vec<u64>,
+        pub partial: Vec<bool>,
+        pub unknown: Vec<bool>,
     }
 
     impl Sink for Collected {
@@ -347,7 +349,11 @@ pub mod collect {
             ));
             self.latencies.push(rec.latency_nanos());
             self.frames.push(rec.frame);
-            super::assert_tiles(m);
+            self.partial.push(rec.partial);
+            self.unknown.push(m.is_unknown_api() && !m.is_malformed());
+            if !rec.partial {
+                super::assert_tiles(m);
+            }
         }
         fn notice(&mut self, n: &Notice) {
             self.notices.push(n.clone());

@@ -335,22 +335,26 @@ impl Reassembler {
                     });
                 }
             }
-            if old as i64 == len && seg.missing == 0 {
-                emit(Event::Retransmission {
-                    stream: id,
-                    src,
-                    at,
-                });
-                return;
-            }
+        }
+        // The segment covers [delta, delta + len + missing) relative to `next`: bytes before
+        // 0 were seen already, the snap-length-cut tail is a gap only where it is new.
+        let total_end = delta + len + seg.missing as i64;
+        if total_end <= 0 {
+            emit(Event::Retransmission {
+                stream: id,
+                src,
+                at,
+            });
+            return;
         }
         let fresh = seg.payload.get(old..).unwrap_or(&[]);
         Self::deliver(half, fresh, at, id, src, dst, emit);
-        if seg.missing > 0 && old as i64 <= len {
+        let cut_new = total_end - (delta + len).max(0);
+        if cut_new > 0 {
             Self::gap(
                 half,
-                seg.missing as u64,
-                GapKind::Truncated(seg.missing as u64),
+                cut_new as u64,
+                GapKind::Truncated(cut_new as u64),
                 at,
                 id,
                 src,
@@ -440,7 +444,8 @@ impl Reassembler {
             };
             half.ooo_bytes -= bytes.len();
             let skip = (half.next_off - off) as usize;
-            if skip >= bytes.len() && missing == 0 {
+            let total_end = off + (bytes.len() + missing) as u64;
+            if total_end <= half.next_off {
                 emit(Event::Retransmission {
                     stream: id,
                     src,
@@ -450,11 +455,12 @@ impl Reassembler {
             }
             let fresh = bytes.get(skip.min(bytes.len())..).unwrap_or(&[]);
             Self::deliver(half, fresh, at, id, src, dst, emit);
-            if missing > 0 {
+            if total_end > half.next_off {
+                let cut_new = total_end - half.next_off;
                 Self::gap(
                     half,
-                    missing as u64,
-                    GapKind::Truncated(missing as u64),
+                    cut_new,
+                    GapKind::Truncated(cut_new),
                     at,
                     id,
                     src,

@@ -254,3 +254,118 @@ fn usage_errors() {
     let o = run(&["--bogus-flag"], "");
     assert_eq!(o.status.code(), Some(2));
 }
+
+fn sample(name: &str) -> Vec<u8> {
+    std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("samples")
+            .join(name),
+    )
+    .expect("sample")
+}
+
+fn run_file_bytes(bytes: &[u8], args: &[&str]) -> Output {
+    let dir = std::env::temp_dir().join(format!(
+        "kdissect-cli-{}-{}",
+        std::process::id(),
+        bytes.len()
+    ));
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let path = dir.join("input.pcap");
+    std::fs::write(&path, bytes).expect("write");
+    let mut all: Vec<&str> = args.to_vec();
+    let p = path.to_str().expect("path").to_string();
+    all.push(&p);
+    let o = Command::new(env!("CARGO_BIN_EXE_kdissect"))
+        .args(&all)
+        .output()
+        .expect("run");
+    let _ = std::fs::remove_dir_all(&dir);
+    o
+}
+
+#[test]
+fn capture_summary_lines_and_exit_0() {
+    let o = run_file_bytes(&sample("kafkajs-admin.pcap"), &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("[0] ApiVersions v2 Request corr=0 client_id=\"kafkajs-admin\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("Metadata v6 Response corr=1 brokers=1 cluster_id=\"tansu_cluster\""),
+        "{out}"
+    );
+    assert!(out.contains(" ms after frame 8)"), "{out}");
+}
+
+#[test]
+fn capture_from_stdin() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kdissect"))
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let _ = child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(&sample("kcat-metadata-v0.pcap"));
+    let o = child.wait_with_output().expect("wait");
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        text(&o.stdout)
+            .lines()
+            .filter(|l| l.contains("Metadata v0"))
+            .count(),
+        4
+    );
+}
+
+#[test]
+fn not_a_capture_and_empty_and_truncated_header_are_exit_2() {
+    let o = run_file_bytes(b"this is a text file, not a capture\n", &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("input.pcap") && err.contains("not a pcap or pcapng file"),
+        "{err}"
+    );
+    let o = run_file_bytes(b"", &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("empty file"));
+    let o = run_file_bytes(&sample("kcat-metadata-v0.pcap")[..10], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("truncated"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn truncated_last_record_is_a_warning_and_the_rest_is_shown() {
+    let full = sample("kafkajs-admin.pcap");
+    let o = run_file_bytes(&full[..full.len() - 20], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("offset") && err.contains("truncated capture"),
+        "{err}"
+    );
+    assert!(text(&o.stdout).lines().count() >= 18, "{}", text(&o.stdout));
+}
+
+#[test]
+fn absurd_record_length_names_the_offset() {
+    let mut b = sample("kcat-metadata-v0.pcap");
+    // First record header at 24: caplen at 24 + 8.
+    let second = 24 + 16 + u32::from_le_bytes([b[32], b[33], b[34], b[35]]) as usize;
+    b[second + 8..second + 12].copy_from_slice(&0x7fff_ffffu32.to_le_bytes());
+    let o = run_file_bytes(&b, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains(&format!("offset {second}")) && err.contains("2147483647"),
+        "{err}"
+    );
+}

@@ -605,3 +605,15 @@ pub fn decode_response_header_only(frame: &[u8], reason: &str) -> Message {
     }
     m
 }
+
+/// Decodes `body` (no size prefix, no header) as `spec` at `version`: for specs that are not
+/// embedded (tests, tools). Returns the body node, where decoding stopped, and diagnoses.
+pub fn decode_body_with(
+    spec: &'static MessageSpec,
+    version: i16,
+    body: &[u8],
+) -> (Node, Option<DecodeError>, Vec<Diagnosis>) {
+    let mut d = Decoder::new(body, 0, body.len(), Region::RequestBody);
+    let (n, e) = d.message_body(spec, version, DecodeOptions::default());
+    (n, e, d.diagnoses)
+}

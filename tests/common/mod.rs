@@ -202,11 +202,166 @@ pub mod pcapgen {
         if s.fin {
             b = b.fin();
         }
-        if !(s.syn && !s.from_client && s.ack == 0) {
+        if !(s.syn && s.from_client) {
             b = b.ack(s.ack);
         }
         let mut out = Vec::new();
         b.write(&mut out, &s.payload).expect("build packet");
+        out
+    }
+
+    /// The IP packet of a segment, without a link layer (IPv4, or IPv6 with `v6`).
+    pub fn ip_packet(s: &Seg, client_port: u16, broker_port: u16, v6: bool) -> Vec<u8> {
+        let (sp, dp) = if s.from_client {
+            (client_port, broker_port)
+        } else {
+            (broker_port, client_port)
+        };
+        let mut out = Vec::new();
+        let mut c6 = [0u8; 16];
+        c6[15] = 1;
+        let mut b6 = [0u8; 16];
+        b6[15] = 2;
+        let (src6, dst6) = if s.from_client { (c6, b6) } else { (b6, c6) };
+        let (src4, dst4) = if s.from_client {
+            (CLIENT, BROKER)
+        } else {
+            (BROKER, CLIENT)
+        };
+        macro_rules! finish {
+            ($b:expr) => {{
+                let mut b = $b.tcp(sp, dp, s.seq, 65535);
+                if s.syn {
+                    b = b.syn();
+                }
+                if s.fin {
+                    b = b.fin();
+                }
+                if !(s.syn && s.from_client) {
+                    b = b.ack(s.ack);
+                }
+                b.write(&mut out, &s.payload).expect("build packet");
+            }};
+        }
+        if v6 {
+            finish!(PacketBuilder::ipv6(src6, dst6, 64));
+        } else {
+            finish!(PacketBuilder::ipv4(src4, dst4, 64));
+        }
+        out
+    }
+
+    /// Ethernet with one (`tags` = 1) or two (QinQ) 802.1Q tags.
+    pub fn vlan_packet(s: &Seg, client_port: u16, broker_port: u16, tags: usize) -> Vec<u8> {
+        use etherparse::VlanId;
+        let eth = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
+        let (src, dst, sp, dp) = if s.from_client {
+            (CLIENT, BROKER, client_port, broker_port)
+        } else {
+            (BROKER, CLIENT, broker_port, client_port)
+        };
+        let vid = |v| VlanId::try_new(v).expect("vlan id");
+        let ip = if tags == 1 {
+            eth.single_vlan(vid(100)).ipv4(src, dst, 64)
+        } else {
+            eth.double_vlan(vid(100), vid(200)).ipv4(src, dst, 64)
+        };
+        let mut b = ip.tcp(sp, dp, s.seq, 65535);
+        if s.syn {
+            b = b.syn();
+        }
+        if s.fin {
+            b = b.fin();
+        }
+        if !(s.syn && s.from_client) {
+            b = b.ack(s.ack);
+        }
+        let mut out = Vec::new();
+        b.write(&mut out, &s.payload).expect("build packet");
+        out
+    }
+
+    /// A classic pcap of the given link type, packets 1 ms apart.
+    pub fn pcap_with(linktype: u32, big_endian: bool, nanos: bool, packets: &[Vec<u8>]) -> Vec<u8> {
+        let w32 = |out: &mut Vec<u8>, v: u32| {
+            out.extend_from_slice(&if big_endian {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            })
+        };
+        let w16 = |out: &mut Vec<u8>, v: u16| {
+            out.extend_from_slice(&if big_endian {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            })
+        };
+        let mut out = Vec::new();
+        w32(&mut out, if nanos { 0xa1b2_3c4d } else { 0xa1b2_c3d4 });
+        w16(&mut out, 2);
+        w16(&mut out, 4);
+        w32(&mut out, 0);
+        w32(&mut out, 0);
+        w32(&mut out, 65535);
+        w32(&mut out, linktype);
+        for (i, p) in packets.iter().enumerate() {
+            let us = 1_000 * i as u64;
+            w32(&mut out, 1_700_000_000u32 + (us / 1_000_000) as u32);
+            let frac = (us % 1_000_000) as u32;
+            w32(&mut out, if nanos { frac * 1000 } else { frac });
+            w32(&mut out, p.len() as u32);
+            w32(&mut out, p.len() as u32);
+            out.extend_from_slice(p);
+        }
+        out
+    }
+
+    fn ng_block(out: &mut Vec<u8>, kind: u32, body: &[u8]) {
+        let pad = (4 - body.len() % 4) % 4;
+        let len = (12 + body.len() + pad) as u32;
+        out.extend_from_slice(&kind.to_le_bytes());
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(body);
+        out.extend(std::iter::repeat_n(0u8, pad));
+        out.extend_from_slice(&len.to_le_bytes());
+    }
+
+    /// A little-endian pcapng: interfaces (link type, if_tsresol), then packets (interface,
+    /// microseconds since the epoch, data); timestamps are written in each interface's unit.
+    pub fn pcapng(ifaces: &[(u16, u8)], packets: &[(u32, u64, Vec<u8>)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut shb = Vec::new();
+        shb.extend_from_slice(&0x1a2b_3c4du32.to_le_bytes());
+        shb.extend_from_slice(&1u16.to_le_bytes());
+        shb.extend_from_slice(&0u16.to_le_bytes());
+        shb.extend_from_slice(&(-1i64).to_le_bytes());
+        ng_block(&mut out, 0x0a0d_0d0a, &shb);
+        for (lt, res) in ifaces {
+            let mut idb = Vec::new();
+            idb.extend_from_slice(&lt.to_le_bytes());
+            idb.extend_from_slice(&0u16.to_le_bytes());
+            idb.extend_from_slice(&0u32.to_le_bytes());
+            // if_tsresol option (code 9, length 1), padded, then end of options.
+            idb.extend_from_slice(&9u16.to_le_bytes());
+            idb.extend_from_slice(&1u16.to_le_bytes());
+            idb.extend_from_slice(&[*res, 0, 0, 0]);
+            idb.extend_from_slice(&[0, 0, 0, 0]);
+            ng_block(&mut out, 1, &idb);
+        }
+        for (iface, us, data) in packets {
+            let res = ifaces[*iface as usize].1;
+            let units: u64 = if res == 9 { us * 1000 } else { *us };
+            let mut epb = Vec::new();
+            epb.extend_from_slice(&iface.to_le_bytes());
+            epb.extend_from_slice(&((units >> 32) as u32).to_le_bytes());
+            epb.extend_from_slice(&(units as u32).to_le_bytes());
+            epb.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            epb.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            epb.extend_from_slice(data);
+            epb.extend(std::iter::repeat_n(0u8, (4 - data.len() % 4) % 4));
+            ng_block(&mut out, 6, &epb);
+        }
         out
     }
 

@@ -188,26 +188,7 @@ pub mod pcapgen {
     }
 
     pub fn packet(s: &Seg, client_port: u16, broker_port: u16) -> Vec<u8> {
-        let (src, dst, sp, dp) = if s.from_client {
-            (CLIENT, BROKER, client_port, broker_port)
-        } else {
-            (BROKER, CLIENT, broker_port, client_port)
-        };
-        let mut b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
-            .ipv4(src, dst, 64)
-            .tcp(sp, dp, s.seq, 65535);
-        if s.syn {
-            b = b.syn();
-        }
-        if s.fin {
-            b = b.fin();
-        }
-        if !(s.syn && s.from_client) {
-            b = b.ack(s.ack);
-        }
-        let mut out = Vec::new();
-        b.write(&mut out, &s.payload).expect("build packet");
-        out
+        vlan_packet(s, client_port, broker_port, 0)
     }
 
     /// The IP packet of a segment, without a link layer (IPv4, or IPv6 with `v6`).
@@ -251,7 +232,7 @@ pub mod pcapgen {
         out
     }
 
-    /// Ethernet with one (`tags` = 1) or two (QinQ) 802.1Q tags.
+    /// Ethernet with no, one (`tags` = 1) or two (QinQ) 802.1Q tags.
     pub fn vlan_packet(s: &Seg, client_port: u16, broker_port: u16, tags: usize) -> Vec<u8> {
         use etherparse::VlanId;
         let eth = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
@@ -261,10 +242,10 @@ pub mod pcapgen {
             (BROKER, CLIENT, broker_port, client_port)
         };
         let vid = |v| VlanId::try_new(v).expect("vlan id");
-        let ip = if tags == 1 {
-            eth.single_vlan(vid(100)).ipv4(src, dst, 64)
-        } else {
-            eth.double_vlan(vid(100), vid(200)).ipv4(src, dst, 64)
+        let ip = match tags {
+            0 => eth.ipv4(src, dst, 64),
+            1 => eth.single_vlan(vid(100)).ipv4(src, dst, 64),
+            _ => eth.double_vlan(vid(100), vid(200)).ipv4(src, dst, 64),
         };
         let mut b = ip.tcp(sp, dp, s.seq, 65535);
         if s.syn {

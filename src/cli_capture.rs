@@ -1,47 +1,209 @@
-//! `kdissect capture.pcap`: the capture path of the command line, and its printer.
+//! `kdissect capture.pcap`: the capture path of the command line: views, exchange filters,
+//! statistics, progress.
 
-use crate::{fail, Cli, Views};
+use crate::{fail, write_failed, Cli};
 use kdissect::capture::net::linktype_name;
-use kdissect::kafka::stream::{Config, Notice, Record, ResyncReason, Sink};
+use kdissect::kafka::message::api_display_name;
+use kdissect::kafka::names;
+use kdissect::kafka::stream::{Config, Notice, Record, RequestInfo, ResyncReason, Sink};
+use kdissect::kafka::{Direction, Message};
 use kdissect::pipeline::{self, CaptureSink, Health, Options};
+use kdissect::render::json::Meta;
+use kdissect::render::stats::{mentions_topic, Stats};
 use kdissect::render::{self, summary, Style};
 use kdissect::tcp::{GapKind, Limits};
+use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, BufReader, Write};
+use std::io::{self, BufReader, IsTerminal, Read, Write};
+use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
-struct Printer<W: Write> {
+/// Which exchanges to print. Every given condition must hold.
+#[derive(Debug, Default)]
+struct Filter {
+    apis: Vec<i16>,
+    stream: Option<u32>,
+    corr: Option<i32>,
+    client_id: Option<String>,
+    errors: bool,
+    topic: Option<String>,
+}
+
+impl Filter {
+    fn active(&self) -> bool {
+        !self.apis.is_empty()
+            || self.stream.is_some()
+            || self.corr.is_some()
+            || self.client_id.is_some()
+            || self.errors
+            || self.topic.is_some()
+    }
+
+    /// Only the stream filter applies to notices; any other filter hides them.
+    fn shows_notice(&self, stream: Option<u32>) -> bool {
+        let others = !self.apis.is_empty()
+            || self.corr.is_some()
+            || self.client_id.is_some()
+            || self.errors
+            || self.topic.is_some();
+        !others && self.stream.is_none_or(|s| stream == Some(s))
+    }
+
+    fn matches(&self, req: Option<&Record<'_>>, resp: Option<&Record<'_>>) -> bool {
+        let both = || req.into_iter().chain(resp);
+        if !self.apis.is_empty()
+            && !both().any(|r| r.msg.api_key.is_some_and(|k| self.apis.contains(&k)))
+        {
+            return false;
+        }
+        if let Some(s) = self.stream {
+            if !both().any(|r| r.stream == s) {
+                return false;
+            }
+        }
+        if let Some(c) = self.corr {
+            if !both().any(|r| r.msg.correlation_id == Some(c)) {
+                return false;
+            }
+        }
+        if let Some(id) = &self.client_id {
+            let got = req.and_then(|r| r.msg.client_id.clone()).flatten();
+            if got.as_deref() != Some(id.as_str()) {
+                return false;
+            }
+        }
+        if self.errors
+            && !both().any(|r| {
+                r.msg
+                    .body()
+                    .is_some_and(|b| !summary::error_codes(b).is_empty())
+            })
+        {
+            return false;
+        }
+        if let Some(t) = &self.topic {
+            if !both().any(|r| r.msg.body().is_some_and(|b| mentions_topic(b, t))) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// A message kept until its exchange is complete (filters need both halves).
+struct Owned {
+    stream: u32,
+    frame: u64,
+    ts_nanos: i64,
+    src: SocketAddr,
+    dst: SocketAddr,
+    msg: Message,
+    bytes: Vec<u8>,
+    request: Option<RequestInfo>,
+    assumed: bool,
+    partial: bool,
+}
+
+impl Owned {
+    fn of(r: &Record<'_>) -> Owned {
+        Owned {
+            stream: r.stream,
+            frame: r.frame,
+            ts_nanos: r.ts_nanos,
+            src: r.src,
+            dst: r.dst,
+            msg: r.msg.clone(),
+            bytes: r.bytes.to_vec(),
+            request: r.request,
+            assumed: r.assumed,
+            partial: r.partial,
+        }
+    }
+
+    fn record(&self) -> Record<'_> {
+        Record {
+            stream: self.stream,
+            frame: self.frame,
+            ts_nanos: self.ts_nanos,
+            src: self.src,
+            dst: self.dst,
+            msg: self.msg.clone(),
+            bytes: &self.bytes,
+            request: self.request,
+            assumed: self.assumed,
+            partial: self.partial,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Show {
+    summary: bool,
+    tree: bool,
+    bytes: bool,
+    json: bool,
+    spans: bool,
+}
+
+struct Output<W: Write> {
     out: W,
-    views: Views,
-    summary_only: bool,
+    show: Show,
+    quiet: bool,
     style: Style,
     first_ts: i64,
+    filter: Filter,
+    /// Requests waiting for their response, by (stream, correlation id), when filtering.
+    waiting: HashMap<(u32, i32), Owned>,
+    waiting_order: Vec<(u32, i32)>,
+    stats: Option<Stats>,
+    stats_filtered: bool,
     messages: u64,
     malformed: u64,
     lost: u64,
     resyncs: u64,
     retransmissions: u64,
-    overlaps: u64,
     unanswered: u64,
-    bad_sizes: u64,
-    /// Messages whose API or version kdissect has no table for, and those APIs.
     undecoded: u64,
     undecoded_apis: Vec<String>,
-    /// The first write error; printing stops there.
     io_error: Option<io::Error>,
 }
 
-impl<W: Write> Printer<W> {
-    fn write_record(&mut self, rec: &Record<'_>) -> io::Result<()> {
-        let line = summary::line(rec, self.first_ts);
-        if self.summary_only {
-            return writeln!(self.out, "{line}");
+impl<W: Write> Output<W> {
+    fn print(&mut self, rec: &Record<'_>) {
+        if self.quiet || self.io_error.is_some() {
+            return;
         }
-        writeln!(self.out, "{line}")?;
-        if self.views.tree {
+        if let Err(e) = self.write_record(rec) {
+            self.io_error = Some(e);
+        }
+    }
+
+    fn write_record(&mut self, rec: &Record<'_>) -> io::Result<()> {
+        if self.show.json {
+            let meta = Meta {
+                frame: rec.frame,
+                ts_nanos: Some(rec.ts_nanos),
+                stream: Some(rec.stream),
+                src: Some(rec.src.to_string()),
+                dst: Some(rec.dst.to_string()),
+                request_frame: rec.request.map(|r| r.frame),
+                latency_nanos: rec.latency_nanos(),
+                assumed: rec.assumed,
+                partial: rec.partial,
+                input_offset: None,
+            };
+            let j = render::json::message(&rec.msg, rec.bytes, &meta, self.show.spans);
+            return writeln!(self.out, "{j}");
+        }
+        writeln!(self.out, "{}", summary::line(rec, self.first_ts))?;
+        if self.show.summary {
+            return Ok(());
+        }
+        if self.show.tree {
             render::tree::write(&mut self.out, &rec.msg.root, rec.bytes, self.style)?;
         }
-        if self.views.bytes {
+        if self.show.bytes {
             render::bytes::write(&mut self.out, &rec.msg.root, rec.bytes, self.style)?;
         }
         for d in rec
@@ -57,6 +219,43 @@ impl<W: Write> Printer<W> {
             )?;
         }
         writeln!(self.out)
+    }
+
+    fn count(&mut self, rec: &Record<'_>) {
+        self.messages += 1;
+        if rec.partial {
+            // Counted as lost by its gap notice.
+        } else if rec.msg.is_malformed() {
+            self.malformed += 1;
+        } else if rec.msg.is_unknown_api() {
+            let name = rec.msg.api_name().into_owned();
+            if !self.undecoded_apis.contains(&name) {
+                self.undecoded_apis.push(name);
+            }
+            self.undecoded += 1;
+        }
+    }
+
+    fn shown(&mut self, rec: &Record<'_>) {
+        if self.stats_filtered {
+            if let Some(s) = self.stats.as_mut() {
+                s.message(rec);
+            }
+        }
+        self.print(rec);
+    }
+
+    /// Prints the requests still waiting (unanswered) that match on their own.
+    fn flush_waiting(&mut self) {
+        let order = std::mem::take(&mut self.waiting_order);
+        for key in order {
+            if let Some(o) = self.waiting.remove(&key) {
+                let r = o.record();
+                if self.filter.matches(Some(&r), None) {
+                    self.shown(&r);
+                }
+            }
+        }
     }
 
     fn notice_line(&self, n: &Notice) -> Option<String> {
@@ -91,14 +290,15 @@ impl<W: Write> Printer<W> {
                 at.frame,
                 rel(at.ts_nanos)
             ),
-            Notice::EndedInFrame { stream, src, present, want } => {
-                format!("{:>6} {:>11} {src} [{stream}] !! the connection ended inside a frame ({present} of {want} bytes)", "-", "-")
-            }
+            Notice::EndedInFrame { stream, src, present, want } => format!(
+                "{:>6} {:>11} {src} [{stream}] !! the connection ended inside a frame ({present} of {want} bytes)",
+                "-", "-"
+            ),
             Notice::Unanswered { stream, src, dst, request } => format!(
                 "{:>6} {:>11.6} {src} → {dst} [{stream}] !! unanswered: {} v{} Request corr={} got no response in the capture",
                 request.frame,
                 rel(request.ts_nanos),
-                kdissect::kafka::message::api_display_name(request.api_key),
+                api_display_name(request.api_key),
                 request.api_version,
                 request.correlation_id
             ),
@@ -118,23 +318,61 @@ impl<W: Write> Printer<W> {
     }
 }
 
-impl<W: Write> Sink for Printer<W> {
+fn notice_stream(n: &Notice) -> Option<u32> {
+    match n {
+        Notice::LostInGap { stream, .. }
+        | Notice::Resync { stream, .. }
+        | Notice::BadSize { stream, .. }
+        | Notice::EndedInFrame { stream, .. }
+        | Notice::Unanswered { stream, .. }
+        | Notice::Retransmission { stream, .. }
+        | Notice::ConflictingOverlap { stream, .. }
+        | Notice::Connection { stream, .. }
+        | Notice::PendingDropped { stream, .. } => Some(*stream),
+    }
+}
+
+impl<W: Write> Sink for Output<W> {
     fn message(&mut self, rec: &Record<'_>) {
-        self.messages += 1;
-        if rec.partial {
-            // Counted as lost by its gap notice.
-        } else if rec.msg.is_malformed() {
-            self.malformed += 1;
-        } else if rec.msg.is_unknown_api() {
-            let name = rec.msg.api_name().into_owned();
-            if !self.undecoded_apis.contains(&name) {
-                self.undecoded_apis.push(name);
+        self.count(rec);
+        if !self.stats_filtered {
+            if let Some(s) = self.stats.as_mut() {
+                s.message(rec);
             }
-            self.undecoded += 1;
         }
-        if self.io_error.is_none() {
-            if let Err(e) = self.write_record(rec) {
-                self.io_error = Some(e);
+        if !self.filter.active() {
+            self.shown(rec);
+            return;
+        }
+        match (rec.msg.direction, rec.msg.correlation_id) {
+            (Direction::Request, Some(c)) => {
+                let key = (rec.stream, c);
+                if self.waiting.insert(key, Owned::of(rec)).is_none() {
+                    self.waiting_order.push(key);
+                }
+            }
+            (Direction::Response, Some(c)) if rec.request.is_some() => {
+                let key = (rec.stream, c);
+                let req = self.waiting.remove(&key);
+                if req.is_some() {
+                    self.waiting_order.retain(|k| *k != key);
+                }
+                let req_rec = req.as_ref().map(Owned::record);
+                if self.filter.matches(req_rec.as_ref(), Some(rec)) {
+                    if let Some(r) = &req_rec {
+                        self.shown(r);
+                    }
+                    self.shown(rec);
+                }
+            }
+            _ => {
+                let (q, p) = match rec.msg.direction {
+                    Direction::Request => (Some(rec), None),
+                    Direction::Response => (None, Some(rec)),
+                };
+                if self.filter.matches(q, p) {
+                    self.shown(rec);
+                }
             }
         }
     }
@@ -144,29 +382,82 @@ impl<W: Write> Sink for Printer<W> {
             Notice::LostInGap { .. } => self.lost += 1,
             Notice::Resync { .. } => self.resyncs += 1,
             Notice::Retransmission { .. } => self.retransmissions += 1,
-            Notice::ConflictingOverlap { .. } => self.overlaps += 1,
             Notice::Unanswered { .. } => self.unanswered += 1,
-            Notice::BadSize { .. } => self.bad_sizes += 1,
             _ => {}
         }
-        if self.io_error.is_some() {
+        if let Some(s) = self.stats.as_mut() {
+            s.notice(n);
+        }
+        if self.quiet || self.io_error.is_some() || !self.filter.shows_notice(notice_stream(n)) {
             return;
         }
         if let Some(line) = self.notice_line(n) {
-            if let Err(e) = writeln!(self.out, "{line}") {
+            // NDJSON on stdout holds only messages; notices go to stderr there.
+            let r = if self.show.json {
+                writeln!(io::stderr(), "kdissect: {}", line.trim_start())
+            } else {
+                writeln!(self.out, "{line}")
+            };
+            if let Err(e) = r {
                 self.io_error = Some(e);
             }
         }
     }
 }
 
-impl<W: Write> CaptureSink for Printer<W> {
+impl<W: Write> CaptureSink for Output<W> {
     fn first_packet(&mut self, ts_nanos: i64) {
         self.first_ts = ts_nanos;
     }
 }
 
-fn health_report(name: &str, h: &Health, p: &Printer<impl Write>) -> Vec<String> {
+/// Counts bytes read and, on a terminal, draws a progress line on stderr.
+struct Progress<R: Read> {
+    inner: R,
+    read: u64,
+    total: u64,
+    last: Instant,
+    drawn: bool,
+}
+
+impl<R: Read> Read for Progress<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        if self.last.elapsed() >= Duration::from_millis(200) {
+            self.last = Instant::now();
+            let pct = if self.total > 0 {
+                self.read * 100 / self.total
+            } else {
+                0
+            };
+            let width = 30u64;
+            let filled = (pct * width / 100) as usize;
+            eprint!(
+                "\r[{}{}] {pct:>3}% {} / {} MB",
+                "#".repeat(filled),
+                " ".repeat(width as usize - filled.min(width as usize)),
+                self.read >> 20,
+                self.total >> 20
+            );
+            self.drawn = true;
+        }
+        Ok(n)
+    }
+}
+
+impl<R: Read> Drop for Progress<R> {
+    fn drop(&mut self) {
+        if self.drawn {
+            eprint!("\r{}\r", " ".repeat(60));
+        }
+    }
+}
+
+/// Files larger than this get a progress bar (on a terminal, outside --json).
+const PROGRESS_MIN: u64 = 64 * 1024 * 1024;
+
+fn health_report(name: &str, h: &Health, messages: u64, ports: &[u16]) -> Vec<String> {
     let mut lines = Vec::new();
     for (lt, n) in &h.unsupported_linktypes {
         lines.push(format!(
@@ -186,19 +477,28 @@ fn health_report(name: &str, h: &Health, p: &Printer<impl Write>) -> Vec<String>
     for w in &h.warnings {
         lines.push(format!("{name}: {w}"));
     }
-    if h.packets > 0 && p.messages == 0 {
+    if h.packets > 0 && messages == 0 {
+        let p: Vec<String> = ports.iter().map(u16::to_string).collect();
         lines.push(format!(
-            "{name}: no Kafka traffic found in {} packets (broker ports: {}; give the broker's port with -p)",
-            h.packets, "see -p"
+            "{name}: no Kafka traffic found in {} packets (broker ports {}, other ports by detection): give the broker's port with -p",
+            h.packets,
+            p.join(", ")
         ));
     }
     lines
 }
 
+fn parse_apis(list: &[String]) -> Result<Vec<i16>, String> {
+    list.iter()
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| names::api_key_from_str(s).ok_or_else(|| format!("--api {s:?} is neither a number nor a Kafka API name (try metadata, 3, describe-cluster)")))
+        .collect()
+}
+
 pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
-    let views = Views {
-        tree: cli.tree,
-        bytes: cli.bytes,
+    let apis = match parse_apis(&cli.api) {
+        Ok(a) => a,
+        Err(e) => return fail(e),
     };
     let opts = Options {
         kafka: Config {
@@ -210,24 +510,41 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         tcp: Limits::default(),
     };
     let stdout = io::stdout();
-    let mut printer = Printer {
-        out: io::BufWriter::new(stdout.lock()),
-        views,
-        summary_only: !cli.tree && !cli.bytes,
+    let mut o = Output {
+        out: io::BufWriter::with_capacity(1 << 16, stdout.lock()),
+        show: Show {
+            summary: !cli.tree && !cli.bytes,
+            tree: cli.tree,
+            bytes: cli.bytes,
+            json: cli.json,
+            spans: cli.json_spans,
+        },
+        quiet: cli.quiet,
         style,
         first_ts: 0,
+        filter: Filter {
+            apis,
+            stream: cli.stream,
+            corr: cli.correlation_id,
+            client_id: cli.client_id.clone(),
+            errors: cli.errors,
+            topic: cli.topic.clone(),
+        },
+        waiting: HashMap::new(),
+        waiting_order: Vec::new(),
+        stats: cli.stats.then(Stats::default),
+        stats_filtered: cli.stats_filtered,
         messages: 0,
         malformed: 0,
         lost: 0,
         resyncs: 0,
         retransmissions: 0,
-        overlaps: 0,
         unanswered: 0,
-        bad_sizes: 0,
         undecoded: 0,
         undecoded_apis: Vec::new(),
         io_error: None,
     };
+    let progress_ok = !cli.no_progress && !cli.json && io::stderr().is_terminal();
     let mut any_read = false;
     let mut trouble = false;
     for name in inputs {
@@ -236,40 +553,61 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         } else {
             name.clone()
         };
-        if inputs.len() > 1 {
-            let _ = writeln!(printer.out, "==> {display} <==");
+        if inputs.len() > 1 && !cli.json && !cli.quiet {
+            let _ = writeln!(o.out, "==> {display} <==");
         }
         let mut health = Health::default();
         let err = if name == "-" {
             pipeline::run(
                 BufReader::with_capacity(1 << 20, io::stdin().lock()),
                 &opts,
-                &mut printer,
+                &mut o,
                 &mut health,
             )
         } else {
             match File::open(name) {
-                Ok(f) => pipeline::run(
-                    BufReader::with_capacity(1 << 20, f),
-                    &opts,
-                    &mut printer,
-                    &mut health,
-                ),
+                Ok(f) => {
+                    let total = f.metadata().map(|m| m.len()).unwrap_or(0);
+                    if progress_ok && total >= PROGRESS_MIN {
+                        let p = Progress {
+                            inner: f,
+                            read: 0,
+                            total,
+                            last: Instant::now(),
+                            drawn: false,
+                        };
+                        pipeline::run(
+                            BufReader::with_capacity(1 << 20, p),
+                            &opts,
+                            &mut o,
+                            &mut health,
+                        )
+                    } else {
+                        pipeline::run(
+                            BufReader::with_capacity(1 << 20, f),
+                            &opts,
+                            &mut o,
+                            &mut health,
+                        )
+                    }
+                }
                 Err(e) => {
-                    let _ = printer.out.flush();
+                    let _ = o.out.flush();
                     eprintln!("kdissect: cannot read {name}: {e}");
                     trouble = true;
                     continue;
                 }
             }
         };
-        if let Some(e) = printer.io_error.take() {
-            if e.kind() == io::ErrorKind::BrokenPipe {
-                return ExitCode::SUCCESS;
-            }
-            return fail(format!("cannot write output: {e}"));
+        o.flush_waiting();
+        if let Some(s) = o.stats.as_mut() {
+            s.health.packets += health.packets;
+            s.health.truncated_packets += health.truncated_packets;
         }
-        let _ = printer.out.flush();
+        if let Some(e) = o.io_error.take() {
+            return write_failed(&e);
+        }
+        let _ = o.out.flush();
         if health.packets > 0 {
             any_read = true;
         }
@@ -284,31 +622,40 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
                 );
             }
         }
-        for l in health_report(&display, &health, &printer) {
+        for l in health_report(&display, &health, o.messages, &cli.ports) {
             eprintln!("kdissect: {l}");
         }
     }
-    if let Err(e) = printer.out.flush() {
-        if e.kind() == io::ErrorKind::BrokenPipe {
-            return ExitCode::SUCCESS;
+    if let Some(s) = &o.stats {
+        let r = if cli.json {
+            let j = serde_json::json!({ "stats": s.to_json() });
+            writeln!(o.out, "{j}")
+        } else {
+            let sep = if cli.quiet { "" } else { "\n" };
+            write!(o.out, "{sep}{}", s.tables())
+        };
+        if let Err(e) = r {
+            return write_failed(&e);
         }
-        return fail(format!("cannot write output: {e}"));
+    }
+    if let Err(e) = o.out.flush() {
+        return write_failed(&e);
     }
     if !any_read && trouble {
         return ExitCode::from(2);
     }
-    if printer.undecoded > 0 {
+    if o.undecoded > 0 {
         eprintln!(
             "kdissect: {} messages of APIs or versions kdissect does not decode yet ({}): header shown, body raw",
-            printer.undecoded,
-            printer.undecoded_apis.join(", ")
+            o.undecoded,
+            o.undecoded_apis.join(", ")
         );
     }
-    let damaged = printer.malformed + printer.lost;
+    let damaged = o.malformed + o.lost;
     if damaged > 0 || trouble {
         eprintln!(
             "kdissect: {} messages, {} malformed, {} frames lost in gaps, {} resynchronisations, {} retransmissions, {} unanswered requests",
-            printer.messages, printer.malformed, printer.lost, printer.resyncs, printer.retransmissions, printer.unanswered
+            o.messages, o.malformed, o.lost, o.resyncs, o.retransmissions, o.unanswered
         );
         return ExitCode::from(1);
     }

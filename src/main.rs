@@ -1,86 +1,178 @@
 //! The `kdissect` command line.
 
-use clap::{Parser, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use kdissect::capture::hex;
 use kdissect::kafka::frames::{self, Conversation, ResponseHint};
 use kdissect::kafka::message::{request_header_version, response_header_version};
-use kdissect::kafka::{names, Direction, Message};
-use kdissect::render::{self, Style};
+use kdissect::kafka::topics::TopicNames;
+use kdissect::kafka::{names, Direction, Message, Node, NodeKind};
+use kdissect::render::{self, json::Meta, value, Style};
 use std::io::{self, IsTerminal, Read, Write};
 use std::process::ExitCode;
 
 mod cli_capture;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ColorChoice {
+pub(crate) enum ColorChoice {
     Auto,
     Always,
     Never,
 }
 
-/// Kafka wire-protocol dissector: decodes Kafka frames byte by byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Commands {
+    /// Print a shell completion script: `kdissect completions bash > /etc/bash_completion.d/kdissect`.
+    Completions {
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// Print the manual page (roff): `kdissect man | man -l -`.
+    Man,
+}
+
+const EXAMPLES: &str = "Examples:
+  kdissect capture.pcap                      one line per Kafka message, with latencies
+  kdissect -V -p 19092 capture.pcapng        object trees; broker on port 19092
+  kdissect --api metadata --errors cap.pcap  only Metadata exchanges that carry an error code
+  kdissect --stats -q capture.pcap           statistics tables only
+  kdissect --json capture.pcap | jq -c 'select(.direction==\"response\") | {api_name, latency_us}'
+  printf '00 00 00 21 00 03 00 0d 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 01 00 00 00 00' | kdissect --hex
+  xxd response.bin | kdissect --hex --api-key metadata --api-version 12 --response -x
+  kdissect --hex --at 30 frame.hex           which field covers byte 30";
+
+/// Kafka wire-protocol dissector: decodes captures (pcap, pcapng) and hex frames byte by byte.
 #[derive(Debug, Parser)]
 #[command(
     name = "kdissect",
     version,
     about,
     disable_version_flag = true,
-    after_help = "Examples:\n  \
-        printf '00 00 00 21 00 03 00 0d 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 01 00 00 00 00' | kdissect --hex\n  \
-        kdissect --hex -V frame.hex\n  \
-        xxd response.bin | kdissect --hex --api-key metadata --api-version 12 --response -x"
+    args_conflicts_with_subcommands = true,
+    after_help = EXAMPLES
 )]
 pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Option<Commands>,
+
     /// Print version.
     #[arg(long, action = clap::ArgAction::Version)]
     pub(crate) version: Option<bool>,
 
-    /// Input files; `-` or nothing reads standard input.
+    /// Input files (pcap, pcapng, or hex text with --hex); `-` or nothing reads standard input.
     pub(crate) files: Vec<String>,
 
     /// Read hex text (plain hex, xxd, hexdump -C, od -An -tx1 or tshark -x dumps) instead of a capture.
-    #[arg(long)]
+    #[arg(long, help_heading = "Input")]
     pub(crate) hex: bool,
 
-    /// Print the annotated object tree of each message.
-    #[arg(short = 'V', long = "tree")]
-    pub(crate) tree: bool,
-
-    /// Print the byte layout of each message, coloured by region.
-    #[arg(short = 'x', long = "bytes")]
-    pub(crate) bytes: bool,
-
-    /// Print descriptions and byte values whole instead of cutting them.
-    #[arg(long)]
-    pub(crate) wide: bool,
-
-    /// When to colour output (NO_COLOR in the environment also turns it off).
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
-    pub(crate) color: ColorChoice,
-
-    /// API of a response whose request is not in the input (name or number).
-    #[arg(long, value_name = "K")]
-    pub(crate) api_key: Option<String>,
-
-    /// API version of a response whose request is not in the input.
-    #[arg(long, value_name = "V")]
-    pub(crate) api_version: Option<i16>,
-
-    /// Decode every frame as a response (with --api-key and --api-version, or by pairing).
-    #[arg(long)]
-    pub(crate) response: bool,
-
     /// Broker port (repeatable); connections to it are Kafka.
-    #[arg(short = 'p', long = "port", value_name = "PORT", default_values_t = vec![9092u16])]
+    #[arg(short = 'p', long = "port", value_name = "PORT", default_values_t = vec![9092u16], help_heading = "Input")]
     pub(crate) ports: Vec<u16>,
 
     /// Do not look for Kafka on other ports by what a client sends first.
-    #[arg(long)]
+    #[arg(long, help_heading = "Input")]
     pub(crate) no_detect: bool,
 
     /// Largest frame size accepted; a size prefix above it is garbage (bytes, or with K/M/G).
-    #[arg(long, value_name = "SIZE", default_value = "100M", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "100M", value_parser = parse_size, help_heading = "Input")]
     pub(crate) max_frame: usize,
+
+    /// API of a response whose request is not in the hex input (name or number).
+    #[arg(long, value_name = "K", help_heading = "Input")]
+    pub(crate) api_key: Option<String>,
+
+    /// API version of a response whose request is not in the hex input.
+    #[arg(long, value_name = "V", help_heading = "Input")]
+    pub(crate) api_version: Option<i16>,
+
+    /// Decode every hex frame as a response (with --api-key and --api-version, or by pairing).
+    #[arg(long, help_heading = "Input")]
+    pub(crate) response: bool,
+
+    /// Print the annotated object tree of each message.
+    #[arg(short = 'V', long = "tree", help_heading = "Views")]
+    pub(crate) tree: bool,
+
+    /// Print the byte layout of each message, coloured by region.
+    #[arg(short = 'x', long = "bytes", help_heading = "Views")]
+    pub(crate) bytes: bool,
+
+    /// One JSON object per message (NDJSON); with --stats, the statistics as one JSON object.
+    #[arg(long, help_heading = "Views")]
+    pub(crate) json: bool,
+
+    /// With --json: every value becomes {value, offset, length}.
+    #[arg(long, help_heading = "Views")]
+    pub(crate) json_spans: bool,
+
+    /// Statistics tables after the messages (per API, connection, error code, version skew, capture health).
+    #[arg(long, help_heading = "Views")]
+    pub(crate) stats: bool,
+
+    /// Print no messages (with --stats: only the statistics).
+    #[arg(short = 'q', long, help_heading = "Views")]
+    pub(crate) quiet: bool,
+
+    /// Print descriptions and byte values whole instead of cutting them.
+    #[arg(long, help_heading = "Views")]
+    pub(crate) wide: bool,
+
+    /// When to colour output (NO_COLOR in the environment also turns it off).
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, help_heading = "Views")]
+    pub(crate) color: ColorChoice,
+
+    /// No progress bar on stderr.
+    #[arg(long, help_heading = "Views")]
+    pub(crate) no_progress: bool,
+
+    /// With --hex: name the field that covers this byte offset of the input (decimal or 0x hex).
+    #[arg(long, value_name = "OFFSET", value_parser = parse_offset, help_heading = "Views")]
+    pub(crate) at: Option<usize>,
+
+    /// Only exchanges of these APIs (names or keys, comma-separated: metadata,60).
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        help_heading = "Filters (whole exchanges)"
+    )]
+    pub(crate) api: Vec<String>,
+
+    /// Only exchanges on this TCP stream.
+    #[arg(long, value_name = "N", help_heading = "Filters (whole exchanges)")]
+    pub(crate) stream: Option<u32>,
+
+    /// Only exchanges with this correlation id.
+    #[arg(
+        long,
+        value_name = "N",
+        allow_hyphen_values = true,
+        help_heading = "Filters (whole exchanges)"
+    )]
+    pub(crate) correlation_id: Option<i32>,
+
+    /// Only exchanges whose request has this client_id.
+    #[arg(long, value_name = "ID", help_heading = "Filters (whole exchanges)")]
+    pub(crate) client_id: Option<String>,
+
+    /// Only exchanges that carry a non-zero error code.
+    #[arg(long, help_heading = "Filters (whole exchanges)")]
+    pub(crate) errors: bool,
+
+    /// Only exchanges that name this topic (by name, or by an id whose name is known).
+    #[arg(long, value_name = "NAME", help_heading = "Filters (whole exchanges)")]
+    pub(crate) topic: Option<String>,
+
+    /// Let the filters apply to --stats too (by default statistics count everything).
+    #[arg(long, help_heading = "Filters (whole exchanges)")]
+    pub(crate) stats_filtered: bool,
 }
 
 fn parse_size(s: &str) -> Result<usize, String> {
@@ -98,9 +190,27 @@ fn parse_size(s: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("{s:?} is not a size (examples: 1048576, 512K, 100M)"))
 }
 
+fn parse_offset(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => usize::from_str_radix(h, 16),
+        None => t.parse::<usize>(),
+    };
+    r.map_err(|_| format!("{s:?} is not an offset (examples: 30, 0x1e)"))
+}
+
 pub(crate) fn fail(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("kdissect: {msg}");
     ExitCode::from(2)
+}
+
+/// Ends quietly on a closed pipe (`| head`), loudly on other write errors.
+pub(crate) fn write_failed(e: &io::Error) -> ExitCode {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        ExitCode::SUCCESS
+    } else {
+        fail(format!("cannot write output: {e}"))
+    }
 }
 
 fn read_input(name: &str) -> Result<Vec<u8>, String> {
@@ -115,37 +225,87 @@ fn read_input(name: &str) -> Result<Vec<u8>, String> {
     }
 }
 
+fn subcommand(cmd: &Commands) -> ExitCode {
+    let mut c = Cli::command();
+    let mut out = io::stdout();
+    match cmd {
+        Commands::Completions { shell } => {
+            let sh = match shell {
+                Shell::Bash => clap_complete::Shell::Bash,
+                Shell::Zsh => clap_complete::Shell::Zsh,
+                Shell::Fish => clap_complete::Shell::Fish,
+            };
+            clap_complete::generate(sh, &mut c, "kdissect", &mut out);
+            ExitCode::SUCCESS
+        }
+        Commands::Man => match clap_mangen::Man::new(c).render(&mut out) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => write_failed(&e),
+        },
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(cmd) = &cli.command {
+        return subcommand(cmd);
+    }
     let color = match cli.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => {
-            io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            !cli.json
+                && io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         }
     };
     let style = Style {
         color,
         wide: cli.wide,
     };
-    let api_key = match cli.api_key.as_deref().map(|s| (s, names::api_key_from_str(s))) {
-        None => None,
-        Some((_, Some(k))) => Some(k),
-        Some((s, None)) => return fail(format!("--api-key {s:?} is neither a number nor a Kafka API name (try metadata, 3, api-versions)")),
-    };
-    if api_key.is_some() != cli.api_version.is_some() {
-        return fail("--api-key and --api-version go together: a response is decoded with both");
-    }
     let inputs = if cli.files.is_empty() {
         vec!["-".to_string()]
     } else {
         cli.files.clone()
     };
+    if cli.json_spans && !cli.json {
+        return fail("--json-spans goes with --json");
+    }
     if !cli.hex {
         if cli.files.is_empty() && io::stdin().is_terminal() {
-            return fail("no input: give a capture file (pcap or pcapng), `-` for standard input, or --hex for hex text");
+            return fail("no input: give a capture file (pcap or pcapng), `-` for standard input, or --hex for hex text; see --help");
+        }
+        if cli.at.is_some() || cli.api_key.is_some() || cli.response {
+            return fail(
+                "--at, --api-key, --api-version and --response work on hex input: add --hex",
+            );
         }
         return cli_capture::run(&cli, &inputs, style);
+    }
+    run_hex(&cli, &inputs, style)
+}
+
+fn run_hex(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
+    let api_key = match cli.api_key.as_deref().map(|s| (s, names::api_key_from_str(s))) {
+        None => None,
+        Some((_, Some(k))) => Some(k),
+        Some((s, None)) => {
+            return fail(format!(
+                "--api-key {s:?} is neither a number nor a Kafka API name (try metadata, 3, api-versions)"
+            ))
+        }
+    };
+    if api_key.is_some() != cli.api_version.is_some() {
+        return fail("--api-key and --api-version go together: a response is decoded with both");
+    }
+    if cli.stats
+        || !cli.api.is_empty()
+        || cli.stream.is_some()
+        || cli.client_id.is_some()
+        || cli.errors
+        || cli.topic.is_some()
+    {
+        return fail("--stats and the exchange filters work on captures, not on --hex input");
     }
     let hint = ResponseHint {
         api_key,
@@ -153,14 +313,15 @@ fn main() -> ExitCode {
         force_response: cli.response,
     };
     let views = Views {
-        tree: cli.tree || !cli.bytes,
-        bytes: cli.bytes || !cli.tree,
+        tree: cli.tree || !(cli.bytes || cli.json),
+        bytes: cli.bytes || !(cli.tree || cli.json),
     };
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let mut malformed = 0usize;
     let mut total = 0usize;
-    for name in &inputs {
+    let mut topics = TopicNames::default();
+    for name in inputs {
         let display = if name == "-" {
             "standard input"
         } else {
@@ -179,37 +340,134 @@ fn main() -> ExitCode {
             return fail(format!("{display}: no hex bytes found"));
         }
         let mut conv = Conversation::default();
-        for span in frames::split(&bytes) {
+        let mut found_at = false;
+        for (i, span) in frames::split(&bytes).into_iter().enumerate() {
             let frame = bytes
                 .get(span.offset..span.offset + span.len)
                 .unwrap_or(&[]);
-            let msg = conv.decode(frame, &hint);
+            let mut msg = conv.decode(frame, &hint);
+            topics.observe(&mut msg);
             total += 1;
             if !msg.is_clean() {
                 malformed += 1;
             }
-            let r = print_message(&mut out, &msg, frame, span.offset, views, style);
-            if let Err(e) = r {
-                if e.kind() == io::ErrorKind::BrokenPipe {
-                    return ExitCode::SUCCESS;
+            let r = if let Some(at) = cli.at {
+                if at >= span.offset && at < span.offset + span.len {
+                    found_at = true;
+                    print_at(
+                        &mut out,
+                        &msg,
+                        frame,
+                        span.offset,
+                        at - span.offset,
+                        i + 1,
+                        style,
+                    )
+                } else {
+                    Ok(())
                 }
-                return fail(format!("cannot write output: {e}"));
+            } else if cli.json {
+                let meta = Meta {
+                    frame: i as u64 + 1,
+                    input_offset: Some(span.offset),
+                    ..Meta::default()
+                };
+                let j = render::json::message(&msg, frame, &meta, cli.json_spans);
+                writeln!(out, "{j}")
+            } else {
+                print_message(&mut out, &msg, frame, span.offset, views, style)
+            };
+            if let Err(e) = r {
+                return write_failed(&e);
             }
+        }
+        if let (Some(at), false) = (cli.at, found_at) {
+            let _ = out.flush();
+            return fail(format!(
+                "{display}: offset {at} is past the end of the input ({} bytes)",
+                bytes.len()
+            ));
         }
     }
     if let Err(e) = out.flush() {
-        if e.kind() == io::ErrorKind::BrokenPipe {
-            return ExitCode::SUCCESS;
-        }
-        return fail(format!("cannot write output: {e}"));
+        return write_failed(&e);
     }
     drop(out);
-    if malformed > 0 {
+    if malformed > 0 && cli.at.is_none() {
         eprintln!("kdissect: {malformed} of {total} frames malformed or undecodable");
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// `--at`: the leaf that covers `off` in the frame, with the path to it.
+fn print_at(
+    out: &mut impl Write,
+    msg: &Message,
+    frame: &[u8],
+    input_offset: usize,
+    off: usize,
+    index: usize,
+    style: Style,
+) -> io::Result<()> {
+    fn find<'a>(n: &'a Node, off: usize, path: &mut Vec<&'a Node>) -> bool {
+        path.push(n);
+        if n.children.is_empty() {
+            if n.offset <= off && off < n.end() && n.kind != NodeKind::Error {
+                return true;
+            }
+        } else {
+            for c in &n.children {
+                if c.offset <= off && off < c.end() && find(c, off, path) {
+                    return true;
+                }
+            }
+        }
+        path.pop();
+        false
+    }
+    let mut path = Vec::new();
+    writeln!(
+        out,
+        "input offset {} (0x{:04x}) is byte 0x{off:04x} of frame {index} ({}, which starts at input offset 0x{input_offset:04x})",
+        input_offset + off,
+        input_offset + off,
+        msg.root.name
+    )?;
+    if !find(&msg.root, off, &mut path) {
+        return writeln!(out, "no decoded field covers it");
+    }
+    let names: Vec<String> = path
+        .iter()
+        .skip(1)
+        .map(|n| match n.name.rfind('[') {
+            Some(i) if n.name.ends_with(']') => n.name[i..].to_string(),
+            _ => n.name.to_string(),
+        })
+        .collect();
+    let mut p = String::new();
+    for s in names {
+        if !p.is_empty() && !s.starts_with('[') {
+            p.push('.');
+        }
+        p.push_str(&s);
+    }
+    let leaf = path.last().copied().unwrap_or(&msg.root);
+    writeln!(out, "field: {p}")?;
+    writeln!(out, "  {}", render::tree::node_line(leaf, frame, style))?;
+    if let Some(v) = value::text(leaf, frame, true) {
+        writeln!(
+            out,
+            "  value {v}, bytes 0x{:04x}..0x{:04x} of the frame",
+            leaf.offset,
+            leaf.end()
+        )?;
+    }
+    if let Some(e) = &msg.error {
+        writeln!(out, "  (decoding of this frame stopped: {e})")?;
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -7,6 +7,7 @@ pub mod names;
 pub mod node;
 pub mod schema;
 pub mod stream;
+pub mod topics;
 
 pub use decode::{DecodeError, Diagnosis, ErrorKind};
 pub use message::{decode_request, decode_response, Message};

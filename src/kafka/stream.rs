@@ -8,6 +8,7 @@ use super::message::{
 };
 use super::names;
 use super::schema::{registry, Direction};
+use super::topics::TopicNames;
 use super::Diagnosis;
 use crate::tcp::{At, Event, GapKind};
 use std::collections::HashMap;
@@ -189,6 +190,7 @@ const RESYNC_WINDOW: usize = 1024 * 1024;
 pub struct Tracker {
     cfg: Config,
     conns: HashMap<u32, KConn>,
+    topics: TopicNames,
 }
 
 /// A request header that could start a frame here: size, known API name, sane version,
@@ -231,6 +233,7 @@ impl Tracker {
         Tracker {
             cfg,
             conns: HashMap::new(),
+            topics: TopicNames::default(),
         }
     }
 
@@ -308,8 +311,8 @@ impl Tracker {
                                 detected: true,
                             });
                             // Requests first, then whatever the broker already said.
-                            Self::cut(c, &cfg, stream, d, at, sink);
-                            Self::cut(c, &cfg, stream, 1 - d, at, sink);
+                            Self::cut(c, &cfg, &mut self.topics, stream, d, at, sink);
+                            Self::cut(c, &cfg, &mut self.topics, stream, 1 - d, at, sink);
                         } else if c.data_events > DETECT_EVENTS
                             || c.halves.iter().any(|h| h.buf.len() > DETECT_BUFFER)
                         {
@@ -320,7 +323,7 @@ impl Tracker {
                     State::Kafka => {
                         let h = &mut c.halves[d];
                         h.buf.extend_from_slice(bytes);
-                        Self::cut(c, &cfg, stream, d, at, sink);
+                        Self::cut(c, &cfg, &mut self.topics, stream, d, at, sink);
                     }
                 }
             }
@@ -380,9 +383,30 @@ impl Tracker {
                     // Show what the gap left of the frame: its header at least.
                     let part = h.buf.split_off(h.pos);
                     if is_request {
-                        Self::on_request(c, &self.cfg, stream, src, dst, &part, at, true, sink);
+                        Self::on_request(
+                            c,
+                            &self.cfg,
+                            &mut self.topics,
+                            stream,
+                            src,
+                            dst,
+                            &part,
+                            at,
+                            true,
+                            sink,
+                        );
                     } else {
-                        Self::on_response(c, stream, src, dst, &part, at, true, sink);
+                        Self::on_response(
+                            c,
+                            &mut self.topics,
+                            stream,
+                            src,
+                            dst,
+                            &part,
+                            at,
+                            true,
+                            sink,
+                        );
                     }
                 }
                 let h = &mut c.halves[d];
@@ -478,7 +502,15 @@ impl Tracker {
     }
 
     /// Cuts complete frames off direction `d` and decodes them.
-    fn cut(c: &mut KConn, cfg: &Config, stream: u32, d: usize, at: At, sink: &mut impl Sink) {
+    fn cut(
+        c: &mut KConn,
+        cfg: &Config,
+        topics: &mut TopicNames,
+        stream: u32,
+        d: usize,
+        at: At,
+        sink: &mut impl Sink,
+    ) {
         let src = c.addrs[d];
         let dst = c.addrs[1 - d];
         let is_request = c.broker != Some(src);
@@ -542,9 +574,9 @@ impl Tracker {
             let buf = std::mem::take(&mut c.halves[d].buf);
             let frame = buf.get(start..start + len).unwrap_or(&[]);
             if is_request {
-                Self::on_request(c, cfg, stream, src, dst, frame, at, false, sink);
+                Self::on_request(c, cfg, topics, stream, src, dst, frame, at, false, sink);
             } else {
-                Self::on_response(c, stream, src, dst, frame, at, false, sink);
+                Self::on_response(c, topics, stream, src, dst, frame, at, false, sink);
             }
             c.halves[d].buf = buf;
         }
@@ -560,6 +592,7 @@ impl Tracker {
     fn on_request(
         c: &mut KConn,
         cfg: &Config,
+        topics: &mut TopicNames,
         stream: u32,
         src: SocketAddr,
         dst: SocketAddr,
@@ -568,7 +601,8 @@ impl Tracker {
         partial: bool,
         sink: &mut impl Sink,
     ) {
-        let msg = decode_request(frame);
+        let mut msg = decode_request(frame);
+        topics.observe(&mut msg);
         // Only a plausible request header waits for an answer: junk read as a header must
         // not capture a later response's correlation id.
         let plausible = msg.api_key.zip(msg.api_version).is_some_and(|(k, v)| {
@@ -616,6 +650,7 @@ impl Tracker {
     #[allow(clippy::too_many_arguments)]
     fn on_response(
         c: &mut KConn,
+        topics: &mut TopicNames,
         stream: u32,
         src: SocketAddr,
         dst: SocketAddr,
@@ -653,6 +688,8 @@ impl Tracker {
                 ),
             },
         };
+        let mut msg = msg;
+        topics.observe(&mut msg);
         sink.message(&Record {
             stream,
             frame: at.frame,

@@ -2,6 +2,8 @@
 //! decoded messages; they never decode.
 
 pub mod bytes;
+pub mod json;
+pub mod stats;
 pub mod summary;
 pub mod tree;
 pub mod value;

@@ -28,11 +28,18 @@ fn field<'a>(n: &'a Node, name: &str) -> Option<&'a Node> {
 fn topic_label(t: &Node) -> Option<String> {
     let name = field(t, "Name")
         .or_else(|| field(t, "TopicName"))
-        .and_then(|n| n.as_str().map(str::to_string));
+        .and_then(|n| n.as_str().map(str::to_string))
+        .filter(|s| !s.is_empty());
     match name {
         Some(s) => Some(s),
         None => field(t, "TopicId").and_then(|n| match n.value {
-            Value::Uuid(u) => Some(super::value::uuid(&u)),
+            // An id whose name an earlier message gave reads as the name.
+            Value::Uuid(u) => Some(
+                n.detail
+                    .strip_prefix('(')
+                    .and_then(|d| d.strip_suffix(')'))
+                    .map_or_else(|| super::value::uuid(&u), str::to_string),
+            ),
             _ => None,
         }),
     }

@@ -1,0 +1,465 @@
+//! `--stats`: tables after the messages (or alone with `-q`), or one JSON object with `--json`.
+//! Fed with every message and notice; knows nothing of how they were found.
+
+use super::summary::{error_codes, latency_text};
+use crate::kafka::message::api_display_name;
+use crate::kafka::stream::{Notice, Record};
+use crate::kafka::{names, Direction, Node, NodeKind, Value};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use serde_json::{json, Value as J};
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Debug, Default, Clone)]
+struct ApiRow {
+    requests: u64,
+    responses: u64,
+    unanswered: u64,
+    errors: u64,
+    malformed: u64,
+    /// Latencies in nanoseconds.
+    latencies: Vec<i64>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct ConnRow {
+    client: String,
+    broker: String,
+    client_id: Option<String>,
+    messages: u64,
+    bytes: u64,
+}
+
+/// Capture health counters.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct HealthCounts {
+    pub packets: u64,
+    pub truncated_packets: u64,
+    pub gaps: u64,
+    pub retransmissions: u64,
+    pub conflicting_overlaps: u64,
+    pub unmatched_responses: u64,
+    pub midstream_pickups: u64,
+    pub resyncs: u64,
+    pub bad_sizes: u64,
+    pub malformed: u64,
+    pub undecoded: u64,
+    pub unanswered: u64,
+    pub partial: u64,
+}
+
+#[derive(Debug, Default)]
+pub struct Stats {
+    apis: BTreeMap<(i16, i16), ApiRow>,
+    conns: BTreeMap<u32, ConnRow>,
+    errors: BTreeMap<i16, u64>,
+    /// Broker address → API key → (min, max) advertised in ApiVersions.
+    advertised: BTreeMap<String, BTreeMap<i16, (i64, i64)>>,
+    /// API key → versions clients used.
+    used: BTreeMap<i16, BTreeSet<i16>>,
+    pub health: HealthCounts,
+}
+
+fn percentile(sorted: &[i64], p: f64) -> Option<i64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    // Nearest-rank percentile.
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted.get(rank - 1).copied()
+}
+
+fn advertised_versions(body: &Node) -> Vec<(i16, i64, i64)> {
+    let Some(arr) = body.children.iter().find(|c| c.name == "ApiKeys") else {
+        return Vec::new();
+    };
+    arr.children
+        .iter()
+        .filter(|c| c.kind != NodeKind::Length)
+        .filter_map(|e| {
+            let get = |n: &str| {
+                e.children
+                    .iter()
+                    .find(|c| c.name == n)
+                    .and_then(Node::as_int)
+            };
+            Some((
+                get("ApiKey")? as i16,
+                get("MinVersion")?,
+                get("MaxVersion")?,
+            ))
+        })
+        .collect()
+}
+
+impl Stats {
+    pub fn message(&mut self, rec: &Record<'_>) {
+        let m = &rec.msg;
+        let conn = self.conns.entry(rec.stream).or_default();
+        conn.messages += 1;
+        conn.bytes += rec.bytes.len() as u64;
+        match m.direction {
+            Direction::Request => {
+                conn.client = rec.src.to_string();
+                conn.broker = rec.dst.to_string();
+                if conn.client_id.is_none() {
+                    if let Some(Some(c)) = &m.client_id {
+                        conn.client_id = Some(c.clone());
+                    }
+                }
+            }
+            Direction::Response => {
+                conn.client = rec.dst.to_string();
+                conn.broker = rec.src.to_string();
+            }
+        }
+        if rec.partial {
+            self.health.partial += 1;
+        } else if m.is_malformed() {
+            self.health.malformed += 1;
+        } else if m.is_unknown_api() {
+            self.health.undecoded += 1;
+        }
+        if m.direction == Direction::Response && rec.request.is_none() {
+            self.health.unmatched_responses += 1;
+        }
+        let (Some(k), Some(v)) = (m.api_key, m.api_version) else {
+            return;
+        };
+        let row = self.apis.entry((k, v)).or_default();
+        if m.is_malformed() && !rec.partial {
+            row.malformed += 1;
+        }
+        match m.direction {
+            Direction::Request => {
+                row.requests += 1;
+                self.used.entry(k).or_default().insert(v);
+            }
+            Direction::Response => {
+                row.responses += 1;
+                if let Some(l) = rec.latency_nanos() {
+                    row.latencies.push(l);
+                }
+                if let Some(body) = m.body() {
+                    let codes = error_codes(body);
+                    if !codes.is_empty() {
+                        row.errors += 1;
+                    }
+                    for (_, c) in codes {
+                        *self.errors.entry(c).or_default() += 1;
+                    }
+                    if k == 18 && !m.is_malformed() {
+                        let adv = self.advertised.entry(rec.src.to_string()).or_default();
+                        for (key, lo, hi) in advertised_versions(body) {
+                            adv.insert(key, (lo, hi));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn notice(&mut self, n: &Notice) {
+        let h = &mut self.health;
+        match n {
+            Notice::LostInGap { .. } => h.gaps += 1,
+            Notice::Retransmission { .. } => h.retransmissions += 1,
+            Notice::ConflictingOverlap { .. } => h.conflicting_overlaps += 1,
+            Notice::Resync { reason, .. } => {
+                h.resyncs += 1;
+                if *reason == crate::kafka::stream::ResyncReason::MidStream {
+                    h.midstream_pickups += 1;
+                }
+            }
+            Notice::BadSize { .. } => h.bad_sizes += 1,
+            Notice::Unanswered { request, .. } => {
+                h.unanswered += 1;
+                self.apis
+                    .entry((request.api_key, request.api_version))
+                    .or_default()
+                    .unanswered += 1;
+            }
+            _ => {}
+        }
+    }
+
+    fn skew(&self) -> Vec<(i16, String, String, String)> {
+        let mut out = Vec::new();
+        let keys: BTreeSet<i16> = self
+            .used
+            .keys()
+            .copied()
+            .chain(self.advertised.values().flat_map(|m| m.keys().copied()))
+            .collect();
+        for k in keys {
+            let used = self.used.get(&k);
+            let used_s = used.map_or("-".to_string(), |s| {
+                s.iter()
+                    .map(|v| format!("v{v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            });
+            let mut adv = Vec::new();
+            let mut status = "ok".to_string();
+            for (broker, m) in &self.advertised {
+                match m.get(&k) {
+                    Some((lo, hi)) => {
+                        adv.push(format!("{broker}: v{lo}-v{hi}"));
+                        if let Some(u) = used {
+                            let over: Vec<String> = u
+                                .iter()
+                                .filter(|v| i64::from(**v) > *hi || i64::from(**v) < *lo)
+                                .map(|v| format!("v{v}"))
+                                .collect();
+                            if !over.is_empty() {
+                                status = format!(
+                                    "used outside the advertised range: {}",
+                                    over.join(" ")
+                                );
+                            }
+                        }
+                    }
+                    None => {
+                        if used.is_some() {
+                            status = format!("not advertised by {broker}");
+                        }
+                    }
+                }
+            }
+            if self.advertised.is_empty() {
+                status = "no ApiVersions response captured".into();
+            }
+            if used.is_none() && status == "ok" {
+                continue;
+            }
+            out.push((
+                k,
+                if adv.is_empty() {
+                    "-".into()
+                } else {
+                    adv.join(", ")
+                },
+                used_s,
+                status,
+            ));
+        }
+        out
+    }
+
+    /// The tables as text.
+    pub fn tables(&self) -> String {
+        let mut s = String::new();
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED);
+        t.set_header(vec![
+            "API",
+            "version",
+            "requests",
+            "responses",
+            "unanswered",
+            "with errors",
+            "malformed",
+            "p50",
+            "p95",
+            "p99",
+            "max",
+        ]);
+        for ((k, v), r) in &self.apis {
+            let mut l = r.latencies.clone();
+            l.sort_unstable();
+            let p = |x: f64| percentile(&l, x).map_or("-".to_string(), latency_text);
+            t.add_row(vec![
+                Cell::new(format!("{} ({k})", api_display_name(*k))),
+                Cell::new(v).set_alignment(CellAlignment::Right),
+                Cell::new(r.requests).set_alignment(CellAlignment::Right),
+                Cell::new(r.responses).set_alignment(CellAlignment::Right),
+                Cell::new(r.unanswered).set_alignment(CellAlignment::Right),
+                Cell::new(r.errors).set_alignment(CellAlignment::Right),
+                Cell::new(r.malformed).set_alignment(CellAlignment::Right),
+                Cell::new(p(50.0)).set_alignment(CellAlignment::Right),
+                Cell::new(p(95.0)).set_alignment(CellAlignment::Right),
+                Cell::new(p(99.0)).set_alignment(CellAlignment::Right),
+                Cell::new(l.last().map_or("-".to_string(), |x| latency_text(*x)))
+                    .set_alignment(CellAlignment::Right),
+            ]);
+        }
+        s.push_str("Kafka APIs\n");
+        s.push_str(&t.to_string());
+        s.push('\n');
+
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED);
+        t.set_header(vec![
+            "stream",
+            "client_id",
+            "client",
+            "broker",
+            "messages",
+            "bytes",
+        ]);
+        for (id, c) in &self.conns {
+            t.add_row(vec![
+                Cell::new(id),
+                Cell::new(c.client_id.as_deref().unwrap_or("-")),
+                Cell::new(&c.client),
+                Cell::new(&c.broker),
+                Cell::new(c.messages).set_alignment(CellAlignment::Right),
+                Cell::new(c.bytes).set_alignment(CellAlignment::Right),
+            ]);
+        }
+        s.push_str("\nConnections\n");
+        s.push_str(&t.to_string());
+        s.push('\n');
+
+        if !self.errors.is_empty() {
+            let mut t = Table::new();
+            t.load_preset(UTF8_FULL_CONDENSED);
+            t.set_header(vec!["error", "code", "count"]);
+            for (code, n) in &self.errors {
+                t.add_row(vec![
+                    Cell::new(names::error_name(*code).unwrap_or("unknown")),
+                    Cell::new(code).set_alignment(CellAlignment::Right),
+                    Cell::new(n).set_alignment(CellAlignment::Right),
+                ]);
+            }
+            s.push_str("\nError codes\n");
+            s.push_str(&t.to_string());
+            s.push('\n');
+        }
+
+        let skew = self.skew();
+        if !skew.is_empty() {
+            let mut t = Table::new();
+            t.load_preset(UTF8_FULL_CONDENSED);
+            t.set_header(vec!["API", "broker advertised", "clients used", "status"]);
+            for (k, adv, used, status) in skew {
+                t.add_row(vec![
+                    Cell::new(format!("{} ({k})", api_display_name(k))),
+                    Cell::new(adv),
+                    Cell::new(used),
+                    Cell::new(status),
+                ]);
+            }
+            s.push_str("\nAPI versions: advertised by brokers vs used by clients\n");
+            s.push_str(&t.to_string());
+            s.push('\n');
+        }
+
+        let h = &self.health;
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED);
+        t.set_header(vec!["capture health", "count"]);
+        for (name, v) in [
+            ("packets", h.packets),
+            ("packets cut by the snap length", h.truncated_packets),
+            ("frames lost in gaps", h.gaps),
+            ("frames shown partially", h.partial),
+            ("retransmissions", h.retransmissions),
+            ("conflicting overlaps", h.conflicting_overlaps),
+            ("streams picked up mid-stream", h.midstream_pickups),
+            ("resynchronisations", h.resyncs),
+            ("size prefixes that cannot be frames", h.bad_sizes),
+            (
+                "responses without a captured request",
+                h.unmatched_responses,
+            ),
+            ("requests without a response", h.unanswered),
+            ("malformed messages", h.malformed),
+            ("messages of APIs not decoded", h.undecoded),
+        ] {
+            t.add_row(vec![
+                Cell::new(name),
+                Cell::new(v).set_alignment(CellAlignment::Right),
+            ]);
+        }
+        s.push_str("\nCapture health\n");
+        s.push_str(&t.to_string());
+        s.push('\n');
+        s
+    }
+
+    /// The same as one JSON object.
+    pub fn to_json(&self) -> J {
+        let apis: Vec<J> = self
+            .apis
+            .iter()
+            .map(|((k, v), r)| {
+                let mut l = r.latencies.clone();
+                l.sort_unstable();
+                let us = |x: Option<i64>| x.map_or(J::Null, |n| json!(n as f64 / 1000.0));
+                json!({
+                    "api_key": k, "api_name": api_display_name(*k), "api_version": v,
+                    "requests": r.requests, "responses": r.responses, "unanswered": r.unanswered,
+                    "with_errors": r.errors, "malformed": r.malformed,
+                    "latency_us": {"p50": us(percentile(&l, 50.0)), "p95": us(percentile(&l, 95.0)),
+                                   "p99": us(percentile(&l, 99.0)), "max": us(l.last().copied())}
+                })
+            })
+            .collect();
+        let conns: Vec<J> = self
+            .conns
+            .iter()
+            .map(|(id, c)| json!({"stream": id, "client_id": c.client_id, "client": c.client, "broker": c.broker, "messages": c.messages, "bytes": c.bytes}))
+            .collect();
+        let errors: Vec<J> = self
+            .errors
+            .iter()
+            .map(|(c, n)| json!({"code": c, "name": names::error_name(*c), "count": n}))
+            .collect();
+        let skew: Vec<J> = self
+            .skew()
+            .into_iter()
+            .map(|(k, adv, used, status)| json!({"api_key": k, "api_name": api_display_name(k), "advertised": adv, "used": used, "status": status}))
+            .collect();
+        let advertised: serde_json::Map<String, J> = self
+            .advertised
+            .iter()
+            .map(|(b, m)| {
+                let v: Vec<J> = m
+                    .iter()
+                    .map(|(k, (lo, hi))| json!({"api_key": k, "min": lo, "max": hi}))
+                    .collect();
+                (b.clone(), J::Array(v))
+            })
+            .collect();
+        let h = &self.health;
+        json!({
+            "apis": apis,
+            "connections": conns,
+            "errors": errors,
+            "advertised": advertised,
+            "version_skew": skew,
+            "health": {
+                "packets": h.packets, "truncated_packets": h.truncated_packets, "gaps": h.gaps,
+                "partial": h.partial, "retransmissions": h.retransmissions,
+                "conflicting_overlaps": h.conflicting_overlaps, "midstream_pickups": h.midstream_pickups,
+                "resyncs": h.resyncs, "bad_sizes": h.bad_sizes,
+                "unmatched_responses": h.unmatched_responses, "unanswered": h.unanswered,
+                "malformed": h.malformed, "undecoded": h.undecoded
+            }
+        })
+    }
+
+    /// Any value of a body node tree is irrelevant here; kept for symmetry with the JSON view.
+    pub fn is_empty(&self) -> bool {
+        self.apis.is_empty() && self.conns.is_empty()
+    }
+}
+
+/// Whether a message mentions a topic, by name or by an id whose name is known.
+pub fn mentions_topic(body: &Node, topic: &str) -> bool {
+    if (body.name == "Name" || body.name == "TopicName" || body.name == "Topic")
+        && body.as_str() == Some(topic)
+    {
+        return true;
+    }
+    if matches!(body.value, Value::Uuid(_))
+        && body
+            .detail
+            .strip_prefix('(')
+            .and_then(|d| d.strip_suffix(')'))
+            == Some(topic)
+    {
+        return true;
+    }
+    body.children.iter().any(|c| mentions_topic(c, topic))
+}

@@ -166,6 +166,10 @@ struct Output<W: Write> {
     unanswered: u64,
     undecoded: u64,
     undecoded_apis: Vec<String>,
+    /// Bytes skipped while looking for frame boundaries.
+    skipped_bytes: u64,
+    /// Conflicting overlaps, connections ending inside a frame, impossible size prefixes.
+    other_damage: u64,
     io_error: Option<io::Error>,
 }
 
@@ -380,9 +384,15 @@ impl<W: Write> Sink for Output<W> {
     fn notice(&mut self, n: &Notice) {
         match n {
             Notice::LostInGap { .. } => self.lost += 1,
-            Notice::Resync { .. } => self.resyncs += 1,
+            Notice::Resync { skipped, .. } => {
+                self.resyncs += 1;
+                self.skipped_bytes += *skipped as u64;
+            }
             Notice::Retransmission { .. } => self.retransmissions += 1,
             Notice::Unanswered { .. } => self.unanswered += 1,
+            Notice::ConflictingOverlap { .. }
+            | Notice::EndedInFrame { .. }
+            | Notice::BadSize { .. } => self.other_damage += 1,
             _ => {}
         }
         if let Some(s) = self.stats.as_mut() {
@@ -426,11 +436,10 @@ impl<R: Read> Read for Progress<R> {
         self.read += n as u64;
         if self.last.elapsed() >= Duration::from_millis(200) {
             self.last = Instant::now();
-            let pct = if self.total > 0 {
-                self.read * 100 / self.total
-            } else {
-                0
-            };
+            let pct = (self.read * 100)
+                .checked_div(self.total)
+                .unwrap_or(0)
+                .min(100);
             let width = 30u64;
             let filled = (pct * width / 100) as usize;
             eprint!(
@@ -542,6 +551,8 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         unanswered: 0,
         undecoded: 0,
         undecoded_apis: Vec::new(),
+        skipped_bytes: 0,
+        other_damage: 0,
         io_error: None,
     };
     let progress_ok = !cli.no_progress && !cli.json && io::stderr().is_terminal();
@@ -651,11 +662,12 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
             o.undecoded_apis.join(", ")
         );
     }
-    let damaged = o.malformed + o.lost;
+    // Damage: anything the capture holds that could not be decoded as a whole message.
+    let damaged = o.malformed + o.lost + o.skipped_bytes + o.other_damage;
     if damaged > 0 || trouble {
         eprintln!(
-            "kdissect: {} messages, {} malformed, {} frames lost in gaps, {} resynchronisations, {} retransmissions, {} unanswered requests",
-            o.messages, o.malformed, o.lost, o.resyncs, o.retransmissions, o.unanswered
+            "kdissect: {} messages, {} malformed, {} frames lost in gaps, {} bytes skipped to resynchronise, {} other stream damage, {} retransmissions, {} unanswered requests",
+            o.messages, o.malformed, o.lost, o.skipped_bytes, o.other_damage, o.retransmissions, o.unanswered
         );
         return ExitCode::from(1);
     }

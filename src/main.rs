@@ -81,7 +81,7 @@ pub(crate) struct Cli {
     pub(crate) no_detect: bool,
 
     /// Largest frame size accepted; a size prefix above it is garbage (bytes, or with K/M/G).
-    #[arg(long, value_name = "SIZE", default_value = "100M", value_parser = parse_size, help_heading = "Input")]
+    #[arg(long, value_name = "SIZE", default_value = "100M", value_parser = parse_frame_size, help_heading = "Input")]
     pub(crate) max_frame: usize,
 
     /// API of a response whose request is not in the hex input (name or number).
@@ -89,7 +89,12 @@ pub(crate) struct Cli {
     pub(crate) api_key: Option<String>,
 
     /// API version of a response whose request is not in the hex input.
-    #[arg(long, value_name = "V", help_heading = "Input")]
+    #[arg(
+        long,
+        value_name = "V",
+        allow_negative_numbers = true,
+        help_heading = "Input"
+    )]
     pub(crate) api_version: Option<i16>,
 
     /// Decode every hex frame as a response (with --api-key and --api-version, or by pairing).
@@ -188,6 +193,18 @@ fn parse_size(s: &str) -> Result<usize, String> {
         .ok()
         .and_then(|n| n.checked_mul(mul))
         .ok_or_else(|| format!("{s:?} is not a size (examples: 1048576, 512K, 100M)"))
+}
+
+/// A frame is at least a size prefix and a header: anything under 64 bytes would reject every
+/// real frame, which is a mistake in the option, not in the capture.
+fn parse_frame_size(s: &str) -> Result<usize, String> {
+    let n = parse_size(s)?;
+    if n < 64 {
+        return Err(format!(
+            "{n} bytes is too small for a Kafka frame (give at least 64, e.g. 1M)"
+        ));
+    }
+    Ok(n)
 }
 
 fn parse_offset(s: &str) -> Result<usize, String> {
@@ -289,6 +306,9 @@ fn run_hex(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
     let api_key = match cli.api_key.as_deref().map(|s| (s, names::api_key_from_str(s))) {
         None => None,
         Some((_, Some(k))) => Some(k),
+        Some((s, None)) if s.trim().parse::<i64>().is_ok() => {
+            return fail(format!("--api-key {s} is out of range: API keys are 16-bit (0 to 32767)"))
+        }
         Some((s, None)) => {
             return fail(format!(
                 "--api-key {s:?} is neither a number nor a Kafka API name (try metadata, 3, api-versions)"

@@ -60,7 +60,18 @@ fn chunks(line: &str) -> Vec<(usize, &str)> {
 }
 
 /// Parses hex text into bytes.
+/// A token as quoted in an error: whole if short, else its start.
+fn shown(tok: &str) -> String {
+    if tok.chars().count() <= 24 {
+        format!("{tok:?}")
+    } else {
+        let head: String = tok.chars().take(20).collect();
+        format!("{head:?}... ({} characters)", tok.chars().count())
+    }
+}
+
 pub fn parse(text: &str) -> Result<Vec<u8>, HexError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut out = Vec::new();
     let mut dump_seen = false;
     for (lno, raw) in text.lines().enumerate() {
@@ -121,7 +132,7 @@ pub fn parse(text: &str) -> Result<Vec<u8>, HexError> {
                 break;
             }
             let mut c = *col;
-            for tok in chunk.split(|ch: char| ch.is_whitespace()) {
+            for tok in chunk.split(|ch: char| ch.is_whitespace() || ch == ',') {
                 if tok.is_empty() {
                     c += 1;
                     continue;
@@ -136,7 +147,7 @@ pub fn parse(text: &str) -> Result<Vec<u8>, HexError> {
                     return Err(HexError {
                         line: lno,
                         column: at + 1,
-                        message: format!("{tok:?} is not hex (unexpected {bad:?})"),
+                        message: format!("{} is not hex (unexpected {bad:?})", shown(tok)),
                     });
                 }
                 if t.len() % 2 == 1 {
@@ -144,7 +155,8 @@ pub fn parse(text: &str) -> Result<Vec<u8>, HexError> {
                         line: lno,
                         column: c + 1,
                         message: format!(
-                            "{tok:?} has an odd number of hex digits ({}); every byte needs two",
+                            "{} has an odd number of hex digits ({}); every byte needs two",
+                            shown(tok),
                             t.len()
                         ),
                     });

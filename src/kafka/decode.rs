@@ -54,12 +54,20 @@ pub struct DecodeOptions {
     /// Read the int8 presence byte Kafka writes before a nullable struct. Turned off only to
     /// diagnose encoders that omit it.
     pub struct_presence_byte: bool,
+    /// Array elements (and tagged fields per struct) kept as nodes; the rest are still
+    /// decoded, to find where they end, and summarised in one node, so that a hostile count
+    /// cannot make the tree, and memory, grow without bound.
+    pub max_elements: usize,
 }
+
+/// Default for [`DecodeOptions::max_elements`].
+pub const MAX_ELEMENTS: usize = 10_000;
 
 impl Default for DecodeOptions {
     fn default() -> Self {
         DecodeOptions {
             struct_presence_byte: true,
+            max_elements: MAX_ELEMENTS,
         }
     }
 }
@@ -284,7 +292,11 @@ impl<'a> Decoder<'a> {
             ));
         }
         let mut last_tag: Option<u32> = None;
-        for _ in 0..count {
+        let mut skipped_from: Option<usize> = None;
+        for i in 0..count as usize {
+            if i == self.opts.max_elements {
+                skipped_from = Some(self.pos);
+            }
             let fstart = self.pos;
             let tag = self.uvarint()?;
             let tag_end = self.pos;
@@ -386,7 +398,22 @@ impl<'a> Decoder<'a> {
                 }
             }
             group.len = self.pos - fstart;
-            out.push(group);
+            if i < self.opts.max_elements {
+                out.push(group);
+            }
+        }
+        if let Some(from) = skipped_from {
+            let n = count as usize - self.opts.max_elements;
+            let mut raw = leaf(
+                "omitted",
+                "tagged_fields",
+                from,
+                self.pos - from,
+                Region::TaggedFields,
+            );
+            raw.kind = NodeKind::Raw;
+            raw.value = Value::Text(format!("{n} more tagged fields, decoded but not kept"));
+            out.push(raw);
         }
         Ok(())
     }
@@ -717,21 +744,47 @@ impl<'a> Decoder<'a> {
         node.children.push(len_node);
         let elem_ty = inner.display();
         let mut res = Ok(());
+        let keep = self.opts.max_elements;
+        // Elements past `keep` go to a scratch list that is emptied after each one.
+        let mut scratch: Vec<Node> = Vec::new();
+        let mut skipped_from: Option<usize> = None;
         for i in 0..count {
-            let ename: Cow<'static, str> = Cow::Owned(format!("{elem_ty}[{i}]"));
+            let ename: Cow<'static, str> = if i < keep {
+                Cow::Owned(format!("{elem_ty}[{i}]"))
+            } else {
+                Cow::Borrowed("")
+            };
+            if i == keep {
+                skipped_from = Some(self.pos);
+            }
+            let dest = if i < keep {
+                &mut node.children
+            } else {
+                &mut scratch
+            };
             self.path.push(format!("[{i}]"));
             let r = match inner {
                 FieldType::Struct(sname) => match spec {
-                    Some(s) => self.struct_field(s, sname, ename, false, &mut node.children),
+                    Some(s) => self.struct_field(s, sname, ename, false, dest),
                     None => Err(self.err(self.pos, "struct array without a field spec")),
                 },
-                other => self.value(other, false, ename, None, &mut node.children),
+                other => self.value(other, false, ename, None, dest),
             };
+            scratch.clear();
             if r.is_err() {
                 res = r;
                 break;
             }
             self.path.pop();
+        }
+        if let Some(from) = skipped_from {
+            let n = count - keep;
+            let mut raw = leaf("omitted", "elements", from, self.pos - from, self.region);
+            raw.kind = NodeKind::Raw;
+            raw.value = Value::Text(format!(
+                "{n} more elements, decoded but not kept (--max-elements {keep})"
+            ));
+            node.children.push(raw);
         }
         node.len = self.pos - start;
         out.push(node);

@@ -80,6 +80,13 @@ impl Conversation {
     /// Decodes one frame, deciding whether it is a request or a response: a response to a
     /// request seen earlier wins if it decodes cleanly, then a clean request, then the rest.
     pub fn decode(&mut self, frame: &[u8], hint: &ResponseHint) -> Message {
+        // A negative or missing size prefix is the frame's problem, whatever its direction.
+        if frame
+            .get(0..4)
+            .is_none_or(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]) < 0)
+        {
+            return decode_request(frame);
+        }
         let corr = peek_response_correlation(frame);
         let paired = corr.and_then(|c| self.pending.get(&c).copied());
         let hinted = hint.api_key.zip(hint.api_version);
@@ -90,7 +97,13 @@ impl Conversation {
             }
             return match hinted {
                 Some((k, v)) => decode_response(frame, k, v),
-                None => decode_response_header_only(frame, &lone_response_reason(corr)),
+                None => decode_response_header_only(
+                    frame,
+                    &format!(
+                        "no request with correlation_id {} came before this response: give --api-key K --api-version V to decode it",
+                        corr.unwrap_or_default()
+                    ),
+                ),
             };
         }
         let mut as_response = paired.map(|(k, v)| decode_response(frame, k, v));

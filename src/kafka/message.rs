@@ -257,6 +257,7 @@ fn body(
                 version,
                 DecodeOptions {
                     struct_presence_byte: false,
+                    ..DecodeOptions::default()
                 },
             );
             if aerr.is_none() && alt.pos == end && alt.diagnoses.is_empty() {

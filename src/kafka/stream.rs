@@ -160,6 +160,8 @@ struct KHalf {
     resync: bool,
     why: Option<ResyncReason>,
     scan: Scan,
+    /// Packet of the last bytes added, for messages completed when the connection ends.
+    last_at: At,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -322,6 +324,7 @@ impl Tracker {
                     }
                     State::Kafka => {
                         let h = &mut c.halves[d];
+                        h.last_at = at;
                         h.buf.extend_from_slice(bytes);
                         Self::cut(c, &cfg, &mut self.topics, stream, d, at, sink);
                     }
@@ -445,6 +448,42 @@ impl Tracker {
                     return;
                 };
                 if c.state == State::Kafka {
+                    // Bytes still waiting for a verified boundary: at the end, a plausible
+                    // header is the best there is; decode from it rather than drop them.
+                    let at = At {
+                        frame: 0,
+                        ts_nanos: 0,
+                    };
+                    for d in 0..2 {
+                        let is_request = c.broker != Some(c.addrs[d]);
+                        let h = &mut c.halves[d];
+                        if !h.resync {
+                            continue;
+                        }
+                        let data = h.buf.get(h.pos..).unwrap_or(&[]);
+                        if let Some(i) =
+                            partial_candidate(data, is_request, &c.pending, self.cfg.max_frame)
+                        {
+                            if i > 0 {
+                                let (src, dst) = (c.addrs[d], c.addrs[1 - d]);
+                                let reason = h.why.unwrap_or(ResyncReason::Gap);
+                                sink.notice(&Notice::Resync {
+                                    stream,
+                                    src,
+                                    dst,
+                                    at,
+                                    skipped: i,
+                                    reason,
+                                });
+                            }
+                            h.pos += i;
+                            h.resync = false;
+                            h.why = None;
+                            let cfg = self.cfg.clone();
+                            let at = h.last_at;
+                            Self::cut(c, &cfg, &mut self.topics, stream, d, at, sink);
+                        }
+                    }
                     for d in 0..2 {
                         let h = &c.halves[d];
                         let present = h.buf.len() - h.pos;
@@ -521,7 +560,8 @@ impl Tracker {
                 match find_boundary(data, is_request, &c.pending, cfg.max_frame, &mut h.scan) {
                     Some(skip) => {
                         let reason = h.why.unwrap_or(ResyncReason::Gap);
-                        if skip > 0 || reason == ResyncReason::MidStream {
+                        // A mid-stream start right at a frame boundary lost nothing.
+                        if skip > 0 {
                             sink.notice(&Notice::Resync {
                                 stream,
                                 src,
@@ -876,13 +916,35 @@ fn find_boundary(
         }
         scan.next += 1;
     }
-    if best.is_some() {
-        return best;
+    if let Some(b) = best {
+        // A strong candidate before it (a request header of an API and version we know, or a
+        // response to a pending request) whose frame is still arriving outranks a later
+        // candidate that may sit inside that frame: wait for it.
+        let earlier_strong = scan
+            .waiting
+            .iter()
+            .any(|&i| i < b && strong_header(data.get(i..).unwrap_or(&[]), is_request, pending));
+        if !earlier_strong {
+            return Some(b);
+        }
+        if n <= RESYNC_WINDOW {
+            return None;
+        }
     }
     if n > RESYNC_WINDOW {
         return scan.waiting.first().copied();
     }
     None
+}
+
+/// A header that very likely starts a frame: a request of an API and version with a table, or
+/// a response whose correlation id is pending.
+fn strong_header(rest: &[u8], is_request: bool, pending: &HashMap<i32, RequestInfo>) -> bool {
+    if is_request {
+        peek_request(rest).is_some_and(|p| registry().knows(p.api_key, p.api_version))
+    } else {
+        peek_response_correlation(rest).is_some_and(|c| pending.contains_key(&c))
+    }
 }
 
 /// Where, in bytes cut short by a gap, a frame plausibly starts: a request header, or a

@@ -81,7 +81,7 @@ fn field_value(n: &Node, frame: &[u8], spans: bool) -> J {
         Value::Array(_) => J::Array(
             n.children
                 .iter()
-                .filter(|c| c.kind != NodeKind::Length)
+                .filter(|c| c.kind != NodeKind::Length && c.kind != NodeKind::Raw)
                 .map(|c| field_value(c, frame, spans))
                 .collect(),
         ),
@@ -117,6 +117,27 @@ pub fn fields(n: &Node, frame: &[u8], spans: bool) -> Map<String, J> {
             continue;
         }
         m.insert(c.name.to_string(), field_value(c, frame, spans));
+        // Elements past --max-elements: how many the array left out.
+        if let Some(omitted) = c
+            .children
+            .iter()
+            .find(|g| g.kind == NodeKind::Raw && g.name == "omitted")
+        {
+            let total = match c.value {
+                Value::Array(n) => n,
+                _ => 0,
+            };
+            let kept = c
+                .children
+                .iter()
+                .filter(|g| g.kind != NodeKind::Length && g.kind != NodeKind::Raw)
+                .count();
+            let _ = omitted;
+            m.insert(
+                format!("{}_omitted", c.name),
+                J::from(total.saturating_sub(kept)),
+            );
+        }
         // A topic id whose name an earlier message gave: the name beside it.
         if let (Value::Uuid(_), Some(name)) = (
             &c.value,

@@ -78,8 +78,8 @@ pub fn error_codes(body: &Node) -> Vec<(String, i16)> {
     out
 }
 
-fn topics_text(arr: &Node, with_errors: bool) -> String {
-    if arr.value == Value::Null {
+fn topics_text(arr: &Node, with_errors: bool, empty_means_all: bool) -> String {
+    if arr.value == Value::Null || (empty_means_all && arr.value == Value::Array(0)) {
         return "topics=all".to_string();
     }
     let mut items = Vec::new();
@@ -150,7 +150,15 @@ pub fn essentials(msg: &Message) -> String {
             }
         }
         if let Some(t) = field(body, "Topics") {
-            words.push(topics_text(t, msg.direction == Direction::Response));
+            // Metadata v0 asks for every topic with an empty list (a null list from v1 on).
+            let empty_means_all = msg.direction == Direction::Request
+                && msg.api_key == Some(3)
+                && msg.api_version == Some(0);
+            words.push(topics_text(
+                t,
+                msg.direction == Direction::Response,
+                empty_means_all,
+            ));
         }
         if msg.direction == Direction::Response {
             let deeper: Vec<(String, i16)> = error_codes(body)
@@ -226,6 +234,14 @@ pub fn line(rec: &Record<'_>, first_ts: i64) -> String {
         let _ = write!(s, " [body not decoded: {}]", e.reason);
     } else if let Some(e) = &msg.error {
         let _ = write!(s, " !! malformed: {e}");
+        // When another version's layout fits, that is the news: say it on the line too.
+        if let Some(h) = msg
+            .diagnoses
+            .iter()
+            .find(|d| d.message.contains("decodes cleanly as v"))
+        {
+            let _ = write!(s, "; {}", h.message);
+        }
     } else if let Some(d) = msg.diagnoses.first() {
         let _ = write!(s, " !! malformed at 0x{:04x}: {}", d.offset, d.message);
     }

@@ -33,7 +33,7 @@ impl Default for Limits {
 }
 
 /// Where a packet came from, for events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct At {
     pub frame: u64,
     pub ts_nanos: i64,

@@ -50,6 +50,16 @@ impl Filter {
         !others && self.stream.is_none_or(|s| stream == Some(s))
     }
 
+    /// For a request known only by its pairing information (unanswered at the end).
+    fn matches_request(&self, stream: u32, r: &RequestInfo) -> bool {
+        (self.apis.is_empty() || self.apis.contains(&r.api_key))
+            && self.stream.is_none_or(|s| s == stream)
+            && self.corr.is_none_or(|c| c == r.correlation_id)
+            && self.client_id.is_none()
+            && !self.errors
+            && self.topic.is_none()
+    }
+
     fn matches(&self, req: Option<&Record<'_>>, resp: Option<&Record<'_>>) -> bool {
         let both = || req.into_iter().chain(resp);
         if !self.apis.is_empty()
@@ -395,7 +405,14 @@ impl<W: Write> Sink for Output<W> {
             | Notice::BadSize { .. } => self.other_damage += 1,
             _ => {}
         }
-        if let Some(s) = self.stats.as_mut() {
+        let counted = !self.stats_filtered
+            || match n {
+                Notice::Unanswered {
+                    stream, request, ..
+                } => self.filter.matches_request(*stream, request),
+                other => self.filter.shows_notice(notice_stream(other)),
+            };
+        if let (Some(s), true) = (self.stats.as_mut(), counted) {
             s.notice(n);
         }
         if self.quiet || self.io_error.is_some() || !self.filter.shows_notice(notice_stream(n)) {

@@ -1,0 +1,284 @@
+//! `--json`: every line parses, validates against docs/kdissect.schema.json, and carries the
+//! same values as the tree.
+
+mod common;
+
+use kdissect::kafka::{Node, NodeKind, Value};
+use kdissect::render::json::{message, Meta};
+use serde_json::Value as J;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn validator() -> jsonschema::Validator {
+    let text = std::fs::read_to_string(root().join("docs/kdissect.schema.json")).expect("schema");
+    let schema: J = serde_json::from_str(&text).expect("schema json");
+    jsonschema::validator_for(&schema).expect("valid schema")
+}
+
+fn lines(args: &[&str]) -> Vec<J> {
+    let o = Command::new(env!("CARGO_BIN_EXE_kdissect"))
+        .args(args)
+        .output()
+        .expect("run");
+    assert!(
+        o.status.code().is_some_and(|c| c <= 1),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout)
+        .expect("utf8")
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("{args:?}: line does not parse: {e}: {l}"))
+        })
+        .collect()
+}
+
+fn samples() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(root().join("samples"))
+        .expect("samples")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "pcap" || x == "pcapng"))
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_sample_line_parses_and_validates() {
+    let v = validator();
+    for s in samples() {
+        let port = if s.contains("19092") { "19092" } else { "9092" };
+        for spans in [false, true] {
+            let mut args = vec!["--json", "--stats", "-p", port, s.as_str()];
+            if spans {
+                args.insert(1, "--json-spans");
+            }
+            let all = lines(&args);
+            assert!(all.len() > 1, "{s}");
+            for (i, l) in all.iter().enumerate() {
+                if let Err(e) = v.validate(l) {
+                    panic!("{s} line {}: {e}\n{l}", i + 1);
+                }
+            }
+            // The statistics come last, once.
+            assert!(all.last().is_some_and(|l| l.get("stats").is_some()));
+            assert_eq!(all.iter().filter(|l| l.get("stats").is_some()).count(), 1);
+        }
+    }
+}
+
+#[test]
+fn hex_input_json_validates() {
+    let v = validator();
+    let f = root().join("samples/hex/metadata-v13-exchange.hex");
+    let all = lines(&["--hex", "--json", f.to_str().expect("path")]);
+    assert_eq!(all.len(), 2);
+    for l in &all {
+        v.validate(l).expect("valid");
+    }
+    assert_eq!(all[0]["direction"], "request");
+    assert_eq!(all[1]["direction"], "response");
+    assert_eq!(all[1]["input_offset"], 37);
+    assert_eq!(
+        all[1]["body"]["Topics"][0]["Partitions"][0]["ReplicaNodes"],
+        serde_json::json!([0])
+    );
+}
+
+/// The text the tree shows for a leaf, without its annotation.
+fn tree_text(n: &Node, frame: &[u8]) -> String {
+    let full = kdissect::render::value::text(n, frame, true).expect("value");
+    if n.detail.is_empty() {
+        full
+    } else {
+        full.strip_suffix(&format!(" {}", n.detail))
+            .expect("detail suffix")
+            .to_string()
+    }
+}
+
+fn json_text(j: &J) -> String {
+    match j {
+        J::Null => "null".into(),
+        J::Bool(b) => b.to_string(),
+        J::Number(n) => n.to_string(),
+        J::String(s) => s.clone(),
+        other => panic!("not a scalar: {other}"),
+    }
+}
+
+/// Walks a struct node and its JSON object side by side.
+fn compare(n: &Node, j: &J, frame: &[u8], path: &str, checked: &mut usize) {
+    let obj = j
+        .as_object()
+        .unwrap_or_else(|| panic!("{path}: not an object: {j}"));
+    for c in &n.children {
+        if matches!(
+            c.kind,
+            NodeKind::Length | NodeKind::TagCount | NodeKind::Error | NodeKind::Raw
+        ) || c.name == "present"
+        {
+            continue;
+        }
+        let (node, name) = if c.ty == "tagged_field" {
+            match c.children.get(2) {
+                Some(inner) if inner.kind != NodeKind::Raw => (inner, c.name.to_string()),
+                _ => continue,
+            }
+        } else {
+            (c, c.name.to_string())
+        };
+        let jv = obj
+            .get(&name)
+            .unwrap_or_else(|| panic!("{path}.{name} missing from JSON"));
+        compare_value(node, jv, frame, &format!("{path}.{name}"), checked);
+    }
+}
+
+fn compare_value(n: &Node, j: &J, frame: &[u8], path: &str, checked: &mut usize) {
+    match &n.value {
+        Value::Null => assert!(j.is_null(), "{path}: {j}"),
+        Value::Struct => compare(n, j, frame, path, checked),
+        Value::Array(_) => {
+            let arr = j
+                .as_array()
+                .unwrap_or_else(|| panic!("{path}: not an array"));
+            let elems: Vec<&Node> = n
+                .children
+                .iter()
+                .filter(|c| c.kind != NodeKind::Length && c.kind != NodeKind::Raw)
+                .collect();
+            assert_eq!(arr.len(), elems.len(), "{path}");
+            for (i, (e, je)) in elems.iter().zip(arr).enumerate() {
+                compare_value(e, je, frame, &format!("{path}[{i}]"), checked);
+            }
+        }
+        Value::Str(Some(s)) => {
+            assert_eq!(j.as_str(), Some(s.as_str()), "{path}");
+            assert_eq!(
+                tree_text(n, frame).split(" (").next(),
+                Some(kdissect::render::value::quote(s).as_str())
+            );
+            *checked += 1;
+        }
+        Value::Str(None) | Value::Bytes(None) => {
+            assert!(j.is_null(), "{path}");
+            *checked += 1;
+        }
+        Value::Bytes(Some(_)) => {
+            let t = tree_text(n, frame);
+            let t = t.split(" (").next().unwrap_or("");
+            let want = if t == "\"\"" {
+                String::new()
+            } else {
+                t.to_string()
+            };
+            assert_eq!(json_text(j), want, "{path}");
+            *checked += 1;
+        }
+        _ => {
+            assert_eq!(json_text(j), tree_text(n, frame), "{path}");
+            *checked += 1;
+        }
+    }
+}
+
+#[test]
+fn json_values_equal_the_tree_values_on_every_sample() {
+    use common::collect::run_file;
+    use kdissect::pipeline::Options;
+    let mut total = 0;
+    for s in samples() {
+        // The collecting sink keeps rows only; decode again per message via a custom sink.
+        struct Check {
+            checked: usize,
+            spans_checked: usize,
+        }
+        impl kdissect::kafka::stream::Sink for Check {
+            fn message(&mut self, rec: &kdissect::kafka::stream::Record<'_>) {
+                let meta = Meta {
+                    frame: rec.frame,
+                    ..Meta::default()
+                };
+                let j = message(&rec.msg, rec.bytes, &meta, false);
+                if let Some(b) = rec.msg.body() {
+                    compare(b, &j["body"], rec.bytes, "body", &mut self.checked);
+                    // Spans: offsets and lengths of the top-level body fields.
+                    let js = message(&rec.msg, rec.bytes, &meta, true);
+                    for c in b
+                        .children
+                        .iter()
+                        .filter(|c| c.kind == NodeKind::Field || c.kind == NodeKind::Group)
+                    {
+                        if c.ty == "tagged_field" || c.name == "present" {
+                            continue;
+                        }
+                        let w = &js["body"][c.name.as_ref()];
+                        assert_eq!(w["offset"], c.offset, "{} offset", c.name);
+                        assert_eq!(w["length"], c.len, "{} length", c.name);
+                        self.spans_checked += 1;
+                    }
+                }
+            }
+            fn notice(&mut self, _: &kdissect::kafka::stream::Notice) {}
+        }
+        impl kdissect::pipeline::CaptureSink for Check {}
+        let mut opts = Options::default();
+        if s.contains("19092") {
+            opts.kafka.ports = vec![19092];
+        }
+        let mut c = Check {
+            checked: 0,
+            spans_checked: 0,
+        };
+        let mut h = kdissect::pipeline::Health::default();
+        let f = std::fs::File::open(&s).expect("open");
+        let _ = kdissect::pipeline::run(std::io::BufReader::new(f), &opts, &mut c, &mut h);
+        assert!(c.spans_checked > 0, "{s}");
+        total += c.checked;
+        let _ = run_file;
+    }
+    assert!(total > 10_000, "only {total} values compared");
+}
+
+#[test]
+fn capture_json_fields_are_right() {
+    let p = root().join("samples/kafka-python-admin.pcap");
+    let all = lines(&["--json", p.to_str().expect("path")]);
+    let req = &all[0];
+    assert_eq!(req["frame"], 4);
+    assert_eq!(req["stream"], 0);
+    assert_eq!(req["src"], "127.0.0.1:57162");
+    assert_eq!(req["api_name"], "ApiVersions");
+    assert_eq!(req["client_id"], "kafka-python-admin");
+    assert_eq!(req["body"]["ClientSoftwareName"], "kafka-python");
+    let resp = &all[1];
+    assert_eq!(resp["request_frame"], 4);
+    assert_eq!(resp["latency_us"].as_f64(), Some(1197.0));
+    assert!(resp["time"]
+        .as_str()
+        .is_some_and(|t| t.ends_with("Z") && t.len() == 30));
+    // Errors are listed with their paths.
+    let p = root().join("samples/kgen-all-versions.pcap");
+    let all = lines(&["--json", p.to_str().expect("path")]);
+    let with_err = all
+        .iter()
+        .find(|l| l["correlation_id"] == 144 && l["direction"] == "response")
+        .expect("corr 144 response");
+    assert!(with_err["malformed"]
+        .as_array()
+        .is_some_and(|m| !m.is_empty()));
+    let e = all
+        .iter()
+        .find(|l| l["correlation_id"] == 132 && l["direction"] == "response")
+        .expect("corr 132 response");
+    assert_eq!(e["errors"][0]["path"], "Topics[0].ErrorCode");
+    assert_eq!(e["errors"][0]["name"], "UNKNOWN_TOPIC_OR_PARTITION");
+}

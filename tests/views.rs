@@ -1,0 +1,268 @@
+//! Statistics, exchange filters, --at, completions and the man page, on the shipped samples.
+
+use serde_json::Value as J;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn sample(name: &str) -> String {
+    root()
+        .join("samples")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kdissect"))
+        .args(args)
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("run")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stats(args: &[&str]) -> J {
+    let mut a = vec!["--stats", "--json", "-q"];
+    a.extend_from_slice(args);
+    let o = run(&a);
+    let v: J = serde_json::from_str(stdout(&o).trim()).expect("one JSON object");
+    v["stats"].clone()
+}
+
+fn api_row<'a>(s: &'a J, name: &str, version: i64) -> &'a J {
+    s["apis"]
+        .as_array()
+        .expect("apis")
+        .iter()
+        .find(|a| a["api_name"] == name && a["api_version"] == version)
+        .unwrap_or_else(|| panic!("no {name} v{version} row"))
+}
+
+#[test]
+fn stats_count_what_the_capture_holds() {
+    let s = stats(&[&sample("kgen-all-versions.pcap")]);
+    // Metadata v13: 4 requests, all answered in the v12 layout (malformed).
+    let m13 = api_row(&s, "Metadata", 13);
+    assert_eq!(
+        (
+            m13["requests"].as_i64(),
+            m13["responses"].as_i64(),
+            m13["malformed"].as_i64()
+        ),
+        (Some(4), Some(4), Some(4))
+    );
+    // DescribeCluster v2: the IncludeFencedBrokers request was never answered.
+    let dc2 = api_row(&s, "DescribeCluster", 2);
+    assert_eq!(
+        (
+            dc2["requests"].as_i64(),
+            dc2["responses"].as_i64(),
+            dc2["unanswered"].as_i64()
+        ),
+        (Some(2), Some(1), Some(1))
+    );
+    assert!(dc2["latency_us"]["p50"].as_f64().is_some_and(|l| l > 0.0));
+    // Error codes by name.
+    let errs = s["errors"].as_array().expect("errors");
+    assert!(errs
+        .iter()
+        .any(|e| e["name"] == "UNKNOWN_TOPIC_OR_PARTITION" && e["count"].as_i64() > Some(0)));
+    // Version skew: Metadata v13 used, v0-v12 advertised.
+    let skew = s["version_skew"].as_array().expect("skew");
+    let md = skew
+        .iter()
+        .find(|k| k["api_name"] == "Metadata")
+        .expect("metadata skew");
+    assert!(
+        md["status"].as_str().is_some_and(|t| t.contains("v13")),
+        "{md}"
+    );
+    assert!(md["advertised"]
+        .as_str()
+        .is_some_and(|t| t.contains("v0-v12")));
+    assert_eq!(s["health"]["packets"], 224);
+    assert_eq!(s["health"]["unanswered"], 1);
+    // Connections with their client ids.
+    let conns = s["connections"].as_array().expect("connections");
+    assert_eq!(conns.len(), 5);
+    assert!(conns.iter().any(|c| c["client_id"] == "kgen-bulk"));
+}
+
+#[test]
+fn stats_health_of_damaged_captures() {
+    let s = stats(&[&sample("kgen-lost-segment.pcap")]);
+    assert_eq!(s["health"]["gaps"], 1);
+    assert_eq!(s["health"]["partial"], 1);
+    let s = stats(&[&sample("kgen-midstream.pcap")]);
+    assert!(s["health"]["midstream_pickups"].as_i64() >= Some(1));
+    let s = stats(&[&sample("kgen-duplicate-segment.pcap")]);
+    assert!(s["health"]["retransmissions"].as_i64() >= Some(1));
+    let s = stats(&[&sample("kgen-all-versions-snaplen96.pcap")]);
+    assert_eq!(
+        s["health"]["truncated_packets"].as_i64().map(|n| n > 100),
+        Some(true)
+    );
+}
+
+#[test]
+fn stats_tables_print_after_messages_or_alone() {
+    let o = run(&[
+        "--stats",
+        "-q",
+        "--color",
+        "never",
+        &sample("kafka-python-admin.pcap"),
+    ]);
+    let out = stdout(&o);
+    assert!(out.starts_with("Kafka APIs\n"), "{out}");
+    for t in [
+        "Connections",
+        "API versions: advertised by brokers vs used by clients",
+        "Capture health",
+    ] {
+        assert!(out.contains(t), "{t} missing");
+    }
+    assert!(out.contains("DescribeCluster (60)"));
+    let o = run(&["--stats", &sample("kafka-python-admin.pcap")]);
+    let out = stdout(&o);
+    assert!(
+        out.find("ApiVersions v4 Request").expect("messages")
+            < out.find("Kafka APIs").expect("tables")
+    );
+}
+
+fn corrs(out: &str) -> Vec<String> {
+    out.lines()
+        .filter_map(|l| {
+            l.split(" corr=")
+                .nth(1)
+                .map(|r| r.split(' ').next().unwrap_or("").to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn filters_keep_whole_exchanges() {
+    let f = sample("kgen-all-versions.pcap");
+    // --errors: only exchanges with an error code; requests come with their responses.
+    let out = stdout(&run(&["--errors", &f]));
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(!lines.is_empty());
+    let reqs = lines.iter().filter(|l| l.contains(" Request ")).count();
+    let resps = lines.iter().filter(|l| l.contains(" Response ")).count();
+    assert_eq!(reqs, resps, "{out}");
+    assert!(lines
+        .iter()
+        .filter(|l| l.contains(" Response "))
+        .all(|l| l.contains('(') && l.contains("_")));
+    // --api and --stream.
+    let out = stdout(&run(&["--api", "describecluster,75", "--stream", "2", &f]));
+    assert!(out.lines().count() >= 10, "{out}");
+    assert!(out.lines().all(|l| l.contains("[2] DescribeCluster") || l.contains("[2] DescribeTopicPartitions")), "{out}");
+    // --correlation-id (negative) picks one exchange.
+    let out = stdout(&run(&["--correlation-id", "-2147483648", &f]));
+    assert_eq!(corrs(&out), vec!["-2147483648", "-2147483648"], "{out}");
+    // --client-id.
+    let out = stdout(&run(&["--client-id", "kgen-bulk", "--api", "metadata", &f]));
+    assert_eq!(corrs(&out), vec!["1004", "1004", "1006", "1006"], "{out}");
+    // --topic by name matches requests by topic id once the id is known.
+    let out = stdout(&run(&["--topic", "payments", "--api", "metadata", &f]));
+    assert!(
+        out.contains("corr=103 ") && out.contains("corr=139 "),
+        "{out}"
+    );
+}
+
+#[test]
+fn filters_do_not_change_stats_unless_asked() {
+    let f = sample("kgen-all-versions.pcap");
+    let all = stats(&[&f]);
+    let filtered_view = stats(&["--api", "metadata", &f]);
+    assert_eq!(all, filtered_view);
+    let filtered = stats(&["--api", "metadata", "--stats-filtered", &f]);
+    assert!(filtered["apis"]
+        .as_array()
+        .expect("apis")
+        .iter()
+        .all(|a| a["api_name"] == "Metadata"));
+}
+
+#[test]
+fn at_names_the_field_that_covers_an_offset() {
+    let f = root().join("samples/hex/metadata-v13-exchange.hex");
+    let f = f.to_str().expect("path");
+    let o = run(&["--hex", "--at", "30", f]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = stdout(&o);
+    assert!(
+        out.contains("field: MetadataRequest.Topics[0].TopicId"),
+        "{out}"
+    );
+    assert!(
+        out.contains("TopicId uuid = 00000000-0000-0000-0000-000000000000 [0x0010, 16B]"),
+        "{out}"
+    );
+    // An offset in the second frame (the response starts at input offset 37).
+    let o = run(&["--hex", "--at", "0x68", f]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("frame 2")
+            && out.contains("field: MetadataResponse.Topics[0].Partitions[0].ReplicaNodes[0]"),
+        "{out}"
+    );
+    let o = run(&["--hex", "--at", "1000", f]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn completions_and_man_page() {
+    for sh in ["bash", "zsh", "fish"] {
+        let o = run(&["completions", sh]);
+        assert_eq!(o.status.code(), Some(0), "{sh}");
+        assert!(stdout(&o).contains("json-spans"), "{sh}");
+    }
+    let o = run(&["man"]);
+    let man = stdout(&o);
+    assert!(
+        man.starts_with(".ie") || man.contains(".TH kdissect"),
+        "{}",
+        &man[..man.len().min(200)]
+    );
+    // The committed copy is the generated one.
+    let committed =
+        std::fs::read_to_string(root().join("docs/kdissect.1")).expect("docs/kdissect.1");
+    assert_eq!(
+        committed, man,
+        "docs/kdissect.1 is stale: kdissect man > docs/kdissect.1"
+    );
+}
+
+#[test]
+fn broken_pipe_exits_quietly() {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kdissect"))
+        .args(["-V", &sample("kgen-all-versions.pcap")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut out = child.stdout.take().expect("stdout");
+    let mut buf = [0u8; 100];
+    let _ = std::io::Read::read(&mut out, &mut buf);
+    drop(out);
+    let o = child.wait_with_output().expect("wait");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
+}

@@ -266,3 +266,26 @@ fn broken_pipe_exits_quietly() {
     );
     assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
 }
+
+#[test]
+fn topic_ids_are_named_once_a_response_told_the_name() {
+    let f = sample("kgen-all-versions.pcap");
+    let out = stdout(&run(&[&f]));
+    let line = out
+        .lines()
+        .find(|l| l.contains("Metadata v12 Request corr=141 "))
+        .expect("corr 141");
+    assert!(
+        line.contains("topics=[orders, deadbeef-0000-4000-8000-000000000001]"),
+        "{line}"
+    );
+    let tree = stdout(&run(&["-V", "--correlation-id", "141", &f]));
+    assert!(
+        tree.contains("TopicId uuid = 01a229ff-1eec-76c3-b836-5fdab16a7c7d (orders) [0x0010, 16B]"),
+        "{tree}"
+    );
+    let o = run(&["--json", "--correlation-id", "141", &f]);
+    let req: J = serde_json::from_str(stdout(&o).lines().next().expect("line")).expect("json");
+    assert_eq!(req["body"]["Topics"][0]["TopicId_name"], "orders");
+    assert!(req["body"]["Topics"][1].get("TopicId_name").is_none());
+}

@@ -1,16 +1,32 @@
-//! Embeds every message spec under `schema/` so that adding an API is adding a JSON file:
-//! no Rust code lists the files by hand.
+//! Embeds every message spec under `schema/` (and `schema/legacy/`) so that adding an API is
+//! adding a JSON file: no Rust code lists the files by hand.
 use std::{env, fs, path::Path};
 
+fn collect(dir: &Path, rel: &str, out: &mut Vec<String>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let path = e.path();
+        let r = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
+        if path.is_dir() {
+            collect(&path, &r, out);
+        } else if name.ends_with(".json") {
+            out.push(r);
+        }
+    }
+}
+
 fn main() {
-    let dir = Path::new("schema");
     println!("cargo:rerun-if-changed=schema");
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .expect("schema/ directory")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".json"))
-        .collect();
+    println!("cargo:rerun-if-changed=schema/legacy");
+    let mut names = Vec::new();
+    collect(Path::new("schema"), "", &mut names);
     names.sort();
     let mut out = String::from("pub(crate) static SPEC_FILES: &[(&str, &str)] = &[\n");
     for n in &names {

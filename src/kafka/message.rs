@@ -74,7 +74,7 @@ pub fn request_header_version(api_key: i16, version: i16) -> i16 {
     if api_key == 7 && version == 0 {
         return 0;
     }
-    match registry().get(api_key, Direction::Request) {
+    match registry().get_for(api_key, Direction::Request, version) {
         Some(s) if s.valid_versions.contains(version) && s.is_flexible(version) => 2,
         _ => 1,
     }
@@ -86,7 +86,7 @@ pub fn response_header_version(api_key: i16, version: i16) -> i16 {
     if api_key == 18 {
         return 0;
     }
-    match registry().get(api_key, Direction::Response) {
+    match registry().get_for(api_key, Direction::Response, version) {
         Some(s) if s.valid_versions.contains(version) && s.is_flexible(version) => 1,
         _ => 0,
     }
@@ -326,7 +326,7 @@ pub fn decode_request(frame: &[u8]) -> Message {
         msg.root.children.push(h);
         r?;
         let (key, version) = (msg.api_key.unwrap_or(-1), msg.api_version.unwrap_or(-1));
-        let spec = match registry().get(key, Direction::Request) {
+        let spec = match registry().get_for(key, Direction::Request, version) {
             Some(s) => s,
             None => {
                 return Err(DecodeError {
@@ -477,7 +477,7 @@ fn frame_slice<'a>(d: &Decoder<'a>, start: usize, n: usize) -> &'a [u8] {
 /// Decodes a response frame with the API key and version of its request.
 pub fn decode_response(frame: &[u8], api_key: i16, api_version: i16) -> Message {
     let mut diagnoses = Vec::new();
-    let spec = registry().get(api_key, Direction::Response);
+    let spec = registry().get_for(api_key, Direction::Response, api_version);
     let root_name = spec.map_or_else(
         || format!("{}Response", api_display_name(api_key)),
         |s| s.name.clone(),

@@ -322,14 +322,46 @@ pub fn parse_spec(text: &str) -> Result<MessageSpec, String> {
     })
 }
 
-/// All embedded specs, keyed by (api key, direction).
+/// All embedded specs, keyed by (api key, direction). An API may have a current spec and a
+/// legacy one for versions a newer Kafka removed; the current one comes first.
 pub struct Registry {
-    specs: HashMap<(i16, Direction), MessageSpec>,
+    specs: HashMap<(i16, Direction), Vec<MessageSpec>>,
 }
 
 impl Registry {
+    /// The current spec of an API (the one with valid versions, preferring the newest).
     pub fn get(&self, api_key: i16, direction: Direction) -> Option<&MessageSpec> {
-        self.specs.get(&(api_key, direction))
+        self.specs
+            .get(&(api_key, direction))
+            .and_then(|v| v.first())
+    }
+
+    /// The spec that has `version`, or else the current one.
+    pub fn get_for(
+        &self,
+        api_key: i16,
+        direction: Direction,
+        version: i16,
+    ) -> Option<&MessageSpec> {
+        let v = self.specs.get(&(api_key, direction))?;
+        v.iter()
+            .find(|s| s.valid_versions.contains(version))
+            .or_else(|| v.first())
+    }
+
+    /// Every version any spec of the API has, ascending.
+    pub fn versions(&self, api_key: i16, direction: Direction) -> Vec<i16> {
+        let mut out: Vec<i16> = self
+            .specs
+            .get(&(api_key, direction))
+            .into_iter()
+            .flatten()
+            .filter(|s| !s.valid_versions.none)
+            .flat_map(|s| s.valid_versions.min..=s.max_version())
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// The API keys that have both a request and a response spec, sorted.
@@ -347,8 +379,9 @@ impl Registry {
 
     /// Whether (key, version) is a request this project can decode.
     pub fn knows(&self, api_key: i16, version: i16) -> bool {
-        self.get(api_key, Direction::Request)
-            .is_some_and(|s| s.valid_versions.contains(version))
+        self.specs
+            .get(&(api_key, Direction::Request))
+            .is_some_and(|v| v.iter().any(|s| s.valid_versions.contains(version)))
     }
 }
 
@@ -357,14 +390,16 @@ impl Registry {
 pub fn registry() -> &'static Registry {
     static REG: OnceLock<Registry> = OnceLock::new();
     REG.get_or_init(|| {
-        let mut specs = HashMap::new();
+        let mut specs: HashMap<(i16, Direction), Vec<MessageSpec>> = HashMap::new();
         for (file, text) in SPEC_FILES {
             match parse_spec(text) {
-                Ok(s) => {
-                    specs.insert((s.api_key, s.direction), s);
-                }
+                Ok(s) => specs.entry((s.api_key, s.direction)).or_default().push(s),
                 Err(e) => eprintln!("kdissect: internal spec {file} is invalid: {e}"),
             }
+        }
+        // Current (highest versions, then non-empty) first.
+        for v in specs.values_mut() {
+            v.sort_by_key(|s| std::cmp::Reverse((!s.valid_versions.none, s.max_version())));
         }
         Registry { specs }
     })

@@ -209,7 +209,7 @@ fn plausible_request_at(buf: &[u8], max_frame: usize) -> bool {
         return false;
     };
     let known_version = match registry().get(p.api_key, Direction::Request) {
-        Some(s) => s.valid_versions.contains(p.api_version),
+        Some(_) => registry().knows(p.api_key, p.api_version),
         None => names::api_name(p.api_key).is_some() && (0..=30).contains(&p.api_version),
     };
     if !known_version {
@@ -557,7 +557,14 @@ impl Tracker {
             let h = &mut c.halves[d];
             if h.resync {
                 let data = h.buf.get(h.pos..).unwrap_or(&[]);
-                match find_boundary(data, is_request, &c.pending, cfg.max_frame, &mut h.scan) {
+                match find_boundary(
+                    data,
+                    is_request,
+                    &c.pending,
+                    &c.used,
+                    cfg.max_frame,
+                    &mut h.scan,
+                ) {
                     Some(skip) => {
                         let reason = h.why.unwrap_or(ResyncReason::Gap);
                         // A mid-stream start right at a frame boundary lost nothing.
@@ -748,9 +755,12 @@ impl Tracker {
 /// When a response does not decode with its request's version, says which version it does
 /// decode as (brokers that answer an unsupported version in another layout).
 fn other_version_hint(frame: &[u8], key: i16, version: i16) -> Option<Diagnosis> {
-    let spec = registry().get(key, Direction::Response)?;
-    let (lo, hi) = (spec.valid_versions.min, spec.max_version());
-    let mut candidates: Vec<i16> = (lo..=hi).filter(|v| *v != version).collect();
+    let spec = registry().get_for(key, Direction::Response, version)?;
+    let mut candidates: Vec<i16> = registry()
+        .versions(key, Direction::Response)
+        .into_iter()
+        .filter(|v| *v != version)
+        .collect();
     // Nearest versions first.
     candidates.sort_by_key(|v| (i32::from(*v) - i32::from(version)).abs());
     for v in candidates {
@@ -778,10 +788,7 @@ fn guess_response(frame: &[u8], used: &[(i16, i16)]) -> Option<Message> {
     }
     let reg = registry();
     for k in reg.api_keys() {
-        let Some(spec) = reg.get(k, Direction::Response) else {
-            continue;
-        };
-        for v in (spec.valid_versions.min..=spec.max_version()).rev() {
+        for v in reg.versions(k, Direction::Response).into_iter().rev() {
             if used.contains(&(k, v)) {
                 continue;
             }
@@ -817,6 +824,7 @@ fn check_candidate(
     rest: &[u8],
     is_request: bool,
     pending: &HashMap<i32, RequestInfo>,
+    used: &[(i16, i16)],
     max_frame: usize,
 ) -> Verdict {
     let Some(h) = rest.get(0..8) else {
@@ -869,7 +877,12 @@ fn check_candidate(
                     n >= 4 && n as usize <= max_frame
                 }
             };
-            next_ok && guess_response(frame, &[]).is_some()
+            // Only the APIs this connection used: with every Kafka API known, some small
+            // response layout fits almost any bytes, so a guess over all of them proves nothing.
+            next_ok
+                && used
+                    .iter()
+                    .any(|&(k, v)| decode_response(frame, k, v).is_clean())
         }
     };
     if ok {
@@ -886,6 +899,7 @@ fn find_boundary(
     data: &[u8],
     is_request: bool,
     pending: &HashMap<i32, RequestInfo>,
+    used: &[(i16, i16)],
     max_frame: usize,
     scan: &mut Scan,
 ) -> Option<usize> {
@@ -893,7 +907,13 @@ fn find_boundary(
     let mut best: Option<usize> = None;
     let mut still = Vec::new();
     for &i in &scan.waiting {
-        match check_candidate(data.get(i..).unwrap_or(&[]), is_request, pending, max_frame) {
+        match check_candidate(
+            data.get(i..).unwrap_or(&[]),
+            is_request,
+            pending,
+            used,
+            max_frame,
+        ) {
             Verdict::Accept => {
                 best = Some(best.map_or(i, |b: usize| b.min(i)));
             }
@@ -905,7 +925,13 @@ fn find_boundary(
     let need = if is_request { 14 } else { 8 };
     while best.is_none() && scan.next + need <= n {
         let i = scan.next;
-        match check_candidate(data.get(i..).unwrap_or(&[]), is_request, pending, max_frame) {
+        match check_candidate(
+            data.get(i..).unwrap_or(&[]),
+            is_request,
+            pending,
+            used,
+            max_frame,
+        ) {
             Verdict::Accept => best = Some(i),
             Verdict::Wait => {
                 if scan.waiting.len() < MAX_WAITING {

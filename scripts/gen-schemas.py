@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Derive kdissect's message tables (schema/) from Kafka's JSON message specs.
+
+Kafka keeps one JSON file per message in clients/src/main/resources/common/message of
+apache/kafka. This script reads such a folder and writes, for every request and response:
+
+  schema/<Name>.json          the current versions
+  schema/legacy/<Name>.json   versions a newer Kafka removed (Produce v0-2, Fetch v0-3, ...),
+                              from an older copy of the folder, so old clients still decode
+
+Kept: apiKey, type, name, validVersions, flexibleVersions, and for each field name, type,
+versions, nullableVersions, taggedVersions, tag, ignorable, default, entityType, mapKey,
+flexibleVersions, nested fields, and commonStructs. Kafka's comments and descriptions are not
+copied: descriptions come from schema-src/descriptions.json (the seed APIs' texts and our own),
+and are otherwise left out. schema/MANIFEST.txt records the sources and a SHA-256 of every
+output; a test checks the files against it, so a hand edit shows up.
+
+Usage:
+  scripts/gen-schemas.py --new KAFKA_MESSAGE_DIR [--legacy OLDER_KAFKA_MESSAGE_DIR] \\
+      [--new-label TEXT] [--legacy-label TEXT] [--out schema]
+  scripts/gen-schemas.py --check ...   (same arguments: compare instead of writing)
+"""
+import argparse
+import hashlib
+import json
+import os
+import re
+import sys
+
+FIELD_KEYS = ["name", "type", "versions", "nullableVersions", "taggedVersions", "tag", "ignorable",
+              "default", "entityType", "mapKey", "flexibleVersions"]
+
+
+def strip_comments(text):
+    out = []
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("//"):
+            continue
+        # A trailing comment outside strings.
+        in_str = False
+        esc = False
+        cut = None
+        for i, ch in enumerate(line):
+            if esc:
+                esc = False
+                continue
+            if ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = not in_str
+            elif not in_str and line[i:i + 2] == "//":
+                cut = i
+                break
+        out.append(line if cut is None else line[:cut])
+    return "\n".join(out)
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.loads(strip_comments(f.read()))
+
+
+def parse_versions(v):
+    v = (v or "").strip()
+    if v in ("", "none"):
+        return None
+    if v.endswith("+"):
+        return (int(v[:-1]), None)
+    if "-" in v:
+        a, b = v.split("-")
+        return (int(a), int(b))
+    return (int(v), int(v))
+
+
+def clean_fields(fields, descs, prefix):
+    out = []
+    for f in fields:
+        g = {k: f[k] for k in FIELD_KEYS if k in f}
+        path = prefix + f["name"]
+        if path in descs:
+            g["about"] = descs[path]
+        if "fields" in f:
+            g["fields"] = clean_fields(f["fields"], descs, path + ".")
+        out.append(g)
+    return out
+
+
+def clean_spec(d, descs, valid=None):
+    o = {"apiKey": d["apiKey"], "type": d["type"], "name": d["name"],
+         "validVersions": valid or d["validVersions"],
+         "flexibleVersions": d.get("flexibleVersions", "none")}
+    if d.get("latestVersionUnstable"):
+        o["latestVersionUnstable"] = True
+    o["fields"] = clean_fields(d.get("fields", []), descs, "")
+    if d.get("commonStructs"):
+        o["commonStructs"] = [
+            {"name": s["name"], "versions": s.get("versions", "0+"),
+             "fields": clean_fields(s["fields"], descs, s["name"] + ".")}
+            for s in d["commonStructs"]]
+    return o
+
+
+def messages(folder):
+    out = {}
+    for fn in sorted(os.listdir(folder)):
+        if not re.search(r"(Request|Response)\.json$", fn):
+            continue
+        d = load(os.path.join(folder, fn))
+        if d.get("type") not in ("request", "response") or "apiKey" not in d:
+            continue
+        out[d["name"]] = d
+    return out
+
+
+def render(obj):
+    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--new", required=True)
+    ap.add_argument("--legacy")
+    ap.add_argument("--new-label", default="")
+    ap.add_argument("--legacy-label", default="")
+    ap.add_argument("--out", default="schema")
+    ap.add_argument("--descriptions", default="schema-src/descriptions.json")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--skip-keys", default="", help="API keys to leave out, e.g. 500-502 (a fork's own APIs)")
+    a = ap.parse_args()
+
+    descs_all = json.load(open(a.descriptions, encoding="utf-8"))
+    skip = set()
+    for part in filter(None, a.skip_keys.split(",")):
+        lo, _, hi = part.partition("-")
+        skip.update(range(int(lo), int(hi or lo) + 1))
+    files = {}
+    new = {n: d for n, d in messages(a.new).items() if d["apiKey"] not in skip}
+    for name, d in new.items():
+        files[f"{name}.json"] = render(clean_spec(d, descs_all.get(name, {})))
+    if a.legacy:
+        for name, d in messages(a.legacy).items():
+            if d["apiKey"] in skip:
+                continue
+            if name not in new:
+                # An API a newer Kafka removed altogether (LeaderAndIsr, ControlledShutdown...).
+                files[f"legacy/{name}.json"] = render(clean_spec(d, descs_all.get(name, {})))
+                continue
+            old = parse_versions(d["validVersions"])
+            cur = parse_versions(new[name]["validVersions"])
+            if old and cur is None:
+                # Still listed, with no valid version left: all its versions are legacy.
+                files[f"legacy/{name}.json"] = render(clean_spec(d, descs_all.get(name, {})))
+            elif old and cur and old[0] < cur[0]:
+                valid = f"{old[0]}-{cur[0] - 1}" if cur[0] - 1 > old[0] else f"{old[0]}"
+                files[f"legacy/{name}.json"] = render(clean_spec(d, descs_all.get(name, {}), valid))
+
+    manifest = ["# kdissect message tables, written by scripts/gen-schemas.py; do not edit by hand.",
+                f"# current: {a.new_label or a.new}"]
+    if a.legacy:
+        manifest.append(f"# legacy: {a.legacy_label or a.legacy}")
+    for rel in sorted(files):
+        manifest.append(f"{hashlib.sha256(files[rel].encode()).hexdigest()}  {rel}")
+    files["MANIFEST.txt"] = "\n".join(manifest) + "\n"
+
+    if a.check:
+        bad = 0
+        for rel, text in sorted(files.items()):
+            p = os.path.join(a.out, rel)
+            cur = open(p, encoding="utf-8").read() if os.path.exists(p) else None
+            if rel != "MANIFEST.txt" and cur != text:
+                print(f"differs: {p}")
+                bad += 1
+        print(f"{len(files) - 1} tables checked, {bad} differ")
+        return 1 if bad else 0
+    os.makedirs(os.path.join(a.out, "legacy"), exist_ok=True)
+    for rel in os.listdir(a.out):
+        if rel.endswith(".json"):
+            os.remove(os.path.join(a.out, rel))
+    for rel in os.listdir(os.path.join(a.out, "legacy")):
+        os.remove(os.path.join(a.out, "legacy", rel))
+    for rel, text in files.items():
+        with open(os.path.join(a.out, rel), "w", encoding="utf-8") as f:
+            f.write(text)
+    print(f"wrote {len(files) - 1} tables to {a.out}/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

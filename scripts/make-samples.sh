@@ -281,6 +281,202 @@ sample_ipv6() {
     cp "$WORK/kgen6.pcap" "$OUT/kgen-ipv6.pcap"
 }
 
+# Producer/consumer traffic with record batches: one capture per compression codec.
+confluent_records_script() {
+    cat >"$WORK/confluent_records.py" <<'EOF'
+import sys, time
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+bootstrap, codec = sys.argv[1], sys.argv[2]
+if codec == "create":  # run before capturing
+    admin = AdminClient({"bootstrap.servers": bootstrap, "client.id": "confluent-admin"})
+    for future in admin.create_topics(
+            [NewTopic("orders", num_partitions=3, replication_factor=1)]).values():
+        future.result(10)
+    sys.exit(0)
+producer = Producer({"bootstrap.servers": bootstrap, "client.id": f"producer-{codec}",
+                     "compression.type": codec, "linger.ms": 1000})
+failed = []
+for i in range(20):
+    key = None if i % 5 == 4 else f"customer-{i % 3}"
+    headers = [("trace-id", f"trace-{i:04d}".encode())] if i % 4 == 0 else None
+    if i == 7:
+        value = bytes([0xff, 0xfe, 0x00, 0x80, 0xc3, 0x28, 0x01, 0x02, 0x03])  # not UTF-8
+    elif i == 13:
+        value = ("order line: widget x 1 @ 9.99 EUR; " * 60).encode()  # 2100 bytes
+    else:
+        value = f"order {i}: crème brûlée ×{i}".encode()
+    producer.produce("orders", key=key, value=value, partition=i % 3, headers=headers,
+                     on_delivery=lambda err, msg: err and failed.append(err))
+print("unsent after flush:", producer.flush(15), "failed:", failed)
+consumer = Consumer({"bootstrap.servers": bootstrap, "client.id": f"consumer-{codec}",
+                     "group.id": f"orders-{codec}", "auto.offset.reset": "earliest",
+                     "enable.auto.commit": False, "session.timeout.ms": 6000})
+consumer.subscribe(["orders"])
+got, deadline = 0, time.time() + 60
+while got < 20 and time.time() < deadline:
+    msg = consumer.poll(1.0)
+    if msg is None:
+        continue
+    if msg.error():
+        print("error", msg.error())
+        continue
+    got += 1
+print("consumed", got)
+print("committed", consumer.commit(asynchronous=False))
+consumer.close()
+EOF
+}
+
+sample_records() {
+    confluent_records_script
+    local codec
+    for codec in none gzip snappy lz4 zstd; do
+        log "confluent-kafka produce + consume, compression.type=$codec"
+        start_broker 127.0.0.1 9092
+        in_ns "$PY" "$WORK/confluent_records.py" 127.0.0.1:9092 create
+        start_capture "$WORK/rec-$codec.pcap" -i lo 'tcp port 9092'
+        in_ns timeout 120 "$PY" "$WORK/confluent_records.py" 127.0.0.1:9092 "$codec"
+        stop_captures
+        stop_broker
+        cp "$WORK/rec-$codec.pcap" "$OUT/confluent-produce-consume-$codec.pcap"
+    done
+}
+
+sample_transactions() {
+    log "confluent-kafka transactions (commit, abort, commit) + read_committed consumer"
+    confluent_records_script
+    cat >"$WORK/confluent_txn.py" <<'EOF'
+import sys, time
+from confluent_kafka import Consumer, Producer
+
+bootstrap = sys.argv[1]
+producer = Producer({"bootstrap.servers": bootstrap, "client.id": "producer-txn",
+                     "transactional.id": "orders-txn-1", "linger.ms": 100})
+producer.init_transactions(15)
+producer.begin_transaction()
+for i in range(4):
+    producer.produce("orders", key=f"customer-{i % 3}", value=f"committed order {i}",
+                     partition=i % 3, headers=[("trace-id", f"txn-{i:04d}".encode())])
+producer.commit_transaction(15)
+producer.begin_transaction()
+for i in range(3):
+    producer.produce("orders", key=f"customer-{i % 3}", value=f"aborted order {i}",
+                     partition=i % 3)
+producer.flush(15)  # the aborted records reach the log before the abort marker
+producer.abort_transaction(15)
+producer.begin_transaction()
+producer.produce("orders", key="customer-0", value="committed order 4", partition=0)
+producer.commit_transaction(15)
+print("transactions done")
+consumer = Consumer({"bootstrap.servers": bootstrap, "client.id": "consumer-txn",
+                     "group.id": "orders-txn", "auto.offset.reset": "earliest",
+                     "isolation.level": "read_committed", "enable.auto.commit": False,
+                     "session.timeout.ms": 6000})
+consumer.subscribe(["orders"])
+got, idle, deadline = [], 0, time.time() + 30
+while time.time() < deadline and (not got or idle < 2):
+    msg = consumer.poll(1.0)
+    if msg is None:
+        idle += 1
+        continue
+    idle = 0
+    if msg.error():
+        print("error", msg.error())
+        continue
+    got.append((msg.partition(), msg.offset(), msg.value().decode()))
+print("consumed", got)
+print("committed", consumer.commit(asynchronous=False))
+consumer.close()
+EOF
+    start_broker 127.0.0.1 9092
+    in_ns "$PY" "$WORK/confluent_records.py" 127.0.0.1:9092 create
+    start_capture "$WORK/txn.pcap" -i lo 'tcp port 9092'
+    in_ns timeout 120 "$PY" "$WORK/confluent_txn.py" 127.0.0.1:9092
+    stop_captures
+    stop_broker
+    cp "$WORK/txn.pcap" "$OUT/confluent-transactions.pcap"
+}
+
+sample_kcat_legacy() {
+    log "kcat produce + consume with legacy versions (Produce v1 / MessageSet v0, Fetch v1)"
+    confluent_records_script
+    local kcat=(kcat -b 127.0.0.1:9092 -X api.version.request=false
+                -X broker.version.fallback=0.9.0)
+    start_broker 127.0.0.1 9092
+    in_ns "$PY" "$WORK/confluent_records.py" 127.0.0.1:9092 create
+    # Three messages in partition 2, written (without capturing) by a modern client, so that
+    # there is something to fetch: tansu does not accept kcat's legacy message sets.
+    in_ns "$PY" -c '
+import sys
+from confluent_kafka import Producer
+p = Producer({"bootstrap.servers": sys.argv[1], "client.id": "seed", "linger.ms": 100})
+for i in range(3):
+    p.produce("orders", key="seed", value=f"seeded {i}", partition=2)
+print("unsent", p.flush(10))' 127.0.0.1:9092
+    start_capture "$WORK/kcat-legacy.pcap" -i lo 'tcp port 9092'
+    # Uncompressed MessageSet v0 (Produce v1): tansu cannot parse it and closes the connection.
+    printf 'customer-1:order 1 from kcat\n:order 2 without key\ncustomer-2:order 3 from kcat\n' |
+        in_ns "${kcat[@]}" -X client.id=kcat-producer -P -t orders -p 0 -K : || true
+    # gzip-compressed MessageSet v0: answered with error 59 (UNKNOWN_PRODUCER_ID).
+    printf 'customer-1:order 4 gzip\ncustomer-2:order 5 gzip\n:order 6 gzip\n' |
+        in_ns "${kcat[@]}" -X client.id=kcat-producer -P -t orders -p 1 -K : -z gzip || true
+    # -o beginning needs ListOffsets v0, whose answer from tansu is cut short: kcat gives up.
+    in_ns timeout 20 "${kcat[@]}" -X client.id=kcat-consumer -C -t orders -e -o beginning \
+        -f '%t/%p/%o key=%k value=%s\n' || true
+    # An absolute offset needs no ListOffsets: Fetch v1 gets the seeded v2 record batch.
+    in_ns timeout 20 "${kcat[@]}" -X client.id=kcat-consumer -C -t orders -p 2 -e -o 0 \
+        -f '%t/%p/%o key=%k value=%s\n'
+    stop_captures
+    stop_broker
+    cp "$WORK/kcat-legacy.pcap" "$OUT/kcat-produce-consume-legacy.pcap"
+}
+
+sample_kafka_python_group() {
+    log "kafka-python producer + consumer group"
+    cat >"$WORK/kafka_python_group.py" <<'EOF'
+import sys, time
+from kafka import KafkaConsumer, KafkaProducer
+from kafka.admin import KafkaAdminClient, NewTopic
+
+bootstrap = sys.argv[1]
+if sys.argv[2] == "create":  # run before capturing
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="kafka-python-admin")
+    admin.create_topics([NewTopic("payments", 2, 1)])
+    admin.close()
+    sys.exit(0)
+producer = KafkaProducer(bootstrap_servers=bootstrap, client_id="kafka-python-producer",
+                         linger_ms=200, compression_type="gzip")
+for i in range(6):
+    producer.send("payments", key=f"account-{i % 2}".encode(),
+                  value=f"payment {i}: {10 * i + 5}.00 EUR".encode(), partition=i % 2,
+                  headers=[("source", b"kafka-python")] if i == 0 else None)
+producer.flush()
+producer.close()
+consumer = KafkaConsumer("payments", bootstrap_servers=bootstrap,
+                         client_id="kafka-python-consumer", group_id="payments-audit",
+                         auto_offset_reset="earliest", enable_auto_commit=False,
+                         session_timeout_ms=6000, heartbeat_interval_ms=1000)
+got, deadline = 0, time.time() + 30
+while got < 6 and time.time() < deadline:
+    for records in consumer.poll(timeout_ms=1000).values():
+        got += len(records)
+print("consumed", got)
+time.sleep(1.5)  # let the heartbeat thread send a Heartbeat
+consumer.commit()
+print("committed", consumer.committed(next(iter(consumer.assignment()))))
+consumer.close()
+EOF
+    start_broker 127.0.0.1 9092
+    in_ns "$PY" "$WORK/kafka_python_group.py" 127.0.0.1:9092 create
+    start_capture "$WORK/kp-group.pcap" -i lo 'tcp port 9092'
+    in_ns timeout 60 "$PY" "$WORK/kafka_python_group.py" 127.0.0.1:9092 run
+    stop_captures
+    stop_broker
+    cp "$WORK/kp-group.pcap" "$OUT/kafka-python-consumer-group.pcap"
+}
+
 derive_variants() {
     log "derived variants of kgen-all-versions.pcap"
     local src=$OUT/kgen-all-versions.pcap mangle=$ROOT/scripts/pcap_mangle.py
@@ -302,7 +498,8 @@ main() {
     mkdir -p "$OUT" "$WORK"
     install_tools
     ns_up
-    local all=(confluent kafka_python kcat kafkajs kgen ipv6 port variants)
+    local all=(confluent kafka_python kcat kafkajs kgen ipv6 port variants records
+                 transactions kcat_legacy kafka_python_group)
     local steps=("$@")
     [ ${#steps[@]} -eq 0 ] && steps=("${all[@]}")
     for step in "${steps[@]}"; do
@@ -315,6 +512,10 @@ main() {
         ipv6) sample_ipv6 ;;
         port) sample_port ;;
         variants) derive_variants ;;
+        records) sample_records ;;
+        transactions) sample_transactions ;;
+        kcat_legacy) sample_kcat_legacy ;;
+        kafka_python_group) sample_kafka_python_group ;;
         *) echo "unknown step $step (one of: ${all[*]})" >&2; exit 2 ;;
         esac
     done

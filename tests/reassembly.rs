@@ -237,3 +237,8 @@ proptest! {
         prop_assert!(!c.notices.iter().any(|n| matches!(n, Notice::LostInGap { .. } | Notice::Resync { .. })), "{:?}", c.notices);
     }
 }
+#[test]
+fn zz_dump() {
+    let segs = conversation(&exchanges(), &[10]);
+    std::fs::write("/tmp/mid.pcap", to_pcap(&segs[5..])).unwrap();
+}

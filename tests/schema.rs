@@ -1,38 +1,70 @@
-//! The embedded message specs parse, and header versions follow Kafka's rules.
+//! The embedded message specs: they parse, they are the generator's output, and header versions
+//! follow Kafka's rules for every API.
 
 use kafka_protocol::messages::ApiKey;
 use kdissect::kafka::message::{request_header_version, response_header_version};
 use kdissect::kafka::schema::{parse_spec, registry, spec_files, Direction};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 
 #[test]
 fn every_embedded_spec_parses() {
     let mut n = 0;
     for (file, text) in spec_files() {
         let spec = parse_spec(text).unwrap_or_else(|e| panic!("{file}: {e}"));
-        assert!(file.starts_with(&spec.name), "{file} holds {}", spec.name);
+        let base = file.trim_start_matches("legacy/");
+        assert!(base.starts_with(&spec.name), "{file} holds {}", spec.name);
         n += 1;
     }
-    assert!(n >= 8);
-    for key in [3, 18, 60, 75] {
+    assert!(n >= 180, "only {n} specs");
+    // Every API key kafka-protocol knows has both directions.
+    for key in ApiKey::iter() {
+        let k = key as i16;
         assert!(
-            registry().get(key, Direction::Request).is_some(),
-            "request spec for {key}"
+            registry().get(k, Direction::Request).is_some(),
+            "request spec for {key:?}"
         );
         assert!(
-            registry().get(key, Direction::Response).is_some(),
-            "response spec for {key}"
+            registry().get(k, Direction::Response).is_some(),
+            "response spec for {key:?}"
+        );
+    }
+}
+
+/// The committed tables are the generator's output: MANIFEST.txt holds the SHA-256 that
+/// scripts/gen-schemas.py wrote for each, so a hand edit (or a stale file) fails here.
+#[test]
+fn tables_match_the_generator_manifest() {
+    let manifest = include_str!("../schema/MANIFEST.txt");
+    let mut want: BTreeMap<String, String> = BTreeMap::new();
+    for line in manifest
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let (hash, file) = line.split_once("  ").expect("hash  file");
+        want.insert(file.to_string(), hash.to_string());
+    }
+    let mut got: BTreeMap<String, String> = BTreeMap::new();
+    for (file, text) in spec_files() {
+        got.insert(
+            file.to_string(),
+            hex::encode(Sha256::digest(text.as_bytes())),
+        );
+    }
+    assert_eq!(got.len(), want.len(), "files in schema/ vs MANIFEST.txt");
+    for (file, hash) in &want {
+        assert_eq!(
+            got.get(file),
+            Some(hash),
+            "{file} differs from what scripts/gen-schemas.py wrote"
         );
     }
 }
 
 #[test]
-fn header_versions_match_kafka() {
-    for key in [
-        ApiKey::Metadata,
-        ApiKey::ApiVersions,
-        ApiKey::DescribeCluster,
-        ApiKey::DescribeTopicPartitions,
-    ] {
+fn header_versions_match_kafka_for_every_api() {
+    let mut checked = 0;
+    for key in ApiKey::iter() {
         let range = key.valid_versions();
         for v in range.min..=range.max {
             assert_eq!(
@@ -45,11 +77,23 @@ fn header_versions_match_kafka() {
                 key.response_header_version(v),
                 "{key:?} v{v} response"
             );
+            checked += 1;
         }
     }
+    assert!(checked > 300, "only {checked} versions");
     // ApiVersions answers with header v0 even in flexible versions.
     assert_eq!(response_header_version(18, 3), 0);
     assert_eq!(response_header_version(18, 4), 0);
     // ControlledShutdown v0 requests use header v0.
     assert_eq!(request_header_version(7, 0), 0);
+}
+
+#[test]
+fn every_kafka_protocol_version_has_a_table() {
+    for key in ApiKey::iter() {
+        let range = key.valid_versions();
+        for v in range.min..=range.max {
+            assert!(registry().knows(key as i16, v), "{key:?} v{v}");
+        }
+    }
 }

@@ -148,18 +148,29 @@ struct RawField {
     tagged_versions: Versions,
     #[serde(default)]
     tag: Option<u32>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "loose_bool")]
     ignorable: bool,
     #[serde(default)]
     default: Option<serde_json::Value>,
     #[serde(default)]
     entity_type: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "loose_bool")]
     map_key: bool,
     #[serde(default)]
     about: String,
     #[serde(default)]
     fields: Option<Vec<RawField>>,
+}
+
+/// Kafka's specs write a few booleans as strings (`"ignorable": "true"`): accept both.
+fn loose_bool<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Bool(b) => Ok(b),
+        serde_json::Value::String(s) => Ok(s == "true"),
+        other => Err(serde::de::Error::custom(format!(
+            "expected a boolean, found {other}"
+        ))),
+    }
 }
 
 fn none() -> Versions {

@@ -450,10 +450,6 @@ impl Tracker {
                 if c.state == State::Kafka {
                     // Bytes still waiting for a verified boundary: at the end, a plausible
                     // header is the best there is; decode from it rather than drop them.
-                    let at = At {
-                        frame: 0,
-                        ts_nanos: 0,
-                    };
                     for d in 0..2 {
                         let is_request = c.broker != Some(c.addrs[d]);
                         let h = &mut c.halves[d];
@@ -464,6 +460,7 @@ impl Tracker {
                         if let Some(i) =
                             partial_candidate(data, is_request, &c.pending, self.cfg.max_frame)
                         {
+                            let at = h.last_at;
                             if i > 0 {
                                 let (src, dst) = (c.addrs[d], c.addrs[1 - d]);
                                 let reason = h.why.unwrap_or(ResyncReason::Gap);
@@ -480,7 +477,6 @@ impl Tracker {
                             h.resync = false;
                             h.why = None;
                             let cfg = self.cfg.clone();
-                            let at = h.last_at;
                             Self::cut(c, &cfg, &mut self.topics, stream, d, at, sink);
                         }
                     }
@@ -815,7 +811,11 @@ struct Scan {
 const MAX_WAITING: usize = 64;
 
 enum Verdict {
-    Accept,
+    /// A frame start: `strong` when the frame decoded cleanly, weak when only its size lines
+    /// up with what follows.
+    Accept {
+        strong: bool,
+    },
     Reject,
     Wait,
 }
@@ -847,12 +847,17 @@ fn check_candidate(
             return Verdict::Wait;
         };
         let known = peek_request(frame).is_some_and(|p| registry().knows(p.api_key, p.api_version));
-        let ok = if known {
-            decode_request(frame).is_clean()
+        return if known {
+            if decode_request(frame).is_clean() {
+                Verdict::Accept { strong: true }
+            } else {
+                Verdict::Reject
+            }
+        } else if chains_to_end(rest, max_frame, 4) {
+            Verdict::Accept { strong: false }
         } else {
-            chains_to_end(rest, max_frame, 4)
+            Verdict::Reject
         };
-        return if ok { Verdict::Accept } else { Verdict::Reject };
     }
     let corr = i32::from_be_bytes([h[4], h[5], h[6], h[7]]);
     let paired = pending.get(&corr);
@@ -862,11 +867,12 @@ fn check_candidate(
     let Some(frame) = complete else {
         return Verdict::Wait;
     };
-    let ok = match paired {
-        Some(r) => {
-            decode_response(frame, r.api_key, r.api_version).is_clean()
-                || chains_to_end(rest, max_frame, 4)
+    let verdict = match paired {
+        Some(r) if decode_response(frame, r.api_key, r.api_version).is_clean() => {
+            Verdict::Accept { strong: true }
         }
+        Some(_) if chains_to_end(rest, max_frame, 4) => Verdict::Accept { strong: false },
+        Some(_) => Verdict::Reject,
         // Nothing to pair with: the frame must sit between boundaries (end of data, or a
         // plausible next size) and decode cleanly as some known response.
         None => {
@@ -879,17 +885,18 @@ fn check_candidate(
             };
             // Only the APIs this connection used: with every Kafka API known, some small
             // response layout fits almost any bytes, so a guess over all of them proves nothing.
-            next_ok
+            if next_ok
                 && used
                     .iter()
                     .any(|&(k, v)| decode_response(frame, k, v).is_clean())
+            {
+                Verdict::Accept { strong: true }
+            } else {
+                Verdict::Reject
+            }
         }
     };
-    if ok {
-        Verdict::Accept
-    } else {
-        Verdict::Reject
-    }
+    verdict
 }
 
 /// Offset of the first frame start in `data` that can be verified: the frame is complete and
@@ -904,7 +911,7 @@ fn find_boundary(
     scan: &mut Scan,
 ) -> Option<usize> {
     let n = data.len();
-    let mut best: Option<usize> = None;
+    let mut best: Option<(usize, bool)> = None;
     let mut still = Vec::new();
     for &i in &scan.waiting {
         match check_candidate(
@@ -914,8 +921,10 @@ fn find_boundary(
             used,
             max_frame,
         ) {
-            Verdict::Accept => {
-                best = Some(best.map_or(i, |b: usize| b.min(i)));
+            Verdict::Accept { strong } => {
+                if best.is_none_or(|(b, _)| i < b) {
+                    best = Some((i, strong));
+                }
             }
             Verdict::Wait => still.push(i),
             Verdict::Reject => {}
@@ -932,7 +941,7 @@ fn find_boundary(
             used,
             max_frame,
         ) {
-            Verdict::Accept => best = Some(i),
+            Verdict::Accept { strong } => best = Some((i, strong)),
             Verdict::Wait => {
                 if scan.waiting.len() < MAX_WAITING {
                     scan.waiting.push(i);
@@ -942,14 +951,14 @@ fn find_boundary(
         }
         scan.next += 1;
     }
-    if let Some(b) = best {
-        // A strong candidate before it (a request header of an API and version we know, or a
-        // response to a pending request) whose frame is still arriving outranks a later
-        // candidate that may sit inside that frame: wait for it.
-        let earlier_strong = scan
-            .waiting
-            .iter()
-            .any(|&i| i < b && strong_header(data.get(i..).unwrap_or(&[]), is_request, pending));
+    if let Some((b, strong)) = best {
+        // A frame that decoded cleanly is trusted. One that only lines up by size yields to a
+        // strong header before it (a request of an API and version we know, or a response to
+        // a pending request) whose frame is still arriving: wait for that one.
+        let earlier_strong = !strong
+            && scan.waiting.iter().any(|&i| {
+                i < b && strong_header(data.get(i..).unwrap_or(&[]), is_request, pending)
+            });
         if !earlier_strong {
             return Some(b);
         }

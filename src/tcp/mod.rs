@@ -251,6 +251,14 @@ impl Reassembler {
             }
             if seg.fin {
                 half.fin = true;
+                // The FIN takes one sequence number: the peer acknowledges it, and that must
+                // not read as a byte the capture missed.
+                let fin_seq = seg.seq.wrapping_add(seg.payload.len() as u32);
+                if let Some(n) = half.next {
+                    if seq_diff(fin_seq, n) == 0 {
+                        half.next = Some(n.wrapping_add(1));
+                    }
+                }
             }
         }
         for side in 0..2 {

@@ -80,7 +80,7 @@ fn header_versions_match_kafka_for_every_api() {
             checked += 1;
         }
     }
-    assert!(checked > 300, "only {checked} versions");
+    assert!(checked > 250, "only {checked} versions");
     // ApiVersions answers with header v0 even in flexible versions.
     assert_eq!(response_header_version(18, 3), 0);
     assert_eq!(response_header_version(18, 4), 0);

@@ -135,6 +135,17 @@ fn compare(n: &Node, j: &J, frame: &[u8], path: &str, checked: &mut usize) {
         } else {
             (c, c.name.to_string())
         };
+        // Groups named `X[i]` directly in a struct are the JSON array `Xs`.
+        if let Some((base, idx)) = name.strip_suffix(']').and_then(|x| x.rsplit_once('[')) {
+            if node.kind == NodeKind::Group {
+                let i: usize = idx.parse().expect("index");
+                let arr = obj
+                    .get(&format!("{base}s"))
+                    .unwrap_or_else(|| panic!("{path}.{base}s missing"));
+                compare_value(node, &arr[i], frame, &format!("{path}.{name}"), checked);
+                continue;
+            }
+        }
         let jv = obj
             .get(&name)
             .unwrap_or_else(|| panic!("{path}.{name} missing from JSON"));
@@ -145,6 +156,23 @@ fn compare(n: &Node, j: &J, frame: &[u8], path: &str, checked: &mut usize) {
 fn compare_value(n: &Node, j: &J, frame: &[u8], path: &str, checked: &mut usize) {
     match &n.value {
         Value::Null => assert!(j.is_null(), "{path}: {j}"),
+        _ if n.kind == NodeKind::Group && (n.ty == "records" || n.ty == "message set") => {
+            let arr = j
+                .as_array()
+                .unwrap_or_else(|| panic!("{path}: not an array"));
+            let groups: Vec<&Node> = n
+                .children
+                .iter()
+                .filter(|c| c.kind == NodeKind::Group)
+                .collect();
+            assert_eq!(arr.len(), groups.len(), "{path}");
+            for (i, (g, jg)) in groups.iter().zip(arr).enumerate() {
+                compare_value(g, jg, frame, &format!("{path}[{i}]"), checked);
+            }
+        }
+        _ if n.kind == NodeKind::Group && !matches!(n.value, Value::Array(_) | Value::Null) => {
+            compare(n, j, frame, path, checked)
+        }
         Value::Struct => compare(n, j, frame, path, checked),
         Value::Array(_) => {
             let arr = j
@@ -170,6 +198,25 @@ fn compare_value(n: &Node, j: &J, frame: &[u8], path: &str, checked: &mut usize)
         }
         Value::Str(None) | Value::Bytes(None) => {
             assert!(j.is_null(), "{path}");
+            *checked += 1;
+        }
+        Value::Bytes(Some((o, l))) if n.ty == "varbytes" => {
+            let data = &frame[*o..o + l];
+            match std::str::from_utf8(data) {
+                Ok(s) => assert_eq!(j.as_str(), Some(s), "{path}"),
+                Err(_) => assert_eq!(
+                    j["hex"].as_str(),
+                    Some(hex::encode(data).as_str()),
+                    "{path}"
+                ),
+            }
+            *checked += 1;
+        }
+        Value::Blob(b) => {
+            match std::str::from_utf8(b) {
+                Ok(s) => assert_eq!(j.as_str(), Some(s), "{path}"),
+                Err(_) => assert_eq!(j["hex"].as_str(), Some(hex::encode(b).as_str()), "{path}"),
+            }
             *checked += 1;
         }
         Value::Bytes(Some(_)) => {

@@ -76,7 +76,13 @@ fn non_flexible_version() {
         (Value::Bytes(Some((27, 3))), "(int32 len=3)")
     );
     assert_eq!(child(&body, "NullData").value, Value::Bytes(None));
-    assert_eq!(child(&body, "Recs").value, Value::Bytes(Some((38, 2))));
+    // Two bytes cannot hold a batch header: shown as a partial batch, as a fetch may end.
+    let recs = child(&body, "Recs");
+    assert_eq!(recs.value, Value::Text("0 batches, 0 records".into()));
+    assert_eq!(
+        (child(recs, "partial").offset, child(recs, "partial").len),
+        (38, 2)
+    );
     let strs = child(&body, "Strs");
     assert_eq!(strs.value, Value::Array(2));
     assert_eq!(strs.children[1].value, Value::Str(Some("a".into())));

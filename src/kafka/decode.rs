@@ -58,6 +58,8 @@ pub struct DecodeOptions {
     /// decoded, to find where they end, and summarised in one node, so that a hostile count
     /// cannot make the tree, and memory, grow without bound.
     pub max_elements: usize,
+    /// Bytes one record batch may decompress to.
+    pub max_decompressed: usize,
 }
 
 /// Default for [`DecodeOptions::max_elements`].
@@ -68,6 +70,7 @@ impl Default for DecodeOptions {
         DecodeOptions {
             struct_presence_byte: true,
             max_elements: MAX_ELEMENTS,
+            max_decompressed: super::records::MAX_DECOMPRESSED,
         }
     }
 }
@@ -82,6 +85,8 @@ pub(crate) struct Decoder<'a> {
     opts: DecodeOptions,
     path: Vec<String>,
     pub(crate) diagnoses: Vec<Diagnosis>,
+    /// Decompressed byte sources handed out so far in this message.
+    next_source: u16,
 }
 
 type R<T> = Result<T, DecodeError>;
@@ -120,6 +125,7 @@ impl<'a> Decoder<'a> {
             opts: DecodeOptions::default(),
             path: Vec::new(),
             diagnoses: Vec::new(),
+            next_source: 0,
         }
     }
 
@@ -493,7 +499,7 @@ impl<'a> Decoder<'a> {
             }
             FieldType::String => self.string(name, nullable)?,
             FieldType::Bytes => self.bytes(name, "bytes", nullable, region)?,
-            FieldType::Records => self.bytes(name, "records", true, region)?,
+            FieldType::Records => return self.records_field(name, out),
             FieldType::Struct(sname) => {
                 let spec = spec.ok_or_else(|| self.err(start, "struct without a field spec"))?;
                 return self.struct_field(spec, sname, name, nullable, out);
@@ -622,6 +628,92 @@ impl<'a> Decoder<'a> {
         node.value = Value::Bytes(value);
         node.detail = detail;
         Ok(node)
+    }
+
+    /// A `records` field: its length prefix, then the batches inside, decoded.
+    fn records_field(&mut self, name: Cow<'static, str>, out: &mut Vec<Node>) -> R<()> {
+        let start = self.pos;
+        let (len, mut len_node) = if self.flexible {
+            let raw = self.uvarint()?;
+            let mut l = leaf("length", "uvarint", start, self.pos - start, self.region);
+            l.value = Value::Int(raw.into());
+            l.detail = if raw == 0 {
+                "(compact, null)".into()
+            } else {
+                "(compact, len+1)".into()
+            };
+            (
+                if raw == 0 {
+                    None
+                } else {
+                    Some(raw as usize - 1)
+                },
+                l,
+            )
+        } else {
+            let raw = self.i32()?;
+            let mut l = leaf("length", "int32", start, 4, self.region);
+            l.value = Value::Int(raw.into());
+            match raw {
+                -1 => (None, l),
+                n if n < 0 => {
+                    self.pos = start;
+                    return Err(self.err(start, format!("records length {n} is negative")));
+                }
+                n => (Some(n as usize), l),
+            }
+        };
+        len_node.kind = NodeKind::Length;
+        let mut g = Node::new(name, "records", start, Region::RecordBatch, NodeKind::Group);
+        let Some(n) = len else {
+            len_node.desc = Cow::Borrowed("null: no records");
+            g.value = Value::Null;
+            g.children.push(len_node);
+            g.len = self.pos - start;
+            out.push(g);
+            return Ok(());
+        };
+        if n > self.remaining() {
+            let left = self.remaining();
+            self.pos = start;
+            return Err(self.err(
+                start,
+                format!("records length {n} exceeds the {left} bytes left"),
+            ));
+        }
+        len_node.desc = Cow::Owned(format!("{n} bytes of record batches follow"));
+        g.children.push(len_node);
+        let opts = super::records::RecordsOptions {
+            max_decompressed: self.opts.max_decompressed,
+            max_records: self.opts.max_elements,
+        };
+        let batches = super::records::decode(
+            self.buf,
+            self.pos,
+            self.pos + n,
+            opts,
+            &mut self.diagnoses,
+            &mut self.next_source,
+        );
+        let (nb, nr) = batches.iter().fold((0, 0), |(b, r), x| {
+            let recs = x
+                .children
+                .iter()
+                .find(|c| c.name == "recordsCount")
+                .and_then(Node::as_int)
+                .unwrap_or(0);
+            (b + usize::from(x.kind == NodeKind::Group), r + recs.max(0))
+        });
+        g.value = Value::Text(format!(
+            "{nb} batch{}, {nr} record{}",
+            if nb == 1 { "" } else { "es" },
+            if nr == 1 { "" } else { "s" }
+        ));
+        g.children.extend(batches);
+        self.pos += n;
+        g.len = self.pos - start;
+        out.push(g);
+        Ok(())
     }
 
     fn struct_field(

@@ -5,6 +5,7 @@ pub mod frames;
 pub mod message;
 pub mod names;
 pub mod node;
+pub mod records;
 pub mod schema;
 pub mod stream;
 pub mod topics;

@@ -52,6 +52,9 @@ pub enum Value {
     Array(usize),
     /// Free text: a diagnosis, a tagged field's summary.
     Text(String),
+    /// Bytes held by the node itself: a record's key or value inside decompressed data, or a
+    /// whole decompressed buffer (on its `decompressed` group node).
+    Blob(Vec<u8>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +87,9 @@ pub struct Node {
     pub region: Region,
     pub kind: NodeKind,
     pub children: Vec<Node>,
+    /// Which bytes `offset` counts in: 0 is the frame; n > 0 the n-th decompressed buffer of
+    /// the message (held by its `decompressed` group node).
+    pub source: u16,
 }
 
 impl Node {
@@ -105,6 +111,7 @@ impl Node {
             region,
             kind,
             children: Vec::new(),
+            source: 0,
         }
     }
 
@@ -123,11 +130,31 @@ impl Node {
         go(self, 0, f);
     }
 
-    /// The leaves (nodes without children that cover bytes or mark errors), in order.
+    /// The leaves of the frame's bytes (nodes without children), in order. Nodes that count
+    /// in a decompressed buffer are not among them.
     pub fn leaves(&self) -> Vec<&Node> {
+        fn go<'a>(n: &'a Node, out: &mut Vec<&'a Node>) {
+            if n.source != 0 {
+                return;
+            }
+            if !n.children.iter().any(|c| c.source == 0) {
+                out.push(n);
+                return;
+            }
+            for c in &n.children {
+                go(c, out);
+            }
+        }
+        let mut out = Vec::new();
+        go(self, &mut out);
+        out
+    }
+
+    /// The leaves of one decompressed buffer (nodes of that source without children).
+    pub fn source_leaves(&self, source: u16) -> Vec<&Node> {
         let mut out = Vec::new();
         self.walk(&mut |n, _| {
-            if n.children.is_empty() {
+            if n.source == source && n.children.is_empty() {
                 out.push(n);
             }
         });

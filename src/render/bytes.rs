@@ -2,7 +2,7 @@
 //! covers it. Without colour, a `|` before a byte marks where a new region begins.
 
 use super::Style;
-use crate::kafka::{Node, Region};
+use crate::kafka::{Node, NodeKind, Region, Value};
 use owo_colors::{AnsiColors, OwoColorize};
 use std::io::{self, Write};
 
@@ -23,10 +23,20 @@ fn color(r: Region) -> AnsiColors {
     }
 }
 
-/// The region of every byte of the frame, from the leaves of its tree.
+/// The region of every byte of the frame (source 0) or of a decompressed buffer, from the
+/// leaves of that source.
 pub fn byte_regions(root: &Node, len: usize) -> Vec<Region> {
+    source_regions(root, 0, len)
+}
+
+fn source_regions(root: &Node, source: u16, len: usize) -> Vec<Region> {
     let mut regions = vec![Region::Unparsed; len];
-    for leaf in root.leaves() {
+    let leaves = if source == 0 {
+        root.leaves()
+    } else {
+        root.source_leaves(source)
+    };
+    for leaf in leaves {
         let end = leaf.end().min(len);
         if let Some(slot) = regions.get_mut(leaf.offset.min(end)..end) {
             slot.fill(leaf.region);
@@ -35,11 +45,39 @@ pub fn byte_regions(root: &Node, len: usize) -> Vec<Region> {
     regions
 }
 
+/// The frame's layout, then one for each decompressed buffer in it.
 pub fn write(out: &mut impl Write, root: &Node, frame: &[u8], style: Style) -> io::Result<()> {
+    let regions = byte_regions(root, frame.len());
+    writeln!(
+        out,
+        "byte layout ({} bytes, {ROW} bytes per row)",
+        frame.len()
+    )?;
+    layout(out, frame, &regions, style)?;
+    let mut sources: Vec<(u16, &[u8])> = Vec::new();
+    root.walk(&mut |n, _| {
+        if let (true, Value::Blob(b)) = (
+            n.name == "decompressed" && n.kind == NodeKind::Group,
+            &n.value,
+        ) {
+            sources.push((n.source, b.as_slice()));
+        }
+    });
+    for (src, data) in sources {
+        let regions = source_regions(root, src, data.len());
+        writeln!(
+            out,
+            "decompressed bytes, source #{src} ({} bytes, {ROW} bytes per row)",
+            data.len()
+        )?;
+        layout(out, data, &regions, style)?;
+    }
+    Ok(())
+}
+
+fn layout(out: &mut impl Write, frame: &[u8], regions: &[Region], style: Style) -> io::Result<()> {
     let len = frame.len();
-    let regions = byte_regions(root, len);
     let width = format!("{:x}", len.saturating_sub(1)).len().max(4);
-    writeln!(out, "byte layout ({len} bytes, {ROW} bytes per row)")?;
     let mut header = " ".repeat(width + 1);
     for c in 0..ROW {
         header.push_str(&format!(" {c:X} "));

@@ -57,12 +57,25 @@ fn scalar(n: &Node, frame: &[u8]) -> J {
         Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
         Value::Bool(b) => J::Bool(*b),
         Value::Str(s) => s.as_ref().map_or(J::Null, |s| J::String(s.clone())),
+        Value::Bytes(Some((off, len))) if n.ty == "varbytes" => {
+            payload_json(frame.get(*off..off + len).unwrap_or(&[]))
+        }
+        Value::Blob(b) if n.kind == NodeKind::Group => J::from(b.len()),
+        Value::Blob(b) => payload_json(b),
         Value::Bytes(Some((off, len))) => {
             J::String(hex::encode(frame.get(*off..off + len).unwrap_or(&[])))
         }
         Value::Bytes(None) | Value::Null => J::Null,
         Value::Uuid(u) => J::String(super::value::uuid(u)),
         Value::Text(t) => J::String(t.clone()),
+    }
+}
+
+/// A record key or value: the text when it is UTF-8, else `{"hex": "..."}`.
+fn payload_json(b: &[u8]) -> J {
+    match std::str::from_utf8(b) {
+        Ok(s) => J::String(s.to_string()),
+        Err(_) => json!({ "hex": hex::encode(b) }),
     }
 }
 
@@ -76,16 +89,25 @@ fn wrap(v: J, n: &Node, spans: bool) -> J {
 
 /// The JSON of one field node (struct, array or scalar).
 fn field_value(n: &Node, frame: &[u8], spans: bool) -> J {
-    let v = match n.value {
-        Value::Null => J::Null,
-        Value::Array(_) => J::Array(
+    let v = match (&n.value, n.kind) {
+        (Value::Null, _) => J::Null,
+        (Value::Array(_), _) => J::Array(
             n.children
                 .iter()
                 .filter(|c| c.kind != NodeKind::Length && c.kind != NodeKind::Raw)
                 .map(|c| field_value(c, frame, spans))
                 .collect(),
         ),
-        Value::Struct => J::Object(fields(n, frame, spans)),
+        // A records field, or the records decompressed from a batch: a list of batches
+        // (or of records, or of legacy messages).
+        (_, NodeKind::Group) if n.ty == "records" || n.ty == "message set" => J::Array(
+            n.children
+                .iter()
+                .filter(|c| c.kind == NodeKind::Group)
+                .map(|c| field_value(c, frame, spans))
+                .collect(),
+        ),
+        (_, NodeKind::Group) | (Value::Struct, _) => J::Object(fields(n, frame, spans)),
         _ => scalar(n, frame),
     };
     wrap(v, n, spans)
@@ -115,6 +137,23 @@ pub fn fields(n: &Node, frame: &[u8], spans: bool) -> Map<String, J> {
                 None => {}
             }
             continue;
+        }
+        // Record headers and similar repeated groups sit directly in their parent, named
+        // `Header[0]`, `Header[1]`: they become one array under the base name.
+        if let Some(base) = c
+            .name
+            .strip_suffix(']')
+            .and_then(|x| x.rsplit_once('['))
+            .map(|(b, _)| b)
+        {
+            if c.kind == NodeKind::Group {
+                let key = format!("{base}s");
+                let entry = m.entry(key).or_insert_with(|| J::Array(Vec::new()));
+                if let J::Array(a) = entry {
+                    a.push(field_value(c, frame, spans));
+                }
+                continue;
+            }
         }
         m.insert(c.name.to_string(), field_value(c, frame, spans));
         // Elements past --max-elements: how many the array left out.

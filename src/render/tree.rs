@@ -32,7 +32,12 @@ pub fn node_line(n: &Node, frame: &[u8], style: Style) -> String {
         s.push_str(" = ");
         s.push_str(&v);
     }
-    s.push_str(&format!(" [0x{:04x}, {}B]", n.offset, n.len));
+    if n.source == 0 {
+        s.push_str(&format!(" [0x{:04x}, {}B]", n.offset, n.len));
+    } else {
+        // Offsets in a decompressed buffer, not in the frame.
+        s.push_str(&format!(" [#{} 0x{:04x}, {}B]", n.source, n.offset, n.len));
+    }
     if !n.desc.is_empty() {
         s.push(' ');
         s.push_str(&cut_desc(&n.desc, style.wide));

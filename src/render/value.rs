@@ -6,6 +6,9 @@ use std::fmt::Write;
 /// Most bytes a `bytes` value shows as hex in the tree; the span says how many there are.
 pub const MAX_HEX_BYTES: usize = 32;
 
+/// Most bytes of a record key or value shown (text or hex) without `--wide`.
+pub const MAX_VALUE_BYTES: usize = 64;
+
 pub fn uuid(b: &[u8; 16]) -> String {
     let h = hex::encode(b);
     format!(
@@ -35,6 +38,23 @@ pub fn quote(s: &str) -> String {
     out
 }
 
+/// Record keys and values: text when they are UTF-8 (and printable), hex otherwise, at most
+/// `max` bytes of either.
+pub fn payload(data: &[u8], max: usize) -> String {
+    let shown = &data[..data.len().min(max)];
+    let more = if shown.len() < data.len() {
+        format!("... ({} bytes)", data.len())
+    } else {
+        String::new()
+    };
+    match std::str::from_utf8(shown) {
+        Ok(s) if !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t') => {
+            format!("{}{more}", quote(s))
+        }
+        _ => format!("{}{more}", hex::encode(shown)),
+    }
+}
+
 /// The value as shown after ` = `, or `None` for nodes without a value.
 pub fn text(n: &Node, frame: &[u8], wide: bool) -> Option<String> {
     let v = match &n.value {
@@ -44,6 +64,12 @@ pub fn text(n: &Node, frame: &[u8], wide: bool) -> Option<String> {
         Value::Bool(b) => b.to_string(),
         Value::Str(Some(s)) => quote(s),
         Value::Str(None) | Value::Bytes(None) | Value::Null => "null".to_string(),
+        Value::Bytes(Some((off, len))) if n.ty == "varbytes" => {
+            let data = frame.get(*off..off + len).unwrap_or(&[]);
+            payload(data, if wide { usize::MAX } else { MAX_VALUE_BYTES })
+        }
+        Value::Blob(b) if n.kind == crate::kafka::NodeKind::Group => format!("{} bytes", b.len()),
+        Value::Blob(b) => payload(b, if wide { usize::MAX } else { MAX_VALUE_BYTES }),
         Value::Bytes(Some((off, len))) => {
             let shown = if wide {
                 *len

@@ -1,0 +1,995 @@
+//! The `records` type: RecordBatch v2 with its records (compressed or not, control batches
+//! included) and the legacy MessageSet v0/v1. Compressed data is decompressed into a second
+//! byte source with its own offsets, bounded by `max_decompressed`.
+//!
+//! Batches sit inside a length-prefixed field, so damage here never stops the message: it is
+//! reported and the rest of the field is shown raw.
+
+use super::decode::Diagnosis;
+use super::node::{Node, NodeKind, Region, Value};
+use std::borrow::Cow;
+use std::io::Read;
+
+/// What the records decoder may spend.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordsOptions {
+    /// Bytes one batch may decompress to before the rest is cut off.
+    pub max_decompressed: usize,
+    /// Records (and legacy messages) kept as nodes per batch; the rest are summarised.
+    pub max_records: usize,
+}
+
+pub const MAX_DECOMPRESSED: usize = 64 * 1024 * 1024;
+
+/// Nesting of compressed legacy messages (a wrapper holding compressed wrappers).
+const MAX_DEPTH: u8 = 2;
+
+pub fn codec_name(c: u8) -> &'static str {
+    match c {
+        0 => "none",
+        1 => "gzip",
+        2 => "snappy",
+        3 => "lz4",
+        4 => "zstd",
+        _ => "unknown",
+    }
+}
+
+struct Ctx<'o> {
+    opts: RecordsOptions,
+    diags: &'o mut Vec<Diagnosis>,
+    next_source: &'o mut u16,
+}
+
+/// A cursor over one byte source, recording nodes with offsets in that source.
+struct R<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    end: usize,
+    source: u16,
+    region: Region,
+}
+
+type Res<T> = Result<T, (usize, String)>;
+
+fn leaf(
+    name: &'static str,
+    ty: &'static str,
+    off: usize,
+    len: usize,
+    region: Region,
+    source: u16,
+    value: Value,
+) -> Node {
+    let mut n = Node::new(name, ty, off, region, NodeKind::Field);
+    n.len = len;
+    n.value = value;
+    n.source = source;
+    n
+}
+
+impl<'a> R<'a> {
+    fn left(&self) -> usize {
+        self.end.saturating_sub(self.pos)
+    }
+
+    fn take(&mut self, n: usize, what: &str) -> Res<&'a [u8]> {
+        if n > self.left() {
+            return Err((
+                self.pos,
+                format!("{what} needs {n} bytes, only {} left", self.left()),
+            ));
+        }
+        let s = self
+            .buf
+            .get(self.pos..self.pos + n)
+            .ok_or((self.pos, "out of range".to_string()))?;
+        self.pos += n;
+        Ok(s)
+    }
+
+    fn int(
+        &mut self,
+        name: &'static str,
+        ty: &'static str,
+        width: usize,
+        out: &mut Vec<Node>,
+    ) -> Res<i64> {
+        let at = self.pos;
+        let b = self.take(width, name)?;
+        let v = match width {
+            1 => i64::from(b[0] as i8),
+            2 => i64::from(i16::from_be_bytes([b[0], b[1]])),
+            4 => i64::from(i32::from_be_bytes([b[0], b[1], b[2], b[3]])),
+            _ => i64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+        };
+        out.push(leaf(
+            name,
+            ty,
+            at,
+            width,
+            self.region,
+            self.source,
+            Value::Int(v),
+        ));
+        Ok(v)
+    }
+
+    fn uint32(&mut self, name: &'static str, out: &mut Vec<Node>) -> Res<u32> {
+        let at = self.pos;
+        let b = self.take(4, name)?;
+        let v = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        out.push(leaf(
+            name,
+            "uint32",
+            at,
+            4,
+            self.region,
+            self.source,
+            Value::Int(v.into()),
+        ));
+        Ok(v)
+    }
+
+    /// Zigzag varint (Kafka's `varint`/`varlong`), at most 10 bytes.
+    fn varint(&mut self, name: &'static str, ty: &'static str, out: &mut Vec<Node>) -> Res<i64> {
+        let at = self.pos;
+        let mut raw: u64 = 0;
+        let mut shift = 0;
+        loop {
+            let b = *self.take(1, name)?.first().unwrap_or(&0);
+            raw |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                break;
+            }
+            shift += 7;
+            if shift > 63 {
+                self.pos = at;
+                return Err((at, format!("{name}: varint longer than 10 bytes")));
+            }
+        }
+        let v = ((raw >> 1) as i64) ^ -((raw & 1) as i64);
+        out.push(leaf(
+            name,
+            ty,
+            at,
+            self.pos - at,
+            self.region,
+            self.source,
+            Value::Int(v),
+        ));
+        Ok(v)
+    }
+
+    /// A varint-length-prefixed byte string (record key, value, header key or value).
+    fn varbytes(
+        &mut self,
+        len_name: &'static str,
+        name: &'static str,
+        out: &mut Vec<Node>,
+    ) -> Res<()> {
+        let at = self.pos;
+        let n = self.varint(len_name, "varint", out)?;
+        if n < -1 {
+            self.pos = at;
+            out.pop();
+            return Err((at, format!("{name} length {n} is negative")));
+        }
+        if n == -1 {
+            out.push(leaf(
+                name,
+                "varbytes",
+                self.pos,
+                0,
+                self.region,
+                self.source,
+                Value::Bytes(None),
+            ));
+            return Ok(());
+        }
+        let n = n as usize;
+        if n > self.left() {
+            let left = self.left();
+            self.pos = at;
+            out.pop();
+            return Err((
+                at,
+                format!("{name} length {n} exceeds the {left} bytes left"),
+            ));
+        }
+        let start = self.pos;
+        let data = self.take(n, name)?;
+        let value = if self.source == 0 {
+            Value::Bytes(Some((start, n)))
+        } else {
+            Value::Blob(data.to_vec())
+        };
+        out.push(leaf(
+            name,
+            "varbytes",
+            start,
+            n,
+            self.region,
+            self.source,
+            value,
+        ));
+        Ok(())
+    }
+
+    /// An int32-length-prefixed byte string (legacy message key and value).
+    fn bytes32(&mut self, name: &'static str, out: &mut Vec<Node>) -> Res<Option<(usize, usize)>> {
+        let at = self.pos;
+        let b = self.take(4, name)?;
+        let n = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        if n < -1 || (n >= 0 && n as usize > self.left()) {
+            let left = self.left();
+            self.pos = at;
+            return Err((
+                at,
+                format!("{name} length {n} does not fit the {left} bytes left"),
+            ));
+        }
+        let mut g = Node::new(name, "bytes", at, self.region, NodeKind::Group);
+        g.source = self.source;
+        g.children.push(leaf(
+            "length",
+            "int32",
+            at,
+            4,
+            self.region,
+            self.source,
+            Value::Int(n.into()),
+        ));
+        let span = if n < 0 {
+            None
+        } else {
+            let start = self.pos;
+            let data = self.take(n as usize, name)?;
+            let value = if self.source == 0 {
+                Value::Bytes(Some((start, n as usize)))
+            } else {
+                Value::Blob(data.to_vec())
+            };
+            g.children.push(leaf(
+                "data",
+                "varbytes",
+                start,
+                n as usize,
+                self.region,
+                self.source,
+                value,
+            ));
+            Some((start, n as usize))
+        };
+        g.value = match span {
+            None => Value::Null,
+            Some((_, n)) => Value::Text(format!("{n} bytes")),
+        };
+        g.len = self.pos - at;
+        out.push(g);
+        Ok(span)
+    }
+}
+
+fn rfc3339_ms(ms: i64) -> String {
+    crate::render::json::rfc3339(ms.saturating_mul(1_000_000))
+        .replace(".000000Z", "Z")
+        .replacen("000000Z", "Z", 1)
+}
+
+/// Decompresses `data` with Kafka's codec `codec`, keeping at most `cap` bytes. Returns the
+/// bytes and whether the cap cut them.
+pub fn decompress(codec: u8, data: &[u8], cap: usize) -> Result<(Vec<u8>, bool), String> {
+    fn read_capped(mut r: impl Read, cap: usize) -> Result<(Vec<u8>, bool), String> {
+        let mut out = Vec::new();
+        let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
+        (&mut r)
+            .take(limit)
+            .read_to_end(&mut out)
+            .map_err(|e| e.to_string())?;
+        let capped = out.len() > cap;
+        out.truncate(cap);
+        Ok((out, capped))
+    }
+    match codec {
+        1 => read_capped(flate2::read::GzDecoder::new(data), cap),
+        2 => {
+            // Kafka's Java client wraps snappy in xerial framing (a 16-byte header, then
+            // big-endian length-prefixed blocks); librdkafka may send a plain block.
+            const XERIAL: &[u8] = b"\x82SNAPPY\x00";
+            let mut out = Vec::new();
+            let mut dec = snap::raw::Decoder::new();
+            let mut block = |b: &[u8], out: &mut Vec<u8>| -> Result<bool, String> {
+                let n = snap::raw::decompress_len(b).map_err(|e| e.to_string())?;
+                if out.len() + n > cap {
+                    return Ok(true);
+                }
+                let start = out.len();
+                out.resize(start + n, 0);
+                let got = dec
+                    .decompress(b, &mut out[start..])
+                    .map_err(|e| e.to_string())?;
+                out.truncate(start + got);
+                Ok(false)
+            };
+            if data.starts_with(XERIAL) {
+                let mut p = 16usize;
+                while p < data.len() {
+                    let l = data.get(p..p + 4).ok_or("xerial block length cut short")?;
+                    let n = u32::from_be_bytes([l[0], l[1], l[2], l[3]]) as usize;
+                    let b = data
+                        .get(p + 4..p + 4 + n)
+                        .ok_or("xerial block runs past the data")?;
+                    if block(b, &mut out)? {
+                        return Ok((out, true));
+                    }
+                    p += 4 + n;
+                }
+                Ok((out, false))
+            } else {
+                let capped = block(data, &mut out)?;
+                Ok((out, capped))
+            }
+        }
+        3 => read_capped(lz4_flex::frame::FrameDecoder::new(data), cap),
+        4 => {
+            let d = ruzstd::decoding::StreamingDecoder::new(data).map_err(|e| e.to_string())?;
+            read_capped(d, cap)
+        }
+        c => Err(format!("unknown compression codec {c}")),
+    }
+}
+
+fn attributes_text(a: i64) -> String {
+    let mut parts = vec![format!("compression={}", codec_name((a & 7) as u8))];
+    parts.push(if a & 8 != 0 {
+        "timestamp=LogAppendTime".into()
+    } else {
+        "timestamp=CreateTime".into()
+    });
+    if a & 16 != 0 {
+        parts.push("transactional".into());
+    }
+    if a & 32 != 0 {
+        parts.push("control".into());
+    }
+    if a & 64 != 0 {
+        parts.push("delete-horizon".into());
+    }
+    format!("({})", parts.join(", "))
+}
+
+/// Decodes the bytes of a `records` field, `buf[start..end]`, into batch nodes.
+pub fn decode(
+    buf: &[u8],
+    start: usize,
+    end: usize,
+    opts: RecordsOptions,
+    diags: &mut Vec<Diagnosis>,
+    next_source: &mut u16,
+) -> Vec<Node> {
+    let mut ctx = Ctx {
+        opts,
+        diags,
+        next_source,
+    };
+    let mut r = R {
+        buf,
+        pos: start,
+        end,
+        source: 0,
+        region: Region::RecordBatch,
+    };
+    let mut out = Vec::new();
+    batches(&mut r, &mut ctx, &mut out, 0);
+    out
+}
+
+/// A sequence of batches or legacy messages until the end of the cursor.
+fn batches(r: &mut R<'_>, ctx: &mut Ctx<'_>, out: &mut Vec<Node>, depth: u8) {
+    let mut index = 0usize;
+    while r.left() > 0 {
+        let at = r.pos;
+        // Both layouts start with an int64 offset and an int32 length; the magic byte is at
+        // offset 16 in both.
+        let header = r.buf.get(at..at + 17).filter(|_| r.left() >= 17);
+        let (len, magic) = match header {
+            Some(h) => (i32::from_be_bytes([h[8], h[9], h[10], h[11]]), h[16] as i8),
+            None => {
+                partial(
+                    r,
+                    out,
+                    "fewer bytes than a batch header: a fetch may end with a partial batch",
+                );
+                return;
+            }
+        };
+        if len < 0 {
+            ctx.diags.push(Diagnosis {
+                offset: at,
+                message: format!("batch length {len} is negative"),
+            });
+            partial(r, out, "bytes after a negative batch length");
+            return;
+        }
+        let total = 12 + len as usize;
+        if total > r.left() {
+            // Fetch responses may end with a batch cut at the fetch size: not an error.
+            partial(
+                r,
+                out,
+                "a batch cut short: a fetch response may end with a partial batch",
+            );
+            return;
+        }
+        let mut sub = R {
+            buf: r.buf,
+            pos: at,
+            end: at + total,
+            source: r.source,
+            region: r.region,
+        };
+        let node = match magic {
+            2 => batch_v2(&mut sub, ctx, index),
+            0 | 1 => legacy_message(&mut sub, ctx, index, magic, depth),
+            m => {
+                ctx.diags.push(Diagnosis {
+                    offset: at + 16,
+                    message: format!("record batch magic {m} is not 0, 1 or 2"),
+                });
+                let mut n = leaf(
+                    "batch",
+                    "bytes",
+                    at,
+                    total,
+                    r.region,
+                    r.source,
+                    Value::Text(format!("magic {m}: unknown layout")),
+                );
+                n.kind = NodeKind::Raw;
+                n
+            }
+        };
+        if index < ctx.opts.max_records {
+            out.push(node);
+        } else if index == ctx.opts.max_records {
+            let mut n = leaf(
+                "omitted",
+                "batches",
+                at,
+                0,
+                r.region,
+                r.source,
+                Value::Text("more batches, decoded but not kept".into()),
+            );
+            n.kind = NodeKind::Raw;
+            out.push(n);
+        }
+        if let Some(last) = out
+            .last_mut()
+            .filter(|n| n.name == "omitted" && n.ty == "batches")
+        {
+            last.len = at + total - last.offset;
+        }
+        r.pos = at + total;
+        index += 1;
+    }
+}
+
+fn partial(r: &mut R<'_>, out: &mut Vec<Node>, why: &'static str) {
+    let mut n = leaf(
+        "partial",
+        "bytes",
+        r.pos,
+        r.left(),
+        r.region,
+        r.source,
+        Value::Text(format!("{} bytes", r.left())),
+    );
+    n.kind = NodeKind::Raw;
+    n.desc = Cow::Borrowed(why);
+    out.push(n);
+    r.pos = r.end;
+}
+
+/// Finishes a group whose decoding stopped: reason, then the rest raw.
+fn stop(r: &mut R<'_>, g: &mut Node, ctx: &mut Ctx<'_>, (offset, reason): (usize, String)) {
+    ctx.diags.push(Diagnosis {
+        offset,
+        message: reason.clone(),
+    });
+    let mut e = Node::new("!! malformed", "", offset, r.region, NodeKind::Error);
+    e.source = r.source;
+    e.desc = Cow::Owned(reason);
+    g.children.push(e);
+    let from = offset.min(r.end);
+    if from < r.end {
+        let mut raw = leaf(
+            "unparsed",
+            "bytes",
+            from,
+            r.end - from,
+            r.region,
+            r.source,
+            Value::Text(format!("{} bytes", r.end - from)),
+        );
+        raw.kind = NodeKind::Raw;
+        g.children.push(raw);
+    }
+    r.pos = r.end;
+}
+
+fn batch_v2(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize) -> Node {
+    let start = r.pos;
+    let mut g = Node::new(
+        format!("RecordBatch[{index}]"),
+        "RecordBatch v2",
+        start,
+        Region::RecordBatch,
+        NodeKind::Group,
+    );
+    g.source = r.source;
+    let res = batch_v2_body(r, ctx, &mut g);
+    if let Err(e) = res {
+        stop(r, &mut g, ctx, e);
+    }
+    g.len = r.end - start;
+    g
+}
+
+fn batch_v2_body(r: &mut R<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
+    let c = &mut g.children;
+    let base_offset = r.int("baseOffset", "int64", 8, c)?;
+    r.int("batchLength", "int32", 4, c)?;
+    r.int("partitionLeaderEpoch", "int32", 4, c)?;
+    r.int("magic", "int8", 1, c)?;
+    let crc_at = r.pos;
+    let crc = r.uint32("crc", c)?;
+    let computed = crc32c::crc32c(r.buf.get(r.pos..r.end).unwrap_or(&[]));
+    if let Some(n) = c.last_mut() {
+        if crc == computed {
+            n.detail = format!("(0x{crc:08x}, CRC-32C valid)");
+        } else {
+            n.detail = format!("(0x{crc:08x}, INVALID: the bytes give 0x{computed:08x})");
+            ctx.diags.push(Diagnosis {
+                offset: crc_at,
+                message: format!(
+                    "batch CRC-32C 0x{crc:08x} does not match its bytes (0x{computed:08x})"
+                ),
+            });
+        }
+    }
+    let attrs = r.int("attributes", "int16", 2, c)?;
+    if let Some(n) = c.last_mut() {
+        n.detail = attributes_text(attrs);
+    }
+    r.int("lastOffsetDelta", "int32", 4, c)?;
+    let base_ts = r.int("baseTimestamp", "int64", 8, c)?;
+    if let Some(n) = c.last_mut() {
+        n.detail = format!("({})", rfc3339_ms(base_ts));
+    }
+    let max_ts = r.int("maxTimestamp", "int64", 8, c)?;
+    if let Some(n) = c.last_mut() {
+        n.detail = format!("({})", rfc3339_ms(max_ts));
+    }
+    r.int("producerId", "int64", 8, c)?;
+    r.int("producerEpoch", "int16", 2, c)?;
+    r.int("baseSequence", "int32", 4, c)?;
+    let count = r.int("recordsCount", "int32", 4, c)?;
+    let codec = (attrs & 7) as u8;
+    let control = attrs & 32 != 0;
+    let mut summary = format!("{count} records");
+    if codec != 0 {
+        summary.push_str(&format!(", {}", codec_name(codec)));
+    }
+    if control {
+        summary.push_str(", control");
+    }
+    g.value = Value::Text(summary);
+    let info = BatchInfo {
+        base_offset,
+        base_ts,
+        control,
+    };
+    if codec == 0 {
+        let mut recs = R {
+            buf: r.buf,
+            pos: r.pos,
+            end: r.end,
+            source: r.source,
+            region: Region::Record,
+        };
+        let res = records(&mut recs, ctx, count, info, &mut g.children);
+        r.pos = recs.pos;
+        return res;
+    }
+    // Compressed: the rest of the batch is one compressed block.
+    let data_at = r.pos;
+    let data = r.take(r.left(), "compressed records")?;
+    let mut comp = Node::new(
+        "compressed",
+        codec_name(codec),
+        data_at,
+        Region::RecordBatch,
+        NodeKind::Group,
+    );
+    comp.source = r.source;
+    comp.len = data.len();
+    let mut dl = leaf(
+        "data",
+        "bytes",
+        data_at,
+        data.len(),
+        Region::RecordBatch,
+        r.source,
+        Value::Text(format!("{} bytes", data.len())),
+    );
+    dl.kind = NodeKind::Raw;
+    dl.desc = Cow::Borrowed("compressed records; decompressed below, with their own offsets");
+    comp.children.push(dl);
+    match decompress(codec, data, ctx.opts.max_decompressed) {
+        Err(e) => {
+            ctx.diags.push(Diagnosis {
+                offset: data_at,
+                message: format!("{} data does not decompress: {e}", codec_name(codec)),
+            });
+            comp.value = Value::Text(format!("does not decompress: {e}"));
+        }
+        Ok((plain, capped)) => {
+            *ctx.next_source += 1;
+            let source = *ctx.next_source;
+            let mut dn = Node::new(
+                "decompressed",
+                "records",
+                0,
+                Region::Record,
+                NodeKind::Group,
+            );
+            dn.source = source;
+            dn.len = plain.len();
+            dn.desc = Cow::Owned(format!(
+                "decompressed bytes, byte source #{source}: offsets count from its start"
+            ));
+            if capped {
+                ctx.diags.push(Diagnosis {
+                    offset: data_at,
+                    message: format!(
+                        "decompressed size passes --max-decompressed ({} bytes): records past it are not shown",
+                        ctx.opts.max_decompressed
+                    ),
+                });
+            }
+            let mut recs = R {
+                buf: &plain,
+                pos: 0,
+                end: plain.len(),
+                source,
+                region: Region::Record,
+            };
+            if let Err(e) = records(&mut recs, ctx, count, info, &mut dn.children) {
+                if !capped {
+                    stop(&mut recs, &mut dn, ctx, e);
+                } else {
+                    let mut n = leaf(
+                        "cut",
+                        "bytes",
+                        e.0,
+                        plain.len() - e.0.min(plain.len()),
+                        Region::Record,
+                        source,
+                        Value::Text("cut by --max-decompressed".into()),
+                    );
+                    n.kind = NodeKind::Raw;
+                    dn.children.push(n);
+                }
+            } else if recs.pos < recs.end {
+                let mut n = leaf(
+                    "trailing",
+                    "bytes",
+                    recs.pos,
+                    recs.end - recs.pos,
+                    Region::Record,
+                    source,
+                    Value::Text(format!("{} bytes", recs.end - recs.pos)),
+                );
+                n.kind = NodeKind::Raw;
+                ctx.diags.push(Diagnosis {
+                    offset: data_at,
+                    message: format!(
+                        "{} bytes after the last record in the decompressed data",
+                        recs.end - recs.pos
+                    ),
+                });
+                dn.children.push(n);
+            }
+            dn.value = Value::Blob(plain);
+            comp.value = Value::Text(format!("{} → {} bytes", comp.len, dn.len));
+            comp.children.push(dn);
+        }
+    }
+    g.children.push(comp);
+    Ok(())
+}
+
+#[derive(Debug, Clone, Copy)]
+struct BatchInfo {
+    base_offset: i64,
+    base_ts: i64,
+    control: bool,
+}
+
+/// `count` v2 records until the end of the cursor.
+fn records(
+    r: &mut R<'_>,
+    ctx: &mut Ctx<'_>,
+    count: i64,
+    info: BatchInfo,
+    out: &mut Vec<Node>,
+) -> Res<()> {
+    if count < 0 || count as usize > r.left() {
+        ctx.diags.push(Diagnosis {
+            offset: r.pos,
+            message: format!(
+                "records count {count} does not fit the {} bytes of records",
+                r.left()
+            ),
+        });
+    }
+    let mut i = 0usize;
+    let mut scratch = Vec::new();
+    let mut omitted_from = None;
+    while r.left() > 0 {
+        let keep = i < ctx.opts.max_records;
+        if !keep && omitted_from.is_none() {
+            omitted_from = Some(r.pos);
+        }
+        let dest = if keep { &mut *out } else { &mut scratch };
+        record(r, i, info, dest)?;
+        scratch.clear();
+        i += 1;
+    }
+    if let Some(from) = omitted_from {
+        let mut n = leaf(
+            "omitted",
+            "records",
+            from,
+            r.pos - from,
+            Region::Record,
+            r.source,
+            Value::Text(format!(
+                "{} more records, decoded but not kept",
+                i - ctx.opts.max_records
+            )),
+        );
+        n.kind = NodeKind::Raw;
+        out.push(n);
+    }
+    if count >= 0 && i as i64 != count {
+        ctx.diags.push(Diagnosis {
+            offset: r.pos,
+            message: format!("the batch says {count} records, its bytes hold {i}"),
+        });
+    }
+    Ok(())
+}
+
+fn record(r: &mut R<'_>, index: usize, info: BatchInfo, out: &mut Vec<Node>) -> Res<()> {
+    let start = r.pos;
+    let mut g = Node::new(
+        format!("Record[{index}]"),
+        "Record",
+        start,
+        Region::Record,
+        NodeKind::Group,
+    );
+    g.source = r.source;
+    let res = (|| -> Res<()> {
+        let c = &mut g.children;
+        let len = r.varint("length", "varint", c)?;
+        let body = r.pos;
+        if len < 0 || len as usize > r.left() {
+            r.pos = start;
+            c.clear();
+            return Err((
+                start,
+                format!(
+                    "record length {len} does not fit the {} bytes left",
+                    r.left()
+                ),
+            ));
+        }
+        let rec_end = body + len as usize;
+        let outer_end = r.end;
+        r.end = rec_end;
+        let inner = (|| -> Res<()> {
+            r.int("attributes", "int8", 1, c)?;
+            let td = r.varint("timestampDelta", "varlong", c)?;
+            if let Some(n) = c.last_mut() {
+                n.detail = format!("({})", rfc3339_ms(info.base_ts.saturating_add(td)));
+            }
+            let od = r.varint("offsetDelta", "varint", c)?;
+            if let Some(n) = c.last_mut() {
+                n.detail = format!("(offset {})", info.base_offset.saturating_add(od));
+            }
+            r.varbytes("keyLength", "key", c)?;
+            r.varbytes("valueLength", "value", c)?;
+            let headers = r.varint("headersCount", "varint", c)?;
+            if headers < 0 || headers as usize > r.left() {
+                return Err((
+                    r.pos,
+                    format!(
+                        "headers count {headers} does not fit the {} bytes left",
+                        r.left()
+                    ),
+                ));
+            }
+            for h in 0..headers {
+                let hs = r.pos;
+                let mut hg = Node::new(
+                    format!("Header[{h}]"),
+                    "Header",
+                    hs,
+                    Region::Record,
+                    NodeKind::Group,
+                );
+                hg.source = r.source;
+                let res = r
+                    .varbytes("headerKeyLength", "headerKey", &mut hg.children)
+                    .and_then(|_| r.varbytes("headerValueLength", "headerValue", &mut hg.children));
+                hg.len = r.pos - hs;
+                c.push(hg);
+                res?;
+            }
+            Ok(())
+        })();
+        r.end = outer_end;
+        inner?;
+        if r.pos != rec_end {
+            return Err((
+                r.pos,
+                format!(
+                    "record length {len} leaves {} bytes unread",
+                    rec_end - r.pos
+                ),
+            ));
+        }
+        Ok(())
+    })();
+    if info.control {
+        // Control records: the key says which marker (version int16, type int16: 0 abort, 1 commit).
+        if let Some(k) = g.children.iter_mut().find(|n| n.name == "key") {
+            let kb: Option<Vec<u8>> = match &k.value {
+                Value::Bytes(Some((o, l))) => r.buf.get(*o..o + l).map(<[u8]>::to_vec),
+                Value::Blob(b) => Some(b.clone()),
+                _ => None,
+            };
+            if let Some(kb) = kb.filter(|b| b.len() == 4) {
+                k.detail = match i16::from_be_bytes([kb[2], kb[3]]) {
+                    0 => "(control: ABORT marker)".into(),
+                    1 => "(control: COMMIT marker)".into(),
+                    t => format!("(control type {t})"),
+                };
+            }
+        }
+    }
+    g.len = r.pos - start;
+    g.value = Value::Struct;
+    out.push(g);
+    res
+}
+
+fn legacy_message(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize, magic: i8, depth: u8) -> Node {
+    let start = r.pos;
+    let mut g = Node::new(
+        format!("Message[{index}]"),
+        if magic == 0 {
+            "Message v0"
+        } else {
+            "Message v1"
+        },
+        start,
+        Region::RecordBatch,
+        NodeKind::Group,
+    );
+    g.source = r.source;
+    let res = (|| -> Res<()> {
+        let c = &mut g.children;
+        r.int("offset", "int64", 8, c)?;
+        r.int("messageSize", "int32", 4, c)?;
+        let crc_at = r.pos;
+        let crc = r.uint32("crc", c)?;
+        let computed = crc32fast::hash(r.buf.get(r.pos..r.end).unwrap_or(&[]));
+        if let Some(n) = c.last_mut() {
+            if crc == computed {
+                n.detail = format!("(0x{crc:08x}, CRC-32 valid)");
+            } else {
+                n.detail = format!("(0x{crc:08x}, INVALID: the bytes give 0x{computed:08x})");
+                ctx.diags.push(Diagnosis {
+                    offset: crc_at,
+                    message: format!(
+                        "message CRC-32 0x{crc:08x} does not match its bytes (0x{computed:08x})"
+                    ),
+                });
+            }
+        }
+        r.int("magic", "int8", 1, c)?;
+        let attrs = r.int("attributes", "int8", 1, c)?;
+        let codec = (attrs & 7) as u8;
+        if let Some(n) = c.last_mut() {
+            n.detail = format!(
+                "(compression={}{})",
+                codec_name(codec),
+                if magic == 1 && attrs & 8 != 0 {
+                    ", timestamp=LogAppendTime"
+                } else {
+                    ""
+                }
+            );
+        }
+        if magic == 1 {
+            let ts = r.int("timestamp", "int64", 8, c)?;
+            if let Some(n) = c.last_mut() {
+                n.detail = format!("({})", rfc3339_ms(ts));
+            }
+        }
+        r.bytes32("key", c)?;
+        let value = r.bytes32("value", c)?;
+        if codec != 0 {
+            if let Some((vs, vl)) = value {
+                let data = r.buf.get(vs..vs + vl).unwrap_or(&[]);
+                if depth >= MAX_DEPTH {
+                    ctx.diags.push(Diagnosis {
+                        offset: vs,
+                        message: "compressed messages nested too deep".into(),
+                    });
+                    return Ok(());
+                }
+                match decompress(codec, data, ctx.opts.max_decompressed) {
+                    Err(e) => ctx.diags.push(Diagnosis {
+                        offset: vs,
+                        message: format!(
+                            "{} message set does not decompress: {e}",
+                            codec_name(codec)
+                        ),
+                    }),
+                    Ok((plain, capped)) => {
+                        *ctx.next_source += 1;
+                        let source = *ctx.next_source;
+                        let mut dn = Node::new(
+                            "decompressed",
+                            "message set",
+                            0,
+                            Region::Record,
+                            NodeKind::Group,
+                        );
+                        dn.source = source;
+                        dn.len = plain.len();
+                        dn.desc = Cow::Owned(format!(
+                            "the wrapper's inner messages, byte source #{source}"
+                        ));
+                        if capped {
+                            ctx.diags.push(Diagnosis { offset: vs, message: "decompressed size passes --max-decompressed: inner messages past it are not shown".into() });
+                        }
+                        let mut inner = R {
+                            buf: &plain,
+                            pos: 0,
+                            end: plain.len(),
+                            source,
+                            region: Region::Record,
+                        };
+                        batches(&mut inner, ctx, &mut dn.children, depth + 1);
+                        dn.value = Value::Blob(plain);
+                        c.push(dn);
+                    }
+                }
+            }
+        }
+        Ok(())
+    })();
+    if let Err(e) = res {
+        stop(r, &mut g, ctx, e);
+    }
+    g.value = Value::Struct;
+    g.len = r.end - start;
+    g
+}

@@ -35,6 +35,32 @@ pub(crate) enum Commands {
     },
     /// Print the manual page (roff): `kdissect man | man -l -`.
     Man,
+    /// Build and decode the smallest legal instance of an API: `kdissect example metadata --version 13`.
+    Example {
+        /// API name or key (metadata, 3, describe-cluster, ...).
+        api: String,
+        /// Version (default: the newest).
+        #[arg(long, short = 'v')]
+        version: Option<i16>,
+        /// Only the request.
+        #[arg(long, conflicts_with = "response")]
+        request: bool,
+        /// Only the response.
+        #[arg(long)]
+        response: bool,
+        /// Only the object tree.
+        #[arg(short = 'V', long = "tree")]
+        tree: bool,
+        /// Only the byte layout.
+        #[arg(short = 'x', long = "bytes")]
+        bytes: bool,
+        /// Print the frame as hex too (input for `kdissect --hex`).
+        #[arg(long = "print-hex")]
+        print_hex: bool,
+        /// When to colour output.
+        #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+        color: ColorChoice,
+    },
 }
 
 const EXAMPLES: &str = "Examples:
@@ -259,6 +285,106 @@ fn subcommand(cmd: &Commands) -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => write_failed(&e),
         },
+        Commands::Example {
+            api,
+            version,
+            request,
+            response,
+            tree,
+            bytes,
+            print_hex,
+            color,
+        } => example(
+            api,
+            *version,
+            *request,
+            *response,
+            Views {
+                tree: *tree || !*bytes,
+                bytes: *bytes || !*tree,
+            },
+            *print_hex,
+            *color,
+        ),
+    }
+}
+
+fn example(
+    api: &str,
+    version: Option<i16>,
+    request: bool,
+    response: bool,
+    views: Views,
+    print_hex: bool,
+    color: ColorChoice,
+) -> ExitCode {
+    use kdissect::kafka::schema::registry;
+    let Some(key) = names::api_key_from_str(api) else {
+        return fail(format!(
+            "{api:?} is neither a number nor a Kafka API name (try metadata, 3, describe-cluster)"
+        ));
+    };
+    let reg = registry();
+    let versions = reg.versions(key, Direction::Request);
+    let Some(&newest) = versions.last() else {
+        return fail(format!("API key {key} is not one kdissect has tables for"));
+    };
+    let v = version.unwrap_or(newest);
+    if !versions.contains(&v) {
+        let (lo, hi) = (versions.first().copied().unwrap_or(0), newest);
+        return fail(format!(
+            "{} has versions {lo}-{hi}, not {v}",
+            kdissect::kafka::message::api_display_name(key)
+        ));
+    }
+    let style = Style {
+        color: match color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                io::stdout().is_terminal()
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        },
+        wide: false,
+    };
+    let mut dirs = Vec::new();
+    if !response {
+        dirs.push(Direction::Request);
+    }
+    if !request {
+        dirs.push(Direction::Response);
+    }
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    for d in dirs {
+        let Some(spec) = reg.get_for(key, d, v) else {
+            continue;
+        };
+        let frame = kdissect::kafka::example::frame(spec, v);
+        let mut msg = match d {
+            Direction::Request => kdissect::kafka::decode_request(&frame),
+            Direction::Response => kdissect::kafka::decode_response(&frame, key, v),
+        };
+        // An example's arrays hold a sample element, and the pages say so.
+        msg.root.walk_mut(&mut |n| {
+            if n.kind == NodeKind::Length && n.desc == "one element follows" {
+                n.desc = "one sample element follows".into();
+            }
+        });
+        let r = (|| -> io::Result<()> {
+            if print_hex {
+                writeln!(out, "{}", ::hex::encode(&frame))?;
+            }
+            print_message(&mut out, &msg, &frame, 0, views, style)
+        })();
+        if let Err(e) = r {
+            return write_failed(&e);
+        }
+    }
+    match out.flush() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => write_failed(&e),
     }
 }
 

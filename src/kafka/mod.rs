@@ -1,6 +1,7 @@
 //! Kafka: framing, headers, schema-driven decoding, request/response pairing.
 
 pub mod decode;
+pub mod example;
 pub mod frames;
 pub mod message;
 pub mod names;

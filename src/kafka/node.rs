@@ -130,6 +130,14 @@ impl Node {
         go(self, 0, f);
     }
 
+    /// Depth-first walk that may change nodes.
+    pub fn walk_mut(&mut self, f: &mut impl FnMut(&mut Node)) {
+        f(self);
+        for c in self.children.iter_mut() {
+            c.walk_mut(f);
+        }
+    }
+
     /// The leaves of the frame's bytes (nodes without children), in order. Nodes that count
     /// in a decompressed buffer are not among them.
     pub fn leaves(&self) -> Vec<&Node> {

@@ -578,7 +578,11 @@ fn batch_v2_body(r: &mut R<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
     let count = r.int("recordsCount", "int32", 4, c)?;
     let codec = (attrs & 7) as u8;
     let control = attrs & 32 != 0;
-    let mut summary = format!("{count} records");
+    let mut summary = if count == 1 {
+        "1 record".to_string()
+    } else {
+        format!("{count} records")
+    };
     if codec != 0 {
         summary.push_str(&format!(", {}", codec_name(codec)));
     }

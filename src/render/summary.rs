@@ -28,6 +28,7 @@ fn field<'a>(n: &'a Node, name: &str) -> Option<&'a Node> {
 fn topic_label(t: &Node) -> Option<String> {
     let name = field(t, "Name")
         .or_else(|| field(t, "TopicName"))
+        .or_else(|| field(t, "Topic"))
         .and_then(|n| n.as_str().map(str::to_string))
         .filter(|s| !s.is_empty());
     match name {
@@ -149,7 +150,33 @@ pub fn essentials(msg: &Message) -> String {
                 words.push(format!("software={n}/{v}"));
             }
         }
-        if let Some(t) = field(body, "Topics") {
+        // Group, member and transaction identity (group and transaction APIs).
+        for (f, label) in [
+            ("GroupId", "group"),
+            ("Key", "key"),
+            ("MemberId", "member"),
+            ("GenerationId", "generation"),
+            ("GenerationIdOrMemberEpoch", "generation"),
+            ("MemberEpoch", "member_epoch"),
+            ("ProtocolName", "protocol"),
+            ("TransactionalId", "txn"),
+            ("ProducerId", "producer_id"),
+            ("Acks", "acks"),
+        ] {
+            if let Some(n) = field(body, f) {
+                match &n.value {
+                    Value::Str(Some(s)) if !s.is_empty() => {
+                        words.push(format!("{label}={}", quote(s)))
+                    }
+                    Value::Int(i) => words.push(format!("{label}={i}")),
+                    _ => {}
+                }
+            }
+        }
+        if let Some(t) = field(body, "Topics")
+            .or_else(|| field(body, "TopicData"))
+            .or_else(|| field(body, "Responses"))
+        {
             // Metadata v0 asks for every topic with an empty list (a null list from v1 on).
             let empty_means_all = msg.direction == Direction::Request
                 && msg.api_key == Some(3)
@@ -159,6 +186,14 @@ pub fn essentials(msg: &Message) -> String {
                 msg.direction == Direction::Response,
                 empty_means_all,
             ));
+        }
+        let parts = partition_count(body);
+        if parts > 0 {
+            words.push(format!("partitions={parts}"));
+        }
+        let (records, bytes) = records_totals(body);
+        if bytes > 0 {
+            words.push(format!("records={records} ({bytes} bytes)"));
         }
         if msg.direction == Direction::Response {
             let deeper: Vec<(String, i16)> = error_codes(body)
@@ -182,6 +217,56 @@ pub fn essentials(msg: &Message) -> String {
         }
     }
     words.join(" ")
+}
+
+/// Partition entries under the topic list (Produce, Fetch, ListOffsets, OffsetCommit...).
+fn partition_count(body: &Node) -> usize {
+    let Some(topics) = ["Topics", "TopicData", "Responses"]
+        .iter()
+        .find_map(|n| field(body, n))
+    else {
+        return 0;
+    };
+    elements(topics)
+        .map(|t| {
+            [
+                "Partitions",
+                "PartitionData",
+                "PartitionResponses",
+                "PartitionIndexes",
+            ]
+            .iter()
+            .find_map(|n| field(t, n))
+            .map_or(0, |p| match p.value {
+                Value::Array(n) => n,
+                _ => 0,
+            })
+        })
+        .sum()
+}
+
+/// Records and record-batch bytes in every records field of the message.
+fn records_totals(body: &Node) -> (i64, usize) {
+    let mut recs = 0i64;
+    let mut bytes = 0usize;
+    body.walk(&mut |n, _| {
+        if n.ty == "records" && n.kind == NodeKind::Group && n.source == 0 {
+            bytes += n
+                .children
+                .iter()
+                .filter(|c| c.kind != NodeKind::Length)
+                .map(|c| c.len)
+                .sum::<usize>();
+            for b in n.children.iter().filter(|c| c.kind == NodeKind::Group) {
+                recs += b
+                    .child("recordsCount")
+                    .and_then(Node::as_int)
+                    .unwrap_or(0)
+                    .max(0);
+            }
+        }
+    });
+    (recs, bytes)
 }
 
 /// Milliseconds with two decimals, or microseconds below 0.01 ms.

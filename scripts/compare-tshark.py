@@ -66,7 +66,7 @@ def kdissect_messages(binary, path):
         if not t:
             continue
         name, ty, val = t.groups()
-        if name in ("Name", "TopicName") and ty == "string" and "MetadataResponseBroker" not in line:
+        if name in ("Name", "TopicName", "Topic") and ty == "string" and "MetadataResponseBroker" not in line:
             s = re.match(r'"(.*)"', val)
             if s:
                 cur["topics"].append(s.group(1))
@@ -139,8 +139,10 @@ def main():
             for field, ours_key in (("kafka.topic_name", "topics"), ("kafka.host", "hosts"),
                                     ("kafka.port", "ports")):
                 theirs = split(r[field])
-                if theirs and sorted(theirs) != sorted(m[ours_key]):
-                    print(f"{path}: frame {frame}: {field} {theirs} (tshark) vs {m[ours_key]}")
+                # tshark gives one row per packet: several messages in one packet pool their values.
+                pooled = [x for mm in cands for x in mm[ours_key]]
+                if theirs and sorted(theirs) != sorted(pooled):
+                    print(f"{path}: frame {frame}: {field} {theirs} (tshark) vs {pooled}")
                     problems += 1
                 elif theirs:
                     values += len(theirs)

@@ -163,6 +163,18 @@ pub(crate) struct Cli {
     #[arg(long, help_heading = "Views")]
     pub(crate) no_progress: bool,
 
+    /// Bytes of a record key or value printed (text or hex); --wide prints them whole.
+    #[arg(long, value_name = "N", default_value_t = kdissect::render::value::MAX_VALUE_BYTES, help_heading = "Views")]
+    pub(crate) max_value: usize,
+
+    /// Array elements (and records per batch) kept per array; the rest are decoded and summarised.
+    #[arg(long, value_name = "N", default_value_t = kdissect::kafka::decode::MAX_ELEMENTS, help_heading = "Limits")]
+    pub(crate) max_elements: usize,
+
+    /// Bytes one record batch may decompress to (K/M/G suffixes); past it the records are cut.
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size, help_heading = "Limits")]
+    pub(crate) max_decompressed: usize,
+
     /// With --hex: name the field that covers this byte offset of the input (decimal or 0x hex).
     #[arg(long, value_name = "OFFSET", value_parser = parse_offset, help_heading = "Views")]
     pub(crate) at: Option<usize>,
@@ -204,6 +216,16 @@ pub(crate) struct Cli {
     /// Let the filters apply to --stats too (by default statistics count everything).
     #[arg(long, help_heading = "Filters (whole exchanges)")]
     pub(crate) stats_filtered: bool,
+}
+
+impl Cli {
+    pub(crate) fn decode_options(&self) -> kdissect::kafka::decode::DecodeOptions {
+        kdissect::kafka::decode::DecodeOptions {
+            max_elements: self.max_elements.max(1),
+            max_decompressed: self.max_decompressed,
+            ..Default::default()
+        }
+    }
 }
 
 fn parse_size(s: &str) -> Result<usize, String> {
@@ -346,7 +368,7 @@ fn example(
                     && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             }
         },
-        wide: false,
+        ..Style::default()
     };
     let mut dirs = Vec::new();
     if !response {
@@ -405,6 +427,7 @@ fn main() -> ExitCode {
     let style = Style {
         color,
         wide: cli.wide,
+        max_value: cli.max_value,
     };
     let inputs = if cli.files.is_empty() {
         vec!["-".to_string()]
@@ -467,6 +490,7 @@ fn run_hex(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
     let mut malformed = 0usize;
     let mut total = 0usize;
     let mut topics = TopicNames::default();
+    let decode = cli.decode_options();
     for name in inputs {
         let display = if name == "-" {
             "standard input"
@@ -485,7 +509,7 @@ fn run_hex(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         if bytes.is_empty() {
             return fail(format!("{display}: no hex bytes found"));
         }
-        let mut conv = Conversation::default();
+        let mut conv = Conversation::with_options(decode);
         let mut found_at = false;
         for (i, span) in frames::split(&bytes).into_iter().enumerate() {
             let frame = bytes

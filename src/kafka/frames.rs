@@ -1,10 +1,11 @@
 //! Cutting a byte stream into frames by their int32 size prefixes, and telling requests from
 //! responses when nothing but the bytes is known (hex input).
 
+use super::decode::DecodeOptions;
 use super::message::{
-    decode_request, decode_response, decode_response_header_only, peek_response_correlation,
-    Message,
+    decode_request, decode_response_header_only, peek_response_correlation, Message,
 };
+use super::message::{decode_request_with, decode_response_with};
 use super::schema::registry;
 use std::collections::HashMap;
 
@@ -74,9 +75,18 @@ pub struct ResponseHint {
 #[derive(Debug, Default)]
 pub struct Conversation {
     pending: HashMap<i32, (i16, i16)>,
+    /// Limits for decoding each frame.
+    pub opts: DecodeOptions,
 }
 
 impl Conversation {
+    pub fn with_options(opts: DecodeOptions) -> Conversation {
+        Conversation {
+            pending: HashMap::new(),
+            opts,
+        }
+    }
+
     /// Decodes one frame, deciding whether it is a request or a response: a response to a
     /// request seen earlier wins if it decodes cleanly, then a clean request, then the rest.
     pub fn decode(&mut self, frame: &[u8], hint: &ResponseHint) -> Message {
@@ -93,10 +103,10 @@ impl Conversation {
         if hint.force_response {
             if let (Some(c), Some((k, v))) = (corr, paired) {
                 self.pending.remove(&c);
-                return decode_response(frame, k, v);
+                return decode_response_with(frame, k, v, self.opts);
             }
             return match hinted {
-                Some((k, v)) => decode_response(frame, k, v),
+                Some((k, v)) => decode_response_with(frame, k, v, self.opts),
                 None => decode_response_header_only(
                     frame,
                     &format!(
@@ -106,14 +116,14 @@ impl Conversation {
                 ),
             };
         }
-        let mut as_response = paired.map(|(k, v)| decode_response(frame, k, v));
+        let mut as_response = paired.map(|(k, v)| decode_response_with(frame, k, v, self.opts));
         if let Some(r) = as_response.take_if(|r| r.is_clean()) {
             if let Some(c) = corr {
                 self.pending.remove(&c);
             }
             return r;
         }
-        let req = decode_request(frame);
+        let req = decode_request_with(frame, self.opts);
         if req.is_clean() {
             self.remember(&req);
             return req;
@@ -125,7 +135,7 @@ impl Conversation {
             return r;
         }
         if let Some((k, v)) = hinted {
-            return decode_response(frame, k, v);
+            return decode_response_with(frame, k, v, self.opts);
         }
         if plausible_request(&req) {
             self.remember(&req);

@@ -238,6 +238,7 @@ fn has_nullable_struct(fields: &[FieldSpec], v: i16) -> Option<String> {
 
 /// Decodes the body; on failure, checks whether the bytes are the presence-byte-less nullable
 /// struct encoding some tools produce, and says so.
+#[allow(clippy::too_many_arguments)]
 fn body(
     d: &mut Decoder<'_>,
     spec: &'static MessageSpec,
@@ -245,9 +246,10 @@ fn body(
     root: &mut Node,
     frame: &[u8],
     end: usize,
+    opts: DecodeOptions,
 ) -> Option<DecodeError> {
     let start = d.pos;
-    let (node, err) = d.message_body(spec, version, DecodeOptions::default());
+    let (node, err) = d.message_body(spec, version, opts);
     root.children.push(node);
     if err.is_some() || d.pos != end {
         if let Some(sname) = has_nullable_struct(&spec.fields, version) {
@@ -257,7 +259,7 @@ fn body(
                 version,
                 DecodeOptions {
                     struct_presence_byte: false,
-                    ..DecodeOptions::default()
+                    ..opts
                 },
             );
             if aerr.is_none() && alt.pos == end && alt.diagnoses.is_empty() {
@@ -283,6 +285,11 @@ fn body(
 
 /// Decodes a request frame (`frame` starts at the size prefix).
 pub fn decode_request(frame: &[u8]) -> Message {
+    decode_request_with(frame, DecodeOptions::default())
+}
+
+/// [`decode_request`] with limits of the caller's choosing.
+pub fn decode_request_with(frame: &[u8], opts: DecodeOptions) -> Message {
     let mut diagnoses = Vec::new();
     let mut msg = Message {
         root: Node::new("Request", "message", 0, Region::Frame, NodeKind::Group),
@@ -356,7 +363,7 @@ pub fn decode_request(frame: &[u8]) -> Message {
             });
         }
         d.region = Region::RequestBody;
-        match body(&mut d, spec, version, &mut msg.root, frame, end) {
+        match body(&mut d, spec, version, &mut msg.root, frame, end, opts) {
             Some(e) => Err(e),
             None => Ok(()),
         }
@@ -476,6 +483,16 @@ fn frame_slice<'a>(d: &Decoder<'a>, start: usize, n: usize) -> &'a [u8] {
 
 /// Decodes a response frame with the API key and version of its request.
 pub fn decode_response(frame: &[u8], api_key: i16, api_version: i16) -> Message {
+    decode_response_with(frame, api_key, api_version, DecodeOptions::default())
+}
+
+/// [`decode_response`] with limits of the caller's choosing.
+pub fn decode_response_with(
+    frame: &[u8],
+    api_key: i16,
+    api_version: i16,
+    opts: DecodeOptions,
+) -> Message {
     let mut diagnoses = Vec::new();
     let spec = registry().get_for(api_key, Direction::Response, api_version);
     let root_name = spec.map_or_else(
@@ -575,7 +592,7 @@ pub fn decode_response(frame: &[u8], api_key: i16, api_version: i16) -> Message 
             });
         }
         d.region = Region::ResponseBody;
-        match body(&mut d, spec, api_version, &mut msg.root, frame, end) {
+        match body(&mut d, spec, api_version, &mut msg.root, frame, end, opts) {
             Some(e) => Err(e),
             None => Ok(()),
         }

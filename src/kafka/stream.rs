@@ -2,10 +2,12 @@
 //! frames (resynchronising after gaps and mid-stream starts), and pairing every response with
 //! its request by correlation id.
 
+use super::decode::DecodeOptions;
 use super::message::{
     decode_request, decode_response, decode_response_header_only, peek_request,
     peek_response_correlation, Message,
 };
+use super::message::{decode_request_with, decode_response_with};
 use super::names;
 use super::schema::{registry, Direction};
 use super::topics::TopicNames;
@@ -24,6 +26,8 @@ pub struct Config {
     pub max_frame: usize,
     /// Requests waiting for a response per connection; the oldest is dropped past it.
     pub max_pending: usize,
+    /// Limits for decoding each message.
+    pub decode: DecodeOptions,
 }
 
 impl Default for Config {
@@ -33,6 +37,7 @@ impl Default for Config {
             detect: true,
             max_frame: 100 * 1024 * 1024,
             max_pending: 10_000,
+            decode: DecodeOptions::default(),
         }
     }
 }
@@ -401,6 +406,7 @@ impl Tracker {
                     } else {
                         Self::on_response(
                             c,
+                            &self.cfg,
                             &mut self.topics,
                             stream,
                             src,
@@ -619,7 +625,7 @@ impl Tracker {
             if is_request {
                 Self::on_request(c, cfg, topics, stream, src, dst, frame, at, false, sink);
             } else {
-                Self::on_response(c, topics, stream, src, dst, frame, at, false, sink);
+                Self::on_response(c, cfg, topics, stream, src, dst, frame, at, false, sink);
             }
             c.halves[d].buf = buf;
         }
@@ -644,7 +650,7 @@ impl Tracker {
         partial: bool,
         sink: &mut impl Sink,
     ) {
-        let mut msg = decode_request(frame);
+        let mut msg = decode_request_with(frame, cfg.decode);
         topics.observe(&mut msg);
         // Only a plausible request header waits for an answer: junk read as a header must
         // not capture a later response's correlation id.
@@ -693,6 +699,7 @@ impl Tracker {
     #[allow(clippy::too_many_arguments)]
     fn on_response(
         c: &mut KConn,
+        cfg: &Config,
         topics: &mut TopicNames,
         stream: u32,
         src: SocketAddr,
@@ -711,7 +718,7 @@ impl Tracker {
         }
         let (msg, assumed) = match request {
             Some(r) => {
-                let mut m = decode_response(frame, r.api_key, r.api_version);
+                let mut m = decode_response_with(frame, r.api_key, r.api_version, cfg.decode);
                 if !m.is_clean() && !partial {
                     if let Some(d) = other_version_hint(frame, r.api_key, r.api_version) {
                         m.diagnoses.push(d);

@@ -9,10 +9,22 @@ pub mod tree;
 pub mod value;
 
 /// How output looks.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Style {
     /// ANSI colours on.
     pub color: bool,
     /// Print descriptions whole instead of cutting them at 78 characters.
     pub wide: bool,
+    /// Bytes of a record key or value shown (`--max-value`).
+    pub max_value: usize,
+}
+
+impl Default for Style {
+    fn default() -> Self {
+        Style {
+            color: false,
+            wide: false,
+            max_value: value::MAX_VALUE_BYTES,
+        }
+    }
 }

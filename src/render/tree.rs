@@ -28,7 +28,7 @@ pub fn node_line(n: &Node, frame: &[u8], style: Style) -> String {
         s.push(' ');
         s.push_str(&n.ty);
     }
-    if let Some(v) = value::text(n, frame, style.wide) {
+    if let Some(v) = value::text_limited(n, frame, style.wide, style.max_value) {
         s.push_str(" = ");
         s.push_str(&v);
     }

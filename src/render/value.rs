@@ -57,6 +57,11 @@ pub fn payload(data: &[u8], max: usize) -> String {
 
 /// The value as shown after ` = `, or `None` for nodes without a value.
 pub fn text(n: &Node, frame: &[u8], wide: bool) -> Option<String> {
+    text_limited(n, frame, wide, MAX_VALUE_BYTES)
+}
+
+/// [`text`] with record keys and values cut at `max_value` bytes (unless `wide`).
+pub fn text_limited(n: &Node, frame: &[u8], wide: bool, max_value: usize) -> Option<String> {
     let v = match &n.value {
         Value::None => return None,
         Value::Int(i) => i.to_string(),
@@ -66,10 +71,10 @@ pub fn text(n: &Node, frame: &[u8], wide: bool) -> Option<String> {
         Value::Str(None) | Value::Bytes(None) | Value::Null => "null".to_string(),
         Value::Bytes(Some((off, len))) if n.ty == "varbytes" => {
             let data = frame.get(*off..off + len).unwrap_or(&[]);
-            payload(data, if wide { usize::MAX } else { MAX_VALUE_BYTES })
+            payload(data, if wide { usize::MAX } else { max_value })
         }
         Value::Blob(b) if n.kind == crate::kafka::NodeKind::Group => format!("{} bytes", b.len()),
-        Value::Blob(b) => payload(b, if wide { usize::MAX } else { MAX_VALUE_BYTES }),
+        Value::Blob(b) => payload(b, if wide { usize::MAX } else { max_value }),
         Value::Bytes(Some((off, len))) => {
             let shown = if wide {
                 *len

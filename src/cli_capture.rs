@@ -531,6 +531,7 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
             ports: cli.ports.clone(),
             detect: !cli.no_detect,
             max_frame: cli.max_frame,
+            decode: cli.decode_options(),
             ..Config::default()
         },
         tcp: Limits::default(),

@@ -289,3 +289,48 @@ fn topic_ids_are_named_once_a_response_told_the_name() {
     assert_eq!(req["body"]["Topics"][0]["TopicId_name"], "orders");
     assert!(req["body"]["Topics"][1].get("TopicId_name").is_none());
 }
+
+#[test]
+fn limits_cut_what_is_shown() {
+    let f = sample("confluent-produce-consume-none.pcap");
+    let out = stdout(&run(&[
+        "-V",
+        "--max-elements",
+        "2",
+        "--api",
+        "produce",
+        "--color",
+        "never",
+        &f,
+    ]));
+    assert!(
+        out.contains("omitted records = 4 more records, decoded but not kept"),
+        "{out}"
+    );
+    assert!(!out.contains("Record[2]"));
+    let out = stdout(&run(&[
+        "-V",
+        "--max-value",
+        "8",
+        "--api",
+        "produce",
+        "--color",
+        "never",
+        &f,
+    ]));
+    assert!(
+        out.contains("value varbytes = \"order 2:\"... (28 bytes)"),
+        "{out}"
+    );
+    let out = stdout(&run(&[
+        "-V",
+        "--max-decompressed",
+        "100",
+        "--api",
+        "produce",
+        "--color",
+        "never",
+        &sample("confluent-produce-consume-gzip.pcap"),
+    ]));
+    assert!(out.contains("passes --max-decompressed"), "{out}");
+}

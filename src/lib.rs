@@ -1,3 +1,4 @@
+#![deny(unsafe_code)]
 //! kdissect: a Kafka wire-protocol dissector.
 //!
 //! One pipeline, one direction: [`capture`] (pcap, pcapng, hex text → packets or bytes) →
@@ -5,6 +6,7 @@
 //! pairing) → [`render`] (tree, byte layout, summary, JSON, statistics). Each stage knows
 //! nothing of the stages after it.
 
+pub(crate) mod be;
 pub mod capture;
 pub mod kafka;
 pub mod pipeline;

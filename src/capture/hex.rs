@@ -37,13 +37,14 @@ fn chunks(line: &str) -> Vec<(usize, &str)> {
     let mut start = None;
     let mut i = 0;
     while i < bytes.len() {
-        let gap = bytes[i] == b'\t'
-            || (bytes[i] == b' ' && bytes.get(i + 1).is_some_and(|b| *b == b' ' || *b == b'\t'));
+        let here = bytes.get(i).copied().unwrap_or(0);
+        let gap = here == b'\t'
+            || (here == b' ' && bytes.get(i + 1).is_some_and(|b| *b == b' ' || *b == b'\t'));
         if gap {
             if let Some(s) = start.take() {
                 out.push((s, &line[s..i]));
             }
-            while i < bytes.len() && (bytes[i] == b' ' || bytes[i] == b'\t') {
+            while bytes.get(i).is_some_and(|b| *b == b' ' || *b == b'\t') {
                 i += 1;
             }
             continue;

@@ -58,9 +58,7 @@ pub fn tcp_segment(linktype: u32, data: &[u8], orig_len: u32) -> Result<TcpSegme
     let sliced = match linktype {
         // OpenBSD's LOOP is NULL with the family in network byte order.
         108 => {
-            let fam = data
-                .get(0..4)
-                .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+            let fam = data.get(0..4).map(|b| crate::be::u32_at(b, 0));
             let et = match fam {
                 Some(2) => EtherType::IPV4,
                 Some(24) | Some(28) | Some(30) => EtherType::IPV6,

@@ -97,7 +97,7 @@ pub struct CaptureReader<R: Read> {
 fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
-        match r.read(&mut buf[n..]) {
+        match r.read(buf.get_mut(n..).unwrap_or_default()) {
             Ok(0) => break,
             Ok(k) => n += k,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -244,7 +244,8 @@ impl<R: Read> CaptureReader<R> {
         }
         let have = self.buf.len();
         self.buf.resize(len, 0);
-        let n = read_full(&mut self.r, &mut self.buf[have..]).map_err(CaptureError::Io)?;
+        let n = read_full(&mut self.r, self.buf.get_mut(have..).unwrap_or_default())
+            .map_err(CaptureError::Io)?;
         if have + n < len {
             return Err(CaptureError::Truncated {
                 offset: start,

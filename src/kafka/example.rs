@@ -99,8 +99,10 @@ pub fn empty_batch() -> Vec<u8> {
     b.extend(0i16.to_be_bytes()); // producerEpoch
     b.extend(0i32.to_be_bytes()); // baseSequence
     b.extend(0i32.to_be_bytes()); // recordsCount
-    let crc = crc32c::crc32c(&b[crc_from..]);
-    b[crc_from - 4..crc_from].copy_from_slice(&crc.to_be_bytes());
+    let crc = crc32c::crc32c(b.get(crc_from..).unwrap_or_default());
+    if let Some(slot) = b.get_mut(crc_from - 4..crc_from) {
+        slot.copy_from_slice(&crc.to_be_bytes());
+    }
     b
 }
 
@@ -140,6 +142,8 @@ pub fn frame(spec: &MessageSpec, version: i16) -> Vec<u8> {
     }
     f.extend(body(spec, version));
     let n = (f.len() - 4) as i32;
-    f[0..4].copy_from_slice(&n.to_be_bytes());
+    if let Some(slot) = f.get_mut(0..4) {
+        slot.copy_from_slice(&n.to_be_bytes());
+    }
     f
 }

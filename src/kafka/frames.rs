@@ -34,7 +34,7 @@ pub fn split(buf: &[u8]) -> Vec<FrameSpan> {
             });
             break;
         };
-        let size = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        let size = crate::be::i32_at(b, 0);
         if size < 0 {
             out.push(FrameSpan {
                 offset: p,
@@ -91,10 +91,7 @@ impl Conversation {
     /// request seen earlier wins if it decodes cleanly, then a clean request, then the rest.
     pub fn decode(&mut self, frame: &[u8], hint: &ResponseHint) -> Message {
         // A negative or missing size prefix is the frame's problem, whatever its direction.
-        if frame
-            .get(0..4)
-            .is_none_or(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]) < 0)
-        {
+        if frame.get(0..4).is_none_or(|b| crate::be::i32_at(b, 0) < 0) {
             return decode_request(frame);
         }
         let corr = peek_response_correlation(frame);

@@ -104,16 +104,16 @@ pub struct RequestPeek {
 pub fn peek_request(frame: &[u8]) -> Option<RequestPeek> {
     let b = frame.get(4..12)?;
     Some(RequestPeek {
-        api_key: i16::from_be_bytes([b[0], b[1]]),
-        api_version: i16::from_be_bytes([b[2], b[3]]),
-        correlation_id: i32::from_be_bytes([b[4], b[5], b[6], b[7]]),
+        api_key: crate::be::i16_at(b, 0),
+        api_version: crate::be::i16_at(b, 2),
+        correlation_id: crate::be::i32_at(b, 4),
     })
 }
 
 /// Reads the correlation id of a frame that would be a response.
 pub fn peek_response_correlation(frame: &[u8]) -> Option<i32> {
     let b = frame.get(4..8)?;
-    Some(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    Some(crate::be::i32_at(b, 0))
 }
 
 fn leaf(
@@ -147,7 +147,7 @@ fn frame_group(frame: &[u8], diagnoses: &mut Vec<Diagnosis>) -> Result<(Node, us
             ),
         });
     };
-    let size = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let size = crate::be::i32_at(b, 0);
     g.len = 4;
     g.children.push(leaf(
         "size",

@@ -1,4 +1,6 @@
 //! Kafka: framing, headers, schema-driven decoding, request/response pairing.
+// Input-derived values never index, unwrap or expect here: a hostile capture must not panic.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 pub mod decode;
 pub mod example;

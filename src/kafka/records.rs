@@ -98,10 +98,10 @@ impl<'a> R<'a> {
         let at = self.pos;
         let b = self.take(width, name)?;
         let v = match width {
-            1 => i64::from(b[0] as i8),
-            2 => i64::from(i16::from_be_bytes([b[0], b[1]])),
-            4 => i64::from(i32::from_be_bytes([b[0], b[1], b[2], b[3]])),
-            _ => i64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+            1 => i64::from(crate::be::i8_at(b, 0)),
+            2 => i64::from(crate::be::i16_at(b, 0)),
+            4 => i64::from(crate::be::i32_at(b, 0)),
+            _ => crate::be::i64_at(b, 0),
         };
         out.push(leaf(
             name,
@@ -118,7 +118,7 @@ impl<'a> R<'a> {
     fn uint32(&mut self, name: &'static str, out: &mut Vec<Node>) -> Res<u32> {
         let at = self.pos;
         let b = self.take(4, name)?;
-        let v = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        let v = crate::be::u32_at(b, 0);
         out.push(leaf(
             name,
             "uint32",
@@ -220,7 +220,7 @@ impl<'a> R<'a> {
     fn bytes32(&mut self, name: &'static str, out: &mut Vec<Node>) -> Res<Option<(usize, usize)>> {
         let at = self.pos;
         let b = self.take(4, name)?;
-        let n = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        let n = crate::be::i32_at(b, 0);
         if n < -1 || (n >= 0 && n as usize > self.left()) {
             let left = self.left();
             self.pos = at;
@@ -307,7 +307,7 @@ pub fn decompress(codec: u8, data: &[u8], cap: usize) -> Result<(Vec<u8>, bool),
                 let start = out.len();
                 out.resize(start + n, 0);
                 let got = dec
-                    .decompress(b, &mut out[start..])
+                    .decompress(b, out.get_mut(start..).unwrap_or_default())
                     .map_err(|e| e.to_string())?;
                 out.truncate(start + got);
                 Ok(false)
@@ -316,7 +316,7 @@ pub fn decompress(codec: u8, data: &[u8], cap: usize) -> Result<(Vec<u8>, bool),
                 let mut p = 16usize;
                 while p < data.len() {
                     let l = data.get(p..p + 4).ok_or("xerial block length cut short")?;
-                    let n = u32::from_be_bytes([l[0], l[1], l[2], l[3]]) as usize;
+                    let n = crate::be::u32_at(l, 0) as usize;
                     let b = data
                         .get(p + 4..p + 4 + n)
                         .ok_or("xerial block runs past the data")?;
@@ -394,7 +394,7 @@ fn batches(r: &mut R<'_>, ctx: &mut Ctx<'_>, out: &mut Vec<Node>, depth: u8) {
         // offset 16 in both.
         let header = r.buf.get(at..at + 17).filter(|_| r.left() >= 17);
         let (len, magic) = match header {
-            Some(h) => (i32::from_be_bytes([h[8], h[9], h[10], h[11]]), h[16] as i8),
+            Some(h) => (crate::be::i32_at(h, 8), crate::be::i8_at(h, 16)),
             None => {
                 partial(
                     r,
@@ -868,7 +868,7 @@ fn record(r: &mut R<'_>, index: usize, info: BatchInfo, out: &mut Vec<Node>) -> 
                 _ => None,
             };
             if let Some(kb) = kb.filter(|b| b.len() == 4) {
-                k.detail = match i16::from_be_bytes([kb[2], kb[3]]) {
+                k.detail = match crate::be::i16_at(&kb, 2) {
                     0 => "(control: ABORT marker)".into(),
                     1 => "(control: COMMIT marker)".into(),
                     t => format!("(control type {t})"),

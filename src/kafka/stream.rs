@@ -206,7 +206,7 @@ fn plausible_request_at(buf: &[u8], max_frame: usize) -> bool {
     let Some(h) = buf.get(0..14) else {
         return false;
     };
-    let size = i32::from_be_bytes([h[0], h[1], h[2], h[3]]);
+    let size = crate::be::i32_at(h, 0);
     if size < 10 || size as usize > max_frame {
         return false;
     }
@@ -220,7 +220,7 @@ fn plausible_request_at(buf: &[u8], max_frame: usize) -> bool {
     if !known_version {
         return false;
     }
-    let cid = i16::from_be_bytes([h[12], h[13]]);
+    let cid = crate::be::i16_at(h, 12);
     // ControlledShutdown v0 has no client_id; everything else has one.
     if p.api_key == 7 && p.api_version == 0 {
         return true;
@@ -301,12 +301,12 @@ impl Tracker {
                 let Some(c) = self.conns.get_mut(&stream) else {
                     return;
                 };
-                let d = usize::from(c.addrs[0] != src);
+                let d = usize::from(*crate::be::pick(&c.addrs, 0) != src);
                 match c.state {
                     State::NotKafka => {}
                     State::Undecided => {
                         c.data_events += 1;
-                        let h = &mut c.halves[d];
+                        let h = crate::be::pick_mut(&mut c.halves, d);
                         h.buf.extend_from_slice(bytes);
                         if plausible_request_at(h.buf.get(h.pos..).unwrap_or(&[]), cfg.max_frame) {
                             c.state = State::Kafka;
@@ -328,7 +328,7 @@ impl Tracker {
                         }
                     }
                     State::Kafka => {
-                        let h = &mut c.halves[d];
+                        let h = crate::be::pick_mut(&mut c.halves, d);
                         h.last_at = at;
                         h.buf.extend_from_slice(bytes);
                         Self::cut(c, &cfg, &mut self.topics, stream, d, at, sink);
@@ -345,9 +345,9 @@ impl Tracker {
                 let Some(c) = self.conns.get_mut(&stream) else {
                     return;
                 };
-                let d = usize::from(c.addrs[0] != src);
+                let d = usize::from(*crate::be::pick(&c.addrs, 0) != src);
                 let is_request = c.broker != Some(src);
-                let h = &mut c.halves[d];
+                let h = crate::be::pick_mut(&mut c.halves, d);
                 // While still looking for a boundary after an earlier gap, the buffered bytes
                 // are a frame only from a plausible header on (a response's must answer a
                 // pending request); before it they belong to the loss already reported.
@@ -418,7 +418,7 @@ impl Tracker {
                         );
                     }
                 }
-                let h = &mut c.halves[d];
+                let h = crate::be::pick_mut(&mut c.halves, d);
                 h.buf.clear();
                 h.pos = 0;
                 h.resync = true;
@@ -457,8 +457,8 @@ impl Tracker {
                     // Bytes still waiting for a verified boundary: at the end, a plausible
                     // header is the best there is; decode from it rather than drop them.
                     for d in 0..2 {
-                        let is_request = c.broker != Some(c.addrs[d]);
-                        let h = &mut c.halves[d];
+                        let is_request = c.broker != Some(*crate::be::pick(&c.addrs, d));
+                        let h = crate::be::pick_mut(&mut c.halves, d);
                         if !h.resync {
                             continue;
                         }
@@ -468,7 +468,10 @@ impl Tracker {
                         {
                             let at = h.last_at;
                             if i > 0 {
-                                let (src, dst) = (c.addrs[d], c.addrs[1 - d]);
+                                let (src, dst) = (
+                                    *crate::be::pick(&c.addrs, d),
+                                    *crate::be::pick(&c.addrs, 1 - d),
+                                );
                                 let reason = h.why.unwrap_or(ResyncReason::Gap);
                                 sink.notice(&Notice::Resync {
                                     stream,
@@ -487,19 +490,17 @@ impl Tracker {
                         }
                     }
                     for d in 0..2 {
-                        let h = &c.halves[d];
+                        let h = crate::be::pick(&c.halves, d);
                         let present = h.buf.len() - h.pos;
                         if present > 0 && !h.resync {
                             let want = h
                                 .buf
                                 .get(h.pos..h.pos + 4)
-                                .map(|b| {
-                                    i32::from_be_bytes([b[0], b[1], b[2], b[3]]).max(0) as usize + 4
-                                })
+                                .map(|b| crate::be::i32_at(b, 0).max(0) as usize + 4)
                                 .unwrap_or(4);
                             sink.notice(&Notice::EndedInFrame {
                                 stream,
-                                src: c.addrs[d],
+                                src: *crate::be::pick(&c.addrs, d),
                                 present,
                                 want,
                             });
@@ -523,10 +524,10 @@ impl Tracker {
                 continue;
             };
             let Some(broker) = c.broker else { continue };
-            let client = if c.addrs[0] == broker {
-                c.addrs[1]
+            let client = if *crate::be::pick(&c.addrs, 0) == broker {
+                *crate::be::pick(&c.addrs, 1)
             } else {
-                c.addrs[0]
+                *crate::be::pick(&c.addrs, 0)
             };
             let mut reqs: Vec<RequestInfo> = c.pending.values().copied().collect();
             reqs.sort_by_key(|r| r.frame);
@@ -552,11 +553,11 @@ impl Tracker {
         at: At,
         sink: &mut impl Sink,
     ) {
-        let src = c.addrs[d];
-        let dst = c.addrs[1 - d];
+        let src = *crate::be::pick(&c.addrs, d);
+        let dst = *crate::be::pick(&c.addrs, 1 - d);
         let is_request = c.broker != Some(src);
         loop {
-            let h = &mut c.halves[d];
+            let h = crate::be::pick_mut(&mut c.halves, d);
             if h.resync {
                 let data = h.buf.get(h.pos..).unwrap_or(&[]);
                 match find_boundary(
@@ -598,7 +599,7 @@ impl Tracker {
             }
             let data = h.buf.get(h.pos..).unwrap_or(&[]);
             let Some(pre) = data.get(0..4) else { break };
-            let size = i32::from_be_bytes([pre[0], pre[1], pre[2], pre[3]]);
+            let size = crate::be::i32_at(pre, 0);
             if size < 4 || size as usize > cfg.max_frame {
                 sink.notice(&Notice::BadSize {
                     stream,
@@ -620,17 +621,17 @@ impl Tracker {
             h.pos += len;
             // The frame is decoded from the connection's buffer; move it out of the way of
             // the mutable borrows below by swapping the buffer temporarily.
-            let buf = std::mem::take(&mut c.halves[d].buf);
+            let buf = std::mem::take(&mut crate::be::pick_mut(&mut c.halves, d).buf);
             let frame = buf.get(start..start + len).unwrap_or(&[]);
             if is_request {
                 Self::on_request(c, cfg, topics, stream, src, dst, frame, at, false, sink);
             } else {
                 Self::on_response(c, cfg, topics, stream, src, dst, frame, at, false, sink);
             }
-            c.halves[d].buf = buf;
+            crate::be::pick_mut(&mut c.halves, d).buf = buf;
         }
         // Compact: drop consumed bytes once they are the larger part of the buffer.
-        let h = &mut c.halves[d];
+        let h = crate::be::pick_mut(&mut c.halves, d);
         if h.pos > 0 && h.pos * 2 >= h.buf.len() {
             h.buf.drain(..h.pos);
             h.pos = 0;
@@ -837,7 +838,7 @@ fn check_candidate(
     let Some(h) = rest.get(0..8) else {
         return Verdict::Wait;
     };
-    let size = i32::from_be_bytes([h[0], h[1], h[2], h[3]]);
+    let size = crate::be::i32_at(h, 0);
     if size < 4 || size as usize > max_frame {
         return Verdict::Reject;
     }
@@ -866,7 +867,7 @@ fn check_candidate(
             Verdict::Reject
         };
     }
-    let corr = i32::from_be_bytes([h[4], h[5], h[6], h[7]]);
+    let corr = crate::be::i32_at(h, 4);
     let paired = pending.get(&corr);
     if paired.is_none() && !pending.is_empty() {
         return Verdict::Reject;
@@ -886,7 +887,7 @@ fn check_candidate(
             let next_ok = match rest.get(len..len + 4) {
                 None => rest.len() == len,
                 Some(b) => {
-                    let n = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+                    let n = crate::be::i32_at(b, 0);
                     n >= 4 && n as usize <= max_frame
                 }
             };
@@ -1005,8 +1006,8 @@ fn partial_candidate(
             }
             continue;
         }
-        let size = i32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]);
-        let corr = i32::from_be_bytes([rest[4], rest[5], rest[6], rest[7]]);
+        let size = crate::be::i32_at(rest, 0);
+        let corr = crate::be::i32_at(rest, 4);
         if size >= 4 && size as usize <= max_frame && pending.contains_key(&corr) {
             return Some(i);
         }
@@ -1018,7 +1019,7 @@ fn chains_to_end(data: &[u8], max_frame: usize, hops: u32) -> bool {
     let Some(b) = data.get(0..4) else {
         return false;
     };
-    let size = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let size = crate::be::i32_at(b, 0);
     if size < 4 || size as usize > max_frame {
         return false;
     }

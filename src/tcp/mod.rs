@@ -5,6 +5,8 @@
 //! what was delivered is reported); SYN, FIN and RST are followed, and a SYN that reuses a
 //! closed 4-tuple starts a new stream. A hole that is never filled becomes a gap event, so the
 //! layer above can say which message was lost and resynchronise.
+// Input-derived values never index, unwrap or expect here: a hostile capture must not panic.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use crate::capture::net::TcpSegment;
 use std::collections::{BTreeMap, HashMap};
@@ -163,10 +165,11 @@ impl Reassembler {
         // A client SYN on a 4-tuple whose connection has ended or carried data starts anew.
         if seg.syn && !seg.has_ack {
             let reuse = self.conns.get(&k).is_some_and(|c| {
-                let d = usize::from(c.addrs[0] != seg.src);
+                let d = usize::from(*crate::be::pick(&c.addrs, 0) != seg.src);
                 c.rst
                     || c.halves.iter().all(|h| h.fin)
-                    || (c.had_data && c.halves[d].next != Some(seg.seq.wrapping_add(1)))
+                    || (c.had_data
+                        && crate::be::pick(&c.halves, d).next != Some(seg.seq.wrapping_add(1)))
             });
             if reuse {
                 if let Some(c) = self.conns.remove(&k) {
@@ -207,7 +210,7 @@ impl Reassembler {
         };
         conn.packets = conn.packets.wrapping_add(1);
         conn.last_seen = at.frame;
-        let d = usize::from(conn.addrs[0] != seg.src);
+        let d = usize::from(*crate::be::pick(&conn.addrs, 0) != seg.src);
         let (id, src, dst) = (conn.id, seg.src, seg.dst);
         let limits = self.limits;
         let packets = conn.packets;
@@ -221,7 +224,7 @@ impl Reassembler {
         // capture merely reordered the missing segment.
         if seg.has_ack {
             let answering = !seg.payload.is_empty();
-            let other = &mut conn.halves[1 - d];
+            let other = crate::be::pick_mut(&mut conn.halves, 1 - d);
             if let Some(next) = other.next {
                 if seq_diff(seg.ack, next) > 0 {
                     if other.acked_hole_since.is_none() {
@@ -232,7 +235,10 @@ impl Reassembler {
                         _ => seg.ack,
                     });
                     if answering {
-                        let (s, t) = (conn.addrs[1 - d], conn.addrs[d]);
+                        let (s, t) = (
+                            *crate::be::pick(&conn.addrs, 1 - d),
+                            *crate::be::pick(&conn.addrs, d),
+                        );
                         Self::skip_hole(other, Some(seg.ack), at, id, s, t, emit);
                     }
                 } else {
@@ -242,7 +248,7 @@ impl Reassembler {
             }
         }
         {
-            let half = &mut conn.halves[d];
+            let half = crate::be::pick_mut(&mut conn.halves, d);
             if seg.syn {
                 half.next = Some(seg.seq.wrapping_add(1));
             } else if !seg.payload.is_empty() || seg.missing > 0 {
@@ -262,10 +268,13 @@ impl Reassembler {
             }
         }
         for side in 0..2 {
-            let half = &mut conn.halves[side];
+            let half = crate::be::pick_mut(&mut conn.halves, side);
             if let (Some(since), Some(to)) = (half.acked_hole_since, half.acked_to) {
                 if packets.wrapping_sub(since) >= limits.reorder_window {
-                    let (s, t) = (conn.addrs[side], conn.addrs[1 - side]);
+                    let (s, t) = (
+                        *crate::be::pick(&conn.addrs, side),
+                        *crate::be::pick(&conn.addrs, 1 - side),
+                    );
                     Self::skip_hole(half, Some(to), at, id, s, t, emit);
                 }
             }
@@ -517,11 +526,22 @@ impl Reassembler {
             return;
         }
         for side in 0..2 {
-            let (s, t) = (c.addrs[side], c.addrs[1 - side]);
-            while !c.halves[side].ooo.is_empty() {
-                Self::skip_hole(&mut c.halves[side], None, at, c.id, s, t, emit);
+            let (s, t) = (
+                *crate::be::pick(&c.addrs, side),
+                *crate::be::pick(&c.addrs, 1 - side),
+            );
+            while !crate::be::pick_mut(&mut c.halves, side).ooo.is_empty() {
+                Self::skip_hole(
+                    crate::be::pick_mut(&mut c.halves, side),
+                    None,
+                    at,
+                    c.id,
+                    s,
+                    t,
+                    emit,
+                );
             }
-            c.halves[side].recent = Vec::new();
+            crate::be::pick_mut(&mut c.halves, side).recent = Vec::new();
         }
         c.closed = true;
         emit(Event::Close { stream: c.id });

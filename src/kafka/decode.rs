@@ -306,7 +306,14 @@ impl<'a> Decoder<'a> {
             let fstart = self.pos;
             let tag = self.uvarint()?;
             let tag_end = self.pos;
-            let size = self.uvarint()? as usize;
+            // A bad size must not leave the tag consumed without a node to show it.
+            let size = match self.uvarint() {
+                Ok(s) => s as usize,
+                Err(e) => {
+                    self.pos = fstart;
+                    return Err(e);
+                }
+            };
             let size_end = self.pos;
             if size > self.remaining() {
                 self.pos = fstart;

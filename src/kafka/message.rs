@@ -196,8 +196,18 @@ fn finish(
             NodeKind::Error,
         );
         n.desc = Cow::Owned(e.to_string());
+        // The raw rest starts where the decoded leaves end: a failed read may have consumed
+        // bytes (a tag before a bad size) or point back at an earlier field (an unknown
+        // version), and either way every byte must still be in exactly one leaf.
+        let covered = root
+            .leaves()
+            .iter()
+            .filter(|l| l.kind != NodeKind::Error)
+            .map(|l| l.end())
+            .max()
+            .unwrap_or(0);
         root.children.push(n);
-        let at = e.offset.min(end);
+        let at = covered.min(end);
         if at < end {
             let mut raw = Node::new("unparsed", "bytes", at, Region::Unparsed, NodeKind::Raw);
             raw.len = end - at;

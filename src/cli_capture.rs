@@ -503,6 +503,18 @@ fn health_report(name: &str, h: &Health, messages: u64, ports: &[u16]) -> Vec<St
     for w in &h.warnings {
         lines.push(format!("{name}: {w}"));
     }
+    if h.buffer_limit_hits > 0 {
+        lines.push(format!(
+            "{name}: {} times a direction buffered more than --max-buffered bytes out of order; the hole before them was declared lost",
+            h.buffer_limit_hits
+        ));
+    }
+    if h.evicted_connections > 0 {
+        lines.push(format!(
+            "{name}: {} connections dropped to stay under --max-connections (raise it to follow them)",
+            h.evicted_connections
+        ));
+    }
     if h.packets > 0 && messages == 0 {
         let p: Vec<String> = ports.iter().map(u16::to_string).collect();
         lines.push(format!(
@@ -532,9 +544,13 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
             detect: !cli.no_detect,
             max_frame: cli.max_frame,
             decode: cli.decode_options(),
-            ..Config::default()
+            max_pending: cli.max_pending.max(1),
         },
-        tcp: Limits::default(),
+        tcp: Limits {
+            max_buffered: cli.max_buffered,
+            max_connections: cli.max_connections.max(1),
+            ..Limits::default()
+        },
     };
     let stdout = io::stdout();
     let mut o = Output {

@@ -171,6 +171,28 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "N", default_value_t = kdissect::kafka::decode::MAX_ELEMENTS, help_heading = "Limits")]
     pub(crate) max_elements: usize,
 
+    /// Out-of-order bytes buffered per direction while waiting for a hole to fill (K/M/G); past it the hole is declared lost.
+    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = parse_size, help_heading = "Limits")]
+    pub(crate) max_buffered: usize,
+
+    /// Requests waiting for their response per connection; past it the oldest is dropped.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 10_000,
+        help_heading = "Limits"
+    )]
+    pub(crate) max_pending: usize,
+
+    /// TCP connections tracked at once; past it the one idle longest is dropped.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 100_000,
+        help_heading = "Limits"
+    )]
+    pub(crate) max_connections: usize,
+
     /// Bytes one record batch may decompress to (K/M/G suffixes); past it the records are cut.
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size, help_heading = "Limits")]
     pub(crate) max_decompressed: usize,

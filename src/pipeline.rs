@@ -30,6 +30,8 @@ pub struct Health {
     /// Format-level warnings (pcapng blocks skipped and the like).
     pub warnings: Vec<String>,
     pub evicted_connections: u64,
+    /// Holes declared lost because out-of-order data passed the buffer limit.
+    pub buffer_limit_hits: u64,
 }
 
 /// A sink that also wants to know when the capture starts (for relative times).
@@ -94,6 +96,7 @@ pub fn run<R: Read, S: CaptureSink>(
     health.warnings.append(&mut reader.warnings);
     tcp.finish(last, &mut |ev| kafka.event(ev, sink));
     health.evicted_connections += tcp.evicted;
+    health.buffer_limit_hits += tcp.buffer_limit_hits;
     kafka.finish(sink);
     error
 }

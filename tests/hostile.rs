@@ -129,3 +129,135 @@ fn malformed_lone_request_at_connection_end_is_shown() {
     assert_eq!(c.rows.len(), 1, "{:?}", c.rows);
     assert!(!c.rows[0].5);
 }
+
+fn frames_pcap(frames: &[Vec<u8>], client_port: u16) -> Vec<u8> {
+    let mut segs = Vec::new();
+    let mut seq = 1000u32;
+    for f in frames {
+        for chunk in f.chunks(1448) {
+            segs.push(Seg {
+                from_client: true,
+                seq,
+                ack: 1,
+                syn: false,
+                fin: false,
+                payload: chunk.to_vec(),
+            });
+            seq = seq.wrapping_add(chunk.len() as u32);
+        }
+    }
+    pcap(
+        &segs
+            .iter()
+            .map(|s| packet(s, client_port, 9092))
+            .collect::<Vec<_>>(),
+    )
+}
+
+#[test]
+fn gigabyte_frames_and_million_element_claims_cost_nothing() {
+    use kdissect::kafka::stream::Notice;
+    // A frame claiming 1 GiB, then one claiming 90 MB that never arrives, after a real one.
+    let mut giga = 0x4000_0000u32.to_be_bytes().to_vec();
+    giga.extend([0, 3, 0, 12, 0, 0, 0, 1]);
+    let real = metadata_v13(1);
+    let mut ninety = (90u32 << 20).to_be_bytes().to_vec();
+    ninety.extend([0, 3, 0, 12, 0, 0, 0, 2, 0, 0, 0]);
+    // A Metadata v1 request claiming 2,000,000 topics in a few bytes.
+    let mut million = vec![0, 0, 0, 0x12, 0, 3, 0, 1, 0, 0, 0, 3, 0, 0];
+    million.extend(2_000_000i32.to_be_bytes());
+    million.extend([0, 1, b'a', 0]);
+    let (c, _, _) = run_bytes(
+        &frames_pcap(&[real.clone(), million, giga, real, ninety], 40000),
+        &Options::default(),
+    );
+    assert!(
+        c.notices
+            .iter()
+            .any(|n| matches!(n, Notice::BadSize { size, .. } if *size == 0x4000_0000)),
+        "{:?}",
+        c.notices
+    );
+    assert!(
+        c.rows.iter().any(|r| r.2 == 3 && r.3 == 1 && !r.5),
+        "{:?}",
+        c.rows
+    );
+    assert!(
+        c.notices
+            .iter()
+            .any(|n| matches!(n, Notice::EndedInFrame { want, .. } if *want == (90 << 20) + 4)),
+        "{:?}",
+        c.notices
+    );
+}
+
+#[test]
+fn reassembly_and_pairing_limits_are_reported_when_hit() {
+    use kdissect::kafka::stream::Notice;
+    // Five pipelined requests and no answers, with room for two waiting.
+    let reqs: Vec<Vec<u8>> = (0..5)
+        .map(|i| {
+            let mut f = metadata_v13(0);
+            f[8..12].copy_from_slice(&(i as i32).to_be_bytes());
+            f
+        })
+        .collect();
+    let mut opts = Options::default();
+    opts.kafka.max_pending = 2;
+    let (c, _, _) = run_bytes(&frames_pcap(&reqs, 40000), &opts);
+    assert_eq!(
+        c.notices
+            .iter()
+            .filter(|n| matches!(n, Notice::PendingDropped { .. }))
+            .count(),
+        3
+    );
+    // Out-of-order data beyond the buffer limit: the hole is declared lost, and counted.
+    let big = metadata_v13(2000);
+    let mut segs = Vec::new();
+    let mut seq = 1000u32;
+    for chunk in big.chunks(1000) {
+        segs.push(Seg {
+            from_client: true,
+            seq,
+            ack: 1,
+            syn: false,
+            fin: false,
+            payload: chunk.to_vec(),
+        });
+        seq = seq.wrapping_add(chunk.len() as u32);
+    }
+    let first = segs.remove(1); // a hole after the first segment
+    segs.push(first);
+    let bytes = pcap(
+        &segs
+            .iter()
+            .map(|s| packet(s, 40000, 9092))
+            .collect::<Vec<_>>(),
+    );
+    let mut opts = Options::default();
+    opts.tcp.max_buffered = 4096;
+    let (_, h, _) = run_bytes(&bytes, &opts);
+    assert!(h.buffer_limit_hits >= 1);
+    // Two connections at once with room for one: the older is dropped and counted.
+    let mut both = Vec::new();
+    for port in [40000u16, 40001] {
+        both.push(packet(
+            &Seg {
+                from_client: true,
+                seq: 1,
+                ack: 1,
+                syn: false,
+                fin: false,
+                payload: metadata_v13(0),
+            },
+            port,
+            9092,
+        ));
+    }
+    let mut opts = Options::default();
+    opts.tcp.max_connections = 1;
+    let (_, h, _) = run_bytes(&pcap(&both), &opts);
+    assert_eq!(h.evicted_connections, 1);
+}

@@ -135,6 +135,8 @@ pub struct Reassembler {
     next_id: u32,
     /// Connections dropped because of `max_connections`.
     pub evicted: u64,
+    /// Holes declared lost because out-of-order data passed `max_buffered`.
+    pub buffer_limit_hits: u64,
 }
 
 fn key(a: SocketAddr, b: SocketAddr) -> (SocketAddr, SocketAddr) {
@@ -156,6 +158,7 @@ impl Reassembler {
             conns: HashMap::new(),
             next_id: 0,
             evicted: 0,
+            buffer_limit_hits: 0,
         }
     }
 
@@ -253,7 +256,9 @@ impl Reassembler {
                 half.next = Some(seg.seq.wrapping_add(1));
             } else if !seg.payload.is_empty() || seg.missing > 0 {
                 conn.had_data = true;
-                Self::data(half, seg, at, id, limits, emit);
+                if Self::data(half, seg, at, id, limits, emit) {
+                    self.buffer_limit_hits += 1;
+                }
             }
             if seg.fin {
                 half.fin = true;
@@ -295,7 +300,7 @@ impl Reassembler {
         id: u32,
         limits: Limits,
         emit: &mut impl FnMut(Event<'_>),
-    ) {
+    ) -> bool {
         let (src, dst) = (seg.src, seg.dst);
         let next = match half.next {
             Some(n) => n,
@@ -329,8 +334,9 @@ impl Reassembler {
             }
             if half.ooo_bytes > limits.max_buffered {
                 Self::skip_hole(half, None, at, id, src, dst, emit);
+                return true;
             }
-            return;
+            return false;
         }
         let old = (-delta).min(len) as usize;
         if old > 0 {
@@ -362,7 +368,7 @@ impl Reassembler {
                 src,
                 at,
             });
-            return;
+            return false;
         }
         let fresh = seg.payload.get(old..).unwrap_or(&[]);
         Self::deliver(half, fresh, at, id, src, dst, emit);
@@ -380,6 +386,7 @@ impl Reassembler {
             );
         }
         Self::drain(half, id, src, dst, emit);
+        false
     }
 
     fn deliver(

@@ -197,9 +197,9 @@ fn reassembly_and_pairing_limits_are_reported_when_hit() {
     use kdissect::kafka::stream::Notice;
     // Five pipelined requests and no answers, with room for two waiting.
     let reqs: Vec<Vec<u8>> = (0..5)
-        .map(|i| {
+        .map(|i: i32| {
             let mut f = metadata_v13(0);
-            f[8..12].copy_from_slice(&(i as i32).to_be_bytes());
+            f[8..12].copy_from_slice(&i.to_be_bytes());
             f
         })
         .collect();

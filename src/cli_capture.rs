@@ -83,13 +83,7 @@ impl Filter {
                 return false;
             }
         }
-        if self.errors
-            && !both().any(|r| {
-                r.msg
-                    .body()
-                    .is_some_and(|b| !summary::error_codes(b).is_empty())
-            })
-        {
+        if self.errors && !both().any(|r| !r.msg.errors.is_empty()) {
             return false;
         }
         if let Some(t) = &self.topic {

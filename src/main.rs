@@ -242,9 +242,14 @@ pub(crate) struct Cli {
 
 impl Cli {
     pub(crate) fn decode_options(&self) -> kdissect::kafka::decode::DecodeOptions {
+        // Summary lines and statistics read the body's first two levels, the error codes and
+        // the record counts: deeper nodes and the records inside batches need not be kept.
+        let summary_only = !self.tree && !self.bytes && !self.json && !self.hex;
         kdissect::kafka::decode::DecodeOptions {
             max_elements: self.max_elements.max(1),
             max_decompressed: self.max_decompressed,
+            keep_depth: if summary_only { 2 } else { usize::MAX },
+            records: !summary_only,
             ..Default::default()
         }
     }
@@ -633,9 +638,9 @@ fn print_at(
     let names: Vec<String> = path
         .iter()
         .skip(1)
-        .map(|n| match n.name.rfind('[') {
-            Some(i) if n.name.ends_with(']') => n.name[i..].to_string(),
-            _ => n.name.to_string(),
+        .map(|n| match n.index {
+            Some(i) => format!("[{i}]"),
+            None => n.name.to_string(),
         })
         .collect();
     let mut p = String::new();

@@ -94,14 +94,20 @@ fn hex_input_json_validates() {
 
 /// The text the tree shows for a leaf, without its annotation.
 fn tree_text(n: &Node, frame: &[u8]) -> String {
-    let full = kdissect::render::value::text(n, frame, true).expect("value");
-    if n.detail.is_empty() {
-        full
-    } else {
-        full.strip_suffix(&format!(" {}", n.detail))
+    let mut full = kdissect::render::value::text(n, frame, true).expect("value");
+    if !n.detail.is_empty() {
+        full = full
+            .strip_suffix(&format!(" {}", n.detail))
             .expect("detail suffix")
-            .to_string()
+            .to_string();
     }
+    if let Some(e) = n.enc.text() {
+        full = full
+            .strip_suffix(&format!(" {e}"))
+            .expect("encoding suffix")
+            .to_string();
+    }
+    full
 }
 
 fn json_text(j: &J) -> String {
@@ -135,16 +141,19 @@ fn compare(n: &Node, j: &J, frame: &[u8], path: &str, checked: &mut usize) {
         } else {
             (c, c.name.to_string())
         };
-        // Groups named `X[i]` directly in a struct are the JSON array `Xs`.
-        if let Some((base, idx)) = name.strip_suffix(']').and_then(|x| x.rsplit_once('[')) {
-            if node.kind == NodeKind::Group {
-                let i: usize = idx.parse().expect("index");
-                let arr = obj
-                    .get(&format!("{base}s"))
-                    .unwrap_or_else(|| panic!("{path}.{base}s missing"));
-                compare_value(node, &arr[i], frame, &format!("{path}.{name}"), checked);
-                continue;
-            }
+        // Indexed groups directly in a struct (record headers) are the JSON array `Xs`.
+        if let (Some(i), NodeKind::Group) = (node.index, node.kind) {
+            let arr = obj
+                .get(&format!("{name}s"))
+                .unwrap_or_else(|| panic!("{path}.{name}s missing"));
+            compare_value(
+                node,
+                &arr[i as usize],
+                frame,
+                &format!("{path}.{name}[{i}]"),
+                checked,
+            );
+            continue;
         }
         let jv = obj
             .get(&name)

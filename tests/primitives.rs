@@ -72,8 +72,8 @@ fn non_flexible_version() {
     assert_eq!(child(&body, "F64").value, Value::Float(1.5));
     let data = child(&body, "Data");
     assert_eq!(
-        (data.value.clone(), data.detail.as_str()),
-        (Value::Bytes(Some((27, 3))), "(int32 len=3)")
+        (data.value.clone(), data.enc.text().unwrap_or_default()),
+        (Value::Bytes(Some((27, 3))), "(int32 len=3)".to_string())
     );
     assert_eq!(child(&body, "NullData").value, Value::Bytes(None));
     // Two bytes cannot hold a batch header: shown as a partial batch, as a fetch may end.

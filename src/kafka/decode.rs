@@ -5,7 +5,7 @@
 //! is sized by them, and every failure is a typed error with the offset where it happened.
 
 use super::names;
-use super::node::{Node, NodeKind, Region, Value};
+use super::node::{Enc, Node, NodeKind, Region, Value};
 use super::schema::{FieldSpec, FieldType, MessageSpec};
 use std::borrow::Cow;
 use std::fmt;
@@ -60,6 +60,12 @@ pub struct DecodeOptions {
     pub max_elements: usize,
     /// Bytes one record batch may decompress to.
     pub max_decompressed: usize,
+    /// Struct and array levels below the body kept as nodes; deeper ones are decoded (for
+    /// their errors and record counts) but not kept. `usize::MAX` keeps everything; the summary
+    /// and statistics views need 2.
+    pub keep_depth: usize,
+    /// Decode records inside batches (and decompress them); off, only batch headers and CRCs.
+    pub records: bool,
 }
 
 /// Default for [`DecodeOptions::max_elements`].
@@ -71,8 +77,17 @@ impl Default for DecodeOptions {
             struct_presence_byte: true,
             max_elements: MAX_ELEMENTS,
             max_decompressed: super::records::MAX_DECOMPRESSED,
+            keep_depth: usize::MAX,
+            records: true,
         }
     }
+}
+
+/// One step of the path to the field being decoded.
+#[derive(Debug, Clone, Copy)]
+enum Seg {
+    Name(&'static str),
+    Index(usize),
 }
 
 pub(crate) struct Decoder<'a> {
@@ -83,7 +98,15 @@ pub(crate) struct Decoder<'a> {
     flexible: bool,
     pub(crate) region: Region,
     opts: DecodeOptions,
-    path: Vec<String>,
+    /// Where decoding is, for error messages: field names and element indexes (no allocation
+    /// per field; the text is made only when needed).
+    path: Vec<Seg>,
+    /// Non-zero error codes met so far: (path, code).
+    pub(crate) errors: Vec<(String, i16)>,
+    /// Records and record-batch bytes met so far.
+    pub(crate) records: (i64, usize),
+    /// Struct and array nesting below the message body.
+    level: usize,
     pub(crate) diagnoses: Vec<Diagnosis>,
     /// Decompressed byte sources handed out so far in this message.
     next_source: u16,
@@ -124,6 +147,9 @@ impl<'a> Decoder<'a> {
             region,
             opts: DecodeOptions::default(),
             path: Vec::new(),
+            errors: Vec::new(),
+            records: (0, 0),
+            level: 0,
             diagnoses: Vec::new(),
             next_source: 0,
         }
@@ -136,10 +162,19 @@ impl<'a> Decoder<'a> {
     fn path_string(&self) -> String {
         let mut s = String::new();
         for p in &self.path {
-            if !s.is_empty() && !p.starts_with('[') {
-                s.push('.');
+            match p {
+                Seg::Name(n) => {
+                    if !s.is_empty() {
+                        s.push('.');
+                    }
+                    s.push_str(n);
+                }
+                Seg::Index(i) => {
+                    s.push('[');
+                    s.push_str(&i.to_string());
+                    s.push(']');
+                }
             }
-            s.push_str(p);
         }
         s
     }
@@ -432,7 +467,7 @@ impl<'a> Decoder<'a> {
     }
 
     fn field(&mut self, f: &'static FieldSpec, out: &mut Vec<Node>) -> R<()> {
-        self.path.push(f.name.clone());
+        self.path.push(Seg::Name(f.name.as_str()));
         let nullable = f.nullable_versions.contains(self.version);
         let res = self.value(
             &f.ty,
@@ -444,6 +479,11 @@ impl<'a> Decoder<'a> {
         if let (Ok(()), Some(n)) = (&res, out.last_mut()) {
             n.desc = Cow::Borrowed(f.about.as_str());
             annotate(f, n);
+            if let (FieldType::Int16, Value::Int(v)) = (&f.ty, &n.value) {
+                if *v != 0 && f.name.ends_with("ErrorCode") {
+                    self.errors.push((self.path_string(), *v as i16));
+                }
+            }
         }
         if res.is_ok() {
             self.path.pop();
@@ -521,9 +561,9 @@ impl<'a> Decoder<'a> {
 
     fn string(&mut self, name: Cow<'static, str>, nullable: bool) -> R<Node> {
         let start = self.pos;
-        let (len, detail): (Option<usize>, String) = if self.flexible {
+        let (len, detail): (Option<usize>, Enc) = if self.flexible {
             let raw = self.uvarint()?;
-            let d = format!("(compact, len+1={raw})");
+            let d = Enc::CompactLen(raw);
             (
                 if raw == 0 {
                     None
@@ -534,7 +574,7 @@ impl<'a> Decoder<'a> {
             )
         } else {
             let raw = self.i16()?;
-            let d = format!("(int16 len={raw})");
+            let d = Enc::Int16Len(raw);
             match raw {
                 -1 => (None, d),
                 n if n < 0 => {
@@ -569,7 +609,7 @@ impl<'a> Decoder<'a> {
         };
         let mut node = leaf(name, "string", start, self.pos - start, self.region);
         node.value = Value::Str(value);
-        node.detail = detail;
+        node.enc = detail;
         Ok(node)
     }
 
@@ -581,9 +621,9 @@ impl<'a> Decoder<'a> {
         region: Region,
     ) -> R<Node> {
         let start = self.pos;
-        let (len, detail): (Option<usize>, String) = if self.flexible {
+        let (len, detail): (Option<usize>, Enc) = if self.flexible {
             let raw = self.uvarint()?;
-            let d = format!("(compact, len+1={raw})");
+            let d = Enc::CompactLen(raw);
             (
                 if raw == 0 {
                     None
@@ -594,7 +634,7 @@ impl<'a> Decoder<'a> {
             )
         } else {
             let raw = self.i32()?;
-            let d = format!("(int32 len={raw})");
+            let d = Enc::Int32Len(raw);
             match raw {
                 -1 => (None, d),
                 n if n < 0 => {
@@ -633,7 +673,7 @@ impl<'a> Decoder<'a> {
             node.region = Region::RecordBatch;
         }
         node.value = Value::Bytes(value);
-        node.detail = detail;
+        node.enc = detail;
         Ok(node)
     }
 
@@ -693,6 +733,7 @@ impl<'a> Decoder<'a> {
         let opts = super::records::RecordsOptions {
             max_decompressed: self.opts.max_decompressed,
             max_records: self.opts.max_elements,
+            records: self.opts.records,
         };
         let batches = super::records::decode(
             self.buf,
@@ -717,6 +758,8 @@ impl<'a> Decoder<'a> {
             if nr == 1 { "" } else { "s" }
         ));
         g.children.extend(batches);
+        self.records.0 += nr;
+        self.records.1 += n;
         self.pos += n;
         g.len = self.pos - start;
         out.push(g);
@@ -756,7 +799,16 @@ impl<'a> Decoder<'a> {
                 self.diag(start, format!("presence byte {p} is neither 1 nor -1"));
             }
         }
-        let r = self.fields(&spec.fields, &mut node.children);
+        let keep = self.level.saturating_add(1) < self.opts.keep_depth;
+        self.level += 1;
+        let r = if keep {
+            self.fields(&spec.fields, &mut node.children)
+        } else {
+            // Below the kept levels: decoded for errors and counts, not kept.
+            let mut scratch = Vec::new();
+            self.fields(&spec.fields, &mut scratch)
+        };
+        self.level -= 1;
         node.len = self.pos - start;
         out.push(node);
         r
@@ -771,22 +823,19 @@ impl<'a> Decoder<'a> {
         out: &mut Vec<Node>,
     ) -> R<()> {
         let start = self.pos;
-        let tyname = format!("[]{}", inner.display());
-        let mut node = Node::new(
-            name,
-            Cow::Owned(tyname),
-            start,
-            self.region,
-            NodeKind::Group,
-        );
+        let tyname: Cow<'static, str> = match spec {
+            Some(f) => Cow::Borrowed(f.type_name.as_str()),
+            None => Cow::Owned(format!("[]{}", inner.display())),
+        };
+        let mut node = Node::new(name, tyname, start, self.region, NodeKind::Group);
         let (count, mut len_node) = if self.flexible {
             let raw = self.uvarint()?;
             let mut l = leaf("length", "uvarint", start, self.pos - start, self.region);
             l.value = Value::Int(raw.into());
-            l.detail = if raw == 0 {
-                "(compact, null)".into()
+            l.enc = if raw == 0 {
+                Enc::CompactNull
             } else {
-                "(compact, n+1)".into()
+                Enc::CompactCount
             };
             (
                 if raw == 0 {
@@ -841,27 +890,27 @@ impl<'a> Decoder<'a> {
         });
         node.value = Value::Array(count);
         node.children.push(len_node);
-        let elem_ty = inner.display();
+        let elem_ty: Cow<'static, str> = match spec {
+            Some(f) => Cow::Borrowed(f.elem_name.as_str()),
+            None => Cow::Owned(inner.display()),
+        };
         let mut res = Ok(());
         let keep = self.opts.max_elements;
+        let shallow_ok = self.level.saturating_add(1) < self.opts.keep_depth;
         // Elements past `keep` go to a scratch list that is emptied after each one.
         let mut scratch: Vec<Node> = Vec::new();
         let mut skipped_from: Option<usize> = None;
         for i in 0..count {
-            let ename: Cow<'static, str> = if i < keep {
-                Cow::Owned(format!("{elem_ty}[{i}]"))
-            } else {
-                Cow::Borrowed("")
-            };
+            let ename = elem_ty.clone();
             if i == keep {
                 skipped_from = Some(self.pos);
             }
-            let dest = if i < keep {
+            let dest = if i < keep && shallow_ok {
                 &mut node.children
             } else {
                 &mut scratch
             };
-            self.path.push(format!("[{i}]"));
+            self.path.push(Seg::Index(i));
             let r = match inner {
                 FieldType::Struct(sname) => match spec {
                     Some(s) => self.struct_field(s, sname, ename, false, dest),
@@ -869,6 +918,11 @@ impl<'a> Decoder<'a> {
                 },
                 other => self.value(other, false, ename, None, dest),
             };
+            if i < keep && shallow_ok {
+                if let Some(last) = node.children.last_mut() {
+                    last.index = Some(i as u32);
+                }
+            }
             scratch.clear();
             if r.is_err() {
                 res = r;
@@ -876,7 +930,7 @@ impl<'a> Decoder<'a> {
             }
             self.path.pop();
         }
-        if let Some(from) = skipped_from {
+        if let (Some(from), true) = (skipped_from, shallow_ok) {
             let n = count - keep;
             let mut raw = leaf("omitted", "elements", from, self.pos - from, self.region);
             raw.kind = NodeKind::Raw;

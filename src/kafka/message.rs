@@ -23,6 +23,11 @@ pub struct Message {
     pub error: Option<DecodeError>,
     /// Bytes of the frame including its size prefix.
     pub size: usize,
+    /// Every non-zero error code in the body, with its path (`Topics[0].ErrorCode`), found while
+    /// decoding (also below the levels a summary keeps).
+    pub errors: Vec<(String, i16)>,
+    /// Records in the message's record batches, and the batches' bytes.
+    pub records: (i64, usize),
 }
 
 impl Message {
@@ -311,6 +316,8 @@ pub fn decode_request_with(frame: &[u8], opts: DecodeOptions) -> Message {
         diagnoses: Vec::new(),
         error: None,
         size: frame.len(),
+        errors: Vec::new(),
+        records: (0, 0),
     };
     let (fg, end) = match frame_group(frame, &mut diagnoses) {
         Ok(x) => x,
@@ -384,6 +391,8 @@ pub fn decode_request_with(frame: &[u8], opts: DecodeOptions) -> Message {
         msg.root.ty = Cow::Owned(format!("message v{}", msg.api_version.unwrap_or(0)));
     }
     diagnoses.append(&mut d.diagnoses);
+    msg.errors = std::mem::take(&mut d.errors);
+    msg.records = d.records;
     finish(&mut msg.root, &err, d.pos, end, &mut diagnoses);
     msg.root.len = frame.len();
     msg.error = err;
@@ -473,7 +482,7 @@ fn request_header(d: &mut Decoder<'_>, h: &mut Node, msg: &mut Message) -> Resul
         Value::Str(value.clone()),
         "always a non-flexible int16-prefixed string",
     );
-    n.detail = format!("(int16 len={len})");
+    n.enc = super::node::Enc::Int16Len(len);
     h.children.push(n);
     msg.client_id = Some(value);
     if hv == 2 {
@@ -525,6 +534,8 @@ pub fn decode_response_with(
         diagnoses: Vec::new(),
         error: None,
         size: frame.len(),
+        errors: Vec::new(),
+        records: (0, 0),
     };
     let (fg, end) = match frame_group(frame, &mut diagnoses) {
         Ok(x) => x,
@@ -609,6 +620,8 @@ pub fn decode_response_with(
     })()
     .err();
     diagnoses.append(&mut d.diagnoses);
+    msg.errors = std::mem::take(&mut d.errors);
+    msg.records = d.records;
     finish(&mut msg.root, &err, d.pos, end, &mut diagnoses);
     msg.root.len = frame.len();
     msg.error = err;

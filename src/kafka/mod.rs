@@ -15,5 +15,5 @@ pub mod topics;
 
 pub use decode::{DecodeError, Diagnosis, ErrorKind};
 pub use message::{decode_request, decode_response, Message};
-pub use node::{Node, NodeKind, Region, Value};
+pub use node::{Enc, Node, NodeKind, Region, Value};
 pub use schema::{registry, Direction};

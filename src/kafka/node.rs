@@ -57,6 +57,37 @@ pub enum Value {
     Blob(Vec<u8>),
 }
 
+/// How a length was encoded on the wire, shown after the value: kept as data so that decoding
+/// does not format text for every string and array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Enc {
+    #[default]
+    None,
+    /// `(compact, len+1=N)`
+    CompactLen(u32),
+    /// `(int16 len=N)`
+    Int16Len(i16),
+    /// `(int32 len=N)`
+    Int32Len(i32),
+    /// An array count: `(compact, n+1)`
+    CompactCount,
+    /// A null compact array or bytes: `(compact, null)`
+    CompactNull,
+}
+
+impl Enc {
+    pub fn text(&self) -> Option<String> {
+        Some(match self {
+            Enc::None => return None,
+            Enc::CompactLen(n) => format!("(compact, len+1={n})"),
+            Enc::Int16Len(n) => format!("(int16 len={n})"),
+            Enc::Int32Len(n) => format!("(int32 len={n})"),
+            Enc::CompactCount => "(compact, n+1)".to_string(),
+            Enc::CompactNull => "(compact, null)".to_string(),
+        })
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NodeKind {
     /// A field of the schema, or a header field.
@@ -87,6 +118,10 @@ pub struct Node {
     pub region: Region,
     pub kind: NodeKind,
     pub children: Vec<Node>,
+    /// Length encoding shown after the value.
+    pub enc: Enc,
+    /// For an array element or repeated group, its index: shown as `Name[i]`.
+    pub index: Option<u32>,
     /// Which bytes `offset` counts in: 0 is the frame; n > 0 the n-th decompressed buffer of
     /// the message (held by its `decompressed` group node).
     pub source: u16,
@@ -111,7 +146,17 @@ impl Node {
             region,
             kind,
             children: Vec::new(),
+            enc: Enc::None,
+            index: None,
             source: 0,
+        }
+    }
+
+    /// The name as shown: `Topics`, or `MetadataRequestTopic[0]` for an element.
+    pub fn display_name(&self) -> Cow<'_, str> {
+        match self.index {
+            Some(i) => Cow::Owned(format!("{}[{i}]", self.name)),
+            None => Cow::Borrowed(&self.name),
         }
     }
 
@@ -169,9 +214,11 @@ impl Node {
         out
     }
 
-    /// First child with this name.
+    /// First child field with this name (elements, which carry an index, are not fields).
     pub fn child(&self, name: &str) -> Option<&Node> {
-        self.children.iter().find(|c| c.name == name)
+        self.children
+            .iter()
+            .find(|c| c.name == name && c.index.is_none())
     }
 
     /// Follows a path of child names: `["Topics", "MetadataResponseTopic[0]", "Name"]`.

@@ -17,6 +17,8 @@ pub struct RecordsOptions {
     pub max_decompressed: usize,
     /// Records (and legacy messages) kept as nodes per batch; the rest are summarised.
     pub max_records: usize,
+    /// Decode the records inside batches (decompressing them); off, batch headers and CRCs only.
+    pub records: bool,
 }
 
 pub const MAX_DECOMPRESSED: usize = 64 * 1024 * 1024;
@@ -522,12 +524,13 @@ fn stop(r: &mut R<'_>, g: &mut Node, ctx: &mut Ctx<'_>, (offset, reason): (usize
 fn batch_v2(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize) -> Node {
     let start = r.pos;
     let mut g = Node::new(
-        format!("RecordBatch[{index}]"),
+        "RecordBatch",
         "RecordBatch v2",
         start,
         Region::RecordBatch,
         NodeKind::Group,
     );
+    g.index = Some(index as u32);
     g.source = r.source;
     let res = batch_v2_body(r, ctx, &mut g);
     if let Err(e) = res {
@@ -590,6 +593,23 @@ fn batch_v2_body(r: &mut R<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
         summary.push_str(", control");
     }
     g.value = Value::Text(summary);
+    if !ctx.opts.records {
+        // Headers only (summary and statistics views): the records stay one raw span.
+        let at = r.pos;
+        let mut n = leaf(
+            "records",
+            "bytes",
+            at,
+            r.left(),
+            Region::Record,
+            r.source,
+            Value::Text(format!("{} bytes", r.left())),
+        );
+        n.kind = NodeKind::Raw;
+        g.children.push(n);
+        r.pos = r.end;
+        return Ok(());
+    }
     let info = BatchInfo {
         base_offset,
         base_ts,
@@ -779,13 +799,8 @@ fn records(
 
 fn record(r: &mut R<'_>, index: usize, info: BatchInfo, out: &mut Vec<Node>) -> Res<()> {
     let start = r.pos;
-    let mut g = Node::new(
-        format!("Record[{index}]"),
-        "Record",
-        start,
-        Region::Record,
-        NodeKind::Group,
-    );
+    let mut g = Node::new("Record", "Record", start, Region::Record, NodeKind::Group);
+    g.index = Some(index as u32);
     g.source = r.source;
     let res = (|| -> Res<()> {
         let c = &mut g.children;
@@ -829,13 +844,8 @@ fn record(r: &mut R<'_>, index: usize, info: BatchInfo, out: &mut Vec<Node>) -> 
             }
             for h in 0..headers {
                 let hs = r.pos;
-                let mut hg = Node::new(
-                    format!("Header[{h}]"),
-                    "Header",
-                    hs,
-                    Region::Record,
-                    NodeKind::Group,
-                );
+                let mut hg = Node::new("Header", "Header", hs, Region::Record, NodeKind::Group);
+                hg.index = Some(h as u32);
                 hg.source = r.source;
                 let res = r
                     .varbytes("headerKeyLength", "headerKey", &mut hg.children)
@@ -885,7 +895,7 @@ fn record(r: &mut R<'_>, index: usize, info: BatchInfo, out: &mut Vec<Node>) -> 
 fn legacy_message(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize, magic: i8, depth: u8) -> Node {
     let start = r.pos;
     let mut g = Node::new(
-        format!("Message[{index}]"),
+        "Message",
         if magic == 0 {
             "Message v0"
         } else {
@@ -895,6 +905,7 @@ fn legacy_message(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize, magic: i8, dep
         Region::RecordBatch,
         NodeKind::Group,
     );
+    g.index = Some(index as u32);
     g.source = r.source;
     let res = (|| -> Res<()> {
         let c = &mut g.children;
@@ -938,7 +949,7 @@ fn legacy_message(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize, magic: i8, dep
         }
         r.bytes32("key", c)?;
         let value = r.bytes32("value", c)?;
-        if codec != 0 {
+        if codec != 0 && ctx.opts.records {
             if let Some((vs, vl)) = value {
                 let data = r.buf.get(vs..vs + vl).unwrap_or(&[]);
                 if depth >= MAX_DEPTH {

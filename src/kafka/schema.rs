@@ -214,6 +214,10 @@ pub struct FieldSpec {
     pub about: String,
     /// Fields of the struct this field holds (inline or resolved from the common structs).
     pub fields: Vec<FieldSpec>,
+    /// The type as shown: `int32`, `[]MetadataRequestTopic` (made once, not per message).
+    pub type_name: String,
+    /// For arrays, the element type as shown: `MetadataRequestTopic`, `int32`.
+    pub elem_name: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -283,7 +287,14 @@ fn convert_fields(
                 serde_json::Value::String(s) => s.clone(),
                 other => other.to_string(),
             });
+            let type_name = ty.display();
+            let elem_name = match &ty {
+                FieldType::Array(inner) => inner.display(),
+                other => other.display(),
+            };
             Ok(FieldSpec {
+                type_name,
+                elem_name,
                 name: f.name.clone(),
                 ty,
                 versions: f.versions,

@@ -28,8 +28,15 @@ impl TopicNames {
     /// Learns every (TopicId, Name) pair that sits in one struct, and names every TopicId
     /// already known. Learning comes first so a response names its own ids.
     pub fn observe(&mut self, msg: &mut Message) {
-        self.learn(&msg.root);
-        self.annotate(&mut msg.root);
+        // Names come from Metadata and DescribeTopicPartitions responses; any message may carry
+        // ids to name, once there are names.
+        if msg.direction == super::Direction::Response && matches!(msg.api_key, Some(3) | Some(75))
+        {
+            self.learn(&msg.root);
+        }
+        if !self.map.is_empty() {
+            self.annotate(&mut msg.root);
+        }
     }
 
     fn learn(&mut self, n: &Node) {

@@ -2,7 +2,6 @@
 //! docs/kdissect-message.schema.json. The body is the decoded tree under the schema's field
 //! names; `--json-spans` wraps every value with its byte offset and length.
 
-use super::summary::error_codes;
 use crate::kafka::{names, Direction, Message, Node, NodeKind, Value};
 use serde_json::{json, Map, Value as J};
 
@@ -138,22 +137,15 @@ pub fn fields(n: &Node, frame: &[u8], spans: bool) -> Map<String, J> {
             }
             continue;
         }
-        // Record headers and similar repeated groups sit directly in their parent, named
-        // `Header[0]`, `Header[1]`: they become one array under the base name.
-        if let Some(base) = c
-            .name
-            .strip_suffix(']')
-            .and_then(|x| x.rsplit_once('['))
-            .map(|(b, _)| b)
-        {
-            if c.kind == NodeKind::Group {
-                let key = format!("{base}s");
-                let entry = m.entry(key).or_insert_with(|| J::Array(Vec::new()));
-                if let J::Array(a) = entry {
-                    a.push(field_value(c, frame, spans));
-                }
-                continue;
+        // Record headers and similar repeated groups sit directly in their parent, with an
+        // index: they become one array under the plural of their name.
+        if c.index.is_some() && c.kind == NodeKind::Group {
+            let key = format!("{}s", c.name);
+            let entry = m.entry(key).or_insert_with(|| J::Array(Vec::new()));
+            if let J::Array(a) = entry {
+                a.push(field_value(c, frame, spans));
             }
+            continue;
         }
         m.insert(c.name.to_string(), field_value(c, frame, spans));
         // Elements past --max-elements: how many the array left out.
@@ -275,11 +267,9 @@ pub fn message(msg: &Message, frame: &[u8], meta: &Meta, spans: bool) -> J {
             .map_or(J::Null, |b| J::Object(fields(b, frame, spans))),
     );
     let errors: Vec<J> = msg
-        .body()
-        .map(error_codes)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(path, code)| json!({"path": path, "code": code, "name": names::error_name(code)}))
+        .errors
+        .iter()
+        .map(|(path, code)| json!({"path": path, "code": code, "name": names::error_name(*code)}))
         .collect();
     o.insert("errors".into(), J::Array(errors));
     let mut malformed: Vec<J> = msg

@@ -1,7 +1,7 @@
 //! `--stats`: tables after the messages (or alone with `-q`), or one JSON object with `--json`.
 //! Fed with every message and notice; knows nothing of how they were found.
 
-use super::summary::{error_codes, latency_text};
+use super::summary::latency_text;
 use crate::kafka::message::api_display_name;
 use crate::kafka::stream::{Notice, Record};
 use crate::kafka::{names, Direction, Node, NodeKind, Value};
@@ -139,14 +139,13 @@ impl Stats {
                 if let Some(l) = rec.latency_nanos() {
                     row.latencies.push(l);
                 }
+                if !m.errors.is_empty() {
+                    row.errors += 1;
+                }
+                for (_, c) in &m.errors {
+                    *self.errors.entry(*c).or_default() += 1;
+                }
                 if let Some(body) = m.body() {
-                    let codes = error_codes(body);
-                    if !codes.is_empty() {
-                        row.errors += 1;
-                    }
-                    for (_, c) in codes {
-                        *self.errors.entry(c).or_default() += 1;
-                    }
                     if k == 18 && !m.is_malformed() {
                         let adv = self.advertised.entry(rec.src.to_string()).or_default();
                         for (key, lo, hi) in advertised_versions(body) {

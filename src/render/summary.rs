@@ -46,39 +46,6 @@ fn topic_label(t: &Node) -> Option<String> {
     }
 }
 
-/// Every non-zero error code in the message: (path, code).
-pub fn error_codes(body: &Node) -> Vec<(String, i16)> {
-    fn go(n: &Node, path: &str, out: &mut Vec<(String, i16)>) {
-        for c in &n.children {
-            if c.kind == NodeKind::Length {
-                continue;
-            }
-            let p = if c.name.ends_with(']') {
-                // Array element `Type[i]`: keep only the index.
-                let idx = c.name.rfind('[').map(|i| &c.name[i..]).unwrap_or("");
-                format!("{path}{idx}")
-            } else if c.ty == "tagged_field" {
-                path.to_string()
-            } else if path.is_empty() {
-                c.name.to_string()
-            } else {
-                format!("{path}.{}", c.name)
-            };
-            if c.ty == "int16" && c.name.ends_with("ErrorCode") {
-                if let Value::Int(v) = c.value {
-                    if v != 0 {
-                        out.push((p.clone(), v as i16));
-                    }
-                }
-            }
-            go(c, &p, out);
-        }
-    }
-    let mut out = Vec::new();
-    go(body, "", &mut out);
-    out
-}
-
 fn topics_text(arr: &Node, with_errors: bool, empty_means_all: bool) -> String {
     if arr.value == Value::Null || (empty_means_all && arr.value == Value::Array(0)) {
         return "topics=all".to_string();
@@ -191,13 +158,14 @@ pub fn essentials(msg: &Message) -> String {
         if parts > 0 {
             words.push(format!("partitions={parts}"));
         }
-        let (records, bytes) = records_totals(body);
+        let (records, bytes) = msg.records;
         if bytes > 0 {
             words.push(format!("records={records} ({bytes} bytes)"));
         }
         if msg.direction == Direction::Response {
-            let deeper: Vec<(String, i16)> = error_codes(body)
-                .into_iter()
+            let deeper: Vec<&(String, i16)> = msg
+                .errors
+                .iter()
                 .filter(|(p, _)| p.matches('.').count() >= 2)
                 .collect();
             if !deeper.is_empty() {
@@ -243,30 +211,6 @@ fn partition_count(body: &Node) -> usize {
             })
         })
         .sum()
-}
-
-/// Records and record-batch bytes in every records field of the message.
-fn records_totals(body: &Node) -> (i64, usize) {
-    let mut recs = 0i64;
-    let mut bytes = 0usize;
-    body.walk(&mut |n, _| {
-        if n.ty == "records" && n.kind == NodeKind::Group && n.source == 0 {
-            bytes += n
-                .children
-                .iter()
-                .filter(|c| c.kind != NodeKind::Length)
-                .map(|c| c.len)
-                .sum::<usize>();
-            for b in n.children.iter().filter(|c| c.kind == NodeKind::Group) {
-                recs += b
-                    .child("recordsCount")
-                    .and_then(Node::as_int)
-                    .unwrap_or(0)
-                    .max(0);
-            }
-        }
-    });
-    (recs, bytes)
 }
 
 /// Milliseconds with two decimals, or microseconds below 0.01 ms.

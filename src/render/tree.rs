@@ -23,7 +23,7 @@ pub fn cut_desc(desc: &str, wide: bool) -> String {
 /// One node's text without the tree drawing.
 pub fn node_line(n: &Node, frame: &[u8], style: Style) -> String {
     let mut s = String::with_capacity(96);
-    s.push_str(&n.name);
+    s.push_str(&n.display_name());
     if !n.ty.is_empty() {
         s.push(' ');
         s.push_str(&n.ty);

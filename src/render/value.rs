@@ -96,9 +96,14 @@ pub fn text_limited(n: &Node, frame: &[u8], wide: bool, max_value: usize) -> Opt
         Value::Array(n) => format!("{n} elements"),
         Value::Text(t) => t.clone(),
     };
-    if n.detail.is_empty() {
-        Some(v)
-    } else {
-        Some(format!("{v} {}", n.detail))
+    let mut v = v;
+    if let Some(e) = n.enc.text() {
+        v.push(' ');
+        v.push_str(&e);
     }
+    if !n.detail.is_empty() {
+        v.push(' ');
+        v.push_str(&n.detail);
+    }
+    Some(v)
 }

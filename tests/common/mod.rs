@@ -90,11 +90,10 @@ pub fn try_get<'a>(msg: &'a Message, path: &str) -> Result<&'a Node, String> {
         cur = find_field(cur, name)
             .ok_or_else(|| format!("no {name} in {} (path {path})", cur.name))?;
         if let Some(i) = idx {
-            let suffix = format!("[{i}]");
             cur = cur
                 .children
                 .iter()
-                .find(|c| c.name.ends_with(&suffix))
+                .find(|c| c.index == Some(i as u32))
                 .ok_or_else(|| format!("no element {i} in {name} (path {path})"))?;
         }
     }
@@ -103,7 +102,7 @@ pub fn try_get<'a>(msg: &'a Message, path: &str) -> Result<&'a Node, String> {
 
 /// A field by name among the children, looking through tagged-field wrappers.
 fn find_field<'a>(n: &'a Node, name: &str) -> Option<&'a Node> {
-    for c in &n.children {
+    for c in n.children.iter().filter(|c| c.index.is_none()) {
         if c.name == name {
             if c.ty == "tagged_field" {
                 return c.children.iter().find(|g| g.name == name);

@@ -107,6 +107,8 @@ pub(crate) struct Decoder<'a> {
     pub(crate) records: (i64, usize),
     /// Struct and array nesting below the message body.
     level: usize,
+    /// Decoding into a scratch list that is thrown away: string values need not be copied.
+    discard: bool,
     pub(crate) diagnoses: Vec<Diagnosis>,
     /// Decompressed byte sources handed out so far in this message.
     next_source: u16,
@@ -150,6 +152,7 @@ impl<'a> Decoder<'a> {
             errors: Vec::new(),
             records: (0, 0),
             level: 0,
+            discard: false,
             diagnoses: Vec::new(),
             next_source: 0,
         }
@@ -604,7 +607,11 @@ impl<'a> Decoder<'a> {
                     ));
                 }
                 let s = self.take(n, "string")?;
-                Some(String::from_utf8_lossy(s).into_owned())
+                if self.discard {
+                    Some(String::new())
+                } else {
+                    Some(String::from_utf8_lossy(s).into_owned())
+                }
             }
         };
         let mut node = leaf(name, "string", start, self.pos - start, self.region);
@@ -775,13 +782,15 @@ impl<'a> Decoder<'a> {
         out: &mut Vec<Node>,
     ) -> R<()> {
         let start = self.pos;
-        let mut node = Node::new(
-            name,
-            Cow::Owned(sname.to_string()),
-            start,
-            self.region,
-            NodeKind::Group,
-        );
+        // The type name lives in the spec: borrow it rather than copy it per struct.
+        let ty: Cow<'static, str> = if spec.elem_name == sname {
+            Cow::Borrowed(spec.elem_name.as_str())
+        } else if spec.type_name == sname {
+            Cow::Borrowed(spec.type_name.as_str())
+        } else {
+            Cow::Owned(sname.to_string())
+        };
+        let mut node = Node::new(name, ty, start, self.region, NodeKind::Group);
         node.value = Value::Struct;
         if nullable && self.opts.struct_presence_byte {
             let p = self.i8()?;
@@ -802,11 +811,15 @@ impl<'a> Decoder<'a> {
         let keep = self.level.saturating_add(1) < self.opts.keep_depth;
         self.level += 1;
         let r = if keep {
+            node.children.reserve(spec.fields.len() + 1);
             self.fields(&spec.fields, &mut node.children)
         } else {
             // Below the kept levels: decoded for errors and counts, not kept.
             let mut scratch = Vec::new();
-            self.fields(&spec.fields, &mut scratch)
+            let was = std::mem::replace(&mut self.discard, true);
+            let r = self.fields(&spec.fields, &mut scratch);
+            self.discard = was;
+            r
         };
         self.level -= 1;
         node.len = self.pos - start;
@@ -897,6 +910,10 @@ impl<'a> Decoder<'a> {
         let mut res = Ok(());
         let keep = self.opts.max_elements;
         let shallow_ok = self.level.saturating_add(1) < self.opts.keep_depth;
+        if shallow_ok {
+            // Bounded: the count was checked against the bytes left, and by --max-elements.
+            node.children.reserve(count.min(keep) + 1);
+        }
         // Elements past `keep` go to a scratch list that is emptied after each one.
         let mut scratch: Vec<Node> = Vec::new();
         let mut skipped_from: Option<usize> = None;
@@ -905,7 +922,10 @@ impl<'a> Decoder<'a> {
             if i == keep {
                 skipped_from = Some(self.pos);
             }
-            let dest = if i < keep && shallow_ok {
+            let kept = i < keep && shallow_ok;
+            let was = self.discard;
+            self.discard = was || !kept;
+            let dest = if kept {
                 &mut node.children
             } else {
                 &mut scratch
@@ -924,6 +944,7 @@ impl<'a> Decoder<'a> {
                 }
             }
             scratch.clear();
+            self.discard = was;
             if r.is_err() {
                 res = r;
                 break;

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Times kdissect against `cat` (the floor) and tshark on the same big captures, in one run, and
+# prints throughput (MB/s), peak RSS and the ratios. Needs tshark (Debian: tshark) and GNU time.
+#
+#   scripts/bench.sh [SIZE_MB_BIG] [SIZE_MB_TSHARK]      (defaults: 1024 and 20)
+#
+# tshark reads 0.4-2.5 MB/s on this traffic, so it runs on a smaller capture made the same way
+# (same samples, same replication); its throughput is what the ratios compare.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+big_mb=${1:-1024}
+small_mb=${2:-20}
+work=${BENCH_DIR:-/tmp/kdissect-bench}
+mkdir -p "$work"
+cargo build --quiet --release
+K=target/release/kdissect
+for mb in 100 "$big_mb" "$small_mb"; do
+  f="$work/cap-$mb.big.pcap"
+  [ -s "$f" ] || scripts/make-big-capture "$f" "$mb" >/dev/null 2>&1
+done
+# Warm the page cache so that every tool reads from memory.
+cat "$work"/cap-*.big.pcap > /dev/null
+
+# run NAME FILE CMD...: prints "NAME  MB/s  seconds  peakRSS(MiB)"
+run() {
+  local name=$1 file=$2; shift 2
+  local size; size=$(stat -c %s "$file")
+  local t; t=$( { /usr/bin/time -f "%e %M" "$@" > /dev/null 2>/dev/null; } 2>&1 | tail -1)
+  local secs=${t% *} rss=${t#* }
+  awk -v n="$name" -v s="$size" -v t="$secs" -v r="$rss" \
+    'BEGIN { if (t < 0.005) t = 0.005; printf "%-34s %10.1f MB/s %8.2f s %8.1f MiB\n", n, s/1e6/t, t, r/1024 }'
+}
+
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r)"
+echo "kdissect $($K --version | awk '{print $2}'), $(tshark --version 2>/dev/null | head -1)"
+for mb in 100 "$big_mb"; do
+  f="$work/cap-$mb.big.pcap"
+  echo "== $mb MiB capture ($(stat -c %s "$f") bytes)"
+  run "cat" "$f" cat "$f"
+  run "kdissect (summary)" "$f" $K --no-progress "$f"
+  run "kdissect --stats -q" "$f" $K --no-progress --stats -q "$f"
+  run "kdissect --json" "$f" $K --json "$f"
+  run "kdissect -V" "$f" $K --no-progress -V --color never "$f"
+done
+f="$work/cap-$small_mb.big.pcap"
+echo "== $small_mb MiB capture, kdissect and tshark side by side"
+D=(-d tcp.port==9092,kafka)
+run "kdissect (summary)" "$f" $K --no-progress "$f"
+run "tshark -T fields" "$f" tshark -r "$f" "${D[@]}" -T fields -e frame.number -e kafka.correlation_id -e kafka.api_key -e kafka.api_version -e kafka.error
+run "kdissect --stats -q" "$f" $K --no-progress --stats -q "$f"
+run "tshark -z (stats)" "$f" tshark -r "$f" "${D[@]}" -q -z io,stat,0,kafka
+run "kdissect --json" "$f" $K --json "$f"
+run "tshark -T json" "$f" tshark -r "$f" "${D[@]}" -T json
+run "kdissect -V" "$f" $K --no-progress -V --color never "$f"
+run "tshark -V" "$f" tshark -r "$f" "${D[@]}" -V

@@ -10,7 +10,12 @@ use kdissect::render::{self, json::Meta, Style};
 use std::path::PathBuf;
 
 fn sample(name: &str) -> Vec<u8> {
-    std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples").join(name)).expect("sample")
+    std::fs::read(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("samples")
+            .join(name),
+    )
+    .expect("sample")
 }
 
 /// Every frame of a sample with what decodes it: (bytes, request?, key, version).
@@ -27,7 +32,12 @@ fn frames(name: &str) -> Vec<(Vec<u8>, bool, i16, i16)> {
     }
     impl CaptureSink for F {}
     let mut f = F(Vec::new());
-    let _ = pipeline::run(&sample(name)[..], &Options::default(), &mut f, &mut Health::default());
+    let _ = pipeline::run(
+        &sample(name)[..],
+        &Options::default(),
+        &mut f,
+        &mut Health::default(),
+    );
     f.0
 }
 
@@ -42,7 +52,11 @@ impl CaptureSink for Count {}
 
 fn bench(c: &mut Criterion) {
     let full = DecodeOptions::default();
-    let summary = DecodeOptions { keep_depth: 2, records: false, ..DecodeOptions::default() };
+    let summary = DecodeOptions {
+        keep_depth: 2,
+        records: false,
+        ..DecodeOptions::default()
+    };
     for (label, name, key) in [
         ("metadata", "kgen-all-versions.pcap", 3),
         ("produce", "confluent-produce-consume-zstd.pcap", 0),
@@ -57,7 +71,11 @@ fn bench(c: &mut Criterion) {
             g.bench_function(mode, |b| {
                 b.iter(|| {
                     for (f, req, k, v) in &fs {
-                        let m = if *req { decode_request_with(f, opts) } else { decode_response_with(f, *k, *v, opts) };
+                        let m = if *req {
+                            decode_request_with(f, opts)
+                        } else {
+                            decode_response_with(f, *k, *v, opts)
+                        };
                         black_box(m);
                     }
                 })
@@ -71,7 +89,12 @@ fn bench(c: &mut Criterion) {
     g.bench_function("kgen-all-versions", |b| {
         b.iter(|| {
             let mut s = Count(0);
-            let _ = pipeline::run(&cap[..], &Options::default(), &mut s, &mut Health::default());
+            let _ = pipeline::run(
+                &cap[..],
+                &Options::default(),
+                &mut s,
+                &mut Health::default(),
+            );
             black_box(s.0)
         })
     });
@@ -79,7 +102,16 @@ fn bench(c: &mut Criterion) {
     let fs = frames("kgen-all-versions.pcap");
     let msgs: Vec<_> = fs
         .iter()
-        .map(|(f, req, k, v)| (if *req { decode_request_with(f, full) } else { decode_response_with(f, *k, *v, full) }, f))
+        .map(|(f, req, k, v)| {
+            (
+                if *req {
+                    decode_request_with(f, full)
+                } else {
+                    decode_response_with(f, *k, *v, full)
+                },
+                f,
+            )
+        })
         .collect();
     let bytes: usize = fs.iter().map(|f| f.0.len()).sum();
     let mut g = c.benchmark_group("render");
@@ -107,7 +139,9 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let mut n = 0;
             for (m, f) in &msgs {
-                n += render::json::message(m, f, &Meta::default(), false).to_string().len();
+                n += render::json::message(m, f, &Meta::default(), false)
+                    .to_string()
+                    .len();
             }
             black_box(n)
         })

@@ -2,7 +2,7 @@
 //! `NAME TYPE = VALUE [0xOFFSET, NB] description`, children drawn with `+-- ` and `|   `.
 
 use super::{value, Style};
-use crate::kafka::{Node, NodeKind};
+use crate::kafka::{Enc, Node, NodeKind, Value};
 use owo_colors::OwoColorize;
 use std::io::{self, Write};
 
@@ -53,12 +53,53 @@ fn write_line(
     frame: &[u8],
     style: Style,
 ) -> io::Result<()> {
-    let line = node_line(n, frame, style);
     if style.color && n.kind == NodeKind::Error {
-        writeln!(out, "{lead}{branch}{}", line.red().bold())
-    } else {
-        writeln!(out, "{lead}{branch}{line}")
+        let line = node_line(n, frame, style);
+        return writeln!(out, "{lead}{branch}{}", line.red().bold());
     }
+    // The common case writes the pieces straight out: no line string, no value string for
+    // the usual scalar types.
+    out.write_all(lead.as_bytes())?;
+    out.write_all(branch.as_bytes())?;
+    out.write_all(n.name.as_bytes())?;
+    if let Some(i) = n.index {
+        write!(out, "[{i}]")?;
+    }
+    if !n.ty.is_empty() {
+        out.write_all(b" ")?;
+        out.write_all(n.ty.as_bytes())?;
+    }
+    match &n.value {
+        Value::None => {}
+        Value::Int(i) if n.enc == Enc::None && n.detail.is_empty() => write!(out, " = {i}")?,
+        Value::Bool(b) if n.detail.is_empty() => {
+            out.write_all(if *b { b" = true" } else { b" = false" })?
+        }
+        Value::Struct => out.write_all(b" = struct")?,
+        _ => {
+            if let Some(v) = value::text_limited(n, frame, style.wide, style.max_value) {
+                out.write_all(b" = ")?;
+                out.write_all(v.as_bytes())?;
+            }
+        }
+    }
+    if n.source == 0 {
+        write!(out, " [0x{:04x}, {}B]", n.offset, n.len)?;
+    } else {
+        write!(out, " [#{} 0x{:04x}, {}B]", n.source, n.offset, n.len)?;
+    }
+    if !n.desc.is_empty() {
+        out.write_all(b" ")?;
+        let d: &str = &n.desc;
+        if style.wide || d.chars().count() <= DESC_MAX {
+            out.write_all(d.as_bytes())?;
+        } else {
+            let cut = d.char_indices().nth(CUT).map_or(d.len(), |(i, _)| i);
+            out.write_all(d.get(..cut).unwrap_or(d).as_bytes())?;
+            out.write_all(b"...")?;
+        }
+    }
+    out.write_all(b"\n")
 }
 
 fn children(

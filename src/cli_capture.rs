@@ -201,8 +201,10 @@ impl<W: Write> Output<W> {
                 partial: rec.partial,
                 input_offset: None,
             };
-            let j = render::json::message(&rec.msg, rec.bytes, &meta, self.show.spans);
-            return writeln!(self.out, "{j}");
+            let mut line = Vec::with_capacity(rec.bytes.len() * 4 + 256);
+            render::json::write_message(&mut line, &rec.msg, rec.bytes, &meta, self.show.spans);
+            line.push(b'\n');
+            return self.out.write_all(&line);
         }
         writeln!(self.out, "{}", summary::line(rec, self.first_ts))?;
         if self.show.summary {

@@ -4,6 +4,7 @@
 
 use crate::kafka::{names, Direction, Message, Node, NodeKind, Value};
 use serde_json::{json, Map, Value as J};
+use std::io::Write;
 
 /// Where a message was found: capture metadata, or its place in hex input.
 #[derive(Debug, Clone, Default)]
@@ -49,75 +50,122 @@ pub fn rfc3339(ts_nanos: i64) -> String {
     )
 }
 
-fn scalar(n: &Node, frame: &[u8]) -> J {
-    match &n.value {
-        Value::None | Value::Struct | Value::Array(_) => J::Null,
-        Value::Int(i) => J::from(*i),
-        Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
-        Value::Bool(b) => J::Bool(*b),
-        Value::Str(s) => s.as_ref().map_or(J::Null, |s| J::String(s.clone())),
-        Value::Bytes(Some((off, len))) if n.ty == "varbytes" => {
-            payload_json(frame.get(*off..off + len).unwrap_or(&[]))
-        }
-        Value::Blob(b) if n.kind == NodeKind::Group => J::from(b.len()),
-        Value::Blob(b) => payload_json(b),
-        Value::Bytes(Some((off, len))) => {
-            J::String(hex::encode(frame.get(*off..off + len).unwrap_or(&[])))
-        }
-        Value::Bytes(None) | Value::Null => J::Null,
-        Value::Uuid(u) => J::String(super::value::uuid(u)),
-        Value::Text(t) => J::String(t.clone()),
+// The body is written straight to bytes, node by node: building a `serde_json::Value` tree
+// for every message cost more than decoding it.
+
+fn put_str(w: &mut Vec<u8>, s: &str) {
+    // Serialising a str into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *w, s);
+}
+
+fn put_key(w: &mut Vec<u8>, first: &mut bool, k: &str) {
+    if !*first {
+        w.push(b',');
     }
+    *first = false;
+    put_str(w, k);
+    w.push(b':');
+}
+
+fn put_int(w: &mut Vec<u8>, i: i64) {
+    let _ = write!(w, "{i}");
 }
 
 /// A record key or value: the text when it is UTF-8, else `{"hex": "..."}`.
-fn payload_json(b: &[u8]) -> J {
+fn put_payload(w: &mut Vec<u8>, b: &[u8]) {
     match std::str::from_utf8(b) {
-        Ok(s) => J::String(s.to_string()),
-        Err(_) => json!({ "hex": hex::encode(b) }),
+        Ok(s) => put_str(w, s),
+        Err(_) => {
+            w.extend_from_slice(b"{\"hex\":\"");
+            w.extend_from_slice(hex::encode(b).as_bytes());
+            w.extend_from_slice(b"\"}");
+        }
     }
 }
 
-fn wrap(v: J, n: &Node, spans: bool) -> J {
+fn put_scalar(w: &mut Vec<u8>, n: &Node, frame: &[u8]) {
+    match &n.value {
+        Value::None
+        | Value::Struct
+        | Value::Array(_)
+        | Value::Null
+        | Value::Bytes(None)
+        | Value::Str(None) => w.extend_from_slice(b"null"),
+        Value::Int(i) => put_int(w, *i),
+        Value::Float(f) => match serde_json::Number::from_f64(*f) {
+            Some(x) => {
+                let _ = write!(w, "{x}");
+            }
+            None => w.extend_from_slice(b"null"),
+        },
+        Value::Bool(b) => w.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::Str(Some(s)) => put_str(w, s),
+        Value::Bytes(Some((off, len))) if n.ty == "varbytes" => {
+            put_payload(w, frame.get(*off..off + len).unwrap_or(&[]))
+        }
+        Value::Blob(b) if n.kind == NodeKind::Group => put_int(w, b.len() as i64),
+        Value::Blob(b) => put_payload(w, b),
+        Value::Bytes(Some((off, len))) => {
+            w.push(b'"');
+            w.extend_from_slice(hex::encode(frame.get(*off..off + len).unwrap_or(&[])).as_bytes());
+            w.push(b'"');
+        }
+        Value::Uuid(u) => put_str(w, &super::value::uuid(u)),
+        Value::Text(t) => put_str(w, t),
+    }
+}
+
+/// The JSON of one field node (struct, array or scalar), wrapped with its span if asked.
+fn put_value(w: &mut Vec<u8>, n: &Node, frame: &[u8], spans: bool) {
     if spans {
-        json!({"value": v, "offset": n.offset, "length": n.len})
-    } else {
-        v
+        w.extend_from_slice(b"{\"value\":");
     }
-}
-
-/// The JSON of one field node (struct, array or scalar).
-fn field_value(n: &Node, frame: &[u8], spans: bool) -> J {
-    let v = match (&n.value, n.kind) {
-        (Value::Null, _) => J::Null,
-        (Value::Array(_), _) => J::Array(
+    match (&n.value, n.kind) {
+        (Value::Null, _) => w.extend_from_slice(b"null"),
+        (Value::Array(_), _) => put_list(
+            w,
             n.children
                 .iter()
-                .filter(|c| c.kind != NodeKind::Length && c.kind != NodeKind::Raw)
-                .map(|c| field_value(c, frame, spans))
-                .collect(),
+                .filter(|c| c.kind != NodeKind::Length && c.kind != NodeKind::Raw),
+            frame,
+            spans,
         ),
         // A records field, or the records decompressed from a batch: a list of batches
         // (or of records, or of legacy messages).
-        (_, NodeKind::Group) if n.ty == "records" || n.ty == "message set" => J::Array(
-            n.children
-                .iter()
-                .filter(|c| c.kind == NodeKind::Group)
-                .map(|c| field_value(c, frame, spans))
-                .collect(),
+        (_, NodeKind::Group) if n.ty == "records" || n.ty == "message set" => put_list(
+            w,
+            n.children.iter().filter(|c| c.kind == NodeKind::Group),
+            frame,
+            spans,
         ),
-        (_, NodeKind::Group) | (Value::Struct, _) => J::Object(fields(n, frame, spans)),
-        _ => scalar(n, frame),
-    };
-    wrap(v, n, spans)
+        (_, NodeKind::Group) | (Value::Struct, _) => put_fields(w, n, frame, spans),
+        _ => put_scalar(w, n, frame),
+    }
+    if spans {
+        let _ = write!(w, ",\"offset\":{},\"length\":{}}}", n.offset, n.len);
+    }
+}
+
+fn put_list<'a>(w: &mut Vec<u8>, items: impl Iterator<Item = &'a Node>, frame: &[u8], spans: bool) {
+    w.push(b'[');
+    for (i, c) in items.enumerate() {
+        if i > 0 {
+            w.push(b',');
+        }
+        put_value(w, c, frame, spans);
+    }
+    w.push(b']');
 }
 
 /// The fields of a struct node as a JSON object: schema names to values. Presence bytes,
 /// length prefixes and tagged-field counts are wire details and stay out; known tagged fields
-/// appear under their names, unknown ones under `_unknown_tags`.
-pub fn fields(n: &Node, frame: &[u8], spans: bool) -> Map<String, J> {
-    let mut m = Map::new();
-    let mut unknown = Vec::new();
+/// appear under their names, unknown ones under `_unknown_tags`; indexed groups directly in a
+/// struct (record headers) become one array under the plural of their name.
+fn put_fields(w: &mut Vec<u8>, n: &Node, frame: &[u8], spans: bool) {
+    w.push(b'{');
+    let mut first = true;
+    let mut unknown: Vec<&Node> = Vec::new();
+    let mut grouped: Vec<&str> = Vec::new();
     for c in &n.children {
         match c.kind {
             NodeKind::Length | NodeKind::TagCount | NodeKind::Error | NodeKind::Raw => continue,
@@ -127,32 +175,35 @@ pub fn fields(n: &Node, frame: &[u8], spans: bool) -> Map<String, J> {
             continue;
         }
         if c.ty == "tagged_field" {
-            let tag = c.child("tag").and_then(Node::as_int).unwrap_or(-1);
             match c.children.get(2) {
                 Some(inner) if inner.kind != NodeKind::Raw => {
-                    m.insert(c.name.to_string(), field_value(inner, frame, spans));
+                    put_key(w, &mut first, &c.name);
+                    put_value(w, inner, frame, spans);
                 }
-                Some(raw) => unknown.push(json!({"tag": tag, "data": scalar(raw, frame)})),
+                Some(_) => unknown.push(c),
                 None => {}
             }
             continue;
         }
-        // Record headers and similar repeated groups sit directly in their parent, with an
-        // index: they become one array under the plural of their name.
         if c.index.is_some() && c.kind == NodeKind::Group {
-            let key = format!("{}s", c.name);
-            let entry = m.entry(key).or_insert_with(|| J::Array(Vec::new()));
-            if let J::Array(a) = entry {
-                a.push(field_value(c, frame, spans));
+            if grouped.contains(&c.name.as_ref()) {
+                continue;
             }
+            grouped.push(&c.name);
+            put_key(w, &mut first, &format!("{}s", c.name));
+            let same = n
+                .children
+                .iter()
+                .filter(|g| g.index.is_some() && g.kind == NodeKind::Group && g.name == c.name);
+            put_list(w, same, frame, spans);
             continue;
         }
-        m.insert(c.name.to_string(), field_value(c, frame, spans));
+        put_key(w, &mut first, &c.name);
+        put_value(w, c, frame, spans);
         // Elements past --max-elements: how many the array left out.
-        if let Some(omitted) = c
-            .children
+        if c.children
             .iter()
-            .find(|g| g.kind == NodeKind::Raw && g.name == "omitted")
+            .any(|g| g.kind == NodeKind::Raw && g.name == "omitted")
         {
             let total = match c.value {
                 Value::Array(n) => n,
@@ -163,28 +214,41 @@ pub fn fields(n: &Node, frame: &[u8], spans: bool) -> Map<String, J> {
                 .iter()
                 .filter(|g| g.kind != NodeKind::Length && g.kind != NodeKind::Raw)
                 .count();
-            let _ = omitted;
-            m.insert(
-                format!("{}_omitted", c.name),
-                J::from(total.saturating_sub(kept)),
-            );
+            put_key(w, &mut first, &format!("{}_omitted", c.name));
+            put_int(w, total.saturating_sub(kept) as i64);
         }
         // A topic id whose name an earlier message gave: the name beside it.
         if let (Value::Uuid(_), Some(name)) = (
             &c.value,
             c.detail.strip_prefix('(').and_then(|d| d.strip_suffix(')')),
         ) {
-            m.insert(format!("{}_name", c.name), J::String(name.to_string()));
+            put_key(w, &mut first, &format!("{}_name", c.name));
+            put_str(w, name);
         }
     }
     if !unknown.is_empty() {
-        m.insert("_unknown_tags".into(), J::Array(unknown));
+        put_key(w, &mut first, "_unknown_tags");
+        w.push(b'[');
+        for (i, c) in unknown.iter().enumerate() {
+            if i > 0 {
+                w.push(b',');
+            }
+            let tag = c.child("tag").and_then(Node::as_int).unwrap_or(-1);
+            let _ = write!(w, "{{\"tag\":{tag},\"data\":");
+            match c.children.get(2) {
+                Some(raw) => put_scalar(w, raw, frame),
+                None => w.extend_from_slice(b"null"),
+            }
+            w.push(b'}');
+        }
+        w.push(b']');
     }
-    m
+    w.push(b'}');
 }
 
 /// The whole NDJSON object of a message.
-pub fn message(msg: &Message, frame: &[u8], meta: &Meta, spans: bool) -> J {
+/// The whole NDJSON object of a message, written to `w` (one line, no newline).
+pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, spans: bool) {
     let mut o = Map::new();
     o.insert("frame".into(), J::from(meta.frame));
     if let Some(off) = meta.input_offset {
@@ -243,29 +307,9 @@ pub fn message(msg: &Message, frame: &[u8], meta: &Meta, spans: bool) -> J {
     if meta.partial {
         o.insert("partial".into(), J::Bool(true));
     }
-    let header = msg
-        .root
-        .children
-        .get(1)
-        .filter(|h| h.name.contains("Header"));
-    o.insert(
-        "header".into(),
-        header.map_or(J::Null, |h| {
-            J::Object(fields(
-                &Node {
-                    value: Value::Struct,
-                    ..h.clone()
-                },
-                frame,
-                spans,
-            ))
-        }),
-    );
-    o.insert(
-        "body".into(),
-        msg.body()
-            .map_or(J::Null, |b| J::Object(fields(b, frame, spans))),
-    );
+    // Placeholders keep the key order; header and body are written node by node below.
+    o.insert("header".into(), J::Null);
+    o.insert("body".into(), J::Null);
     let errors: Vec<J> = msg
         .errors
         .iter()
@@ -286,5 +330,29 @@ pub fn message(msg: &Message, frame: &[u8], meta: &Meta, spans: bool) -> J {
         malformed.push(json!({"offset": e.offset, "message": e.to_string(), "kind": kind}));
     }
     o.insert("malformed".into(), J::Array(malformed));
-    J::Object(o)
+    let header = msg
+        .root
+        .children
+        .get(1)
+        .filter(|h| h.name.contains("Header"));
+    w.push(b'{');
+    let mut first = true;
+    for (k, v) in &o {
+        put_key(w, &mut first, k);
+        match (k.as_str(), header, msg.body()) {
+            ("header", Some(h), _) => put_fields(w, h, frame, spans),
+            ("body", _, Some(b)) => put_fields(w, b, frame, spans),
+            _ => {
+                let _ = serde_json::to_writer(&mut *w, v);
+            }
+        }
+    }
+    w.push(b'}');
+}
+
+/// The NDJSON object of a message as a JSON value (for tests and tools; the CLI writes bytes).
+pub fn message(msg: &Message, frame: &[u8], meta: &Meta, spans: bool) -> J {
+    let mut w = Vec::with_capacity(1024);
+    write_message(&mut w, msg, frame, meta, spans);
+    serde_json::from_slice(&w).unwrap_or(J::Null)
 }

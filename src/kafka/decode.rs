@@ -558,6 +558,15 @@ impl<'a> Decoder<'a> {
                 return self.array(inner, name, nullable, spec, out);
             }
         };
+        if self.discard {
+            // Below the kept levels only error codes matter; the node is not kept.
+            if let (Some(f), Value::Int(v)) = (spec, &node.value) {
+                if *v != 0 && f.ty == FieldType::Int16 && f.name.ends_with("ErrorCode") {
+                    self.errors.push((self.path_string(), *v as i16));
+                }
+            }
+            return Ok(());
+        }
         out.push(node);
         Ok(())
     }

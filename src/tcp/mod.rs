@@ -137,7 +137,13 @@ pub struct Reassembler {
     pub evicted: u64,
     /// Holes declared lost because out-of-order data passed `max_buffered`.
     pub buffer_limit_hits: u64,
+    /// Closed connections still in `conns`, oldest first: only the most recent few are kept,
+    /// so that tracking stays proportional to the connections open, not to all ever seen.
+    closed: std::collections::VecDeque<(SocketAddr, SocketAddr)>,
 }
+
+/// Closed connections kept to recognise late retransmissions.
+const KEEP_CLOSED: usize = 4096;
 
 fn key(a: SocketAddr, b: SocketAddr) -> (SocketAddr, SocketAddr) {
     if a <= b {
@@ -159,6 +165,7 @@ impl Reassembler {
             next_id: 0,
             evicted: 0,
             buffer_limit_hits: 0,
+            closed: std::collections::VecDeque::new(),
         }
     }
 
@@ -289,6 +296,14 @@ impl Reassembler {
             let done = conn.rst || conn.halves.iter().all(|h| h.ooo.is_empty());
             if done {
                 Self::close_in_place(conn, at, emit);
+                self.closed.push_back(k);
+                while self.closed.len() > KEEP_CLOSED {
+                    if let Some(old) = self.closed.pop_front() {
+                        if self.conns.get(&old).is_some_and(|c| c.closed) {
+                            self.conns.remove(&old);
+                        }
+                    }
+                }
             }
         }
     }
@@ -577,5 +592,51 @@ impl Reassembler {
         for c in all {
             Self::close(c, at, emit);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(port: u16, syn: bool, fin: bool, seq: u32, payload: &[u8]) -> TcpSegment<'_> {
+        TcpSegment {
+            src: SocketAddr::from(([10, 0, 0, 1], port)),
+            dst: SocketAddr::from(([10, 0, 0, 2], 9092)),
+            seq,
+            ack: 0,
+            syn,
+            fin,
+            rst: false,
+            has_ack: !syn,
+            payload,
+            missing: 0,
+        }
+    }
+
+    /// Connections that ended are forgotten past KEEP_CLOSED, so a capture of many short
+    /// connections is tracked in bounded memory and without scanning every connection seen.
+    #[test]
+    fn closed_connections_are_forgotten() {
+        let mut r = Reassembler::new(Limits::default());
+        let mut closes = 0;
+        for i in 0..(KEEP_CLOSED as u32 + 1000) {
+            let port = 1024 + u16::try_from(i).unwrap_or(0);
+            let mut emit = |e: Event<'_>| {
+                if matches!(e, Event::Close { .. }) {
+                    closes += 1;
+                }
+            };
+            let at = At::default();
+            r.segment(&seg(port, true, false, 100, b""), at, &mut emit);
+            r.segment(&seg(port, false, false, 101, b"abcd"), at, &mut emit);
+            r.segment(&seg(port, false, true, 105, b""), at, &mut emit);
+            let mut fin = seg(port, false, true, 500, b"");
+            std::mem::swap(&mut fin.src, &mut fin.dst);
+            r.segment(&fin, at, &mut emit);
+        }
+        assert!(r.conns.len() <= KEEP_CLOSED, "{} tracked", r.conns.len());
+        assert!(r.conns.len() >= KEEP_CLOSED - 1);
+        assert_eq!(closes, KEEP_CLOSED + 1000);
     }
 }

@@ -198,6 +198,33 @@ pub struct Tracker {
     cfg: Config,
     conns: HashMap<u32, KConn>,
     topics: TopicNames,
+    /// Requests of ended connections that never got a response, listed at the end.
+    unanswered: Vec<Notice>,
+}
+
+/// Unanswered requests of ended connections held back for the final list.
+const KEEP_UNANSWERED: usize = 100_000;
+
+/// The requests of a connection still waiting for a response, in frame order.
+fn unanswered_of(stream: u32, c: &KConn) -> Vec<Notice> {
+    let Some(broker) = c.broker else {
+        return Vec::new();
+    };
+    let client = if *crate::be::pick(&c.addrs, 0) == broker {
+        *crate::be::pick(&c.addrs, 1)
+    } else {
+        *crate::be::pick(&c.addrs, 0)
+    };
+    let mut reqs: Vec<RequestInfo> = c.pending.values().copied().collect();
+    reqs.sort_by_key(|r| r.frame);
+    reqs.into_iter()
+        .map(|request| Notice::Unanswered {
+            stream,
+            src: client,
+            dst: broker,
+            request,
+        })
+        .collect()
 }
 
 /// A request header that could start a frame here: size, known API name, sane version,
@@ -241,6 +268,7 @@ impl Tracker {
             cfg,
             conns: HashMap::new(),
             topics: TopicNames::default(),
+            unanswered: Vec::new(),
         }
     }
 
@@ -507,9 +535,17 @@ impl Tracker {
                         }
                     }
                 }
-                c.halves = [KHalf::default(), KHalf::default()];
-                if c.state != State::Kafka {
-                    self.conns.remove(&stream);
+                // An ended connection is forgotten, so that memory follows the connections
+                // open, not all those seen; its unanswered requests wait for the final list.
+                // Past KEEP_UNANSWERED they are told at once, keeping memory bounded.
+                if let Some(c) = self.conns.remove(&stream) {
+                    for n in unanswered_of(stream, &c) {
+                        if self.unanswered.len() < KEEP_UNANSWERED {
+                            self.unanswered.push(n);
+                        } else {
+                            sink.notice(&n);
+                        }
+                    }
                 }
             }
         }
@@ -517,28 +553,18 @@ impl Tracker {
 
     /// Lists the requests still waiting for a response, by stream and frame.
     pub fn finish(&mut self, sink: &mut impl Sink) {
-        let mut ids: Vec<u32> = self.conns.keys().copied().collect();
-        ids.sort_unstable();
-        for id in ids {
-            let Some(c) = self.conns.get(&id) else {
-                continue;
-            };
-            let Some(broker) = c.broker else { continue };
-            let client = if *crate::be::pick(&c.addrs, 0) == broker {
-                *crate::be::pick(&c.addrs, 1)
-            } else {
-                *crate::be::pick(&c.addrs, 0)
-            };
-            let mut reqs: Vec<RequestInfo> = c.pending.values().copied().collect();
-            reqs.sort_by_key(|r| r.frame);
-            for request in reqs {
-                sink.notice(&Notice::Unanswered {
-                    stream: id,
-                    src: client,
-                    dst: broker,
-                    request,
-                });
-            }
+        let mut all = std::mem::take(&mut self.unanswered);
+        for (&id, c) in &self.conns {
+            all.extend(unanswered_of(id, c));
+        }
+        all.sort_by_key(|n| match n {
+            Notice::Unanswered {
+                stream, request, ..
+            } => (*stream, request.frame),
+            _ => (u32::MAX, u64::MAX),
+        });
+        for n in &all {
+            sink.notice(n);
         }
         self.conns.clear();
     }

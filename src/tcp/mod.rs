@@ -294,7 +294,7 @@ impl Reassembler {
         let _ = (src, dst);
         if conn.rst || conn.halves.iter().all(|h| h.fin) {
             let done = conn.rst || conn.halves.iter().all(|h| h.ooo.is_empty());
-            if done {
+            if done && !conn.closed {
                 Self::close_in_place(conn, at, emit);
                 self.closed.push_back(k);
                 while self.closed.len() > KEEP_CLOSED {

@@ -16,8 +16,69 @@ struct ApiRow {
     unanswered: u64,
     errors: u64,
     malformed: u64,
-    /// Latencies in nanoseconds.
-    latencies: Vec<i64>,
+    latencies: Latencies,
+}
+
+/// Latencies exact up to `EXACT_LATENCIES` samples, then as a histogram whose buckets are 1 µs
+/// below 10 ms and 4 significant digits above, so that memory stays bounded on any capture
+/// while the shown percentiles (µs, or ms to 2 decimals) stay as printed from exact values.
+#[derive(Debug, Default, Clone)]
+struct Latencies {
+    exact: Vec<i64>,
+    hist: BTreeMap<i64, u64>,
+    n: u64,
+    max: Option<i64>,
+}
+
+const EXACT_LATENCIES: usize = 4096;
+/// Connections given a row of their own in the statistics; the rest are summed in one row.
+const CONN_ROWS: usize = 10_000;
+
+fn bucket(v: i64) -> i64 {
+    if v < 10_000_000 {
+        return v - v.rem_euclid(1000);
+    }
+    let mut scale = 1i64;
+    while v / scale >= 10_000 {
+        scale = scale.saturating_mul(10);
+    }
+    v - v % scale
+}
+
+impl Latencies {
+    fn push(&mut self, v: i64) {
+        self.n += 1;
+        self.max = Some(self.max.map_or(v, |m| m.max(v)));
+        if self.hist.is_empty() && self.exact.len() < EXACT_LATENCIES {
+            self.exact.push(v);
+            return;
+        }
+        for x in std::mem::take(&mut self.exact) {
+            *self.hist.entry(bucket(x)).or_default() += 1;
+        }
+        *self.hist.entry(bucket(v)).or_default() += 1;
+    }
+
+    /// Nearest-rank percentile.
+    fn percentile(&self, p: f64) -> Option<i64> {
+        if self.n == 0 {
+            return None;
+        }
+        let rank = ((p / 100.0) * self.n as f64).ceil().max(1.0) as u64;
+        if self.hist.is_empty() {
+            let mut l = self.exact.clone();
+            l.sort_unstable();
+            return l.get(rank as usize - 1).copied();
+        }
+        let mut seen = 0;
+        for (&b, &c) in &self.hist {
+            seen += c;
+            if seen >= rank {
+                return Some(b);
+            }
+        }
+        self.max
+    }
 }
 
 #[derive(Debug, Default, Clone)]
@@ -51,21 +112,14 @@ pub struct HealthCounts {
 pub struct Stats {
     apis: BTreeMap<(i16, i16), ApiRow>,
     conns: BTreeMap<u32, ConnRow>,
+    /// Messages and bytes of the connections past CONN_ROWS.
+    other_conns: ConnRow,
     errors: BTreeMap<i16, u64>,
     /// Broker address → API key → (min, max) advertised in ApiVersions.
     advertised: BTreeMap<String, BTreeMap<i16, (i64, i64)>>,
     /// API key → versions clients used.
     used: BTreeMap<i16, BTreeSet<i16>>,
     pub health: HealthCounts,
-}
-
-fn percentile(sorted: &[i64], p: f64) -> Option<i64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    // Nearest-rank percentile.
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
-    sorted.get(rank - 1).copied()
 }
 
 fn advertised_versions(body: &Node) -> Vec<(i16, i64, i64)> {
@@ -94,11 +148,16 @@ fn advertised_versions(body: &Node) -> Vec<(i16, i64, i64)> {
 impl Stats {
     pub fn message(&mut self, rec: &Record<'_>) {
         let m = &rec.msg;
-        let conn = self.conns.entry(rec.stream).or_default();
+        let conn = if self.conns.len() < CONN_ROWS || self.conns.contains_key(&rec.stream) {
+            self.conns.entry(rec.stream).or_default()
+        } else {
+            &mut self.other_conns
+        };
         conn.messages += 1;
         conn.bytes += rec.bytes.len() as u64;
         match m.direction {
-            Direction::Request => {
+            // Addresses are written once: formatting them per message costs more than the rest.
+            Direction::Request if conn.client.is_empty() || conn.client_id.is_none() => {
                 conn.client = rec.src.to_string();
                 conn.broker = rec.dst.to_string();
                 if conn.client_id.is_none() {
@@ -107,10 +166,11 @@ impl Stats {
                     }
                 }
             }
-            Direction::Response => {
+            Direction::Response if conn.client.is_empty() => {
                 conn.client = rec.dst.to_string();
                 conn.broker = rec.src.to_string();
             }
+            _ => {}
         }
         if rec.partial {
             self.health.partial += 1;
@@ -263,9 +323,8 @@ impl Stats {
             "max",
         ]);
         for ((k, v), r) in &self.apis {
-            let mut l = r.latencies.clone();
-            l.sort_unstable();
-            let p = |x: f64| percentile(&l, x).map_or("-".to_string(), latency_text);
+            let l = &r.latencies;
+            let p = |x: f64| l.percentile(x).map_or("-".to_string(), latency_text);
             t.add_row(vec![
                 Cell::new(format!("{} ({k})", api_display_name(*k))),
                 Cell::new(v).set_alignment(CellAlignment::Right),
@@ -277,7 +336,7 @@ impl Stats {
                 Cell::new(p(50.0)).set_alignment(CellAlignment::Right),
                 Cell::new(p(95.0)).set_alignment(CellAlignment::Right),
                 Cell::new(p(99.0)).set_alignment(CellAlignment::Right),
-                Cell::new(l.last().map_or("-".to_string(), |x| latency_text(*x)))
+                Cell::new(l.max.map_or("-".to_string(), latency_text))
                     .set_alignment(CellAlignment::Right),
             ]);
         }
@@ -303,6 +362,16 @@ impl Stats {
                 Cell::new(&c.broker),
                 Cell::new(c.messages).set_alignment(CellAlignment::Right),
                 Cell::new(c.bytes).set_alignment(CellAlignment::Right),
+            ]);
+        }
+        if self.other_conns.messages > 0 {
+            t.add_row(vec![
+                Cell::new("…"),
+                Cell::new(format!("(connections past the first {CONN_ROWS})")),
+                Cell::new("-"),
+                Cell::new("-"),
+                Cell::new(self.other_conns.messages).set_alignment(CellAlignment::Right),
+                Cell::new(self.other_conns.bytes).set_alignment(CellAlignment::Right),
             ]);
         }
         s.push_str("\nConnections\n");
@@ -382,15 +451,14 @@ impl Stats {
             .apis
             .iter()
             .map(|((k, v), r)| {
-                let mut l = r.latencies.clone();
-                l.sort_unstable();
+                let l = &r.latencies;
                 let us = |x: Option<i64>| x.map_or(J::Null, |n| json!(n as f64 / 1000.0));
                 json!({
                     "api_key": k, "api_name": api_display_name(*k), "api_version": v,
                     "requests": r.requests, "responses": r.responses, "unanswered": r.unanswered,
                     "with_errors": r.errors, "malformed": r.malformed,
-                    "latency_us": {"p50": us(percentile(&l, 50.0)), "p95": us(percentile(&l, 95.0)),
-                                   "p99": us(percentile(&l, 99.0)), "max": us(l.last().copied())}
+                    "latency_us": {"p50": us(l.percentile(50.0)), "p95": us(l.percentile(95.0)),
+                                   "p99": us(l.percentile(99.0)), "max": us(l.max)}
                 })
             })
             .collect();
@@ -399,6 +467,11 @@ impl Stats {
             .iter()
             .map(|(id, c)| json!({"stream": id, "client_id": c.client_id, "client": c.client, "broker": c.broker, "messages": c.messages, "bytes": c.bytes}))
             .collect();
+        let mut conns = conns;
+        if self.other_conns.messages > 0 {
+            let o = &self.other_conns;
+            conns.push(json!({"stream": null, "client_id": null, "client": "*", "broker": "*", "messages": o.messages, "bytes": o.bytes}));
+        }
         let errors: Vec<J> = self
             .errors
             .iter()
@@ -461,4 +534,52 @@ pub fn mentions_topic(body: &Node, topic: &str) -> bool {
         return true;
     }
     body.children.iter().any(|c| mentions_topic(c, topic))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Past the exact window the histogram's percentiles print as the exact ones do.
+    #[test]
+    fn histogram_percentiles_match_exact_ones_as_printed() {
+        let mut l = Latencies::default();
+        let mut all = Vec::new();
+        // A deterministic spread from 1 µs to about 2 s.
+        let mut x: u64 = 12345;
+        for _ in 0..50_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let v = 1000 + ((x >> 33) % 2_000_000_000) as i64 / (1 + (x % 97) as i64);
+            l.push(v);
+            all.push(v);
+        }
+        assert!(!l.hist.is_empty() && l.exact.is_empty());
+        all.sort_unstable();
+        for p in [50.0, 95.0, 99.0] {
+            let rank = ((p / 100.0) * all.len() as f64).ceil() as usize;
+            let exact = all[rank - 1];
+            let got = l.percentile(p).unwrap_or(0);
+            assert!(
+                got <= exact && bucket(exact) == got,
+                "p{p}: {got} vs {exact}"
+            );
+            if exact < 10_000_000 {
+                assert_eq!(latency_text(got), latency_text(exact));
+            }
+        }
+        assert_eq!(l.max, all.last().copied());
+        assert!(l.hist.len() < 20_000, "{} buckets", l.hist.len());
+    }
+
+    #[test]
+    fn few_latencies_stay_exact() {
+        let mut l = Latencies::default();
+        for v in [1234, 5678, 91011] {
+            l.push(v);
+        }
+        assert_eq!(l.percentile(50.0), Some(5678));
+        assert_eq!(l.percentile(99.0), Some(91011));
+    }
 }

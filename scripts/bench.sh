@@ -32,14 +32,25 @@ run() {
   /usr/bin/time -o "$work/rss" -f "%M" "$@" > /dev/null 2>/dev/null || true
   local t1=$EPOCHREALTIME
   local rss; rss=$(tail -1 "$work/rss")
-  awk -v n="$name" -v s="$size" -v a="$t0" -v b="$t1" -v r="$rss" \
-    'BEGIN { t = b - a; if (t < 0.0001) t = 0.0001; printf "%-34s %10.1f MB/s %8.3f s %8.1f MiB\n", n, s/1e6/t, t, r/1024 }'
+  awk -v n="$name" -v s="$size" -v a="$t0" -v b="$t1" -v r="$rss" -v sec="$section" -v out="$work/results" \
+    'BEGIN { t = b - a; if (t < 0.0001) t = 0.0001
+             printf "%-34s %10.1f MB/s %8.3f s %8.1f MiB\n", n, s/1e6/t, t, r/1024
+             printf "%s/%s\t%f\t%f\t%f\n", sec, n, s/1e6/t, t, r/1024 >> out }'
 }
 
+# ratio LABEL COLUMN A B: column (2 MB/s, 3 seconds, 4 MiB) of row A over row B, this run.
+ratio() {
+  awk -F'\t' -v l="$1" -v c="$2" -v a="$3" -v b="$4" '
+    { v[$1] = $c }
+    END { if (v[b] > 0) printf "%-58s %8.3f\n", l, v[a] / v[b] }' "$work/results"
+}
+: > "$work/results"
+section=
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r)"
 echo "kdissect $($K --version | awk '{print $2}'), $(tshark --version 2>/dev/null | head -1)"
 for mb in 100 "$big_mb"; do
   f="$work/cap-$mb.big.pcap"
+  section=$mb
   echo "== $mb MiB capture ($(stat -c %s "$f") bytes)"
   run "cat" "$f" cat "$f"
   run "kdissect (summary)" "$f" $K --no-progress "$f"
@@ -51,6 +62,7 @@ for mb in 100 "$big_mb"; do
   fi
 done
 f="$work/cap-$small_mb.big.pcap"
+section=side
 echo "== $small_mb MiB capture, kdissect and tshark side by side"
 D=(-d tcp.port==9092,kafka)
 run "kdissect (summary)" "$f" $K --no-progress "$f"
@@ -61,3 +73,17 @@ run "kdissect --json" "$f" $K --json "$f"
 run "tshark -T json" "$f" tshark -r "$f" "${D[@]}" -T json
 run "kdissect -V" "$f" $K --no-progress -V --color never "$f"
 run "tshark -V" "$f" tshark -r "$f" "${D[@]}" -V
+
+B=$big_mb
+echo "== ratios (targets in docs/performance.md)"
+ratio "summary / tshark -T fields (target >= 100)" 2 "side/kdissect (summary)" "side/tshark -T fields"
+ratio "--stats -q / tshark -z (target >= 100)" 2 "side/kdissect --stats -q" "side/tshark -z (stats)"
+ratio "--stats -q / tshark -T fields (target >= 100)" 2 "side/kdissect --stats -q" "side/tshark -T fields"
+ratio "--json / tshark -T json (target >= 100)" 2 "side/kdissect --json" "side/tshark -T json"
+ratio "-V / tshark -V (target >= 100)" 2 "side/kdissect -V" "side/tshark -V"
+ratio "summary / cat, $B MiB (target >= 0.125)" 2 "$B/kdissect (summary)" "$B/cat"
+ratio "--stats -q / cat, $B MiB (target >= 0.125)" 2 "$B/kdissect --stats -q" "$B/cat"
+ratio "summary time, $B MiB / 100 MiB (target 8.5-11.5 at 1024)" 3 "$B/kdissect (summary)" "100/kdissect (summary)"
+ratio "--stats -q time, $B MiB / 100 MiB (target 8.5-11.5 at 1024)" 3 "$B/kdissect --stats -q" "100/kdissect --stats -q"
+ratio "summary peak RSS, $B MiB / 100 MiB (target <= 1.10)" 4 "$B/kdissect (summary)" "100/kdissect (summary)"
+ratio "--stats -q peak RSS, $B MiB / 100 MiB (target <= 1.10)" 4 "$B/kdissect --stats -q" "100/kdissect --stats -q"

@@ -693,26 +693,15 @@ impl<'a> Decoder<'a> {
         Ok(node)
     }
 
-    /// A `records` field: its length prefix, then the batches inside, decoded.
-    fn records_field(&mut self, name: Cow<'static, str>, out: &mut Vec<Node>) -> R<()> {
+    /// The length prefix of an array or a `records` field: a compact uvarint (length + 1, 0 for
+    /// null) in flexible versions, else an int32 (-1 for null). `what` names it in the error.
+    fn length_prefix(&mut self, what: &str) -> R<(Option<usize>, Node)> {
         let start = self.pos;
-        let (len, mut len_node) = if self.flexible {
+        let (len, mut l) = if self.flexible {
             let raw = self.uvarint()?;
             let mut l = leaf("length", "uvarint", start, self.pos - start, self.region);
             l.value = Value::Int(raw.into());
-            l.detail = if raw == 0 {
-                "(compact, null)".into()
-            } else {
-                "(compact, len+1)".into()
-            };
-            (
-                if raw == 0 {
-                    None
-                } else {
-                    Some(raw as usize - 1)
-                },
-                l,
-            )
+            ((raw as usize).checked_sub(1), l)
         } else {
             let raw = self.i32()?;
             let mut l = leaf("length", "int32", start, 4, self.region);
@@ -721,12 +710,26 @@ impl<'a> Decoder<'a> {
                 -1 => (None, l),
                 n if n < 0 => {
                     self.pos = start;
-                    return Err(self.err(start, format!("records length {n} is negative")));
+                    return Err(self.err(start, format!("{what} length {n} is negative")));
                 }
                 n => (Some(n as usize), l),
             }
         };
-        len_node.kind = NodeKind::Length;
+        l.kind = NodeKind::Length;
+        Ok((len, l))
+    }
+
+    /// A `records` field: its length prefix, then the batches inside, decoded.
+    fn records_field(&mut self, name: Cow<'static, str>, out: &mut Vec<Node>) -> R<()> {
+        let start = self.pos;
+        let (len, mut len_node) = self.length_prefix("records")?;
+        if self.flexible {
+            len_node.detail = if len.is_none() {
+                "(compact, null)".into()
+            } else {
+                "(compact, len+1)".into()
+            };
+        }
         let mut g = Node::new(name, "records", start, Region::RecordBatch, NodeKind::Group);
         let Some(n) = len else {
             len_node.desc = Cow::Borrowed("null: no records");
@@ -850,37 +853,14 @@ impl<'a> Decoder<'a> {
             None => Cow::Owned(format!("[]{}", inner.display())),
         };
         let mut node = Node::new(name, tyname, start, self.region, NodeKind::Group);
-        let (count, mut len_node) = if self.flexible {
-            let raw = self.uvarint()?;
-            let mut l = leaf("length", "uvarint", start, self.pos - start, self.region);
-            l.value = Value::Int(raw.into());
-            l.enc = if raw == 0 {
+        let (count, mut len_node) = self.length_prefix("array")?;
+        if self.flexible {
+            len_node.enc = if count.is_none() {
                 Enc::CompactNull
             } else {
                 Enc::CompactCount
             };
-            (
-                if raw == 0 {
-                    None
-                } else {
-                    Some(raw as usize - 1)
-                },
-                l,
-            )
-        } else {
-            let raw = self.i32()?;
-            let mut l = leaf("length", "int32", start, 4, self.region);
-            l.value = Value::Int(raw.into());
-            match raw {
-                -1 => (None, l),
-                n if n < 0 => {
-                    self.pos = start;
-                    return Err(self.err(start, format!("array length {n} is negative")));
-                }
-                n => (Some(n as usize), l),
-            }
-        };
-        len_node.kind = NodeKind::Length;
+        }
         let Some(count) = count else {
             if !nullable {
                 self.diag(

@@ -157,9 +157,11 @@ impl Stats {
         conn.bytes += rec.bytes.len() as u64;
         match m.direction {
             // Addresses are written once: formatting them per message costs more than the rest.
-            Direction::Request if conn.client.is_empty() || conn.client_id.is_none() => {
-                conn.client = rec.src.to_string();
-                conn.broker = rec.dst.to_string();
+            Direction::Request => {
+                if conn.client.is_empty() {
+                    conn.client = rec.src.to_string();
+                    conn.broker = rec.dst.to_string();
+                }
                 if conn.client_id.is_none() {
                     if let Some(Some(c)) = &m.client_id {
                         conn.client_id = Some(c.clone());
@@ -170,7 +172,7 @@ impl Stats {
                 conn.client = rec.dst.to_string();
                 conn.broker = rec.src.to_string();
             }
-            _ => {}
+            Direction::Response => {}
         }
         if rec.partial {
             self.health.partial += 1;

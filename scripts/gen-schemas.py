@@ -16,8 +16,16 @@ and are otherwise left out. schema/MANIFEST.txt records the sources and a SHA-25
 output; a test checks the files against it, so a hand edit shows up.
 
 Usage:
-  scripts/gen-schemas.py --new KAFKA_MESSAGE_DIR [--legacy OLDER_KAFKA_MESSAGE_DIR] \\
+  scripts/gen-schemas.py --new KAFKA_MESSAGE_DIR_OR_JAR [--legacy OLDER_DIR_OR_JAR] \\
       [--new-label TEXT] [--legacy-label TEXT] [--out schema]
+
+The sources may be kafka-clients jars: they carry the specs under common/message/ and name
+their release and commit, which go into MANIFEST.txt. The committed tables were made with
+
+  mvn dependency:copy -Dartifact=org.apache.kafka:kafka-clients:4.4.0 -DoutputDirectory=/tmp/k
+  mvn dependency:copy -Dartifact=org.apache.kafka:kafka-clients:3.9.1 -DoutputDirectory=/tmp/k
+  scripts/gen-schemas.py --new /tmp/k/kafka-clients-4.4.0.jar \\
+      --legacy /tmp/k/kafka-clients-3.9.1.jar --out schema
   scripts/gen-schemas.py --check ...   (same arguments: compare instead of writing)
 """
 import argparse
@@ -26,6 +34,7 @@ import json
 import os
 import re
 import sys
+import zipfile
 
 FIELD_KEYS = ["name", "type", "versions", "nullableVersions", "taggedVersions", "tag", "ignorable",
               "default", "entityType", "mapKey", "flexibleVersions"]
@@ -56,9 +65,18 @@ def strip_comments(text):
     return "\n".join(out)
 
 
-def load(path):
-    with open(path, encoding="utf-8") as f:
-        return json.loads(strip_comments(f.read()))
+def loose_bools(obj):
+    """A few of Kafka's spec files write booleans as strings ("ignorable": "true"): make them
+    real booleans so the tables have one form."""
+    if isinstance(obj, dict):
+        return {k: (v == "true" if k in BOOL_KEYS and v in ("true", "false") else loose_bools(v))
+                for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [loose_bools(v) for v in obj]
+    return obj
+
+
+BOOL_KEYS = {"ignorable", "latestVersionUnstable", "zeroCopy"}
 
 
 def parse_versions(v):
@@ -101,12 +119,50 @@ def clean_spec(d, descs, valid=None):
     return o
 
 
-def messages(folder):
+class Source:
+    """A folder of Kafka's message specs (clients/src/main/resources/common/message of a
+    checkout), or a kafka-clients jar from Maven Central, which carries the same files under
+    common/message/ and names its release and commit in kafka/kafka-version.properties."""
+
+    def __init__(self, path):
+        self.path = path
+        self.version = self.commit = None
+        self.sha256 = None
+        if path.endswith(".jar"):
+            with open(path, "rb") as f:
+                self.sha256 = hashlib.sha256(f.read()).hexdigest()
+            self.jar = zipfile.ZipFile(path)
+            props = self.jar.read("kafka/kafka-version.properties").decode()
+            kv = dict(line.split("=", 1) for line in props.splitlines() if "=" in line)
+            self.version, self.commit = kv.get("version"), kv.get("commitId")
+        else:
+            self.jar = None
+
+    def files(self):
+        if self.jar:
+            names = [n for n in self.jar.namelist() if n.startswith("common/message/")]
+            return [(os.path.basename(n), self.jar.read(n).decode("utf-8")) for n in sorted(names)]
+        return [(fn, open(os.path.join(self.path, fn), encoding="utf-8").read())
+                for fn in sorted(os.listdir(self.path))]
+
+    def label(self, given):
+        """The manifest line: repository, tag and commit, so anyone can check the tables."""
+        if given:
+            return given
+        if self.version and self.commit:
+            return (f"repository=https://github.com/apache/kafka tag={self.version} "
+                    f"commit={self.commit} path=clients/src/main/resources/common/message "
+                    f"via=org.apache.kafka:kafka-clients:{self.version} "
+                    f"jar-sha256={self.sha256}")
+        return self.path
+
+
+def messages(source):
     out = {}
-    for fn in sorted(os.listdir(folder)):
+    for fn, text in source.files():
         if not re.search(r"(Request|Response)\.json$", fn):
             continue
-        d = load(os.path.join(folder, fn))
+        d = loose_bools(json.loads(strip_comments(text)))
         if d.get("type") not in ("request", "response") or "apiKey" not in d:
             continue
         out[d["name"]] = d
@@ -135,11 +191,13 @@ def main():
         lo, _, hi = part.partition("-")
         skip.update(range(int(lo), int(hi or lo) + 1))
     files = {}
-    new = {n: d for n, d in messages(a.new).items() if d["apiKey"] not in skip}
+    new_src = Source(a.new)
+    legacy_src = Source(a.legacy) if a.legacy else None
+    new = {n: d for n, d in messages(new_src).items() if d["apiKey"] not in skip}
     for name, d in new.items():
         files[f"{name}.json"] = render(clean_spec(d, descs_all.get(name, {})))
     if a.legacy:
-        for name, d in messages(a.legacy).items():
+        for name, d in messages(legacy_src).items():
             if d["apiKey"] in skip:
                 continue
             if name not in new:
@@ -156,9 +214,9 @@ def main():
                 files[f"legacy/{name}.json"] = render(clean_spec(d, descs_all.get(name, {}), valid))
 
     manifest = ["# kdissect message tables, written by scripts/gen-schemas.py; do not edit by hand.",
-                f"# current: {a.new_label or a.new}"]
+                f"# current: {new_src.label(a.new_label)}"]
     if a.legacy:
-        manifest.append(f"# legacy: {a.legacy_label or a.legacy}")
+        manifest.append(f"# legacy: {legacy_src.label(a.legacy_label)}")
     for rel in sorted(files):
         manifest.append(f"{hashlib.sha256(files[rel].encode()).hexdigest()}  {rel}")
     files["MANIFEST.txt"] = "\n".join(manifest) + "\n"

@@ -61,6 +61,58 @@ fn tables_match_the_generator_manifest() {
     }
 }
 
+/// Each source line of the manifest names where the tables came from precisely enough to check:
+/// the repository, a release tag and the commit, e.g.
+/// `# current: repository=https://github.com/apache/kafka tag=4.4.0 commit=1156b2752aaa28ea ...`.
+#[test]
+fn manifest_names_repository_tag_and_commit() {
+    let manifest = include_str!("../schema/MANIFEST.txt");
+    for source in ["current", "legacy"] {
+        let line = manifest
+            .lines()
+            .find(|l| l.starts_with(&format!("# {source}: ")))
+            .unwrap_or_else(|| panic!("no '# {source}:' line"));
+        let field = |k: &str| {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix(&format!("{k}=")))
+                .unwrap_or_else(|| panic!("{source}: no {k}= in {line}"))
+        };
+        assert_eq!(field("repository"), "https://github.com/apache/kafka");
+        let tag = field("tag");
+        assert!(
+            tag.split('.').count() == 3 && tag.split('.').all(|p| p.parse::<u32>().is_ok()),
+            "{source}: tag {tag} is not a release"
+        );
+        let commit = field("commit");
+        assert!(
+            (12..=40).contains(&commit.len()) && commit.chars().all(|c| c.is_ascii_hexdigit()),
+            "{source}: commit {commit}"
+        );
+    }
+    assert!(
+        manifest.contains("tag=4.4.0 "),
+        "current tables are Kafka 4.4.0"
+    );
+}
+
+/// Kafka 4.4's additions are in the tables: ApiVersions v5, the bumped versions and keys 93-94.
+#[test]
+fn kafka_4_4_versions_are_known() {
+    for (key, version) in [
+        (18, 5), // ApiVersions (KIP-1242: ClusterId, NodeId)
+        (28, 6), // TxnOffsetCommit
+        (35, 5), // DescribeLogDirs
+        (42, 3), // DeleteGroups
+        (63, 2), // BrokerHeartbeat
+        (88, 1), // StreamsGroupHeartbeat
+        (89, 1), // StreamsGroupDescribe
+        (93, 0), // StreamsGroupTopologyDescriptionUpdate
+        (94, 0), // UnregisterController
+    ] {
+        assert!(registry().knows(key, version), "key {key} v{version}");
+    }
+}
+
 #[test]
 fn header_versions_match_kafka_for_every_api() {
     let mut checked = 0;
@@ -95,5 +147,18 @@ fn every_kafka_protocol_version_has_a_table() {
         for v in range.min..=range.max {
             assert!(registry().knows(key as i16, v), "{key:?} v{v}");
         }
+    }
+}
+
+/// Every API key in the tables has a name, and it is the spec's message name.
+#[test]
+fn every_api_in_the_tables_is_named() {
+    use kdissect::kafka::names::api_name;
+    for key in registry().api_keys() {
+        let spec = registry()
+            .get(key, Direction::Request)
+            .expect("request spec");
+        let want = spec.name.trim_end_matches("Request");
+        assert_eq!(api_name(key), Some(want), "API key {key}");
     }
 }

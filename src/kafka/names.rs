@@ -95,6 +95,8 @@ pub const API_NAMES: &[(i16, &str)] = &[
     (90, "DescribeShareGroupOffsets"),
     (91, "AlterShareGroupOffsets"),
     (92, "DeleteShareGroupOffsets"),
+    (93, "StreamsGroupTopologyDescriptionUpdate"),
+    (94, "UnregisterController"),
 ];
 
 /// Kafka error codes (`Errors.java`).
@@ -234,6 +236,9 @@ pub const ERROR_NAMES: &[(i16, &str)] = &[
     (131, "STREAMS_INVALID_TOPOLOGY_EPOCH"),
     (132, "STREAMS_TOPOLOGY_FENCED"),
     (133, "SHARE_SESSION_LIMIT_REACHED"),
+    (134, "GROUP_DELETION_FAILED"),
+    (135, "STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED"),
+    (136, "CONTROLLER_ID_NOT_REGISTERED"),
 ];
 
 /// Bits of an authorized-operations bitfield, by bit number (`AclOperation` codes).

@@ -216,6 +216,9 @@ impl<W: Write> Output<W> {
         if self.show.bytes {
             render::bytes::write(&mut self.out, &rec.msg.root, rec.bytes, self.style)?;
         }
+        if let Some(notice) = render::assumed_version_notice(&rec.msg) {
+            writeln!(self.out, "{notice}")?;
+        }
         for d in rec
             .msg
             .diagnoses

@@ -681,8 +681,12 @@ fn title(msg: &Message) -> String {
                 Direction::Request => ("request", request_header_version(k, v)),
                 Direction::Response => ("response", response_header_version(k, v)),
             };
+            let assumed = msg
+                .assumed_version
+                .map(|a| format!(", assumed_version {a}"))
+                .unwrap_or_default();
             format!(
-                "{} v{v}, {hname} header v{hv}, {size} bytes on the wire",
+                "{} v{v}, {hname} header v{hv}, {size} bytes on the wire{assumed}",
                 msg.root.name
             )
         }
@@ -711,6 +715,9 @@ fn print_message(
             writeln!(out)?;
         }
         render::bytes::write(out, &msg.root, frame, style)?;
+    }
+    if let Some(notice) = render::assumed_version_notice(msg) {
+        writeln!(out, "{notice}")?;
     }
     for d in &msg.diagnoses {
         writeln!(out, "!! malformed at 0x{:04x}: {}", d.offset, d.message)?;

@@ -28,6 +28,9 @@ pub struct Message {
     pub errors: Vec<(String, i16)>,
     /// Records in the message's record batches, and the batches' bytes.
     pub records: (i64, usize),
+    /// The version is newer than kdissect's tables and the body was read with the layout of
+    /// this, the newest known version: every byte fitted, but the layout is an assumption.
+    pub assumed_version: Option<i16>,
 }
 
 impl Message {
@@ -79,9 +82,21 @@ pub fn request_header_version(api_key: i16, version: i16) -> i16 {
     if api_key == 7 && version == 0 {
         return 0;
     }
-    match registry().get_for(api_key, Direction::Request, version) {
-        Some(s) if s.valid_versions.contains(version) && s.is_flexible(version) => 2,
-        _ => 1,
+    if header_flexible(api_key, Direction::Request, version) {
+        2
+    } else {
+        1
+    }
+}
+
+/// Whether (key, version) uses the flexible header. A version newer than the tables is
+/// flexible when the newest one is: Kafka never turns flexible versions back.
+fn header_flexible(api_key: i16, direction: Direction, version: i16) -> bool {
+    match registry().get_for(api_key, direction, version) {
+        Some(s) if s.valid_versions.contains(version) => s.is_flexible(version),
+        _ => registry()
+            .newest_layout(api_key, direction, version)
+            .is_some_and(|(s, newest)| s.is_flexible(newest)),
     }
 }
 
@@ -91,9 +106,10 @@ pub fn response_header_version(api_key: i16, version: i16) -> i16 {
     if api_key == 18 {
         return 0;
     }
-    match registry().get_for(api_key, Direction::Response, version) {
-        Some(s) if s.valid_versions.contains(version) && s.is_flexible(version) => 1,
-        _ => 0,
+    if header_flexible(api_key, Direction::Response, version) {
+        1
+    } else {
+        0
     }
 }
 
@@ -298,6 +314,77 @@ fn body(
     err
 }
 
+/// Decodes the body at its version, or, for a version newer than the tables, with the newest
+/// known layout: kept (and flagged in `assumed_version`) only if every byte then fits, else
+/// rolled back so the body shows raw with the reason.
+fn versioned_body(
+    d: &mut Decoder<'_>,
+    (key, direction, version): (i16, Direction, i16),
+    msg: &mut Message,
+    frame: &[u8],
+    end: usize,
+    opts: DecodeOptions,
+) -> Result<(), DecodeError> {
+    let unknown = |spec: &MessageSpec, offset: usize, why: String| DecodeError {
+        kind: ErrorKind::UnknownVersion,
+        offset,
+        path: String::new(),
+        reason: format!(
+            "{} has versions {}-{}, not {version}{why}: body shown raw",
+            spec.name,
+            spec.valid_versions.min,
+            spec.max_version()
+        ),
+    };
+    if let Some(spec) = registry()
+        .get_for(key, direction, version)
+        .filter(|s| s.valid_versions.contains(version))
+    {
+        return body(d, spec, version, &mut msg.root, frame, end, opts).map_or(Ok(()), Err);
+    }
+    let current = registry().get(key, direction);
+    let Some((spec, newest)) = registry().newest_layout(key, direction, version) else {
+        return Err(match current {
+            Some(spec) => unknown(spec, d.pos, String::new()),
+            None => unknown_api(key, d.pos),
+        });
+    };
+    let (start, children, diagnosed) = (d.pos, msg.root.children.len(), d.diagnoses.len());
+    let (errors, records) = (d.errors.len(), d.records);
+    let err = body(d, spec, newest, &mut msg.root, frame, end, opts);
+    let why = match (&err, d.pos == end, d.diagnoses.len() == diagnosed) {
+        (None, true, true) => {
+            msg.assumed_version = Some(newest);
+            return Ok(());
+        }
+        (Some(e), _, _) => format!(" (read with the v{newest} layout: {e})"),
+        (None, false, _) => format!(
+            " (read with the v{newest} layout, {} bytes are left over)",
+            end.saturating_sub(d.pos)
+        ),
+        (None, true, false) => format!(" (read with the v{newest} layout, it does not fit)"),
+    };
+    // Roll back: the guess did not fit, so nothing of it is shown as if it were known.
+    msg.root.children.truncate(children);
+    d.diagnoses.truncate(diagnosed);
+    d.errors.truncate(errors);
+    d.records = records;
+    d.pos = start;
+    Err(unknown(spec, start, why))
+}
+
+fn unknown_api(key: i16, offset: usize) -> DecodeError {
+    DecodeError {
+        kind: ErrorKind::UnknownApi,
+        offset,
+        path: String::new(),
+        reason: format!(
+            "API key {key} ({}) is not known to kdissect: body shown raw",
+            api_display_name(key)
+        ),
+    }
+}
+
 /// Decodes a request frame (`frame` starts at the size prefix).
 pub fn decode_request(frame: &[u8]) -> Message {
     decode_request_with(frame, DecodeOptions::default())
@@ -318,6 +405,7 @@ pub fn decode_request_with(frame: &[u8], opts: DecodeOptions) -> Message {
         size: frame.len(),
         errors: Vec::new(),
         records: (0, 0),
+        assumed_version: None,
     };
     let (fg, end) = match frame_group(frame, &mut diagnoses) {
         Ok(x) => x,
@@ -366,24 +454,15 @@ pub fn decode_request_with(frame: &[u8], opts: DecodeOptions) -> Message {
         };
         msg.root.name = Cow::Owned(spec.name.clone());
         msg.root.ty = Cow::Owned(format!("message v{version}"));
-        if !spec.valid_versions.contains(version) {
-            return Err(DecodeError {
-                kind: ErrorKind::UnknownVersion,
-                offset: 6,
-                path: "request_api_version".into(),
-                reason: format!(
-                    "{} has versions {}-{}, not {version}: body shown raw",
-                    spec.name,
-                    spec.valid_versions.min,
-                    spec.max_version()
-                ),
-            });
-        }
         d.region = Region::RequestBody;
-        match body(&mut d, spec, version, &mut msg.root, frame, end, opts) {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        versioned_body(
+            &mut d,
+            (key, Direction::Request, version),
+            &mut msg,
+            frame,
+            end,
+            opts,
+        )
     })()
     .err();
     if msg.api_key.is_some() && msg.root.name == "Request" {
@@ -536,6 +615,7 @@ pub fn decode_response_with(
         size: frame.len(),
         errors: Vec::new(),
         records: (0, 0),
+        assumed_version: None,
     };
     let (fg, end) = match frame_group(frame, &mut diagnoses) {
         Ok(x) => x,
@@ -590,33 +670,20 @@ pub fn decode_response_with(
         h.len = d.pos - 4;
         msg.root.children.push(h);
         r?;
-        let spec = spec.ok_or_else(|| DecodeError {
-            kind: ErrorKind::UnknownApi,
-            offset: d.pos,
-            path: String::new(),
-            reason: format!(
-                "API key {api_key} ({}) is not known to kdissect: body shown raw",
-                api_display_name(api_key)
-            ),
-        })?;
-        if !spec.valid_versions.contains(api_version) {
+        if spec.is_none() {
             return Err(DecodeError {
-                kind: ErrorKind::UnknownVersion,
+                kind: ErrorKind::UnknownApi,
                 offset: d.pos,
                 path: String::new(),
                 reason: format!(
-                    "{} has versions {}-{}, not {api_version}: body shown raw",
-                    spec.name,
-                    spec.valid_versions.min,
-                    spec.max_version()
+                    "API key {api_key} ({}) is not known to kdissect: body shown raw",
+                    api_display_name(api_key)
                 ),
             });
         }
         d.region = Region::ResponseBody;
-        match body(&mut d, spec, api_version, &mut msg.root, frame, end, opts) {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        let at = (api_key, Direction::Response, api_version);
+        versioned_body(&mut d, at, &mut msg, frame, end, opts)
     })()
     .err();
     diagnoses.append(&mut d.diagnoses);

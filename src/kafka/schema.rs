@@ -344,6 +344,11 @@ pub fn parse_spec(text: &str) -> Result<MessageSpec, String> {
     })
 }
 
+/// How many versions past the newest table a request header may claim and still be taken for
+/// a frame boundary when resynchronising (decoding itself tries the newest layout whatever the
+/// version, and keeps it only if every byte fits).
+pub const NEWER_VERSIONS: i16 = 8;
+
 /// All embedded specs, keyed by (api key, direction). An API may have a current spec and a
 /// legacy one for versions a newer Kafka removed; the current one comes first.
 pub struct Registry {
@@ -397,6 +402,29 @@ impl Registry {
             .collect();
         keys.sort_unstable();
         keys
+    }
+
+    /// For a version newer than every table of an API: the current spec and its newest version,
+    /// whose layout is the best guess at what a newer Kafka sends (new versions mostly add
+    /// fields at the end or as tagged fields, or change only semantics).
+    pub fn newest_layout(
+        &self,
+        api_key: i16,
+        direction: Direction,
+        version: i16,
+    ) -> Option<(&MessageSpec, i16)> {
+        let spec = self.get(api_key, direction)?;
+        (!spec.valid_versions.none && version > spec.max_version())
+            .then(|| (spec, spec.max_version()))
+    }
+
+    /// Whether a request header with (key, version) is worth treating as one: a version with a
+    /// table, or one a little newer than the newest table of a known API.
+    pub fn plausible(&self, api_key: i16, version: i16) -> bool {
+        self.knows(api_key, version)
+            || self
+                .newest_layout(api_key, Direction::Request, version)
+                .is_some_and(|(_, newest)| version - newest <= NEWER_VERSIONS)
     }
 
     /// Whether (key, version) is a request this project can decode.

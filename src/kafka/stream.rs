@@ -241,7 +241,7 @@ fn plausible_request_at(buf: &[u8], max_frame: usize) -> bool {
         return false;
     };
     let known_version = match registry().get(p.api_key, Direction::Request) {
-        Some(_) => registry().knows(p.api_key, p.api_version),
+        Some(_) => registry().plausible(p.api_key, p.api_version),
         None => names::api_name(p.api_key).is_some() && (0..=30).contains(&p.api_version),
     };
     if !known_version {
@@ -887,6 +887,9 @@ fn check_candidate(
             } else {
                 Verdict::Reject
             }
+        } else if decode_request(frame).assumed_version.is_some() {
+            // A newer version than the tables whose body fits the newest layout exactly.
+            Verdict::Accept { strong: true }
         } else if chains_to_end(rest, max_frame, 4) {
             Verdict::Accept { strong: false }
         } else {
@@ -1010,7 +1013,7 @@ fn find_boundary(
 /// a response whose correlation id is pending.
 fn strong_header(rest: &[u8], is_request: bool, pending: &HashMap<i32, RequestInfo>) -> bool {
     if is_request {
-        peek_request(rest).is_some_and(|p| registry().knows(p.api_key, p.api_version))
+        peek_request(rest).is_some_and(|p| registry().plausible(p.api_key, p.api_version))
     } else {
         peek_response_correlation(rest).is_some_and(|c| pending.contains_key(&c))
     }

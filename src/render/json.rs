@@ -277,6 +277,9 @@ pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, 
         "api_version".into(),
         msg.api_version.map_or(J::Null, J::from),
     );
+    if let Some(v) = msg.assumed_version {
+        o.insert("assumed_version".into(), J::from(v));
+    }
     o.insert(
         "correlation_id".into(),
         msg.correlation_id.map_or(J::Null, J::from),

@@ -28,3 +28,16 @@ impl Default for Style {
         }
     }
 }
+
+/// The notice under a message read with an assumed layout: its version is newer than the
+/// tables, so the fields shown are those of the newest known version.
+pub fn assumed_version_notice(msg: &crate::kafka::Message) -> Option<String> {
+    let layout = msg.assumed_version?;
+    let version = msg.api_version.unwrap_or(layout);
+    Some(format!(
+        "notice: assumed_version {layout}: {} v{version} is newer than kdissect's tables; read \
+         with the v{layout} layout, every byte fits, but fields v{version} added or changed may \
+         be shown under v{layout} names",
+        msg.api_name()
+    ))
+}

@@ -249,6 +249,9 @@ pub fn line(rec: &Record<'_>, first_ts: i64) -> String {
     if rec.assumed {
         s.push_str(" [API assumed: request not captured]");
     }
+    if let Some(v) = msg.assumed_version {
+        let _ = write!(s, " [assumed_version: read with the v{v} layout]");
+    }
     if let (Some(lat), Some(req)) = (rec.latency_nanos(), rec.request) {
         let _ = write!(s, " ({} after frame {})", latency_text(lat), req.frame);
     }

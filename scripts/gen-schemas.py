@@ -8,6 +8,9 @@ apache/kafka. This script reads such a folder and writes, for every request and 
   schema/legacy/<Name>.json   versions a newer Kafka removed (Produce v0-2, Fetch v0-3, ...),
                               from an older copy of the folder, so old clients still decode
 
+Fields named in schema-src/content.json get a "content" key of ours: "sasl" (the bytes are a
+SASL message, split into parts) or "secret" (masked in output unless secrets are asked for).
+
 Kept: apiKey, type, name, validVersions, flexibleVersions, and for each field name, type,
 versions, nullableVersions, taggedVersions, tag, ignorable, default, entityType, mapKey,
 flexibleVersions, nested fields, and commonStructs. Kafka's comments and descriptions are not
@@ -91,26 +94,28 @@ def parse_versions(v):
     return (int(v), int(v))
 
 
-def clean_fields(fields, descs, prefix):
+def clean_fields(fields, descs, prefix, content=None):
     out = []
     for f in fields:
         g = {k: f[k] for k in FIELD_KEYS if k in f}
         path = prefix + f["name"]
         if path in descs:
             g["about"] = descs[path]
+        if content and path in content:
+            g["content"] = content[path]
         if "fields" in f:
-            g["fields"] = clean_fields(f["fields"], descs, path + ".")
+            g["fields"] = clean_fields(f["fields"], descs, path + ".", content)
         out.append(g)
     return out
 
 
-def clean_spec(d, descs, valid=None):
+def clean_spec(d, descs, valid=None, content=None):
     o = {"apiKey": d["apiKey"], "type": d["type"], "name": d["name"],
          "validVersions": valid or d["validVersions"],
          "flexibleVersions": d.get("flexibleVersions", "none")}
     if d.get("latestVersionUnstable"):
         o["latestVersionUnstable"] = True
-    o["fields"] = clean_fields(d.get("fields", []), descs, "")
+    o["fields"] = clean_fields(d.get("fields", []), descs, "", content)
     if d.get("commonStructs"):
         o["commonStructs"] = [
             {"name": s["name"], "versions": s.get("versions", "0+"),
@@ -181,11 +186,13 @@ def main():
     ap.add_argument("--legacy-label", default="")
     ap.add_argument("--out", default="schema")
     ap.add_argument("--descriptions", default="schema-src/descriptions.json")
+    ap.add_argument("--content", default="schema-src/content.json")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--skip-keys", default="", help="API keys to leave out, e.g. 500-502 (a fork's own APIs)")
     a = ap.parse_args()
 
     descs_all = json.load(open(a.descriptions, encoding="utf-8"))
+    content_all = json.load(open(a.content, encoding="utf-8"))
     skip = set()
     for part in filter(None, a.skip_keys.split(",")):
         lo, _, hi = part.partition("-")
@@ -195,23 +202,23 @@ def main():
     legacy_src = Source(a.legacy) if a.legacy else None
     new = {n: d for n, d in messages(new_src).items() if d["apiKey"] not in skip}
     for name, d in new.items():
-        files[f"{name}.json"] = render(clean_spec(d, descs_all.get(name, {})))
+        files[f"{name}.json"] = render(clean_spec(d, descs_all.get(name, {}), content=content_all.get(name)))
     if a.legacy:
         for name, d in messages(legacy_src).items():
             if d["apiKey"] in skip:
                 continue
             if name not in new:
                 # An API a newer Kafka removed altogether (LeaderAndIsr, ControlledShutdown...).
-                files[f"legacy/{name}.json"] = render(clean_spec(d, descs_all.get(name, {})))
+                files[f"legacy/{name}.json"] = render(clean_spec(d, descs_all.get(name, {}), content=content_all.get(name)))
                 continue
             old = parse_versions(d["validVersions"])
             cur = parse_versions(new[name]["validVersions"])
             if old and cur is None:
                 # Still listed, with no valid version left: all its versions are legacy.
-                files[f"legacy/{name}.json"] = render(clean_spec(d, descs_all.get(name, {})))
+                files[f"legacy/{name}.json"] = render(clean_spec(d, descs_all.get(name, {}), content=content_all.get(name)))
             elif old and cur and old[0] < cur[0]:
                 valid = f"{old[0]}-{cur[0] - 1}" if cur[0] - 1 > old[0] else f"{old[0]}"
-                files[f"legacy/{name}.json"] = render(clean_spec(d, descs_all.get(name, {}), valid))
+                files[f"legacy/{name}.json"] = render(clean_spec(d, descs_all.get(name, {}), valid, content_all.get(name)))
 
     manifest = ["# kdissect message tables, written by scripts/gen-schemas.py; do not edit by hand.",
                 f"# current: {new_src.label(a.new_label)}"]

@@ -202,7 +202,8 @@ impl<W: Write> Output<W> {
                 input_offset: None,
             };
             let mut line = Vec::with_capacity(rec.bytes.len() * 4 + 256);
-            render::json::write_message(&mut line, &rec.msg, rec.bytes, &meta, self.show.spans);
+            let shown = render::masked(&rec.msg, rec.bytes, self.style);
+            render::json::write_message(&mut line, &rec.msg, &shown, &meta, self.show.spans);
             line.push(b'\n');
             return self.out.write_all(&line);
         }
@@ -210,11 +211,13 @@ impl<W: Write> Output<W> {
         if self.show.summary {
             return Ok(());
         }
+        let shown = render::masked(&rec.msg, rec.bytes, self.style);
         if self.show.tree {
-            render::tree::write(&mut self.out, &rec.msg.root, rec.bytes, self.style)?;
+            render::tree::write(&mut self.out, &rec.msg.root, &shown, self.style)?;
         }
         if self.show.bytes {
-            render::bytes::write(&mut self.out, &rec.msg.root, rec.bytes, self.style)?;
+            let hidden = render::hidden_spans(&rec.msg, self.style);
+            render::bytes::write_masked(&mut self.out, &rec.msg.root, &shown, hidden, self.style)?;
         }
         if let Some(notice) = render::assumed_version_notice(&rec.msg) {
             writeln!(self.out, "{notice}")?;

@@ -163,6 +163,11 @@ pub(crate) struct Cli {
     #[arg(long, help_heading = "Views")]
     pub(crate) no_progress: bool,
 
+    /// Show passwords, tokens and other secrets (SASL PLAIN passwords, SCRAM proofs, OAUTHBEARER
+    /// tokens, delegation-token HMACs), which are masked with `*` by default.
+    #[arg(long, help_heading = "Views")]
+    pub(crate) show_secrets: bool,
+
     /// Bytes of a record key or value printed (text or hex); --wide prints them whole.
     #[arg(long, value_name = "N", default_value_t = kdissect::render::value::MAX_VALUE_BYTES, help_heading = "Views")]
     pub(crate) max_value: usize,
@@ -455,6 +460,7 @@ fn main() -> ExitCode {
         color,
         wide: cli.wide,
         max_value: cli.max_value,
+        show_secrets: cli.show_secrets,
     };
     let inputs = if cli.files.is_empty() {
         vec!["-".to_string()]
@@ -554,7 +560,7 @@ fn run_hex(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
                     print_at(
                         &mut out,
                         &msg,
-                        frame,
+                        &render::masked(&msg, frame, style),
                         span.offset,
                         at - span.offset,
                         i + 1,
@@ -569,7 +575,8 @@ fn run_hex(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
                     input_offset: Some(span.offset),
                     ..Meta::default()
                 };
-                let j = render::json::message(&msg, frame, &meta, cli.json_spans);
+                let shown = render::masked(&msg, frame, style);
+                let j = render::json::message(&msg, &shown, &meta, cli.json_spans);
                 writeln!(out, "{j}")
             } else {
                 print_message(&mut out, &msg, frame, span.offset, views, style)
@@ -707,6 +714,7 @@ fn print_message(
     } else {
         writeln!(out, "{}", title(msg))?;
     }
+    let frame = &render::masked(msg, frame, style)[..];
     if views.tree {
         render::tree::write(out, &msg.root, frame, style)?;
     }
@@ -714,7 +722,8 @@ fn print_message(
         if views.tree {
             writeln!(out)?;
         }
-        render::bytes::write(out, &msg.root, frame, style)?;
+        let hidden = render::hidden_spans(msg, style);
+        render::bytes::write_masked(out, &msg.root, frame, hidden, style)?;
     }
     if let Some(notice) = render::assumed_version_notice(msg) {
         writeln!(out, "{notice}")?;

@@ -6,7 +6,7 @@
 
 use super::names;
 use super::node::{Enc, Node, NodeKind, Region, Value};
-use super::schema::{FieldSpec, FieldType, MessageSpec};
+use super::schema::{Content, FieldSpec, FieldType, MessageSpec};
 use std::borrow::Cow;
 use std::fmt;
 
@@ -112,6 +112,10 @@ pub(crate) struct Decoder<'a> {
     pub(crate) diagnoses: Vec<Diagnosis>,
     /// Decompressed byte sources handed out so far in this message.
     next_source: u16,
+    /// Spans of the buffer that hold secrets (passwords, tokens), for renderers to mask.
+    pub(crate) secrets: Vec<(usize, usize)>,
+    /// The SASL message met in a field that carries one.
+    pub(crate) sasl: Option<super::sasl::SaslFact>,
 }
 
 type R<T> = Result<T, DecodeError>;
@@ -155,6 +159,8 @@ impl<'a> Decoder<'a> {
             discard: false,
             diagnoses: Vec::new(),
             next_source: 0,
+            secrets: Vec::new(),
+            sasl: None,
         }
     }
 
@@ -548,7 +554,17 @@ impl<'a> Decoder<'a> {
                 prim(self, "uuid", Value::Uuid(v))
             }
             FieldType::String => self.string(name, nullable)?,
-            FieldType::Bytes => self.bytes(name, "bytes", nullable, region)?,
+            FieldType::Bytes => match spec.map_or(Content::Plain, |f| f.content) {
+                Content::Plain => self.bytes(name, "bytes", nullable, region)?,
+                Content::Secret => {
+                    let n = self.bytes(name, "bytes", nullable, region)?;
+                    if let Value::Bytes(Some(span)) = n.value {
+                        self.secrets.push(span);
+                    }
+                    n
+                }
+                Content::Sasl => return self.sasl_field(name, nullable, out),
+            },
             FieldType::Records => return self.records_field(name, out),
             FieldType::Struct(sname) => {
                 let spec = spec.ok_or_else(|| self.err(start, "struct without a field spec"))?;
@@ -691,6 +707,46 @@ impl<'a> Decoder<'a> {
         node.value = Value::Bytes(value);
         node.enc = detail;
         Ok(node)
+    }
+
+    /// A bytes field holding a SASL message: its length prefix, then the message's parts.
+    fn sasl_field(
+        &mut self,
+        name: Cow<'static, str>,
+        nullable: bool,
+        out: &mut Vec<Node>,
+    ) -> R<()> {
+        let region = self.region;
+        let node = self.bytes(name.clone(), "bytes", nullable, region)?;
+        let Value::Bytes(Some((at, n))) = node.value else {
+            if !self.discard {
+                out.push(node);
+            }
+            return Ok(());
+        };
+        let parsed = super::sasl::parse(self.buf, at, at + n, region);
+        self.secrets.extend_from_slice(&parsed.secrets);
+        self.sasl = Some(super::sasl::SaslFact::from(&parsed, self.buf));
+        if self.discard {
+            return Ok(());
+        }
+        let mut g = Node::new(name, "bytes", node.offset, region, NodeKind::Group);
+        g.len = node.len;
+        g.value = Value::Text(parsed.step.label().to_string());
+        let mut len = leaf(
+            "length",
+            if self.flexible { "uvarint" } else { "int32" },
+            node.offset,
+            at - node.offset,
+            region,
+        );
+        len.kind = NodeKind::Length;
+        len.value = Value::Int(n as i64);
+        len.enc = node.enc;
+        g.children.push(len);
+        g.children.extend(parsed.parts);
+        out.push(g);
+        Ok(())
     }
 
     /// The length prefix of an array or a `records` field: a compact uvarint (length + 1, 0 for

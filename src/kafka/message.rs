@@ -31,6 +31,11 @@ pub struct Message {
     /// The version is newer than kdissect's tables and the body was read with the layout of
     /// this, the newest known version: every byte fitted, but the layout is an assumption.
     pub assumed_version: Option<i16>,
+    /// Spans of the frame holding secrets (a PLAIN password, a bearer token, a token's HMAC),
+    /// which renderers mask unless asked not to.
+    pub secrets: Vec<(usize, usize)>,
+    /// The SASL message in a SaslAuthenticate body.
+    pub sasl: Option<super::sasl::SaslFact>,
 }
 
 impl Message {
@@ -198,6 +203,25 @@ fn frame_group(frame: &[u8], diagnoses: &mut Vec<Diagnosis>) -> Result<(Node, us
         });
     }
     Ok((g, want.min(frame.len())))
+}
+
+/// When decoding stopped inside a message that carries secrets, the bytes left undecoded may
+/// hold one (a password after a damaged length): mask them all.
+fn mask_undecoded_secrets(msg: &mut Message) {
+    let (Some(k), Some(v)) = (msg.api_key, msg.api_version) else {
+        return;
+    };
+    let carries = registry()
+        .get_for(k, msg.direction, v)
+        .is_some_and(|s| s.has_secrets);
+    if !carries || msg.error.is_none() {
+        return;
+    }
+    for n in &msg.root.children {
+        if let (NodeKind::Raw, Value::Bytes(Some(span))) = (n.kind, &n.value) {
+            msg.secrets.push(*span);
+        }
+    }
 }
 
 /// Appends the error node and the undecoded rest of the frame to the root.
@@ -406,6 +430,8 @@ pub fn decode_request_with(frame: &[u8], opts: DecodeOptions) -> Message {
         errors: Vec::new(),
         records: (0, 0),
         assumed_version: None,
+        secrets: Vec::new(),
+        sasl: None,
     };
     let (fg, end) = match frame_group(frame, &mut diagnoses) {
         Ok(x) => x,
@@ -472,10 +498,13 @@ pub fn decode_request_with(frame: &[u8], opts: DecodeOptions) -> Message {
     diagnoses.append(&mut d.diagnoses);
     msg.errors = std::mem::take(&mut d.errors);
     msg.records = d.records;
+    msg.secrets = std::mem::take(&mut d.secrets);
+    msg.sasl = d.sasl.take();
     finish(&mut msg.root, &err, d.pos, end, &mut diagnoses);
     msg.root.len = frame.len();
     msg.error = err;
     msg.diagnoses = diagnoses;
+    mask_undecoded_secrets(&mut msg);
     msg
 }
 
@@ -616,6 +645,8 @@ pub fn decode_response_with(
         errors: Vec::new(),
         records: (0, 0),
         assumed_version: None,
+        secrets: Vec::new(),
+        sasl: None,
     };
     let (fg, end) = match frame_group(frame, &mut diagnoses) {
         Ok(x) => x,
@@ -689,10 +720,13 @@ pub fn decode_response_with(
     diagnoses.append(&mut d.diagnoses);
     msg.errors = std::mem::take(&mut d.errors);
     msg.records = d.records;
+    msg.secrets = std::mem::take(&mut d.secrets);
+    msg.sasl = d.sasl.take();
     finish(&mut msg.root, &err, d.pos, end, &mut diagnoses);
     msg.root.len = frame.len();
     msg.error = err;
     msg.diagnoses = diagnoses;
+    mask_undecoded_secrets(&mut msg);
     msg
 }
 

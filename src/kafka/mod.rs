@@ -9,6 +9,7 @@ pub mod message;
 pub mod names;
 pub mod node;
 pub mod records;
+pub mod sasl;
 pub mod schema;
 pub mod stream;
 pub mod topics;

@@ -159,7 +159,22 @@ struct RawField {
     #[serde(default)]
     about: String,
     #[serde(default)]
+    content: Content,
+    #[serde(default)]
     fields: Option<Vec<RawField>>,
+}
+
+/// What a bytes field holds beyond bytes (kdissect's own key in the tables, from
+/// schema-src/content.json).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Content {
+    #[default]
+    Plain,
+    /// A SASL message: split into its parts, its secrets masked.
+    Sasl,
+    /// A secret (a token's HMAC, a salted password): masked whole.
+    Secret,
 }
 
 /// Kafka's specs write a few booleans as strings (`"ignorable": "true"`): accept both.
@@ -212,6 +227,8 @@ pub struct FieldSpec {
     pub entity_type: Option<String>,
     pub map_key: bool,
     pub about: String,
+    /// What the bytes hold, for fields that carry SASL messages or secrets.
+    pub content: Content,
     /// Fields of the struct this field holds (inline or resolved from the common structs).
     pub fields: Vec<FieldSpec>,
     /// The type as shown: `int32`, `[]MetadataRequestTopic` (made once, not per message).
@@ -244,6 +261,15 @@ pub struct MessageSpec {
     pub valid_versions: Versions,
     pub flexible_versions: Versions,
     pub fields: Vec<FieldSpec>,
+    /// Some field holds a secret or a SASL message: bytes left undecoded after an error may
+    /// hold one too, so they are masked.
+    pub has_secrets: bool,
+}
+
+fn any_secret(fields: &[FieldSpec]) -> bool {
+    fields
+        .iter()
+        .any(|f| f.content != Content::Plain || any_secret(&f.fields))
 }
 
 impl MessageSpec {
@@ -306,6 +332,7 @@ fn convert_fields(
                 entity_type: f.entity_type.clone(),
                 map_key: f.map_key,
                 about: f.about.clone(),
+                content: f.content,
                 fields,
             })
         })
@@ -334,13 +361,15 @@ pub fn parse_spec(text: &str) -> Result<MessageSpec, String> {
             ))
         }
     };
+    let fields = convert_fields(&raw.fields, &common, 0)?;
     Ok(MessageSpec {
         api_key: raw.api_key,
         direction,
         name: raw.name,
         valid_versions: raw.valid_versions,
         flexible_versions: raw.flexible_versions,
-        fields: convert_fields(&raw.fields, &common, 0)?,
+        has_secrets: any_secret(&fields),
+        fields,
     })
 }
 

@@ -47,13 +47,24 @@ fn source_regions(root: &Node, source: u16, len: usize) -> Vec<Region> {
 
 /// The frame's layout, then one for each decompressed buffer in it.
 pub fn write(out: &mut impl Write, root: &Node, frame: &[u8], style: Style) -> io::Result<()> {
+    write_masked(out, root, frame, &[], style)
+}
+
+/// [`write`], drawing the bytes of the `hidden` spans (secrets) as `**`.
+pub fn write_masked(
+    out: &mut impl Write,
+    root: &Node,
+    frame: &[u8],
+    hidden: &[(usize, usize)],
+    style: Style,
+) -> io::Result<()> {
     let regions = byte_regions(root, frame.len());
     writeln!(
         out,
         "byte layout ({} bytes, {ROW} bytes per row)",
         frame.len()
     )?;
-    layout(out, frame, &regions, style)?;
+    layout(out, frame, &regions, hidden, style)?;
     let mut sources: Vec<(u16, &[u8])> = Vec::new();
     root.walk(&mut |n, _| {
         if let (true, Value::Blob(b)) = (
@@ -70,12 +81,25 @@ pub fn write(out: &mut impl Write, root: &Node, frame: &[u8], style: Style) -> i
             "decompressed bytes, source #{src} ({} bytes, {ROW} bytes per row)",
             data.len()
         )?;
-        layout(out, data, &regions, style)?;
+        layout(out, data, &regions, &[], style)?;
+    }
+    if !hidden.is_empty() {
+        let n: usize = hidden.iter().map(|s| s.1).sum();
+        writeln!(
+            out,
+            "** {n} bytes of secrets masked (--show-secrets shows them)"
+        )?;
     }
     Ok(())
 }
 
-fn layout(out: &mut impl Write, frame: &[u8], regions: &[Region], style: Style) -> io::Result<()> {
+fn layout(
+    out: &mut impl Write,
+    frame: &[u8],
+    regions: &[Region],
+    hidden: &[(usize, usize)],
+    style: Style,
+) -> io::Result<()> {
     let len = frame.len();
     let width = format!("{:x}", len.saturating_sub(1)).len().max(4);
     let mut header = " ".repeat(width + 1);
@@ -98,7 +122,12 @@ fn layout(out: &mut impl Write, frame: &[u8], regions: &[Region], style: Style) 
             if prev != Some(r) {
                 starts.push((at, r));
             }
-            let hexb = format!("{b:02x}");
+            let secret = hidden.iter().any(|&(o, l)| at >= o && at - o < l);
+            let hexb = if secret {
+                "**".to_string()
+            } else {
+                format!("{b:02x}")
+            };
             if style.color {
                 line.push(' ');
                 line.push_str(&format!("{}", hexb.color(color(r))));

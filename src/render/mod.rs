@@ -1,6 +1,8 @@
 //! Output: the object tree, the byte layout, and (later) JSON and statistics. Renderers read
 //! decoded messages; they never decode.
 
+use std::borrow::Cow;
+
 pub mod bytes;
 pub mod json;
 pub mod stats;
@@ -17,6 +19,8 @@ pub struct Style {
     pub wide: bool,
     /// Bytes of a record key or value shown (`--max-value`).
     pub max_value: usize,
+    /// Show passwords, tokens and other secrets instead of masking them.
+    pub show_secrets: bool,
 }
 
 impl Default for Style {
@@ -25,6 +29,7 @@ impl Default for Style {
             color: false,
             wide: false,
             max_value: value::MAX_VALUE_BYTES,
+            show_secrets: false,
         }
     }
 }
@@ -40,4 +45,33 @@ pub fn assumed_version_notice(msg: &crate::kafka::Message) -> Option<String> {
          be shown under v{layout} names",
         msg.api_name()
     ))
+}
+
+/// Byte that stands for a masked secret byte in every view of the frame's bytes.
+pub const MASK: u8 = b'*';
+
+/// The frame as the views show it: the message's secret spans masked with `*` unless secrets
+/// are to be shown. Every view reads bytes from this, so a secret is masked in the tree, the
+/// byte layout and JSON alike (and in raw bytes left after an error).
+pub fn masked<'a>(msg: &crate::kafka::Message, frame: &'a [u8], style: Style) -> Cow<'a, [u8]> {
+    if style.show_secrets || msg.secrets.is_empty() {
+        return Cow::Borrowed(frame);
+    }
+    let mut out = frame.to_vec();
+    for &(at, len) in &msg.secrets {
+        let end = at.saturating_add(len).min(out.len());
+        if let Some(s) = out.get_mut(at.min(end)..end) {
+            s.fill(MASK);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The spans the byte layout draws as `**`: none when secrets are shown.
+pub fn hidden_spans(msg: &crate::kafka::Message, style: Style) -> &[(usize, usize)] {
+    if style.show_secrets {
+        &[]
+    } else {
+        &msg.secrets
+    }
 }

@@ -117,6 +117,20 @@ pub fn essentials(msg: &Message) -> String {
                 words.push(format!("software={n}/{v}"));
             }
         }
+        // SASL: the mechanism asked for or offered, and the login step with its user.
+        if let Some(m) = field(body, "Mechanism").and_then(Node::as_str) {
+            words.push(format!("mechanism={m}"));
+        }
+        if let Some(list) = field(body, "Mechanisms") {
+            let names: Vec<&str> = elements(list).filter_map(Node::as_str).collect();
+            words.push(format!("mechanisms=[{}]", names.join(", ")));
+        }
+        if let Some(sasl) = &msg.sasl {
+            words.push(format!("sasl={}", quote(sasl.step.short())));
+            if let Some(u) = &sasl.user {
+                words.push(format!("user={}", quote(u)));
+            }
+        }
         // Group, member and transaction identity (group and transaction APIs).
         for (f, label) in [
             ("GroupId", "group"),

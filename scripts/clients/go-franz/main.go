@@ -3,6 +3,7 @@
 //	go run . BOOTSTRAP setup     # create the topics the other steps use (run before capturing)
 //	go run . BOOTSTRAP admin     # kadm: metadata, create/alter/describe/delete topics, offsets, groups
 //	go run . BOOTSTRAP produce   # zstd producer, then a classic consumer group
+//	go run . BOOTSTRAP seed      # the produce step's producer alone (before capturing kip848)
 //	go run . BOOTSTRAP kip848    # KIP-848 consumer group (ConsumerGroupHeartbeat), then describe it
 //	go run . BOOTSTRAP share     # KIP-932 share group (ShareGroupHeartbeat, ShareFetch, ShareAcknowledge)
 //
@@ -104,7 +105,7 @@ func errCode(err error) int16 {
 
 func main() {
 	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: go-franz BOOTSTRAP setup|admin|produce|kip848|share")
+		fmt.Fprintln(os.Stderr, "usage: go-franz BOOTSTRAP setup|admin|produce|seed|kip848|share")
 		os.Exit(2)
 	}
 	bootstrap, step := os.Args[1], os.Args[2]
@@ -120,6 +121,8 @@ func main() {
 		if err = produce(ctx, bootstrap); err == nil {
 			err = consumeGroup(ctx, bootstrap, "franz-classic", false)
 		}
+	case "seed": // the produce step's records without its consumer (before the kip848 capture)
+		err = produce(ctx, bootstrap)
 	case "kip848":
 		err = consumeGroup(ctx, bootstrap, "franz-848", true)
 	case "share":
@@ -387,9 +390,13 @@ func consumeGroup(ctx context.Context, bootstrap, group string, kip848 bool) err
 		})
 		fetches.EachRecord(func(r *kgo.Record) {
 			got++
-			hs := map[string]string{}
+			hs := map[string]any{} // a null header value stays null
 			for _, h := range r.Headers {
-				hs[h.Key] = string(h.Value)
+				if h.Value == nil {
+					hs[h.Key] = nil
+				} else {
+					hs[h.Key] = string(h.Value)
+				}
 			}
 			result("consumed", map[string]any{"topic": r.Topic, "partition": r.Partition, "offset": r.Offset,
 				"key": keyString(r.Key), "value_len": len(r.Value), "headers": hs,

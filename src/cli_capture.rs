@@ -12,6 +12,7 @@ use kdissect::render::json::Meta;
 use kdissect::render::stats::{mentions_topic, Stats};
 use kdissect::render::{self, summary, Style};
 use kdissect::tcp::{GapKind, Limits};
+use kdissect::tls::{self, TlsConnection};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufReader, IsTerminal, Read, Write};
@@ -175,6 +176,12 @@ struct Output<W: Write> {
     /// Conflicting overlaps, connections ending inside a frame, impossible size prefixes.
     other_damage: u64,
     io_error: Option<io::Error>,
+    /// Broker ports given with -p: TLS connections on them are listed one by one.
+    ports: Vec<u16>,
+    /// TLS connections reported on Kafka ports.
+    tls: u64,
+    /// TLS connections on other ports: how many, and the server ports (first few).
+    tls_elsewhere: (u64, Vec<u16>),
 }
 
 impl<W: Write> Output<W> {
@@ -438,6 +445,71 @@ impl<W: Write> CaptureSink for Output<W> {
     fn first_packet(&mut self, ts_nanos: i64) {
         self.first_ts = ts_nanos;
     }
+
+    /// One line per TLS connection on a Kafka port, when it ends; those on other ports are
+    /// only counted (a capture may hold unrelated HTTPS).
+    fn tls(&mut self, t: &TlsConnection) {
+        let on_kafka_port = [t.client.port(), t.server.port()]
+            .iter()
+            .any(|p| self.ports.contains(p));
+        if !on_kafka_port {
+            self.tls_elsewhere.0 += 1;
+            let port = t.server.port();
+            if self.tls_elsewhere.1.len() < 5 && !self.tls_elsewhere.1.contains(&port) {
+                self.tls_elsewhere.1.push(port);
+            }
+            return;
+        }
+        self.tls += 1;
+        if self.quiet || self.io_error.is_some() || !self.filter.shows_notice(Some(t.stream)) {
+            return;
+        }
+        let line = tls_line(t, self.first_ts);
+        let r = if self.show.json {
+            writeln!(io::stderr(), "kdissect: {}", line.trim_start())
+        } else {
+            writeln!(self.out, "{line}")
+        };
+        if let Err(e) = r {
+            self.io_error = Some(e);
+        }
+    }
+}
+
+/// `frame time client → server [stream] TLS 1.3 connection (SNI "x"): N bytes encrypted ...`
+fn tls_line(t: &TlsConnection, first_ts: i64) -> String {
+    let version = match (t.version, t.negotiated) {
+        (Some(v), true) => tls::version_name(v),
+        (Some(v), false) => format!("{} offered (no ServerHello seen)", tls::version_name(v)),
+        (None, _) => "handshake not seen".to_string(),
+    };
+    let mut about = Vec::new();
+    if let Some(sni) = &t.sni {
+        about.push(format!("SNI {}", render::value::quote(sni)));
+    }
+    if !t.alpn.is_empty() {
+        about.push(format!("ALPN {}", t.alpn.join(",")));
+    }
+    let about = if about.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", about.join(", "))
+    };
+    let lost = if t.lost_bytes > 0 {
+        format!(", {} bytes not captured", t.lost_bytes)
+    } else {
+        String::new()
+    };
+    format!(
+        "{:>6} {:>11.6} {} → {} [{}] TLS connection, {version}{about}: {} bytes of Kafka traffic encrypted in {} records{lost}; cannot be decoded without the session keys",
+        t.first.frame,
+        (t.first.ts_nanos - first_ts) as f64 / 1e9,
+        t.client,
+        t.server,
+        t.stream,
+        t.encrypted_bytes,
+        t.records
+    )
 }
 
 /// Counts bytes read and, on a terminal, draws a progress line on stderr.
@@ -590,6 +662,9 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         skipped_bytes: 0,
         other_damage: 0,
         io_error: None,
+        ports: cli.ports.clone(),
+        tls: 0,
+        tls_elsewhere: (0, Vec::new()),
     };
     let progress_ok = !cli.no_progress && !cli.json && io::stderr().is_terminal();
     let mut any_read = false;
@@ -669,7 +744,9 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
                 );
             }
         }
-        for l in health_report(&display, &health, o.messages, &cli.ports) {
+        // TLS connections are traffic found, even if none of it could be decoded.
+        let plain = o.messages + o.tls + o.tls_elsewhere.0;
+        for l in health_report(&display, &health, plain, &cli.ports) {
             eprintln!("kdissect: {l}");
         }
     }
@@ -690,6 +767,14 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
     }
     if !any_read && trouble {
         return ExitCode::from(2);
+    }
+    if o.tls_elsewhere.0 > 0 {
+        let ports: Vec<String> = o.tls_elsewhere.1.iter().map(u16::to_string).collect();
+        eprintln!(
+            "kdissect: {} TLS connections on ports not given with -p (server ports {}): encrypted, not listed; -p PORT lists them",
+            o.tls_elsewhere.0,
+            ports.join(", ")
+        );
     }
     if o.undecoded > 0 {
         eprintln!(

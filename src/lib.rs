@@ -2,7 +2,8 @@
 //! kdissect: a Kafka wire-protocol dissector.
 //!
 //! One pipeline, one direction: [`capture`] (pcap, pcapng, hex text → packets or bytes) →
-//! [`tcp`] (reassembly → byte streams) → [`kafka`] (framing, headers, schema-driven decoding,
+//! [`tcp`] (reassembly → byte streams) → [`tls`] (TLS connections set aside and summed up) →
+//! [`kafka`] (framing, headers, schema-driven decoding,
 //! pairing) → [`render`] (tree, byte layout, summary, JSON, statistics). Each stage knows
 //! nothing of the stages after it.
 
@@ -12,3 +13,4 @@ pub mod kafka;
 pub mod pipeline;
 pub mod render;
 pub mod tcp;
+pub mod tls;

@@ -1,9 +1,10 @@
-//! Wires the stages for a capture file: capture → tcp → kafka → the caller's sink.
+//! Wires the stages for a capture file: capture → tcp → tls → kafka → the caller's sink.
 
 use crate::capture::net::{self, Skip};
 use crate::capture::pcap::{CaptureError, CaptureReader};
 use crate::kafka::stream::{Config, Sink, Tracker};
-use crate::tcp::{At, Limits, Reassembler};
+use crate::tcp::{At, Event, Limits, Reassembler};
+use crate::tls::{TlsConnection, TlsFilter, Verdict};
 use std::collections::BTreeMap;
 use std::io::Read;
 
@@ -34,9 +35,21 @@ pub struct Health {
     pub buffer_limit_hits: u64,
 }
 
-/// A sink that also wants to know when the capture starts (for relative times).
+/// A sink that also wants to know when the capture starts (for relative times) and which
+/// connections were TLS.
 pub trait CaptureSink: Sink {
     fn first_packet(&mut self, _ts_nanos: i64) {}
+    /// A TLS connection ended (or the capture did): what could be seen of it.
+    fn tls(&mut self, _conn: &TlsConnection) {}
+}
+
+/// The TLS stage between reassembly and Kafka: TLS connections stop here.
+fn route<S: CaptureSink>(tls: &mut TlsFilter, kafka: &mut Tracker, ev: Event<'_>, sink: &mut S) {
+    match tls.event(ev) {
+        Verdict::Pass(ev) => kafka.event(ev, sink),
+        Verdict::Held => {}
+        Verdict::Ended(conn) => sink.tls(&conn),
+    }
 }
 
 /// Reads one capture to its end (or to the first error that stops the file) and feeds every
@@ -54,6 +67,7 @@ pub fn run<R: Read, S: CaptureSink>(
     };
     let mut tcp = Reassembler::new(opts.tcp);
     let mut kafka = Tracker::new(opts.kafka.clone());
+    let mut tls = TlsFilter::new();
     let mut last = At {
         frame: 0,
         ts_nanos: 0,
@@ -81,7 +95,7 @@ pub fn run<R: Read, S: CaptureSink>(
         match net::tcp_segment(pkt.linktype, pkt.data, pkt.orig_len) {
             Ok(seg) => {
                 health.tcp_segments += 1;
-                tcp.segment(&seg, at, &mut |ev| kafka.event(ev, sink));
+                tcp.segment(&seg, at, &mut |ev| route(&mut tls, &mut kafka, ev, sink));
             }
             Err(Skip::NotTcp) => {}
             Err(Skip::Linktype(lt)) => *health.unsupported_linktypes.entry(lt).or_default() += 1,
@@ -94,7 +108,7 @@ pub fn run<R: Read, S: CaptureSink>(
         }
     };
     health.warnings.append(&mut reader.warnings);
-    tcp.finish(last, &mut |ev| kafka.event(ev, sink));
+    tcp.finish(last, &mut |ev| route(&mut tls, &mut kafka, ev, sink));
     health.evicted_connections += tcp.evicted;
     health.buffer_limit_hits += tcp.buffer_limit_hits;
     kafka.finish(sink);

@@ -55,7 +55,7 @@ def admin(bootstrap):
     cluster = a.describe_cluster()
     result("describe_cluster", cluster_id=cluster.get("cluster_id"),
            controller_id=cluster.get("controller_id"),
-           brokers=[(b.get("node_id"), b.get("host"), b.get("port"))
+           brokers=[(b.get("broker_id", b.get("node_id")), b.get("host"), b.get("port"))
                     for b in cluster.get("brokers", [])])
     dtp = a.describe_topic_partitions(["kp-admin-a", TOPIC, "kp-no-such-topic"])
     result("describe_topic_partitions",

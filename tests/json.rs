@@ -45,6 +45,8 @@ fn samples() -> Vec<String> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "pcap" || x == "pcapng"))
         .map(|p| p.to_string_lossy().into_owned())
+        // TLS-only captures hold no message to write (tests/tls.rs covers them).
+        .filter(|p| !p.ends_with("-ssl.pcap"))
         .collect();
     v.sort();
     v

@@ -116,6 +116,8 @@ pub(crate) struct Decoder<'a> {
     pub(crate) secrets: Vec<(usize, usize)>,
     /// The SASL message met in a field that carries one.
     pub(crate) sasl: Option<super::sasl::SaslFact>,
+    /// The message being decoded: (API key, direction).
+    message: Option<(i16, super::schema::Direction)>,
 }
 
 type R<T> = Result<T, DecodeError>;
@@ -161,6 +163,7 @@ impl<'a> Decoder<'a> {
             next_source: 0,
             secrets: Vec::new(),
             sasl: None,
+            message: None,
         }
     }
 
@@ -278,6 +281,7 @@ impl<'a> Decoder<'a> {
         self.version = version;
         self.flexible = spec.is_flexible(version);
         self.opts = opts;
+        self.message = Some((spec.api_key, spec.direction));
         let mut body = Node::new(
             spec.name.as_str(),
             "struct",
@@ -818,20 +822,16 @@ impl<'a> Decoder<'a> {
             &mut self.diagnoses,
             &mut self.next_source,
         );
-        let (nb, nr) = batches.iter().fold((0, 0), |(b, r), x| {
-            let recs = x
-                .children
-                .iter()
-                .find(|c| c.name == "recordsCount")
-                .and_then(Node::as_int)
-                .unwrap_or(0);
-            (b + usize::from(x.kind == NodeKind::Group), r + recs.max(0))
-        });
-        g.value = Value::Text(format!(
-            "{nb} batch{}, {nr} record{}",
-            if nb == 1 { "" } else { "es" },
-            if nr == 1 { "" } else { "s" }
-        ));
+        let tally = super::records::Tally::of(&batches);
+        let nr = tally.records;
+        if let Some((key, direction)) = self.message {
+            if let Some(why) =
+                super::records::batch_format_problem(key, direction, self.version, &tally)
+            {
+                self.diag(start, why);
+            }
+        }
+        g.value = Value::Text(tally.text());
         g.children.extend(batches);
         self.records.0 += nr;
         self.records.1 += n;

@@ -1,7 +1,8 @@
 //! `kdissect example`: the smallest legal instance of any message, built from its spec the way
 //! the specification pages build theirs: numeric fields zero, strings and bytes empty, every
 //! array with one sample element, nullable structs present, no tagged fields, and a records
-//! field holding one empty 61-byte RecordBatch v2.
+//! field holding one empty 61-byte RecordBatch v2 (or, in the versions that predate batches,
+//! Produce v0-2 and Fetch v0-3, one empty 26-byte legacy message).
 
 use super::message::{request_header_version, response_header_version};
 use super::schema::{Direction, FieldSpec, FieldType, MessageSpec};
@@ -10,6 +11,8 @@ struct Enc {
     out: Vec<u8>,
     version: i16,
     flexible: bool,
+    /// Records are legacy message sets in this version.
+    message_sets: bool,
 }
 
 impl Enc {
@@ -61,7 +64,11 @@ impl Enc {
             FieldType::String => self.len_prefix(0, true),
             FieldType::Bytes => self.len_prefix(0, false),
             FieldType::Records => {
-                let batch = empty_batch();
+                let batch = if self.message_sets {
+                    empty_message()
+                } else {
+                    empty_batch()
+                };
                 self.len_prefix(batch.len(), false);
                 self.out.extend(batch);
             }
@@ -106,12 +113,30 @@ pub fn empty_batch() -> Vec<u8> {
     b
 }
 
+/// One empty legacy message v0 (26 bytes): offset 0, null key, empty value, CRC computed.
+pub fn empty_message() -> Vec<u8> {
+    let mut m = Vec::with_capacity(26);
+    m.extend(0i64.to_be_bytes()); // offset
+    m.extend(14i32.to_be_bytes()); // messageSize: the bytes after this field
+    m.extend([0; 4]); // crc, filled below
+    m.push(0); // magic
+    m.push(0); // attributes
+    m.extend((-1i32).to_be_bytes()); // key: null
+    m.extend(0i32.to_be_bytes()); // value: empty
+    let crc = crc32fast::hash(m.get(16..).unwrap_or_default());
+    if let Some(slot) = m.get_mut(12..16) {
+        slot.copy_from_slice(&crc.to_be_bytes());
+    }
+    m
+}
+
 /// The body of the smallest instance of `spec` at `version` (no size prefix, no header).
 pub fn body(spec: &MessageSpec, version: i16) -> Vec<u8> {
     let mut e = Enc {
         out: Vec::new(),
         version,
         flexible: spec.is_flexible(version),
+        message_sets: super::records::carries_message_sets(spec.api_key, spec.direction, version),
     };
     e.fields(&spec.fields);
     e.out

@@ -7,6 +7,7 @@
 
 use super::decode::Diagnosis;
 use super::node::{Node, NodeKind, Region, Value};
+use super::schema::Direction;
 use std::borrow::Cow;
 use std::io::Read;
 
@@ -359,6 +360,101 @@ fn attributes_text(a: i64) -> String {
         parts.push("delete-horizon".into());
     }
     format!("({})", parts.join(", "))
+}
+
+/// What a `records` field held: v2 batches, legacy messages (outer ones: a compressed
+/// wrapper counts once) and records (a v2 batch's count, or every legacy message that is not
+/// a wrapper, inner ones included).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub batches: usize,
+    pub messages: usize,
+    pub records: i64,
+}
+
+impl Tally {
+    /// Counts the nodes [`decode`] returned.
+    pub fn of(nodes: &[Node]) -> Tally {
+        let mut t = Tally::default();
+        for n in nodes.iter().filter(|n| n.kind == NodeKind::Group) {
+            if let Some(c) = n.child("recordsCount").and_then(Node::as_int) {
+                t.batches += 1;
+                t.records += c.max(0);
+            } else if n.name == "Message" {
+                t.messages += 1;
+                t.records += legacy_records(n);
+            }
+        }
+        t
+    }
+
+    /// `2 batches, 14 records`, `3 messages, 3 records`.
+    pub fn text(&self) -> String {
+        let plural =
+            |n: i64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let mut parts = Vec::new();
+        if self.batches > 0 || self.messages == 0 {
+            parts.push(plural(self.batches as i64, "batch", "batches"));
+        }
+        if self.messages > 0 {
+            parts.push(plural(self.messages as i64, "message", "messages"));
+        }
+        parts.push(plural(self.records, "record", "records"));
+        parts.join(", ")
+    }
+}
+
+/// The first version of Produce (requests) and Fetch (responses) whose clients read record
+/// batches v2 (magic 2); older versions carry only message sets (magic 0 and 1), which a broker
+/// must down-convert to. Kafka's rule, from the versions' history (KIP-98).
+const V2_BATCHES_FROM: &[(i16, Direction, i16)] =
+    &[(0, Direction::Request, 3), (1, Direction::Response, 4)];
+
+/// Whether (API key, direction, version) carries message sets (magic 0 and 1) rather than
+/// record batches v2.
+pub fn carries_message_sets(api_key: i16, direction: Direction, version: i16) -> bool {
+    V2_BATCHES_FROM
+        .iter()
+        .any(|&(k, d, from)| k == api_key && d == direction && version < from)
+}
+
+/// A record batch v2 where the version on the wire says only message sets may be: a client of
+/// that version cannot read it (Go and Rust clients fail with "unsupported message version 2").
+pub fn batch_format_problem(
+    api_key: i16,
+    direction: Direction,
+    version: i16,
+    tally: &Tally,
+) -> Option<String> {
+    let &(_, _, from) = V2_BATCHES_FROM
+        .iter()
+        .find(|(k, d, _)| *k == api_key && *d == direction)?;
+    (carries_message_sets(api_key, direction, version) && tally.batches > 0).then(|| {
+        let api = if api_key == 0 { "Produce" } else { "Fetch" };
+        format!(
+            "interop: record batch v2 (magic 2) in a {api} v{version} {}: {api} v0-{} carries only message sets (magic 0 and 1), so a client of this version cannot read it{}",
+            direction.as_str(),
+            from - 1,
+            if direction == Direction::Response {
+                " (the broker did not down-convert)"
+            } else {
+                ""
+            }
+        )
+    })
+}
+
+/// Records in one legacy message: 1, or for a compressed wrapper the messages inside it.
+fn legacy_records(n: &Node) -> i64 {
+    match n.child("decompressed") {
+        Some(inner) => inner
+            .children
+            .iter()
+            .filter(|c| c.name == "Message" && c.kind == NodeKind::Group)
+            .map(legacy_records)
+            .sum(),
+        None => 1,
+    }
 }
 
 /// Decodes the bytes of a `records` field, `buf[start..end]`, into batch nodes.
@@ -949,7 +1045,9 @@ fn legacy_message(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize, magic: i8, dep
         }
         r.bytes32("key", c)?;
         let value = r.bytes32("value", c)?;
-        if codec != 0 && ctx.opts.records {
+        // Legacy wrappers are decompressed even where record batches are not (summary views):
+        // their inner messages are the records, and only decompressing counts them.
+        if codec != 0 {
             if let Some((vs, vl)) = value {
                 let data = r.buf.get(vs..vs + vl).unwrap_or(&[]);
                 if depth >= MAX_DEPTH {

@@ -168,6 +168,20 @@ pub fn essentials(msg: &Message) -> String {
                 empty_means_all,
             ));
         }
+        // DeleteTopics v0-5 names its topics in a list of strings.
+        if let Some(list) = field(body, "TopicNames") {
+            let names: Vec<&str> = elements(list).filter_map(Node::as_str).collect();
+            let more = names.len().saturating_sub(MAX_TOPICS);
+            let mut shown: Vec<String> = names
+                .iter()
+                .take(MAX_TOPICS)
+                .map(|s| s.to_string())
+                .collect();
+            if more > 0 {
+                shown.push(format!("+{more} more"));
+            }
+            words.push(format!("topics=[{}]", shown.join(", ")));
+        }
         let parts = partition_count(body);
         if parts > 0 {
             words.push(format!("partitions={parts}"));

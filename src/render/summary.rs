@@ -29,6 +29,7 @@ fn topic_label(t: &Node) -> Option<String> {
     let name = field(t, "Name")
         .or_else(|| field(t, "TopicName"))
         .or_else(|| field(t, "Topic"))
+        .or_else(|| field(t, "ResourceName"))
         .and_then(|n| n.as_str().map(str::to_string))
         .filter(|s| !s.is_empty());
     match name {
@@ -131,6 +132,23 @@ pub fn essentials(msg: &Message) -> String {
                 words.push(format!("user={}", quote(u)));
             }
         }
+        if let Some(list) = field(body, "CoordinatorKeys") {
+            let keys: Vec<String> = elements(list).filter_map(Node::as_str).map(quote).collect();
+            words.push(format!("keys=[{}]", keys.join(", ")));
+        }
+        // FindCoordinator: the node that coordinates (one, or one per key from v4).
+        if msg.api_key == Some(10) && msg.direction == Direction::Response {
+            if let Some(n) = field(body, "NodeId").and_then(Node::as_int) {
+                words.push(format!("coordinator={n}"));
+            }
+            if let Some(list) = field(body, "Coordinators") {
+                let nodes: Vec<String> = elements(list)
+                    .filter_map(|c| field(c, "NodeId").and_then(Node::as_int))
+                    .map(|n| n.to_string())
+                    .collect();
+                words.push(format!("coordinators=[{}]", nodes.join(", ")));
+            }
+        }
         // Group, member and transaction identity (group and transaction APIs).
         for (f, label) in [
             ("GroupId", "group"),
@@ -168,6 +186,23 @@ pub fn essentials(msg: &Message) -> String {
                 empty_means_all,
             ));
         }
+        // DescribeTopicPartitions pages: where a request resumes and where the next page starts.
+        for (f, label) in [("Cursor", "cursor"), ("NextCursor", "next_cursor")] {
+            if let Some(c) = field(body, f).filter(|c| c.value == Value::Struct) {
+                let topic = field(c, "TopicName").and_then(Node::as_str).unwrap_or("?");
+                let part = field(c, "PartitionIndex")
+                    .and_then(Node::as_int)
+                    .unwrap_or(-1);
+                words.push(format!("{label}={topic}/{part}"));
+            }
+        }
+        // Config APIs name resources (topics, brokers, groups) rather than topics.
+        if let Some(r) = field(body, "Resources").or_else(|| field(body, "Results")) {
+            if elements(r).any(|e| field(e, "ResourceName").is_some()) {
+                let t = topics_text(r, msg.direction == Direction::Response, false);
+                words.push(t.replacen("topics=", "resources=", 1));
+            }
+        }
         // DeleteTopics v0-5 names its topics in a list of strings.
         if let Some(list) = field(body, "TopicNames") {
             let names: Vec<&str> = elements(list).filter_map(Node::as_str).collect();
@@ -191,6 +226,30 @@ pub fn essentials(msg: &Message) -> String {
             words.push(format!("records={records} ({bytes} bytes)"));
         }
         if msg.direction == Direction::Response {
+            // Errors one level down outside the topic lists (those show beside each topic):
+            // FindCoordinator v4+'s Coordinators[], DescribeGroups' Groups[], ...
+            let mut nested: Vec<String> = Vec::new();
+            for (path, code) in msg
+                .errors
+                .iter()
+                .filter(|(p, _)| p.matches('.').count() == 1)
+            {
+                let list = path.split('[').next().unwrap_or("");
+                if ["Topics", "TopicData", "Responses", "Results", "Resources"].contains(&list) {
+                    continue;
+                }
+                let item = path.rsplit_once('.').map_or(path.as_str(), |(a, _)| a);
+                let n = names::error_name(*code).unwrap_or("unknown error");
+                nested.push(format!("{n}({item})"));
+            }
+            if !nested.is_empty() {
+                let more = nested.len().saturating_sub(MAX_TOPICS);
+                nested.truncate(MAX_TOPICS);
+                if more > 0 {
+                    nested.push(format!("+{more} more"));
+                }
+                words.push(format!("errors=[{}]", nested.join(", ")));
+            }
             let deeper: Vec<&(String, i16)> = msg
                 .errors
                 .iter()

@@ -20,7 +20,12 @@ pub fn render_all(msg: &Message, frame: &[u8]) {
         color: true,
         wide: true,
         max_value: 4,
+        show_secrets: false,
     };
+    // Secrets masked as the command line masks them: every view reads the masked bytes.
+    let shown = render::masked(msg, frame, wide);
+    let hidden = render::hidden_spans(msg, wide);
+    let _ = render::bytes::write_masked(&mut sink, &msg.root, &shown, hidden, wide);
     let _ = render::tree::write(&mut sink, &msg.root, frame, wide);
     let meta = Meta::default();
     let j = render::json::message(msg, frame, &meta, false);

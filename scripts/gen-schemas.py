@@ -30,6 +30,12 @@ their release and commit, which go into MANIFEST.txt. The committed tables were 
   scripts/gen-schemas.py --new /tmp/k/kafka-clients-4.4.0.jar \\
       --legacy /tmp/k/kafka-clients-3.9.1.jar --out schema
   scripts/gen-schemas.py --check ...   (same arguments: compare instead of writing)
+
+--require-descriptions Produce,Fetch,... (with either form) fails, listing the paths, when a
+field of those APIs (request and response, every version, legacy ones too, nested, tagged and
+common-struct fields) has no description, or when schema-src/descriptions.json holds a path for
+them that names no field (a typo). Descriptions over 78 characters, which the tree cuts unless
+--wide, are listed as warnings.
 """
 import argparse
 import hashlib
@@ -174,6 +180,50 @@ def messages(source):
     return out
 
 
+def field_paths(spec):
+    """(path, about) of every field of a generated table, paths spelled as descriptions.json
+    keys them: nested fields joined by dots, common-struct fields under the struct's name."""
+    out = []
+
+    def walk(fields, prefix):
+        for f in fields:
+            out.append((prefix + f["name"], f.get("about")))
+            walk(f.get("fields", []), prefix + f["name"] + ".")
+    walk(spec.get("fields", []), "")
+    for s in spec.get("commonStructs", []):
+        walk(s["fields"], s["name"] + ".")
+    return out
+
+
+DESC_MAX = 78  # src/render/tree.rs cuts longer descriptions unless --wide
+
+
+def missing_descriptions(files, apis, descs_all):
+    """Problems with the descriptions of the named APIs: (missing, stray, long) lists of
+    "Message: path" strings, and a list of API names with no table at all."""
+    missing, stray, long, unknown = [], [], [], []
+    for api in apis:
+        found = False
+        for msg in (api + "Request", api + "Response"):
+            paths = {}
+            for rel in (f"{msg}.json", f"legacy/{msg}.json"):
+                if rel in files:
+                    found = True
+                    for path, about in field_paths(json.loads(files[rel])):
+                        paths.setdefault(path, about)
+            for path, about in paths.items():
+                if not about:
+                    missing.append(f"{msg}: {path}")
+                elif len(about) > DESC_MAX:
+                    long.append(f"{msg}: {path} ({len(about)} chars)")
+            for path in descs_all.get(msg, {}):
+                if path not in paths:
+                    stray.append(f"{msg}: {path}")
+        if not found:
+            unknown.append(api)
+    return missing, stray, long, unknown
+
+
 def render(obj):
     return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
 
@@ -188,6 +238,8 @@ def main():
     ap.add_argument("--descriptions", default="schema-src/descriptions.json")
     ap.add_argument("--content", default="schema-src/content.json")
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--require-descriptions", default="", metavar="API,API,...",
+                    help="fail when a field of these APIs (e.g. Produce,Fetch) has no description")
     ap.add_argument("--skip-keys", default="", help="API keys to leave out, e.g. 500-502 (a fork's own APIs)")
     a = ap.parse_args()
 
@@ -228,6 +280,22 @@ def main():
         manifest.append(f"{hashlib.sha256(files[rel].encode()).hexdigest()}  {rel}")
     files["MANIFEST.txt"] = "\n".join(manifest) + "\n"
 
+    required = [x.strip() for x in a.require_descriptions.split(",") if x.strip()]
+    desc_problems = 0
+    if required:
+        missing, stray, long, unknown = missing_descriptions(files, required, descs_all)
+        for api in unknown:
+            print(f"--require-descriptions: no table for API {api}", file=sys.stderr)
+        for m in missing:
+            print(f"no description: {m}", file=sys.stderr)
+        for m in stray:
+            print(f"description for no field: {m}", file=sys.stderr)
+        for m in long:
+            print(f"warning: description over {DESC_MAX} characters: {m}", file=sys.stderr)
+        desc_problems = len(unknown) + len(missing) + len(stray)
+        print(f"descriptions of {len(required)} APIs checked: {len(missing)} missing, "
+              f"{len(stray)} naming no field, {len(long)} over {DESC_MAX} characters")
+
     if a.check:
         bad = 0
         for rel, text in sorted(files.items()):
@@ -237,7 +305,7 @@ def main():
                 print(f"differs: {p}")
                 bad += 1
         print(f"{len(files) - 1} tables checked, {bad} differ")
-        return 1 if bad else 0
+        return 1 if bad or desc_problems else 0
     os.makedirs(os.path.join(a.out, "legacy"), exist_ok=True)
     for rel in os.listdir(a.out):
         if rel.endswith(".json"):
@@ -248,7 +316,7 @@ def main():
         with open(os.path.join(a.out, rel), "w", encoding="utf-8") as f:
             f.write(text)
     print(f"wrote {len(files) - 1} tables to {a.out}/")
-    return 0
+    return 1 if desc_problems else 0
 
 
 if __name__ == "__main__":

@@ -1,21 +1,21 @@
 //! `kdissect capture.pcap`: the capture path of the command line: views, exchange filters,
 //! statistics, progress.
 
-use crate::{fail, write_failed, Cli};
+use crate::{fail, input, interrupt, write_failed, Cli};
 use kdissect::capture::net::linktype_name;
 use kdissect::kafka::message::api_display_name;
 use kdissect::kafka::names;
 use kdissect::kafka::stream::{Config, Notice, Record, RequestInfo, ResyncReason, Sink};
 use kdissect::kafka::{Direction, Message};
-use kdissect::pipeline::{self, CaptureSink, Health, Options};
+use kdissect::pipeline::{self, CaptureSink, Health, Options, Stop};
 use kdissect::render::json::Meta;
 use kdissect::render::stats::{mentions_topic, Stats};
+use kdissect::render::summary::Clock;
 use kdissect::render::{self, summary, Style};
 use kdissect::tcp::{GapKind, Limits};
 use kdissect::tls::{self, TlsConnection};
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{self, BufReader, IsTerminal, Read, Write};
+use std::io::{self, IsTerminal, Read, Write};
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -100,6 +100,7 @@ impl Filter {
 struct Owned {
     stream: u32,
     frame: u64,
+    first_frame: u64,
     ts_nanos: i64,
     src: SocketAddr,
     dst: SocketAddr,
@@ -115,6 +116,7 @@ impl Owned {
         Owned {
             stream: r.stream,
             frame: r.frame,
+            first_frame: r.first_frame,
             ts_nanos: r.ts_nanos,
             src: r.src,
             dst: r.dst,
@@ -130,6 +132,7 @@ impl Owned {
         Record {
             stream: self.stream,
             frame: self.frame,
+            first_frame: self.first_frame,
             ts_nanos: self.ts_nanos,
             src: self.src,
             dst: self.dst,
@@ -156,7 +159,15 @@ struct Output<W: Write> {
     show: Show,
     quiet: bool,
     style: Style,
-    first_ts: i64,
+    clock: Clock,
+    /// The time of the packet being read (for `-t d`).
+    packet_ts: Option<i64>,
+    /// Write each message out as soon as it is complete (a terminal, a pipe, -l).
+    flush_each: bool,
+    /// `-c N`: messages still to show before stopping.
+    remaining: Option<u64>,
+    /// Frames of the messages shown, for `-w`: (src, dst, first frame, last frame).
+    keep: Option<Vec<(SocketAddr, SocketAddr, u64, u64)>>,
     filter: Filter,
     /// Requests waiting for their response, by (stream, correlation id), when filtering.
     waiting: HashMap<(u32, i32), Owned>,
@@ -189,9 +200,24 @@ impl<W: Write> Output<W> {
         if self.quiet || self.io_error.is_some() {
             return;
         }
-        if let Err(e) = self.write_record(rec) {
+        let r = self.write_record(rec).and_then(|()| self.flushed());
+        if let Err(e) = r {
             self.io_error = Some(e);
         }
+    }
+
+    /// Flushes when each message is to appear at once.
+    fn flushed(&mut self) -> io::Result<()> {
+        if self.flush_each {
+            self.out.flush()
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Whether `-c` has been reached.
+    fn count_reached(&self) -> bool {
+        self.remaining == Some(0)
     }
 
     fn write_record(&mut self, rec: &Record<'_>) -> io::Result<()> {
@@ -214,7 +240,7 @@ impl<W: Write> Output<W> {
             line.push(b'\n');
             return self.out.write_all(&line);
         }
-        writeln!(self.out, "{}", summary::line(rec, self.first_ts))?;
+        writeln!(self.out, "{}", summary::line(rec, &self.clock))?;
         if self.show.summary {
             return Ok(());
         }
@@ -260,12 +286,22 @@ impl<W: Write> Output<W> {
     }
 
     fn shown(&mut self, rec: &Record<'_>) {
+        if self.count_reached() {
+            return;
+        }
+        if let Some(n) = self.remaining.as_mut() {
+            *n -= 1;
+        }
+        if let Some(k) = self.keep.as_mut() {
+            k.push((rec.src, rec.dst, rec.first_frame, rec.frame));
+        }
         if self.stats_filtered {
             if let Some(s) = self.stats.as_mut() {
                 s.message(rec);
             }
         }
         self.print(rec);
+        self.clock.prev_shown_ts = Some(rec.ts_nanos);
     }
 
     /// Prints the requests still waiting (unanswered) that match on their own.
@@ -282,7 +318,7 @@ impl<W: Write> Output<W> {
     }
 
     fn notice_line(&self, n: &Notice) -> Option<String> {
-        let rel = |ts: i64| (ts - self.first_ts) as f64 / 1e9;
+        let rel = |ts: i64| self.clock.text(ts);
         Some(match n {
             Notice::LostInGap { stream, src, dst, at, present, kind } => {
                 let why = match kind {
@@ -291,7 +327,7 @@ impl<W: Write> Output<W> {
                     GapKind::MidStream => "the capture started inside it".to_string(),
                 };
                 format!(
-                    "{:>6} {:>11.6} {src} → {dst} [{stream}] !! a Kafka frame was lost in a gap: {why} ({present} of its bytes captured before the gap)",
+                    "{:>6} {} {src} → {dst} [{stream}] !! a Kafka frame was lost in a gap: {why} ({present} of its bytes captured before the gap)",
                     at.frame,
                     rel(at.ts_nanos)
                 )
@@ -303,13 +339,13 @@ impl<W: Write> Output<W> {
                     ResyncReason::BadSize => "after a size prefix that cannot be a frame",
                 };
                 format!(
-                    "{:>6} {:>11.6} {src} → {dst} [{stream}] !! {why}: skipped {skipped} bytes to the next frame boundary",
+                    "{:>6} {} {src} → {dst} [{stream}] !! {why}: skipped {skipped} bytes to the next frame boundary",
                     at.frame,
                     rel(at.ts_nanos)
                 )
             }
             Notice::BadSize { stream, src, at, size } => format!(
-                "{:>6} {:>11.6} {src} [{stream}] !! size prefix {size} cannot start a frame: looking for the next boundary",
+                "{:>6} {} {src} [{stream}] !! size prefix {size} cannot start a frame: looking for the next boundary",
                 at.frame,
                 rel(at.ts_nanos)
             ),
@@ -318,7 +354,7 @@ impl<W: Write> Output<W> {
                 "-", "-"
             ),
             Notice::Unanswered { stream, src, dst, request } => format!(
-                "{:>6} {:>11.6} {src} → {dst} [{stream}] !! unanswered: {} v{} Request corr={} got no response in the capture",
+                "{:>6} {} {src} → {dst} [{stream}] !! unanswered: {} v{} Request corr={} got no response in the capture",
                 request.frame,
                 rel(request.ts_nanos),
                 api_display_name(request.api_key),
@@ -326,12 +362,12 @@ impl<W: Write> Output<W> {
                 request.correlation_id
             ),
             Notice::ConflictingOverlap { stream, at, offset } => format!(
-                "{:>6} {:>11.6} [{stream}] !! a retransmitted segment's bytes differ from the first copy at stream offset {offset}",
+                "{:>6} {} [{stream}] !! a retransmitted segment's bytes differ from the first copy at stream offset {offset}",
                 at.frame,
                 rel(at.ts_nanos)
             ),
             Notice::PendingDropped { stream, request } => format!(
-                "{:>6} {:>11.6} [{stream}] !! too many requests waiting: stopped waiting for corr={}",
+                "{:>6} {} [{stream}] !! too many requests waiting: stopped waiting for corr={}",
                 request.frame,
                 rel(request.ts_nanos),
                 request.correlation_id
@@ -432,7 +468,7 @@ impl<W: Write> Sink for Output<W> {
             let r = if self.show.json {
                 writeln!(io::stderr(), "kdissect: {}", line.trim_start())
             } else {
-                writeln!(self.out, "{line}")
+                writeln!(self.out, "{line}").and_then(|()| self.flushed())
             };
             if let Err(e) = r {
                 self.io_error = Some(e);
@@ -442,8 +478,23 @@ impl<W: Write> Sink for Output<W> {
 }
 
 impl<W: Write> CaptureSink for Output<W> {
-    fn first_packet(&mut self, ts_nanos: i64) {
-        self.first_ts = ts_nanos;
+    fn first_packet(&mut self, ts_nanos: i64, precision: u8) {
+        self.clock.first_ts = ts_nanos;
+        self.clock.precision = precision;
+    }
+
+    fn packet(&mut self, ts_nanos: i64) {
+        self.clock.prev_packet_ts = self.packet_ts.replace(ts_nanos);
+    }
+
+    fn stop(&self) -> Stop {
+        if self.io_error.is_some() || self.count_reached() {
+            Stop::Now
+        } else if interrupt::received().is_some() {
+            Stop::Finish
+        } else {
+            Stop::Go
+        }
     }
 
     /// One line per TLS connection on a Kafka port, when it ends; those on other ports are
@@ -464,11 +515,11 @@ impl<W: Write> CaptureSink for Output<W> {
         if self.quiet || self.io_error.is_some() || !self.filter.shows_notice(Some(t.stream)) {
             return;
         }
-        let line = tls_line(t, self.first_ts);
+        let line = tls_line(t, &self.clock);
         let r = if self.show.json {
             writeln!(io::stderr(), "kdissect: {}", line.trim_start())
         } else {
-            writeln!(self.out, "{line}")
+            writeln!(self.out, "{line}").and_then(|()| self.flushed())
         };
         if let Err(e) = r {
             self.io_error = Some(e);
@@ -477,7 +528,7 @@ impl<W: Write> CaptureSink for Output<W> {
 }
 
 /// `frame time client → server [stream] TLS 1.3 connection (SNI "x"): N bytes encrypted ...`
-fn tls_line(t: &TlsConnection, first_ts: i64) -> String {
+fn tls_line(t: &TlsConnection, clock: &Clock) -> String {
     let version = match (t.version, t.negotiated) {
         (Some(v), true) => tls::version_name(v),
         (Some(v), false) => format!("{} offered (no ServerHello seen)", tls::version_name(v)),
@@ -501,9 +552,9 @@ fn tls_line(t: &TlsConnection, first_ts: i64) -> String {
         String::new()
     };
     format!(
-        "{:>6} {:>11.6} {} → {} [{}] TLS connection, {version}{about}: {} bytes of Kafka traffic encrypted in {} records{lost}; cannot be decoded without the session keys",
+        "{:>6} {} {} → {} [{}] TLS connection, {version}{about}: {} bytes of Kafka traffic encrypted in {} records{lost}; cannot be decoded without the session keys",
         t.first.frame,
-        (t.first.ts_nanos - first_ts) as f64 / 1e9,
+        clock.text(t.first.ts_nanos),
         t.client,
         t.server,
         t.stream,
@@ -638,7 +689,15 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         },
         quiet: cli.quiet,
         style,
-        first_ts: 0,
+        clock: Clock {
+            format: cli.time_format,
+            precision: 6,
+            ..Clock::default()
+        },
+        packet_ts: None,
+        flush_each: false,
+        remaining: cli.count,
+        keep: None,
         filter: Filter {
             apis,
             stream: cli.stream,
@@ -666,6 +725,7 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         tls: 0,
         tls_elsewhere: (0, Vec::new()),
     };
+    interrupt::install();
     let progress_ok = !cli.no_progress && !cli.json && io::stderr().is_terminal();
     let mut any_read = false;
     let mut trouble = false;
@@ -675,53 +735,40 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         } else {
             name.clone()
         };
+        let opened = match input::open(name) {
+            Ok(i) => i,
+            Err(e) => {
+                let _ = o.out.flush();
+                eprintln!("kdissect: cannot read {display}: {e}");
+                trouble = true;
+                continue;
+            }
+        };
+        // Messages appear as they complete where someone is waiting for them: on a terminal,
+        // from a pipe, or when asked; over files large buffers are faster.
+        o.flush_each = cli.line_buffered || !opened.regular || io::stdout().is_terminal();
         if inputs.len() > 1 && !cli.json && !cli.quiet {
             let _ = writeln!(o.out, "==> {display} <==");
         }
         let mut health = Health::default();
-        let err = if name == "-" {
-            pipeline::run(
-                BufReader::with_capacity(1 << 20, io::stdin().lock()),
-                &opts,
-                &mut o,
-                &mut health,
-            )
+        let err = if progress_ok && opened.size >= PROGRESS_MIN && opened.compression.is_none() {
+            let p = Progress {
+                inner: opened.reader,
+                read: 0,
+                total: opened.size,
+                last: Instant::now(),
+                drawn: false,
+            };
+            pipeline::run(p, &opts, &mut o, &mut health)
         } else {
-            match File::open(name) {
-                Ok(f) => {
-                    let total = f.metadata().map(|m| m.len()).unwrap_or(0);
-                    if progress_ok && total >= PROGRESS_MIN {
-                        let p = Progress {
-                            inner: f,
-                            read: 0,
-                            total,
-                            last: Instant::now(),
-                            drawn: false,
-                        };
-                        pipeline::run(
-                            BufReader::with_capacity(1 << 20, p),
-                            &opts,
-                            &mut o,
-                            &mut health,
-                        )
-                    } else {
-                        pipeline::run(
-                            BufReader::with_capacity(1 << 20, f),
-                            &opts,
-                            &mut o,
-                            &mut health,
-                        )
-                    }
-                }
-                Err(e) => {
-                    let _ = o.out.flush();
-                    eprintln!("kdissect: cannot read {name}: {e}");
-                    trouble = true;
-                    continue;
-                }
-            }
+            pipeline::run(opened.reader, &opts, &mut o, &mut health)
         };
-        o.flush_waiting();
+        // An interrupt ends the input wherever it is: a record cut there is not damage.
+        let err = err.filter(|_| interrupt::received().is_none());
+        // Requests held for a filter are shown unless -c already said enough.
+        if !o.count_reached() {
+            o.flush_waiting();
+        }
         if let Some(s) = o.stats.as_mut() {
             s.health.packets += health.packets;
             s.health.truncated_packets += health.truncated_packets;
@@ -748,6 +795,9 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         let plain = o.messages + o.tls + o.tls_elsewhere.0;
         for l in health_report(&display, &health, plain, &cli.ports) {
             eprintln!("kdissect: {l}");
+        }
+        if o.count_reached() || interrupt::received().is_some() {
+            break;
         }
     }
     if let Some(s) = &o.stats {
@@ -790,6 +840,11 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
             "kdissect: {} messages, {} malformed, {} frames lost in gaps, {} bytes skipped to resynchronise, {} other stream damage, {} retransmissions, {} unanswered requests",
             o.messages, o.malformed, o.lost, o.skipped_bytes, o.other_damage, o.retransmissions, o.unanswered
         );
+    }
+    if let Some(sig) = interrupt::received() {
+        return ExitCode::from(interrupt::exit_status(sig));
+    }
+    if damaged > 0 || trouble {
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS

@@ -11,6 +11,8 @@ use std::io::{self, IsTerminal, Read, Write};
 use std::process::ExitCode;
 
 mod cli_capture;
+mod input;
+mod interrupt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum ColorChoice {
@@ -94,6 +96,19 @@ pub(crate) struct Cli {
     /// Input files (pcap, pcapng, or hex text with --hex); `-` or nothing reads standard input.
     pub(crate) files: Vec<String>,
 
+    /// Capture file to read (as tshark's -r); the same as naming it after the options.
+    #[arg(
+        short = 'r',
+        long = "read-file",
+        value_name = "FILE",
+        help_heading = "Input"
+    )]
+    pub(crate) read_file: Vec<String>,
+
+    /// Stop after N Kafka messages have been shown (after the filters).
+    #[arg(short = 'c', long = "count", value_name = "N", help_heading = "Input")]
+    pub(crate) count: Option<u64>,
+
     /// Read hex text (plain hex, xxd, hexdump -C, od -An -tx1 or tshark -x dumps) instead of a capture.
     #[arg(long, help_heading = "Input")]
     pub(crate) hex: bool,
@@ -154,6 +169,17 @@ pub(crate) struct Cli {
     /// Print descriptions and byte values whole instead of cutting them.
     #[arg(long, help_heading = "Views")]
     pub(crate) wide: bool,
+
+    /// Write each message as soon as it is complete (the default on a terminal and for input
+    /// that is not a regular file: pipes, standard input).
+    #[arg(short = 'l', long, help_heading = "Views")]
+    pub(crate) line_buffered: bool,
+
+    /// Time column format, as tshark's -t: r relative to the first packet (default), a
+    /// absolute local time, ad with the date, d delta to the previous packet, dd to the previous
+    /// message shown, e epoch, u UTC, ud UTC with the date.
+    #[arg(short = 't', long = "time-format", value_name = "FORMAT", value_parser = parse_time_format, default_value = "r", help_heading = "Views")]
+    pub(crate) time_format: kdissect::render::summary::TimeFormat,
 
     /// When to colour output (NO_COLOR in the environment also turns it off).
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, help_heading = "Views")]
@@ -285,6 +311,10 @@ fn parse_frame_size(s: &str) -> Result<usize, String> {
         ));
     }
     Ok(n)
+}
+
+fn parse_time_format(s: &str) -> Result<kdissect::render::summary::TimeFormat, String> {
+    s.parse()
 }
 
 fn parse_offset(s: &str) -> Result<usize, String> {
@@ -462,16 +492,17 @@ fn main() -> ExitCode {
         max_value: cli.max_value,
         show_secrets: cli.show_secrets,
     };
-    let inputs = if cli.files.is_empty() {
+    let named: Vec<String> = cli.read_file.iter().chain(&cli.files).cloned().collect();
+    let inputs = if named.is_empty() {
         vec!["-".to_string()]
     } else {
-        cli.files.clone()
+        named.clone()
     };
     if cli.json_spans && !cli.json {
         return fail("--json-spans goes with --json");
     }
     if !cli.hex {
-        if cli.files.is_empty() && io::stdin().is_terminal() {
+        if named.is_empty() && io::stdin().is_terminal() {
             return fail("no input: give a capture file (pcap or pcapng), `-` for standard input, or --hex for hex text; see --help");
         }
         if cli.at.is_some() || cli.api_key.is_some() || cli.response {

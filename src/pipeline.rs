@@ -1,7 +1,7 @@
 //! Wires the stages for a capture file: capture → tcp → tls → kafka → the caller's sink.
 
 use crate::capture::net::{self, Skip};
-use crate::capture::pcap::{CaptureError, CaptureReader};
+use crate::capture::pcap::{CaptureError, CaptureReader, Packet};
 use crate::kafka::stream::{Config, Sink, Tracker};
 use crate::tcp::{At, Event, Limits, Reassembler};
 use crate::tls::{TlsConnection, TlsFilter, Verdict};
@@ -35,10 +35,48 @@ pub struct Health {
     pub buffer_limit_hits: u64,
 }
 
+/// Whether to go on reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Read on.
+    Go,
+    /// Stop reading, then finish as at the end of the input: flush the connections, list the
+    /// requests left unanswered (an interrupt).
+    Finish,
+    /// Stop at once (the output is gone, or enough messages were shown).
+    Now,
+}
+
+/// Where packets come from: a capture file or stream, or a live interface.
+pub trait PacketSource {
+    /// The next packet, `Ok(None)` at the end.
+    fn next_packet(&mut self) -> Result<Option<Packet<'_>>, CaptureError>;
+    /// Non-fatal oddities met so far, for the health report.
+    fn take_warnings(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+impl<R: Read> PacketSource for CaptureReader<R> {
+    fn next_packet(&mut self) -> Result<Option<Packet<'_>>, CaptureError> {
+        CaptureReader::next_packet(self)
+    }
+    fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+}
+
 /// A sink that also wants to know when the capture starts (for relative times) and which
-/// connections were TLS.
+/// connections were TLS, and that may ask to stop.
 pub trait CaptureSink: Sink {
-    fn first_packet(&mut self, _ts_nanos: i64) {}
+    /// The first packet's time, and the digits of a second the capture's timestamps carry.
+    fn first_packet(&mut self, _ts_nanos: i64, _precision: u8) {}
+    /// Every packet's time, before its messages.
+    fn packet(&mut self, _ts_nanos: i64) {}
+    /// Asked after every packet.
+    fn stop(&self) -> Stop {
+        Stop::Go
+    }
     /// A TLS connection ended (or the capture did): what could be seen of it.
     fn tls(&mut self, _conn: &TlsConnection) {}
 }
@@ -61,10 +99,19 @@ pub fn run<R: Read, S: CaptureSink>(
     sink: &mut S,
     health: &mut Health,
 ) -> Option<CaptureError> {
-    let mut reader = match CaptureReader::new(input) {
-        Ok(r) => r,
-        Err(e) => return Some(e),
-    };
+    match CaptureReader::new(input) {
+        Ok(mut r) => run_source(&mut r, opts, sink, health),
+        Err(e) => Some(e),
+    }
+}
+
+/// [`run`] over any packet source.
+pub fn run_source<P: PacketSource, S: CaptureSink>(
+    source: &mut P,
+    opts: &Options,
+    sink: &mut S,
+    health: &mut Health,
+) -> Option<CaptureError> {
     let mut tcp = Reassembler::new(opts.tcp);
     let mut kafka = Tracker::new(opts.kafka.clone());
     let mut tls = TlsFilter::new();
@@ -72,8 +119,13 @@ pub fn run<R: Read, S: CaptureSink>(
         frame: 0,
         ts_nanos: 0,
     };
+    let mut stop;
     let error = loop {
-        let pkt = match reader.next_packet() {
+        stop = sink.stop();
+        if stop != Stop::Go {
+            break None;
+        }
+        let pkt = match source.next_packet() {
             Ok(Some(p)) => p,
             Ok(None) => break None,
             Err(e) => break Some(e),
@@ -81,9 +133,10 @@ pub fn run<R: Read, S: CaptureSink>(
         health.packets += 1;
         if health.first_ts.is_none() {
             health.first_ts = Some(pkt.ts_nanos);
-            sink.first_packet(pkt.ts_nanos);
+            sink.first_packet(pkt.ts_nanos, pkt.precision);
         }
         health.last_ts = pkt.ts_nanos;
+        sink.packet(pkt.ts_nanos);
         let at = At {
             frame: pkt.number,
             ts_nanos: pkt.ts_nanos,
@@ -107,7 +160,10 @@ pub fn run<R: Read, S: CaptureSink>(
             }
         }
     };
-    health.warnings.append(&mut reader.warnings);
+    health.warnings.append(&mut source.take_warnings());
+    if stop == Stop::Now {
+        return error;
+    }
     tcp.finish(last, &mut |ev| route(&mut tls, &mut kafka, ev, sink));
     health.evicted_connections += tcp.evicted;
     health.buffer_limit_hits += tcp.buffer_limit_hits;

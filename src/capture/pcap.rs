@@ -30,6 +30,8 @@ pub struct Packet<'a> {
     pub orig_len: u32,
     /// Offset of the packet's record in the file.
     pub file_offset: u64,
+    /// Digits of a second its timestamp carries (6 or 9).
+    pub precision: u8,
 }
 
 #[derive(Debug)]
@@ -322,6 +324,7 @@ impl<R: Read> CaptureReader<R> {
             data: &self.buf,
             orig_len: orig_len.max(caplen as u32),
             file_offset: start,
+            precision: if nanos { 9 } else { 6 },
         }))
     }
 
@@ -394,6 +397,7 @@ impl<R: Read> CaptureReader<R> {
                         data: self.buf.get(data_off..data_off + caplen).unwrap_or(&[]),
                         orig_len,
                         file_offset: start,
+                        precision: if res > 1_000_000 { 9 } else { 6 },
                     }));
                 }
                 Block::SimplePacket(spb) => {
@@ -411,6 +415,7 @@ impl<R: Read> CaptureReader<R> {
                         data: self.buf.get(data_off..data_off + len).unwrap_or(&[]),
                         orig_len,
                         file_offset: start,
+                        precision: if iface.resolution > 1_000_000 { 9 } else { 6 },
                     }));
                 }
                 _ => continue,

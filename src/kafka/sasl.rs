@@ -96,21 +96,58 @@ pub struct SaslFact {
 
 impl SaslFact {
     pub fn from(p: &Parsed, buf: &[u8]) -> SaslFact {
-        let user = p
-            .parts
-            .iter()
-            .find(|n| n.name == "authcid" || n.name == "username")
-            .and_then(|n| match n.value {
-                Value::Bytes(Some((o, l))) => buf.get(o..o + l),
-                _ => None,
-            })
+        let bytes = |name: &str| {
+            p.parts
+                .iter()
+                .find(|n| n.name == name)
+                .and_then(|n| match n.value {
+                    Value::Bytes(Some((o, l))) => buf.get(o..o + l),
+                    _ => None,
+                })
+        };
+        let user = bytes("authcid")
+            .or_else(|| bytes("username"))
             .map(|b| {
                 String::from_utf8_lossy(b)
                     .replace("=2C", ",")
                     .replace("=3D", "=")
-            });
+            })
+            .or_else(|| bytes("auth").and_then(token_subject));
         SaslFact { step: p.step, user }
     }
+}
+
+/// The `sub` claim of a JWT bearer token (`Bearer header.payload.signature`): who the token
+/// speaks for. The claim is not secret (the signature is what proves it); the token is.
+fn token_subject(auth: &[u8]) -> Option<String> {
+    let token = auth.strip_prefix(b"Bearer ")?;
+    let payload = token.split(|&b| b == b'.').nth(1)?;
+    let json = base64url(payload)?;
+    let v: serde_json::Value = serde_json::from_slice(&json).ok()?;
+    v.get("sub")?.as_str().map(str::to_string)
+}
+
+/// Unpadded URL-safe base64, as JWTs write their parts.
+fn base64url(s: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let (mut bits, mut n) = (0u32, 0u32);
+    for &c in s.iter().take_while(|&&c| c != b'=') {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' | b'+' => 62,
+            b'_' | b'/' => 63,
+            _ => return None,
+        };
+        bits = (bits << 6) | u32::from(v);
+        n += 6;
+        if n >= 8 {
+            n -= 8;
+            out.push((bits >> n) as u8);
+        }
+    }
+    Some(out)
 }
 
 /// Splits `buf[start..end]` into the parts of the SASL message it holds.
@@ -496,6 +533,15 @@ mod tests {
         assert_eq!(names, vec!["gs2_header", "auth", "extension", "end"]);
         let (o, l) = p.secrets[0];
         assert_eq!(&data[o..o + l], b"eyJhbGciOi.x.y");
+    }
+
+    #[test]
+    fn an_unsecured_jwt_names_its_subject() {
+        // {"alg":"none"} . {"sub":"dave"} . (no signature)
+        let data = b"n,,\x01auth=Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJkYXZlIn0.\x01\x01";
+        let p = parse(data, 0, data.len(), Region::RequestBody);
+        let f = SaslFact::from(&p, data);
+        assert_eq!(f.user.as_deref(), Some("dave"));
     }
 
     #[test]

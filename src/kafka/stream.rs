@@ -58,6 +58,9 @@ pub struct Record<'a> {
     pub stream: u32,
     /// Packet that completed the message.
     pub frame: u64,
+    /// Packet that carried the message's first byte (the message's bytes are in the packets
+    /// of its direction from this one to `frame`).
+    pub first_frame: u64,
     pub ts_nanos: i64,
     pub src: SocketAddr,
     pub dst: SocketAddr,
@@ -167,6 +170,52 @@ struct KHalf {
     scan: Scan,
     /// Packet of the last bytes added, for messages completed when the connection ends.
     last_at: At,
+    /// Where each packet's bytes begin in `buf`, with its frame number: which packets a
+    /// message came in (for `-w`). Only marks at or after `pos` (and the one before) are kept.
+    marks: std::collections::VecDeque<(usize, u64)>,
+}
+
+impl KHalf {
+    /// Appends a packet's bytes.
+    fn push(&mut self, bytes: &[u8], frame: u64) {
+        self.marks.push_back((self.buf.len(), frame));
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// The packet that carried the byte at `off` of `buf`.
+    fn frame_at(&self, off: usize) -> u64 {
+        self.marks
+            .iter()
+            .take_while(|(o, _)| *o <= off)
+            .last()
+            .map_or(self.last_at.frame, |(_, f)| *f)
+    }
+
+    /// Forgets marks of packets wholly before `pos`.
+    fn prune_marks(&mut self) {
+        while self.marks.len() > 1 && self.marks.get(1).is_some_and(|(o, _)| *o <= self.pos) {
+            self.marks.pop_front();
+        }
+    }
+
+    /// Drops the consumed bytes once they are the larger part of the buffer.
+    fn compact(&mut self) {
+        if self.pos > 0 && self.pos * 2 >= self.buf.len() {
+            self.prune_marks();
+            self.buf.drain(..self.pos);
+            for m in self.marks.iter_mut() {
+                m.0 = m.0.saturating_sub(self.pos);
+            }
+            self.pos = 0;
+        }
+    }
+
+    /// Forgets everything buffered.
+    fn clear(&mut self) {
+        self.buf.clear();
+        self.marks.clear();
+        self.pos = 0;
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,6 +235,13 @@ struct KConn {
     pending_order: std::collections::VecDeque<i32>,
     used: Vec<(i16, i16)>,
     data_events: u32,
+}
+
+/// Where a message's bytes came from: the packet of its first byte and the one completing it.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    first: u64,
+    at: At,
 }
 
 /// Bytes kept while deciding whether a connection on an unknown port is Kafka.
@@ -335,7 +391,7 @@ impl Tracker {
                     State::Undecided => {
                         c.data_events += 1;
                         let h = crate::be::pick_mut(&mut c.halves, d);
-                        h.buf.extend_from_slice(bytes);
+                        h.push(bytes, at.frame);
                         if plausible_request_at(h.buf.get(h.pos..).unwrap_or(&[]), cfg.max_frame) {
                             c.state = State::Kafka;
                             c.broker = Some(dst);
@@ -358,7 +414,7 @@ impl Tracker {
                     State::Kafka => {
                         let h = crate::be::pick_mut(&mut c.halves, d);
                         h.last_at = at;
-                        h.buf.extend_from_slice(bytes);
+                        h.push(bytes, at.frame);
                         Self::cut(c, &cfg, &mut self.topics, stream, d, at, sink);
                     }
                 }
@@ -417,6 +473,10 @@ impl Tracker {
                 }
                 if c.state == State::Kafka && present >= 8 {
                     // Show what the gap left of the frame: its header at least.
+                    let span = Span {
+                        first: h.frame_at(h.pos),
+                        at,
+                    };
                     let part = h.buf.split_off(h.pos);
                     if is_request {
                         Self::on_request(
@@ -427,7 +487,7 @@ impl Tracker {
                             src,
                             dst,
                             &part,
-                            at,
+                            span,
                             true,
                             sink,
                         );
@@ -440,15 +500,14 @@ impl Tracker {
                             src,
                             dst,
                             &part,
-                            at,
+                            span,
                             true,
                             sink,
                         );
                     }
                 }
                 let h = crate::be::pick_mut(&mut c.halves, d);
-                h.buf.clear();
-                h.pos = 0;
+                h.clear();
                 h.resync = true;
                 h.scan = Scan::default();
                 h.why = Some(if kind == GapKind::MidStream {
@@ -645,23 +704,22 @@ impl Tracker {
             }
             let start = h.pos;
             h.pos += len;
+            let span = Span {
+                first: h.frame_at(start),
+                at,
+            };
             // The frame is decoded from the connection's buffer; move it out of the way of
             // the mutable borrows below by swapping the buffer temporarily.
             let buf = std::mem::take(&mut crate::be::pick_mut(&mut c.halves, d).buf);
             let frame = buf.get(start..start + len).unwrap_or(&[]);
             if is_request {
-                Self::on_request(c, cfg, topics, stream, src, dst, frame, at, false, sink);
+                Self::on_request(c, cfg, topics, stream, src, dst, frame, span, false, sink);
             } else {
-                Self::on_response(c, cfg, topics, stream, src, dst, frame, at, false, sink);
+                Self::on_response(c, cfg, topics, stream, src, dst, frame, span, false, sink);
             }
             crate::be::pick_mut(&mut c.halves, d).buf = buf;
         }
-        // Compact: drop consumed bytes once they are the larger part of the buffer.
-        let h = crate::be::pick_mut(&mut c.halves, d);
-        if h.pos > 0 && h.pos * 2 >= h.buf.len() {
-            h.buf.drain(..h.pos);
-            h.pos = 0;
-        }
+        crate::be::pick_mut(&mut c.halves, d).compact();
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -673,10 +731,11 @@ impl Tracker {
         src: SocketAddr,
         dst: SocketAddr,
         frame: &[u8],
-        at: At,
+        span: Span,
         partial: bool,
         sink: &mut impl Sink,
     ) {
+        let at = span.at;
         let mut msg = decode_request_with(frame, cfg.decode);
         topics.observe(&mut msg);
         // Only a plausible request header waits for an answer: junk read as a header must
@@ -712,6 +771,7 @@ impl Tracker {
         sink.message(&Record {
             stream,
             frame: at.frame,
+            first_frame: span.first,
             ts_nanos: at.ts_nanos,
             src,
             dst,
@@ -732,10 +792,11 @@ impl Tracker {
         src: SocketAddr,
         dst: SocketAddr,
         frame: &[u8],
-        at: At,
+        span: Span,
         partial: bool,
         sink: &mut impl Sink,
     ) {
+        let at = span.at;
         let corr = peek_response_correlation(frame);
         let request = corr.and_then(|k| c.pending.remove(&k));
         if let Some(k) = corr {
@@ -770,6 +831,7 @@ impl Tracker {
         sink.message(&Record {
             stream,
             frame: at.frame,
+            first_frame: span.first,
             ts_nanos: at.ts_nanos,
             src,
             dst,

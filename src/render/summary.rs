@@ -309,10 +309,116 @@ pub fn latency_text(nanos: i64) -> String {
     }
 }
 
+/// How the time column reads, as tshark's `-t`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TimeFormat {
+    /// Seconds since the first packet (`r`).
+    #[default]
+    Relative,
+    /// Local time of day (`a`), with the date (`ad`).
+    Absolute,
+    AbsoluteDate,
+    /// Seconds since the previous packet (`d`), since the previous message shown (`dd`).
+    Delta,
+    DeltaShown,
+    /// Seconds since 1970 (`e`).
+    Epoch,
+    /// UTC time of day (`u`), with the date (`ud`).
+    Utc,
+    UtcDate,
+}
+
+impl std::str::FromStr for TimeFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "r" => TimeFormat::Relative,
+            "a" => TimeFormat::Absolute,
+            "ad" => TimeFormat::AbsoluteDate,
+            "d" => TimeFormat::Delta,
+            "dd" => TimeFormat::DeltaShown,
+            "e" => TimeFormat::Epoch,
+            "u" => TimeFormat::Utc,
+            "ud" => TimeFormat::UtcDate,
+            other => {
+                return Err(format!(
+                    "{other:?} is not a time format: r, a, ad, d, dd, e, u or ud (as tshark -t)"
+                ))
+            }
+        })
+    }
+}
+
+/// The time column: the format, and the times it is counted from.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Clock {
+    pub format: TimeFormat,
+    /// Digits of a second shown: 6, or 9 for nanosecond captures.
+    pub precision: u8,
+    pub first_ts: i64,
+    /// The packet before the current one, and the last message shown.
+    pub prev_packet_ts: Option<i64>,
+    pub prev_shown_ts: Option<i64>,
+}
+
+impl Clock {
+    /// The column for a packet at `ts` (nanoseconds since 1970), right-aligned as tshark's.
+    pub fn text(&self, ts: i64) -> String {
+        let digits = if self.precision >= 9 { 9 } else { 6 };
+        let secs = |n: i64| {
+            let v = n as f64 / 1e9;
+            format!("{v:>w$.digits$}", w = 5 + digits)
+        };
+        match self.format {
+            TimeFormat::Relative => secs(ts - self.first_ts),
+            TimeFormat::Delta => secs(self.prev_packet_ts.map_or(0, |p| ts - p)),
+            TimeFormat::DeltaShown => secs(self.prev_shown_ts.map_or(0, |p| ts - p)),
+            TimeFormat::Epoch => {
+                let frac = ts.rem_euclid(1_000_000_000);
+                let frac = if digits == 9 { frac } else { frac / 1000 };
+                format!("{}.{frac:0digits$}", ts.div_euclid(1_000_000_000))
+            }
+            TimeFormat::Absolute
+            | TimeFormat::AbsoluteDate
+            | TimeFormat::Utc
+            | TimeFormat::UtcDate => wall_clock(ts, self.format, digits),
+        }
+    }
+}
+
+/// `HH:MM:SS.ffffff`, with the date before it for `ad`/`ud`; local time for `a`/`ad`.
+fn wall_clock(ts: i64, format: TimeFormat, digits: usize) -> String {
+    use chrono::{DateTime, Local, Utc};
+    let Some(utc) = DateTime::<Utc>::from_timestamp(
+        ts.div_euclid(1_000_000_000),
+        ts.rem_euclid(1_000_000_000) as u32,
+    ) else {
+        return ts.to_string();
+    };
+    let frac = ts.rem_euclid(1_000_000_000);
+    let frac = if digits == 9 { frac } else { frac / 1000 };
+    let (date, time) = match format {
+        TimeFormat::Absolute | TimeFormat::AbsoluteDate => {
+            let l = utc.with_timezone(&Local);
+            (
+                l.format("%Y-%m-%d").to_string(),
+                l.format("%H:%M:%S").to_string(),
+            )
+        }
+        _ => (
+            utc.format("%Y-%m-%d").to_string(),
+            utc.format("%H:%M:%S").to_string(),
+        ),
+    };
+    match format {
+        TimeFormat::AbsoluteDate | TimeFormat::UtcDate => format!("{date} {time}.{frac:0digits$}"),
+        _ => format!("{time}.{frac:0digits$}"),
+    }
+}
+
 /// The summary line of a message found in a capture.
-pub fn line(rec: &Record<'_>, first_ts: i64) -> String {
+pub fn line(rec: &Record<'_>, clock: &Clock) -> String {
     let msg = &rec.msg;
-    let rel = (rec.ts_nanos - first_ts) as f64 / 1e9;
     let dir = match msg.direction {
         Direction::Request => "Request",
         Direction::Response => "Response",
@@ -322,8 +428,12 @@ pub fn line(rec: &Record<'_>, first_ts: i64) -> String {
         _ => "Unknown".to_string(),
     };
     let mut s = format!(
-        "{:>6} {:>11.6} {} → {} [{}] {api} {dir}",
-        rec.frame, rel, rec.src, rec.dst, rec.stream
+        "{:>6} {} {} → {} [{}] {api} {dir}",
+        rec.frame,
+        clock.text(rec.ts_nanos),
+        rec.src,
+        rec.dst,
+        rec.stream
     );
     if let Some(c) = msg.correlation_id {
         let _ = write!(s, " corr={c}");

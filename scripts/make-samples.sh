@@ -492,6 +492,7 @@ derive_variants() {
     python3 "$mangle" reorder "$src" "$OUT/kgen-reordered.pcap"
     python3 "$mangle" duplicate "$src" "$OUT/kgen-duplicate-segment.pcap"
     python3 "$mangle" drop "$src" "$OUT/kgen-lost-segment.pcap"
+    python3 "$mangle" merge-skew "$src" "$OUT/kgen-all-versions-merged-skew.pcap"
 }
 
 main() {

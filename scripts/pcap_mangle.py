@@ -14,6 +14,11 @@ segments sit in the Kafka byte stream (which message, by correlation id, and whi
         insert an exact copy of data segment N after the K-th following packet (a retransmission)
     pcap_mangle.py drop IN OUT [--frame N]
         remove data segment N (a segment lost before the capture point)
+    pcap_mangle.py merge-skew IN OUT [--count 50] [--max-gap 7] [--seed S]
+        move COUNT data segments each after a later data segment of the same direction at most
+        MAX-GAP packets on, the other direction's packets staying where they were: as in a
+        capture merged from two taps, an answer and its ACK can come before the last segment
+        of what it answers
 
 Without --frame, the target is the middle segment of the largest multi-segment Kafka message
 (the segment at index len//2 of its segments), so the edit lands inside one message.
@@ -23,6 +28,7 @@ used.
 """
 
 import argparse
+import hashlib
 import ipaddress
 import struct
 import sys
@@ -85,7 +91,7 @@ def ip_offset(linktype, pkt):
 
 
 def parse_tcp(linktype, pkt):
-    """(src, dst, seq, flags, payload) of a TCP packet, or None. src/dst are (addr, port)."""
+    """(src, dst, seq, ack, flags, payload) of a TCP packet, or None. src/dst are (addr, port)."""
     off = ip_offset(linktype, pkt)
     if off is None or len(pkt) < off + 20:
         return None
@@ -114,11 +120,11 @@ def parse_tcp(linktype, pkt):
         return None
     if len(pkt) < tcp + 20:
         return None
-    sport, dport, seq = struct.unpack(">HHI", pkt[tcp : tcp + 8])
+    sport, dport, seq, ack = struct.unpack(">HHII", pkt[tcp : tcp + 12])
     doff = (pkt[tcp + 12] >> 4) * 4
     flags = pkt[tcp + 13]
     payload = pkt[tcp + doff : min(end, len(pkt))]
-    return (src_ip, sport), (dst_ip, dport), seq, flags, payload
+    return (src_ip, sport), (dst_ip, dport), seq, ack, flags, payload
 
 
 API_NAMES = {
@@ -135,8 +141,9 @@ API_NAMES = {
 class Segment:
     """One TCP data segment and the Kafka message bytes it carries."""
 
-    def __init__(self, frame, src, dst, seq, length):
+    def __init__(self, frame, src, dst, seq, length, ack=None):
         self.frame, self.src, self.dst, self.seq, self.length = frame, src, dst, seq, length
+        self.ack = ack  # None when the ACK flag is off
         self.pieces = []  # (message, start, end): bytes [start, end) of message
 
     def where(self):
@@ -186,7 +193,7 @@ def analyse(cap):
         tcp = parse_tcp(cap.linktype, pkt)
         if tcp is None:
             continue
-        src, dst, seq, flags, payload = tcp
+        src, dst, seq, ack, flags, payload = tcp
         if flags & 0x02 and not flags & 0x10:  # SYN without ACK: dst is the server
             servers.add(dst)
         st = flows.setdefault((src, dst), {"next": None, "msg": None, "lenbuf": b"",
@@ -196,7 +203,7 @@ def analyse(cap):
             continue
         if not payload:
             continue
-        seg = Segment(index + 1, src, dst, seq, len(payload))
+        seg = Segment(index + 1, src, dst, seq, len(payload), ack if flags & 0x10 else None)
         segments.append(seg)
         if st["broken"] or (st["next"] is not None and seq != st["next"]):
             continue  # retransmission, gap or garbage: not mapped
@@ -264,6 +271,98 @@ def target(args, segments):
     return find_segment(segments, args.frame) if args.frame else pick_default(segments)
 
 
+def seq_at_or_after(a, b):
+    """Whether 32-bit sequence number a is at or after b, wrapping."""
+    return (a - b) & 0xFFFFFFFF < 0x80000000
+
+
+def acknowledges(peer, seg):
+    """Whether data segment peer (or None) goes the other way and acknowledges all of seg."""
+    end = (seg.seq + seg.length) & 0xFFFFFFFF
+    return bool(peer and peer.src == seg.dst and peer.dst == seg.src and peer.ack is not None
+                and seq_at_or_after(peer.ack, end))
+
+
+def answered_between(seg, by_index, i, j):
+    """Whether a data segment between record indexes i and j answers seg: moving seg past it
+    puts the answer first."""
+    return any(acknowledges(by_index.get(k), seg) for k in range(i + 1, j))
+
+
+def skew_candidate(seg, by_index, max_gap):
+    """(seg, target, answered) for moving seg after target, or None. The target is a later data
+    segment of the same direction at most max_gap packets on: the nearest one that puts an
+    answer before seg if there is one, else the nearest."""
+    i = seg.frame - 1
+    later = [by_index[k] for k in range(i + 1, i + max_gap + 1)
+             if k in by_index and by_index[k].src == seg.src and by_index[k].dst == seg.dst]
+    for t in later:
+        if answered_between(seg, by_index, i, t.frame - 1):
+            return seg, t, True
+    return (seg, later[0], False) if later else None
+
+
+def skew_moves(segments, n_records, count, max_gap, seed):
+    """Picks count moves and applies them, in turn, to the packet order. Each data segment is
+    moved at most once and each target used once, and a move's target must be at most max_gap
+    packets after the segment in the order as it is then, so no segment ends up more than
+    max_gap packets later than it was (a later move can only take a packet from before a moved
+    segment to after it). Moves that put an answer before their segment are tried first, in an
+    order shuffled by the seed; then the others, likewise. Returns the new order (original
+    record indexes) and the moves in the order applied."""
+    by_index = {s.frame - 1: s for s in segments}
+    cands = [c for c in (skew_candidate(s, by_index, max_gap) for s in segments) if c]
+
+    def order_key(c):
+        # A hash of seed and frame, not the random module: every Python gives the same order.
+        return not c[2], hashlib.sha256(f"{seed}:{c[0].frame}".encode()).digest()
+
+    cands.sort(key=order_key)
+    order = list(range(n_records))
+    moves, used = [], set()
+    for seg, t, _ in cands:
+        i, j = seg.frame - 1, t.frame - 1
+        if i in used or j in used:
+            continue
+        pi, pj = order.index(i), order.index(j)
+        if not 0 < pj - pi <= max_gap:
+            continue
+        order.insert(pj, order.pop(pi))
+        used |= {i, j}
+        moves.append((seg, t))
+        if len(moves) == count:
+            break
+    if len(moves) < count:
+        sys.exit(f"only {len(moves)} moves fit in this capture, not {count}")
+    return order, moves
+
+
+def answered_before(seg, order, by_index):
+    """Whether, in the new order, a data segment that answers seg comes before it."""
+    return any(acknowledges(by_index.get(k), seg) for k in order[: order.index(seg.frame - 1)])
+
+
+def merge_skew(cap, segments, args):
+    order, moves = skew_moves(segments, len(cap.records), args.count, args.max_gap, args.seed)
+    stamps = [(r[0], r[1]) for r in cap.records]
+    records = cap.records
+    cap.records = [records[k] for k in order]
+    for k, (sec, frac) in enumerate(stamps):
+        cap.records[k][0], cap.records[k][1] = sec, frac
+    by_index = {s.frame - 1: s for s in segments}
+    answered = 0
+    for seg, t in sorted(moves, key=lambda m: m[0].frame):
+        now = order.index(seg.frame - 1) + 1
+        note = ""
+        if answered_before(seg, order, by_index):
+            answered += 1
+            note = "; an answer acknowledging it now comes before it"
+        print(f"frame {seg.frame} ({fmt_flow(seg)} seq {seg.seq} len {seg.length}, "
+              f"{seg.where()}) moved after frame {t.frame}: now frame {now}{note}")
+    print(f"merge-skew: {len(moves)} data segments moved, each at most {args.max_gap} packets "
+          f"later; {answered} of them behind an answer that acknowledges them (seed {args.seed})")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -278,6 +377,13 @@ def main():
         if name == "duplicate":
             p.add_argument("--gap", type=int, default=2,
                            help="insert the copy after this many following packets (default 2)")
+    p = sub.add_parser("merge-skew")
+    p.add_argument("input")
+    p.add_argument("output")
+    p.add_argument("--count", type=int, default=50, help="data segments to move (default 50)")
+    p.add_argument("--max-gap", type=int, default=7,
+                   help="move each at most this many packets later (default 7)")
+    p.add_argument("--seed", type=int, default=1, help="orders the choice of segments (default 1)")
     args = parser.parse_args()
 
     cap = Pcap(args.input)
@@ -287,6 +393,10 @@ def main():
         return
     if args.cmd == "pick":
         print(pick_default(segments).frame)
+        return
+    if args.cmd == "merge-skew":
+        merge_skew(cap, segments, args)
+        cap.write(args.output)
         return
 
     seg = target(args, segments)

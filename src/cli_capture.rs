@@ -630,7 +630,7 @@ fn health_report(name: &str, h: &Health, messages: u64, ports: &[u16]) -> Vec<St
     }
     if h.buffer_limit_hits > 0 {
         lines.push(format!(
-            "{name}: {} times a direction buffered more than --max-buffered bytes out of order; the hole before them was declared lost",
+            "{name}: {} times a direction buffered more than --max-buffered bytes waiting for a hole to fill (out of order, or an answer held for the end of its question); the hole was declared lost",
             h.buffer_limit_hits
         ));
     }

@@ -202,7 +202,7 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "N", default_value_t = kdissect::kafka::decode::MAX_ELEMENTS, help_heading = "Limits")]
     pub(crate) max_elements: usize,
 
-    /// Out-of-order bytes buffered per direction while waiting for a hole to fill (K/M/G); past it the hole is declared lost.
+    /// Bytes buffered per direction while waiting for a hole to fill, out of order or held for the other direction (K/M/G); past it the hole is declared lost.
     #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = parse_size, help_heading = "Limits")]
     pub(crate) max_buffered: usize,
 

@@ -237,6 +237,90 @@ proptest! {
         prop_assert!(!c.notices.iter().any(|n| matches!(n, Notice::LostInGap { .. } | Notice::Resync { .. })), "{:?}", c.notices);
     }
 }
+/// Moves data segment `i` after the last data segment of its direction at most `dist` packets
+/// on, as a capture merged from two taps can show it: the other direction's packets stay where
+/// they were. Segments moved or used as a target before (`ids`, original indexes, in `used`)
+/// are left alone, so that none ends up more than `dist` packets late.
+fn move_later(
+    segs: &mut Vec<Seg>,
+    ids: &mut Vec<usize>,
+    used: &mut Vec<usize>,
+    i: usize,
+    dist: usize,
+) {
+    let last = segs.len() - 3; // before the two FINs
+    let data = |s: &Seg| !s.payload.is_empty();
+    if !data(&segs[i]) || used.contains(&ids[i]) {
+        return;
+    }
+    let Some(j) = (i + 1..=(i + dist).min(last))
+        .rev()
+        .find(|&j| data(&segs[j]) && segs[j].from_client == segs[i].from_client)
+    else {
+        return;
+    };
+    if used.contains(&ids[j]) {
+        return;
+    }
+    used.extend([ids[i], ids[j]]);
+    let s = segs.remove(i);
+    segs.insert(j, s);
+    let id = ids.remove(i);
+    ids.insert(j, id);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// Two directions merged out of order: data segments each moved up to 7 packets later,
+    /// past the other direction's answer whose ACK covers them. The same messages, in the same
+    /// order, paired, with no loss.
+    #[test]
+    fn answers_before_the_end_of_their_questions(
+        sizes in proptest::collection::vec(1usize..120, 1..8),
+        moves in proptest::collection::vec((0usize..400, 1usize..=7), 1..16),
+    ) {
+        let mut segs = conversation(&exchanges(), &sizes);
+        let n = segs.len();
+        let mut ids: Vec<usize> = (0..n).collect();
+        let mut used = Vec::new();
+        for (at, dist) in moves {
+            move_later(&mut segs, &mut ids, &mut used, 3 + at % (n - 5), dist);
+        }
+        let (c, _, _) = run_bytes(&to_pcap(&segs), &Options::default());
+        prop_assert_eq!(&c.rows, &expected());
+        prop_assert!(c.latencies.iter().skip(1).step_by(2).all(Option::is_some));
+        prop_assert!(!c.notices.iter().any(|n| matches!(n, Notice::LostInGap { .. } | Notice::Resync { .. })), "{:?}", c.notices);
+    }
+}
+
+/// The last segment of the DescribeCluster request shown after the whole response, whose
+/// ACKs cover it: the request completes first, then the held response pairs with it.
+#[test]
+fn answer_seen_before_the_last_segment_of_its_request_pairs() {
+    let mut segs = conversation(&exchanges(), &[10]);
+    let data = |s: &Seg| !s.payload.is_empty();
+    // Last segments of each request (a client segment followed by the broker's).
+    let ends: Vec<usize> = (3..segs.len() - 3)
+        .filter(|&i| data(&segs[i]) && segs[i].from_client && !segs[i + 1].from_client)
+        .collect();
+    let last = ends[1];
+    let answer_end = (last + 1..segs.len())
+        .find(|&k| segs[k + 1].from_client)
+        .expect("end of the response");
+    let s = segs.remove(last);
+    segs.insert(answer_end, s);
+    let (c, _, _) = run_bytes(&to_pcap(&segs), &Options::default());
+    assert_eq!(c.rows, expected());
+    assert!(c.latencies[3].is_some(), "{:?}", c.latencies);
+    assert!(
+        c.notices
+            .iter()
+            .all(|n| matches!(n, Notice::Connection { .. })),
+        "{:?}",
+        c.notices
+    );
+}
+
 #[test]
 fn zz_dump() {
     let segs = conversation(&exchanges(), &[10]);

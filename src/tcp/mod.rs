@@ -4,23 +4,28 @@
 //! bounded buffer; retransmissions and overlaps are dropped (an overlap whose bytes differ from
 //! what was delivered is reported); SYN, FIN and RST are followed, and a SYN that reuses a
 //! closed 4-tuple starts a new stream. A hole that is never filled becomes a gap event, so the
-//! layer above can say which message was lost and resynchronise.
+//! layer above can say which message was lost and resynchronise. An answer seen before the
+//! end of what it answers (a capture merged from two taps) is held until that end arrives, so
+//! that the layer above sees the two directions in causal order.
 // Input-derived values never index, unwrap or expect here: a hostile capture must not panic.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use crate::capture::net::TcpSegment;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::SocketAddr;
 
 /// Limits that keep memory bounded whatever the capture holds.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// Out-of-order bytes buffered per direction before the hole is declared lost.
+    /// Bytes buffered per direction, out of order or held behind the other direction, before
+    /// the hole they wait for is declared lost.
     pub max_buffered: usize,
     /// Connections tracked at once; past it, the connection idle longest is dropped.
     pub max_connections: usize,
     /// Packets of a connection after which a hole the receiver has acknowledged is declared
-    /// lost (the capture missed it), leaving room for segments merely reordered in the capture.
+    /// lost (the capture missed it), leaving room for segments merely reordered in the capture;
+    /// an answer that came before the end of what it answers is held as long.
     pub reorder_window: u32,
 }
 
@@ -97,22 +102,114 @@ pub enum Event<'a> {
 /// Bytes of delivered data kept per direction to check overlaps against.
 const RECENT: usize = 64 * 1024;
 
+/// A segment in the out-of-order buffer, waiting for the bytes before it.
+#[derive(Debug)]
+struct Waiting {
+    bytes: Vec<u8>,
+    /// Bytes the snap length cut off its end.
+    missing: usize,
+    at: At,
+    /// What it acknowledged of the other direction (with the ACK flag).
+    ack: Option<u32>,
+}
+
+/// What one direction tells the layer above, borrowed while it goes out at once.
+#[derive(Debug, Clone, Copy)]
+enum Piece<'a> {
+    Data(&'a [u8]),
+    Gap(GapKind),
+}
+
+/// A piece held back, owned.
+#[derive(Debug)]
+enum HeldPiece {
+    Data(Vec<u8>),
+    Gap(GapKind),
+}
+
+/// A piece of a direction held back while the other direction's bytes it acknowledges have
+/// not gone out (or behind an earlier held piece).
+#[derive(Debug)]
+struct Held {
+    piece: HeldPiece,
+    at: At,
+    /// Where it starts in its own direction's sequence space.
+    seq: u32,
+    /// The other direction's sequence number it acknowledged; none for a declared gap.
+    ack: Option<u32>,
+    /// The connection's packet count when it was held: it waits `reorder_window` packets.
+    since: u32,
+}
+
 #[derive(Debug, Default)]
 struct Half {
     /// Next expected sequence number, once known.
     next: Option<u32>,
-    /// Stream offset of `next` (bytes delivered or skipped so far).
+    /// Stream offset of `next` (bytes put in order or skipped so far).
     next_off: u64,
-    /// Out-of-order segments by stream offset: (bytes, bytes cut by snaplen, frame).
-    ooo: BTreeMap<u64, (Vec<u8>, usize, At)>,
+    /// Out-of-order segments by stream offset.
+    ooo: BTreeMap<u64, Waiting>,
     ooo_bytes: usize,
-    /// The last bytes delivered, ending at `next_off`.
+    /// The last bytes put in order, ending at `next_off`.
     recent: Vec<u8>,
     fin: bool,
     /// Set when the peer acknowledged bytes past `next` that we have not seen: the packet
     /// count at that moment.
     acked_hole_since: Option<u32>,
     acked_to: Option<u32>,
+    /// In-order pieces not yet gone out, oldest first: `next` runs ahead of what the layer
+    /// above has seen by these.
+    held: VecDeque<Held>,
+    held_bytes: usize,
+}
+
+impl Half {
+    /// What of this direction has gone out: the start of the first held piece, else `next`.
+    fn sent(&self) -> Option<u32> {
+        self.held.front().map(|h| h.seq).or(self.next)
+    }
+}
+
+/// One direction of a connection as its pieces go out.
+#[derive(Debug, Clone, Copy)]
+struct Dir {
+    stream: u32,
+    src: SocketAddr,
+    dst: SocketAddr,
+    /// What of the other direction has gone out (`Half::sent`).
+    peer_sent: Option<u32>,
+    /// The connection's packet count, to time held pieces.
+    packets: u32,
+}
+
+impl Dir {
+    fn event<'a>(&self, piece: Piece<'a>, at: At) -> Event<'a> {
+        match piece {
+            Piece::Data(bytes) => Event::Data {
+                stream: self.stream,
+                src: self.src,
+                dst: self.dst,
+                bytes,
+                at,
+            },
+            Piece::Gap(kind) => Event::Gap {
+                stream: self.stream,
+                src: self.src,
+                dst: self.dst,
+                kind,
+                at,
+            },
+        }
+    }
+
+    /// Whether the other direction's bytes acknowledged by `ack` have gone out. An ACK of
+    /// bytes never seen at all (the other direction unknown) asks for nothing.
+    fn answered(&self, ack: Option<u32>) -> bool {
+        match (ack, self.peer_sent) {
+            (Some(a), Some(p)) => seq_diff(a, p) <= 0,
+            _ => true,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -135,11 +232,11 @@ pub struct Reassembler {
     next_id: u32,
     /// Connections dropped because of `max_connections`.
     pub evicted: u64,
-    /// Holes declared lost because out-of-order data passed `max_buffered`.
+    /// Holes declared lost because out-of-order or held data passed `max_buffered`.
     pub buffer_limit_hits: u64,
     /// Closed connections still in `conns`, oldest first: only the most recent few are kept,
     /// so that tracking stays proportional to the connections open, not to all ever seen.
-    closed: std::collections::VecDeque<(SocketAddr, SocketAddr)>,
+    closed: VecDeque<(SocketAddr, SocketAddr)>,
 }
 
 /// Closed connections kept to recognise late retransmissions.
@@ -165,7 +262,7 @@ impl Reassembler {
             next_id: 0,
             evicted: 0,
             buffer_limit_hits: 0,
-            closed: std::collections::VecDeque::new(),
+            closed: VecDeque::new(),
         }
     }
 
@@ -221,78 +318,24 @@ impl Reassembler {
         conn.packets = conn.packets.wrapping_add(1);
         conn.last_seen = at.frame;
         let d = usize::from(*crate::be::pick(&conn.addrs, 0) != seg.src);
-        let (id, src, dst) = (conn.id, seg.src, seg.dst);
         let limits = self.limits;
-        let packets = conn.packets;
         if seg.rst {
             conn.rst = true;
         }
-        // The acknowledgement tells what the other direction's receiver has: a hole it has
-        // acknowledged is a segment the capture missed. When the acknowledging segment also
-        // carries data (an answer), the hole is declared at once so that what follows it is
-        // delivered before the answer; a bare ACK waits `reorder_window` packets, in case the
-        // capture merely reordered the missing segment.
-        if seg.has_ack {
-            let answering = !seg.payload.is_empty();
-            let other = crate::be::pick_mut(&mut conn.halves, 1 - d);
-            if let Some(next) = other.next {
-                if seq_diff(seg.ack, next) > 0 {
-                    if other.acked_hole_since.is_none() {
-                        other.acked_hole_since = Some(packets);
-                    }
-                    other.acked_to = Some(match other.acked_to {
-                        Some(t) if seq_diff(t, seg.ack) > 0 => t,
-                        _ => seg.ack,
-                    });
-                    if answering {
-                        let (s, t) = (
-                            *crate::be::pick(&conn.addrs, 1 - d),
-                            *crate::be::pick(&conn.addrs, d),
-                        );
-                        Self::skip_hole(other, Some(seg.ack), at, id, s, t, emit);
-                    }
-                } else {
-                    other.acked_hole_since = None;
-                    other.acked_to = None;
-                }
-            }
-        }
-        {
-            let half = crate::be::pick_mut(&mut conn.halves, d);
-            if seg.syn {
-                half.next = Some(seg.seq.wrapping_add(1));
-            } else if !seg.payload.is_empty() || seg.missing > 0 {
-                conn.had_data = true;
-                if Self::data(half, seg, at, id, limits, emit) {
-                    self.buffer_limit_hits += 1;
-                }
-            }
-            if seg.fin {
-                half.fin = true;
-                // The FIN takes one sequence number: the peer acknowledges it, and that must
-                // not read as a byte the capture missed.
-                let fin_seq = seg.seq.wrapping_add(seg.payload.len() as u32);
-                if let Some(n) = half.next {
-                    if seq_diff(fin_seq, n) == 0 {
-                        half.next = Some(n.wrapping_add(1));
-                    }
-                }
-            }
-        }
+        Self::note_ack(conn, d, seg);
+        Self::take(conn, d, seg, at, emit);
+        Self::release(conn, emit);
+        // Held pieces first: a hole they wait for is then dated by the answer that showed it.
+        Self::expire_held(conn, limits.reorder_window, emit);
+        Self::expire_acked_holes(conn, limits.reorder_window, at, emit);
         for side in 0..2 {
-            let half = crate::be::pick_mut(&mut conn.halves, side);
-            if let (Some(since), Some(to)) = (half.acked_hole_since, half.acked_to) {
-                if packets.wrapping_sub(since) >= limits.reorder_window {
-                    let (s, t) = (
-                        *crate::be::pick(&conn.addrs, side),
-                        *crate::be::pick(&conn.addrs, 1 - side),
-                    );
-                    Self::skip_hole(half, Some(to), at, id, s, t, emit);
-                }
+            if Self::enforce_limit(conn, side, limits.max_buffered, at, emit) {
+                self.buffer_limit_hits += 1;
             }
         }
-        let _ = (src, dst);
         if conn.rst || conn.halves.iter().all(|h| h.fin) {
+            // Both directions have ended: what held pieces wait for will not come.
+            Self::flush_held(conn, emit);
             let done = conn.rst || conn.halves.iter().all(|h| h.ooo.is_empty());
             if done && !conn.closed {
                 Self::close_in_place(conn, at, emit);
@@ -308,27 +351,274 @@ impl Reassembler {
         }
     }
 
+    /// Direction `side` of a connection, as its pieces go out.
+    fn dir(conn: &Conn, side: usize) -> Dir {
+        Dir {
+            stream: conn.id,
+            src: *crate::be::pick(&conn.addrs, side),
+            dst: *crate::be::pick(&conn.addrs, 1 - side),
+            peer_sent: crate::be::pick(&conn.halves, 1 - side).sent(),
+            packets: conn.packets,
+        }
+    }
+
+    /// The acknowledgement tells what the other direction's receiver has: a hole it has
+    /// acknowledged is a segment the capture missed, or one the capture shows late. It is
+    /// declared lost after `reorder_window` packets. (An acknowledging segment that carries
+    /// data, an answer, is held meanwhile: see `put`.)
+    fn note_ack(conn: &mut Conn, d: usize, seg: &TcpSegment<'_>) {
+        if !seg.has_ack {
+            return;
+        }
+        let packets = conn.packets;
+        let other = crate::be::pick_mut(&mut conn.halves, 1 - d);
+        let Some(next) = other.next else { return };
+        if seq_diff(seg.ack, next) > 0 {
+            other.acked_hole_since.get_or_insert(packets);
+            other.acked_to = Some(match other.acked_to {
+                Some(t) if seq_diff(t, seg.ack) > 0 => t,
+                _ => seg.ack,
+            });
+        } else {
+            other.acked_hole_since = None;
+            other.acked_to = None;
+        }
+    }
+
+    /// The segment's own direction: SYN, data, FIN.
+    fn take(
+        conn: &mut Conn,
+        d: usize,
+        seg: &TcpSegment<'_>,
+        at: At,
+        emit: &mut impl FnMut(Event<'_>),
+    ) {
+        let dir = Self::dir(conn, d);
+        let half = crate::be::pick_mut(&mut conn.halves, d);
+        if seg.syn {
+            half.next = Some(seg.seq.wrapping_add(1));
+        } else if !seg.payload.is_empty() || seg.missing > 0 {
+            conn.had_data = true;
+            Self::data(half, seg, at, &dir, emit);
+        }
+        if seg.fin {
+            half.fin = true;
+            // The FIN takes one sequence number: the peer acknowledges it, and that must
+            // not read as a byte the capture missed.
+            let fin_seq = seg.seq.wrapping_add(seg.payload.len() as u32);
+            if let Some(n) = half.next {
+                if seq_diff(fin_seq, n) == 0 {
+                    half.next = Some(n.wrapping_add(1));
+                }
+            }
+        }
+    }
+
+    /// Holes acknowledged `window` packets ago and still open are declared lost.
+    fn expire_acked_holes(conn: &mut Conn, window: u32, at: At, emit: &mut impl FnMut(Event<'_>)) {
+        for side in 0..2 {
+            let dir = Self::dir(conn, side);
+            let half = crate::be::pick_mut(&mut conn.halves, side);
+            if let (Some(since), Some(to)) = (half.acked_hole_since, half.acked_to) {
+                if dir.packets.wrapping_sub(since) >= window {
+                    Self::skip_hole(half, Some(to), at, &dir, emit);
+                }
+            }
+        }
+        Self::release(conn, emit);
+    }
+
+    /// Pieces held `window` packets stop waiting for the bytes they acknowledge.
+    fn expire_held(conn: &mut Conn, window: u32, emit: &mut impl FnMut(Event<'_>)) {
+        for side in 0..2 {
+            while crate::be::pick(&conn.halves, side)
+                .held
+                .front()
+                .is_some_and(|h| conn.packets.wrapping_sub(h.since) >= window)
+            {
+                Self::unblock(conn, side, emit);
+            }
+        }
+    }
+
+    /// Sends out every held piece, declaring lost what each waited for.
+    fn flush_held(conn: &mut Conn, emit: &mut impl FnMut(Event<'_>)) {
+        while let Some(side) = Self::oldest_held(conn) {
+            Self::unblock(conn, side, emit);
+        }
+    }
+
+    /// Keeps a direction's out-of-order and held bytes within `max`: held pieces stop
+    /// waiting first, then holes in the out-of-order buffer are declared lost. Returns whether
+    /// the limit was hit.
+    fn enforce_limit(
+        conn: &mut Conn,
+        side: usize,
+        max: usize,
+        at: At,
+        emit: &mut impl FnMut(Event<'_>),
+    ) -> bool {
+        let mut hit = false;
+        loop {
+            let half = crate::be::pick(&conn.halves, side);
+            if half.ooo_bytes.saturating_add(half.held_bytes) <= max {
+                return hit;
+            }
+            hit = true;
+            if !half.held.is_empty() {
+                Self::unblock(conn, side, emit);
+            } else if !half.ooo.is_empty() {
+                let dir = Self::dir(conn, side);
+                Self::skip_hole(
+                    crate::be::pick_mut(&mut conn.halves, side),
+                    None,
+                    at,
+                    &dir,
+                    emit,
+                );
+            } else {
+                return hit;
+            }
+        }
+    }
+
+    /// Sends a piece of this direction on, or holds it: behind pieces already held, or while
+    /// the other direction's bytes it acknowledges (`ack`) have not gone out. That is an
+    /// answer seen before the end of what it answers, as a capture merged from two taps or a
+    /// SPAN port can show; holding it lets the completed question go first.
+    fn put(
+        half: &mut Half,
+        piece: Piece<'_>,
+        seq: u32,
+        ack: Option<u32>,
+        at: At,
+        dir: &Dir,
+        emit: &mut impl FnMut(Event<'_>),
+    ) {
+        if half.held.is_empty() && dir.answered(ack) {
+            emit(dir.event(piece, at));
+            return;
+        }
+        let piece = match piece {
+            Piece::Data(b) => {
+                half.held_bytes += b.len();
+                HeldPiece::Data(b.to_vec())
+            }
+            Piece::Gap(kind) => HeldPiece::Gap(kind),
+        };
+        half.held.push_back(Held {
+            piece,
+            at,
+            seq,
+            ack,
+            since: dir.packets,
+        });
+    }
+
+    /// Sends out the first held piece of `side`, whether or not it is answered.
+    fn send_first(conn: &mut Conn, side: usize, emit: &mut impl FnMut(Event<'_>)) {
+        let dir = Self::dir(conn, side);
+        let half = crate::be::pick_mut(&mut conn.halves, side);
+        let Some(h) = half.held.pop_front() else {
+            return;
+        };
+        match &h.piece {
+            HeldPiece::Data(b) => {
+                half.held_bytes -= b.len();
+                emit(dir.event(Piece::Data(b), h.at));
+            }
+            HeldPiece::Gap(kind) => emit(dir.event(Piece::Gap(*kind), h.at)),
+        }
+    }
+
+    /// The side whose first held piece can go out now, the one held longer first.
+    fn ready_side(conn: &Conn) -> Option<usize> {
+        let mut best: Option<(usize, u32)> = None;
+        for side in 0..2 {
+            let Some(h) = crate::be::pick(&conn.halves, side).held.front() else {
+                continue;
+            };
+            let age = conn.packets.wrapping_sub(h.since);
+            if Self::dir(conn, side).answered(h.ack) && best.is_none_or(|(_, a)| age > a) {
+                best = Some((side, age));
+            }
+        }
+        best.map(|(side, _)| side)
+    }
+
+    /// When both directions hold pieces that wait only for each other's held pieces (the
+    /// bytes they acknowledge did arrive), which goes first: the one held longer. Causally
+    /// impossible but for retransmissions; without this they would wait out the window.
+    fn deadlocked_side(conn: &Conn) -> Option<usize> {
+        let [a, b] = &conn.halves;
+        let (ha, hb) = (a.held.front()?, b.held.front()?);
+        let arrived = |ack: Option<u32>, peer: &Half| match (ack, peer.next) {
+            (Some(x), Some(n)) => seq_diff(x, n) <= 0,
+            _ => true,
+        };
+        if !arrived(ha.ack, b) || !arrived(hb.ack, a) {
+            return None;
+        }
+        let age = |h: &Held| conn.packets.wrapping_sub(h.since);
+        Some(if age(hb) > age(ha) { 1 } else { 0 })
+    }
+
+    /// Sends out every held piece whose acknowledged bytes have gone out, in causal order.
+    fn release(conn: &mut Conn, emit: &mut impl FnMut(Event<'_>)) {
+        while let Some(side) = Self::ready_side(conn).or_else(|| Self::deadlocked_side(conn)) {
+            Self::send_first(conn, side, emit);
+        }
+    }
+
+    /// The first held piece of `side` stops waiting: the other direction's bytes it
+    /// acknowledges are declared lost if they never came, then it goes out after them. The
+    /// loss is dated by the held piece: its acknowledgement showed it, as when an answer
+    /// declared a hole at once.
+    fn unblock(conn: &mut Conn, side: usize, emit: &mut impl FnMut(Event<'_>)) {
+        let half = crate::be::pick(&conn.halves, side);
+        let Some((ack, at)) = half.held.front().map(|h| (h.ack, h.at)) else {
+            return;
+        };
+        let before = half.held.len();
+        if let Some(ack) = ack {
+            let peer = Self::dir(conn, 1 - side);
+            Self::skip_to(
+                crate::be::pick_mut(&mut conn.halves, 1 - side),
+                ack,
+                at,
+                &peer,
+                emit,
+            );
+        }
+        Self::release(conn, emit);
+        if crate::be::pick(&conn.halves, side).held.len() == before {
+            Self::send_first(conn, side, emit);
+            Self::release(conn, emit);
+        }
+    }
+
     fn data(
         half: &mut Half,
         seg: &TcpSegment<'_>,
         at: At,
-        id: u32,
-        limits: Limits,
+        dir: &Dir,
         emit: &mut impl FnMut(Event<'_>),
-    ) -> bool {
-        let (src, dst) = (seg.src, seg.dst);
+    ) {
+        let ack = seg.has_ack.then_some(seg.ack);
         let next = match half.next {
             Some(n) => n,
             None => {
                 // Picked up mid-connection: start here, and say so.
                 half.next = Some(seg.seq);
-                emit(Event::Gap {
-                    stream: id,
-                    src,
-                    dst,
-                    kind: GapKind::MidStream,
+                Self::put(
+                    half,
+                    Piece::Gap(GapKind::MidStream),
+                    seg.seq,
+                    None,
                     at,
-                });
+                    dir,
+                    emit,
+                );
                 seg.seq
             }
         };
@@ -336,89 +626,95 @@ impl Reassembler {
         let len = seg.payload.len() as i64;
         if delta > 0 {
             let off = half.next_off + delta as u64;
-            if !half.ooo.contains_key(&off) {
+            if let Entry::Vacant(e) = half.ooo.entry(off) {
                 half.ooo_bytes += seg.payload.len();
-                half.ooo
-                    .insert(off, (seg.payload.to_vec(), seg.missing, at));
+                e.insert(Waiting {
+                    bytes: seg.payload.to_vec(),
+                    missing: seg.missing,
+                    at,
+                    ack,
+                });
             } else {
                 emit(Event::Retransmission {
-                    stream: id,
-                    src,
+                    stream: dir.stream,
+                    src: dir.src,
                     at,
                 });
             }
-            if half.ooo_bytes > limits.max_buffered {
-                Self::skip_hole(half, None, at, id, src, dst, emit);
-                return true;
-            }
-            return false;
+            return;
         }
         let old = (-delta).min(len) as usize;
         if old > 0 {
-            // Compare the repeated bytes with what was delivered.
-            let back = (-delta) as usize;
-            if back <= half.recent.len() {
-                let start = half.recent.len() - back;
-                let same = half
-                    .recent
-                    .get(start..start + old)
-                    .zip(seg.payload.get(..old))
-                    .is_none_or(|(a, b)| a == b);
-                if !same {
-                    emit(Event::ConflictingOverlap {
-                        stream: id,
-                        src,
-                        at,
-                        offset: half.next_off - back as u64,
-                    });
-                }
-            }
+            Self::compare_overlap(half, seg, -delta, old, at, dir, emit);
         }
         // The segment covers [delta, delta + len + missing) relative to `next`: bytes before
         // 0 were seen already, the snap-length-cut tail is a gap only where it is new.
         let total_end = delta + len + seg.missing as i64;
         if total_end <= 0 {
             emit(Event::Retransmission {
-                stream: id,
-                src,
+                stream: dir.stream,
+                src: dir.src,
                 at,
             });
-            return false;
+            return;
         }
         let fresh = seg.payload.get(old..).unwrap_or(&[]);
-        Self::deliver(half, fresh, at, id, src, dst, emit);
+        Self::deliver(half, fresh, ack, at, dir, emit);
         let cut_new = total_end - (delta + len).max(0);
         if cut_new > 0 {
-            Self::gap(
-                half,
-                cut_new as u64,
-                GapKind::Truncated(cut_new as u64),
-                at,
-                id,
-                src,
-                dst,
-                emit,
-            );
+            let n = cut_new as u64;
+            Self::gap(half, n, GapKind::Truncated(n), ack, at, dir, emit);
         }
-        Self::drain(half, id, src, dst, emit);
-        false
+        Self::drain(half, dir, emit);
     }
 
+    /// Compares the `old` repeated bytes of a segment starting `back` bytes before `next`
+    /// with what was put in order, reporting a difference.
+    fn compare_overlap(
+        half: &Half,
+        seg: &TcpSegment<'_>,
+        back: i64,
+        old: usize,
+        at: At,
+        dir: &Dir,
+        emit: &mut impl FnMut(Event<'_>),
+    ) {
+        let back = back as usize;
+        if back > half.recent.len() {
+            return;
+        }
+        let start = half.recent.len() - back;
+        let same = half
+            .recent
+            .get(start..start + old)
+            .zip(seg.payload.get(..old))
+            .is_none_or(|(a, b)| a == b);
+        if !same {
+            emit(Event::ConflictingOverlap {
+                stream: dir.stream,
+                src: dir.src,
+                at,
+                offset: half.next_off - back as u64,
+            });
+        }
+    }
+
+    /// Puts bytes in order: the stream moves on and they go out (or are held).
     fn deliver(
         half: &mut Half,
         bytes: &[u8],
+        ack: Option<u32>,
         at: At,
-        id: u32,
-        src: SocketAddr,
-        dst: SocketAddr,
+        dir: &Dir,
         emit: &mut impl FnMut(Event<'_>),
     ) {
         if bytes.is_empty() {
             return;
         }
-        if let Some(n) = half.next.as_mut() {
-            *n = n.wrapping_add(bytes.len() as u32);
-        }
+        let Some(seq) = half.next else {
+            return;
+        };
+        half.next = Some(seq.wrapping_add(bytes.len() as u32));
         half.next_off += bytes.len() as u64;
         // Keep at least the last RECENT bytes; trim only when twice that, so the copy is
         // amortised over many segments.
@@ -432,78 +728,59 @@ impl Reassembler {
             .extend_from_slice(bytes.get(tail..).unwrap_or(&[]));
         half.acked_hole_since = None;
         half.acked_to = None;
-        emit(Event::Data {
-            stream: id,
-            src,
-            dst,
-            bytes,
-            at,
-        });
+        Self::put(half, Piece::Data(bytes), seq, ack, at, dir, emit);
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Skips `n` bytes that will never arrive, telling why.
     fn gap(
         half: &mut Half,
         n: u64,
         kind: GapKind,
+        ack: Option<u32>,
         at: At,
-        id: u32,
-        src: SocketAddr,
-        dst: SocketAddr,
+        dir: &Dir,
         emit: &mut impl FnMut(Event<'_>),
     ) {
-        if let Some(x) = half.next.as_mut() {
-            *x = x.wrapping_add(n as u32);
-        }
+        let Some(seq) = half.next else {
+            return;
+        };
+        half.next = Some(seq.wrapping_add(n as u32));
         half.next_off += n;
         half.recent.clear();
-        emit(Event::Gap {
-            stream: id,
-            src,
-            dst,
-            kind,
-            at,
-        });
+        Self::put(half, Piece::Gap(kind), seq, ack, at, dir, emit);
     }
 
     /// Delivers buffered segments that now continue the stream.
-    fn drain(
-        half: &mut Half,
-        id: u32,
-        src: SocketAddr,
-        dst: SocketAddr,
-        emit: &mut impl FnMut(Event<'_>),
-    ) {
+    fn drain(half: &mut Half, dir: &Dir, emit: &mut impl FnMut(Event<'_>)) {
         while let Some((&off, _)) = half.ooo.iter().next() {
             if off > half.next_off {
                 break;
             }
-            let Some((bytes, missing, at)) = half.ooo.remove(&off) else {
+            let Some(w) = half.ooo.remove(&off) else {
                 break;
             };
-            half.ooo_bytes -= bytes.len();
+            half.ooo_bytes -= w.bytes.len();
             let skip = (half.next_off - off) as usize;
-            let total_end = off + (bytes.len() + missing) as u64;
+            let total_end = off + (w.bytes.len() + w.missing) as u64;
             if total_end <= half.next_off {
                 emit(Event::Retransmission {
-                    stream: id,
-                    src,
-                    at,
+                    stream: dir.stream,
+                    src: dir.src,
+                    at: w.at,
                 });
                 continue;
             }
-            let fresh = bytes.get(skip.min(bytes.len())..).unwrap_or(&[]);
-            Self::deliver(half, fresh, at, id, src, dst, emit);
+            let fresh = w.bytes.get(skip.min(w.bytes.len())..).unwrap_or(&[]);
+            Self::deliver(half, fresh, w.ack, w.at, dir, emit);
             if total_end > half.next_off {
                 let cut_new = total_end - half.next_off;
                 Self::gap(
                     half,
                     cut_new,
                     GapKind::Truncated(cut_new),
-                    at,
-                    id,
-                    src,
-                    dst,
+                    w.ack,
+                    w.at,
+                    dir,
                     emit,
                 );
             }
@@ -515,9 +792,7 @@ impl Reassembler {
         half: &mut Half,
         to: Option<u32>,
         at: At,
-        id: u32,
-        src: SocketAddr,
-        dst: SocketAddr,
+        dir: &Dir,
         emit: &mut impl FnMut(Event<'_>),
     ) {
         let Some(next) = half.next else { return };
@@ -531,42 +806,68 @@ impl Reassembler {
         };
         if target > half.next_off {
             let n = target - half.next_off;
-            Self::gap(half, n, GapKind::Lost(n), at, id, src, dst, emit);
+            Self::gap(half, n, GapKind::Lost(n), None, at, dir, emit);
         }
         half.acked_hole_since = None;
         half.acked_to = None;
-        Self::drain(half, id, src, dst, emit);
+        Self::drain(half, dir, emit);
+    }
+
+    /// Declares every hole before sequence number `to` lost.
+    fn skip_to(half: &mut Half, to: u32, at: At, dir: &Dir, emit: &mut impl FnMut(Event<'_>)) {
+        while half.next.is_some_and(|n| seq_diff(to, n) > 0) {
+            let before = half.next_off;
+            Self::skip_hole(half, Some(to), at, dir, emit);
+            if half.next_off == before {
+                break;
+            }
+        }
     }
 
     fn close(mut c: Conn, at: At, emit: &mut impl FnMut(Event<'_>)) {
         Self::close_in_place(&mut c, at, emit);
     }
 
-    /// Flushes what is buffered (declaring holes lost), reports the end, frees the buffers.
+    /// Flushes what is buffered and held (declaring holes lost, then sending what waited for
+    /// them), reports the end, frees the buffers.
     fn close_in_place(c: &mut Conn, at: At, emit: &mut impl FnMut(Event<'_>)) {
         if c.closed {
             return;
         }
-        for side in 0..2 {
-            let (s, t) = (
-                *crate::be::pick(&c.addrs, side),
-                *crate::be::pick(&c.addrs, 1 - side),
+        loop {
+            Self::flush_held(c, emit);
+            let Some(side) = (0..2).find(|&s| !crate::be::pick(&c.halves, s).ooo.is_empty()) else {
+                break;
+            };
+            let dir = Self::dir(c, side);
+            Self::skip_hole(
+                crate::be::pick_mut(&mut c.halves, side),
+                None,
+                at,
+                &dir,
+                emit,
             );
-            while !crate::be::pick_mut(&mut c.halves, side).ooo.is_empty() {
-                Self::skip_hole(
-                    crate::be::pick_mut(&mut c.halves, side),
-                    None,
-                    at,
-                    c.id,
-                    s,
-                    t,
-                    emit,
-                );
-            }
-            crate::be::pick_mut(&mut c.halves, side).recent = Vec::new();
+        }
+        for half in &mut c.halves {
+            half.recent = Vec::new();
+            half.held = VecDeque::new();
         }
         c.closed = true;
         emit(Event::Close { stream: c.id });
+    }
+
+    /// The side whose first held piece was held first.
+    fn oldest_held(c: &Conn) -> Option<usize> {
+        let [a, b] = &c.halves;
+        match (a.held.front(), b.held.front()) {
+            (Some(x), Some(y)) => {
+                let age = |h: &Held| c.packets.wrapping_sub(h.since);
+                Some(if age(y) > age(x) { 1 } else { 0 })
+            }
+            (Some(_), None) => Some(0),
+            (None, Some(_)) => Some(1),
+            (None, None) => None,
+        }
     }
 
     fn evict_one(&mut self, at: At, emit: &mut impl FnMut(Event<'_>)) {
@@ -638,5 +939,193 @@ mod tests {
         assert!(r.conns.len() <= KEEP_CLOSED, "{} tracked", r.conns.len());
         assert!(r.conns.len() >= KEEP_CLOSED - 1);
         assert_eq!(closes, KEEP_CLOSED + 1000);
+    }
+    /// One connection, client port 40000 to broker 9092, with events logged as short lines:
+    /// `FRAME c|b TEXT` for data, `FRAME c|b gap KIND` for gaps, `close`.
+    struct Talk {
+        r: Reassembler,
+        log: Vec<String>,
+        frame: u64,
+    }
+
+    const C: u16 = 40000;
+
+    fn line(e: &Event<'_>) -> Option<String> {
+        let who = |a: &SocketAddr| if a.port() == C { "c" } else { "b" };
+        match e {
+            Event::Data { src, bytes, at, .. } => Some(format!(
+                "{} {} {}",
+                at.frame,
+                who(src),
+                String::from_utf8_lossy(bytes)
+            )),
+            Event::Gap { src, kind, at, .. } => {
+                Some(format!("{} {} gap {kind:?}", at.frame, who(src)))
+            }
+            Event::Close { .. } => Some("close".to_string()),
+            Event::Retransmission { src, at, .. } => {
+                Some(format!("{} {} retransmission", at.frame, who(src)))
+            }
+            _ => None,
+        }
+    }
+
+    impl Talk {
+        /// After the handshake: the client's data starts at 100, the broker's at 500.
+        fn new(limits: Limits) -> Talk {
+            let mut t = Talk {
+                r: Reassembler::new(limits),
+                log: Vec::new(),
+                frame: 0,
+            };
+            t.send(true, "S", 99, 0, b"");
+            t.send(false, "SA", 499, 100, b"");
+            t.send(true, "A", 100, 500, b"");
+            t
+        }
+
+        /// One packet; `flags` holds S, A, F, R.
+        fn send(&mut self, from_client: bool, flags: &str, seq: u32, ack: u32, payload: &[u8]) {
+            let (c, b) = (
+                SocketAddr::from(([10, 0, 0, 1], C)),
+                SocketAddr::from(([10, 0, 0, 2], 9092)),
+            );
+            let (src, dst) = if from_client { (c, b) } else { (b, c) };
+            let seg = TcpSegment {
+                src,
+                dst,
+                seq,
+                ack,
+                syn: flags.contains('S'),
+                fin: flags.contains('F'),
+                rst: flags.contains('R'),
+                has_ack: flags.contains('A'),
+                payload,
+                missing: 0,
+            };
+            self.frame += 1;
+            let at = At {
+                frame: self.frame,
+                ts_nanos: 0,
+            };
+            let log = &mut self.log;
+            self.r.segment(&seg, at, &mut |e| log.extend(line(&e)));
+        }
+
+        fn finish(&mut self) {
+            let log = &mut self.log;
+            let at = At {
+                frame: self.frame,
+                ts_nanos: 0,
+            };
+            self.r.finish(at, &mut |e| log.extend(line(&e)));
+        }
+
+        /// The client's `abc` (frame 4), then the broker's answer `XYZ` (frame 5), which
+        /// acknowledges `abcdef`: the client's `def` is late or lost.
+        fn answered_early(limits: Limits) -> Talk {
+            let mut t = Talk::new(limits);
+            t.send(true, "A", 100, 500, b"abc");
+            t.send(false, "A", 500, 106, b"XYZ");
+            t
+        }
+    }
+
+    /// The late end of the question fills the hole; the held answer follows it.
+    #[test]
+    fn answer_before_the_end_of_its_question_is_held_until_it_comes() {
+        let mut t = Talk::answered_early(Limits::default());
+        assert_eq!(t.log, ["4 c abc"]);
+        t.send(true, "A", 103, 500, b"def");
+        assert_eq!(t.log, ["4 c abc", "6 c def", "5 b XYZ"]);
+        t.finish();
+        assert_eq!(t.log.len(), 4, "{:?}", t.log);
+    }
+
+    /// What the held direction says next waits behind the held answer, even when it asks
+    /// for nothing missing.
+    #[test]
+    fn later_pieces_of_the_held_direction_stay_behind() {
+        let mut t = Talk::answered_early(Limits::default());
+        t.send(false, "A", 503, 103, b"UVW");
+        assert_eq!(t.log, ["4 c abc"]);
+        t.send(true, "A", 103, 500, b"def");
+        assert_eq!(t.log, ["4 c abc", "7 c def", "5 b XYZ", "6 b UVW"]);
+    }
+
+    /// Past the reorder window the hole is lost, dated by the answer that showed it, and the
+    /// answer goes out after it; the segment coming later still is a retransmission.
+    #[test]
+    fn held_answer_waits_the_reorder_window_then_the_hole_is_lost() {
+        let limits = Limits {
+            reorder_window: 4,
+            ..Limits::default()
+        };
+        let mut t = Talk::answered_early(limits);
+        t.send(true, "A", 103, 503, b"");
+        t.send(true, "A", 103, 503, b"");
+        t.send(true, "A", 103, 503, b"");
+        assert_eq!(t.log, ["4 c abc"]);
+        t.send(true, "A", 103, 503, b"");
+        assert_eq!(t.log, ["4 c abc", "5 c gap Lost(3)", "5 b XYZ"]);
+        t.send(true, "A", 103, 503, b"def");
+        assert_eq!(
+            t.log.last().map(String::as_str),
+            Some("10 c retransmission")
+        );
+    }
+
+    /// Held bytes count against `max_buffered`: past it the hole is lost at once.
+    #[test]
+    fn held_bytes_past_the_buffer_limit_declare_the_hole_lost() {
+        let limits = Limits {
+            max_buffered: 2,
+            ..Limits::default()
+        };
+        let t = Talk::answered_early(limits);
+        assert_eq!(t.log, ["4 c abc", "5 c gap Lost(3)", "5 b XYZ"]);
+        assert_eq!(t.r.buffer_limit_hits, 1);
+        // Within the limit nothing is declared.
+        let t = Talk::answered_early(Limits {
+            max_buffered: 3,
+            ..Limits::default()
+        });
+        assert_eq!(t.log, ["4 c abc"]);
+        assert_eq!(t.r.buffer_limit_hits, 0);
+    }
+
+    /// End of input, FIN both ways and RST each flush: the hole is lost, then the held
+    /// answer goes out, then the connection closes.
+    #[test]
+    fn end_fin_and_rst_flush_the_hole_then_the_held_answer() {
+        let flushed = ["4 c abc", "5 c gap Lost(3)", "5 b XYZ", "close"];
+        let mut t = Talk::answered_early(Limits::default());
+        t.finish();
+        assert_eq!(t.log, flushed);
+        let mut t = Talk::answered_early(Limits::default());
+        t.send(true, "AF", 106, 503, b"");
+        assert_eq!(t.log, ["4 c abc"]);
+        t.send(false, "AF", 503, 107, b"");
+        assert_eq!(t.log, flushed);
+        let mut t = Talk::answered_early(Limits::default());
+        t.send(true, "AR", 103, 503, b"");
+        assert_eq!(t.log, flushed);
+    }
+
+    /// Both directions held, each behind the other's held piece (possible only with a
+    /// retransmission whose original the capture missed): they go out at once, the one held
+    /// longer first, rather than waiting out the window.
+    #[test]
+    fn pieces_held_behind_each_other_go_out() {
+        let mut t = Talk::new(Limits::default());
+        // The client acknowledges the broker's XYZ, not captured; then the broker's
+        // retransmission of XYZ acknowledges all the client said.
+        t.send(true, "A", 100, 503, b"abc");
+        t.send(true, "A", 103, 503, b"def");
+        assert_eq!(t.log, Vec::<String>::new());
+        t.send(false, "A", 500, 106, b"XYZ");
+        assert_eq!(t.log, ["4 c abc", "5 c def", "6 b XYZ"]);
+        t.finish();
+        assert_eq!(t.log.len(), 4, "{:?}", t.log);
     }
 }

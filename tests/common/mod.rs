@@ -459,7 +459,7 @@ pub mod pcapgen {
 
 /// Runs the capture pipeline over in-memory pcap bytes and collects what it found.
 pub mod collect {
-    use kdissect::kafka::stream::{Notice, Record, Sink};
+    use kdissect::kafka::stream::{Notice, Record, RequestInfo, Sink};
     use kdissect::pipeline::{run, CaptureSink, Health, Options};
 
     /// (stream, correlation_id, api_key, api_version, direction, clean, assumed)
@@ -473,6 +473,8 @@ pub mod collect {
         pub frames: Vec<u64>,
         pub partial: Vec<bool>,
         pub unknown: Vec<bool>,
+        /// For a response: the request it was paired with.
+        pub requests: Vec<Option<RequestInfo>>,
     }
 
     impl Sink for Collected {
@@ -491,6 +493,7 @@ pub mod collect {
             self.frames.push(rec.frame);
             self.partial.push(rec.partial);
             self.unknown.push(m.is_unknown_api() && !m.is_malformed());
+            self.requests.push(rec.request);
             if !rec.partial {
                 super::assert_tiles(m);
             }

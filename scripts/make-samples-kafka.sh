@@ -48,6 +48,7 @@ SCENARIOS=(
     "sasl-plain||setup-topics orders:3|sasl PLAIN"
     "sasl-scram-sha-256||setup-topics orders:3|sasl SCRAM-SHA-256"
     "sasl-scram-sha-512||setup-topics orders:3|sasl SCRAM-SHA-512"
+    "sasl-oauthbearer||setup-topics orders:3|sasl OAUTHBEARER"
     "ssl||setup-topics orders:3|ssl"
 )
 

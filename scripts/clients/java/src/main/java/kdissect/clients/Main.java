@@ -138,7 +138,7 @@ public final class Main {
                   transactions                 transactional producer, then a read_committed consumer
                   consume classic|consumer     group consumer with group.protocol=classic|consumer
                   share-consume                KafkaShareConsumer, explicit acknowledgement
-                  sasl PLAIN|SCRAM-SHA-256|SCRAM-SHA-512   Admin and producer on 9094
+                  sasl PLAIN|SCRAM-SHA-256|SCRAM-SHA-512|OAUTHBEARER   Admin and producer on 9094
                   ssl                          Admin and producer over TLS on 9093""");
     }
 
@@ -614,6 +614,7 @@ public final class Main {
             case "PLAIN" -> { user = "alice"; password = "alice-secret"; module = "org.apache.kafka.common.security.plain.PlainLoginModule"; }
             case "SCRAM-SHA-256" -> { user = "bob"; password = "bob-secret"; module = "org.apache.kafka.common.security.scram.ScramLoginModule"; }
             case "SCRAM-SHA-512" -> { user = "carol"; password = "carol-secret"; module = "org.apache.kafka.common.security.scram.ScramLoginModule"; }
+            case "OAUTHBEARER" -> { user = "dave"; password = null; module = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"; }
             default -> throw new IllegalArgumentException("mechanism " + mechanism);
         }
         String tag = mechanism.toLowerCase();
@@ -621,9 +622,41 @@ public final class Main {
         sec.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, env("KD_BOOTSTRAP", "127.0.0.1:9094"));
         sec.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_PLAINTEXT");
         sec.put("sasl.mechanism", mechanism);
-        sec.put("sasl.jaas.config", module + " required username=\"" + user + "\" password=\"" + password + "\";");
-        result(obj("op", "login", "mechanism", mechanism, "user", user, "password", password, "fakePassword", true));
+        if (password == null) {
+            // Kafka's unsecured JWS tokens (alg "none", unsigned, for development), one
+            // extension; the login callback handler is Kafka's own unsecured one, subclassed
+            // only to print each token it makes.
+            sec.put("sasl.jaas.config", module + " required unsecuredLoginStringClaim_sub=\"" + user
+                    + "\" unsecuredLoginExtension_traceid=\"" + OAUTH_TRACE_ID + "\";");
+            sec.put("sasl.login.callback.handler.class", TokenPrintingLoginCallbackHandler.class.getName());
+        } else {
+            sec.put("sasl.jaas.config", module + " required username=\"" + user + "\" password=\"" + password + "\";");
+            result(obj("op", "login", "mechanism", mechanism, "user", user, "password", password, "fakePassword", true));
+        }
         secured(sec, "ak44-sasl-" + tag, "sasl " + mechanism);
+    }
+
+    static final String OAUTH_TRACE_ID = "kdissect-trace-0001";
+
+    /**
+     * Kafka's OAuthBearerUnsecuredLoginCallbackHandler (unsigned test tokens), printing the RESULT
+     * login line with each token it makes (one per client login).
+     */
+    public static class TokenPrintingLoginCallbackHandler extends
+            org.apache.kafka.common.security.oauthbearer.internals.unsecured.OAuthBearerUnsecuredLoginCallbackHandler {
+        @Override
+        public void handle(javax.security.auth.callback.Callback[] callbacks)
+                throws java.io.IOException, javax.security.auth.callback.UnsupportedCallbackException {
+            super.handle(callbacks);
+            for (javax.security.auth.callback.Callback cb : callbacks) {
+                if (cb instanceof org.apache.kafka.common.security.oauthbearer.OAuthBearerTokenCallback tc
+                        && tc.token() != null) {
+                    result(obj("op", "login", "mechanism", "OAUTHBEARER", "user", tc.token().principalName(),
+                            "token", tc.token().value(), "extensions", Map.of("traceid", OAUTH_TRACE_ID),
+                            "fakeToken", true));
+                }
+            }
+        }
     }
 
     static void ssl() throws Exception {

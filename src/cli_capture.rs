@@ -2,7 +2,9 @@
 //! statistics, progress.
 
 use crate::{fail, input, interrupt, write_failed, Cli};
-use kdissect::capture::net::linktype_name;
+use kdissect::capture::net::{self, linktype_name};
+use kdissect::capture::pcap::{CaptureReader, Format};
+use kdissect::capture::write::{CaptureWriter, OutFormat};
 use kdissect::kafka::message::api_display_name;
 use kdissect::kafka::names;
 use kdissect::kafka::stream::{Config, Notice, Record, RequestInfo, ResyncReason, Sink};
@@ -563,6 +565,326 @@ fn tls_line(t: &TlsConnection, clock: &Clock) -> String {
     )
 }
 
+/// `-D`: the interfaces a live capture can use.
+#[cfg(feature = "live")]
+pub fn list_interfaces() -> ExitCode {
+    match kdissect::capture::live::interfaces() {
+        Ok(list) => {
+            for (i, (name, desc)) in list.iter().enumerate() {
+                match desc {
+                    Some(d) => println!("{}. {name} ({d})", i + 1),
+                    None => println!("{}. {name}", i + 1),
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(format!("cannot list interfaces: {e}")),
+    }
+}
+
+#[cfg(not(feature = "live"))]
+pub fn list_interfaces() -> ExitCode {
+    fail("this kdissect was built without live capture: build it with `cargo install --path . --features live` (needs libpcap, Debian's libpcap-dev)")
+}
+
+/// What reading one input gave.
+struct Pass {
+    display: String,
+    health: Health,
+    err: Option<kdissect::capture::pcap::CaptureError>,
+    /// Where `-w` reads the packets again from.
+    reread: Option<String>,
+}
+
+/// Why an input gave nothing: it could not be read (go on with the next), or the run must
+/// stop (a usage problem).
+enum Failure {
+    Input(String),
+    Fatal(String),
+}
+
+/// Reads a capture file or standard input.
+fn read_file<W: Write>(
+    o: &mut Output<W>,
+    cli: &Cli,
+    opts: &Options,
+    name: &str,
+    spool: &std::path::Path,
+    cutting: bool,
+    banner: bool,
+) -> Result<Pass, Failure> {
+    let display = if name == "-" {
+        "standard input".to_string()
+    } else {
+        name.to_string()
+    };
+    let opened =
+        input::open(name).map_err(|e| Failure::Input(format!("cannot read {display}: {e}")))?;
+    // Messages appear as they complete where someone is waiting for them: on a terminal, from
+    // a pipe, or when asked; over files large buffers are faster.
+    o.flush_each = cli.line_buffered || !opened.regular || io::stdout().is_terminal();
+    // -w reads the input twice: standard input and pipes are copied aside the first time.
+    let copy = cutting && (name == "-" || !opened.regular);
+    let opened = if copy {
+        opened
+            .spool_to(spool)
+            .map_err(|e| Failure::Fatal(format!("cannot copy {display} aside for -w: {e}")))?
+    } else {
+        opened
+    };
+    if banner && !cli.json && !cli.quiet {
+        let _ = writeln!(o.out, "==> {display} <==");
+    }
+    let progress_ok = !cli.no_progress && !cli.json && io::stderr().is_terminal();
+    let mut health = Health::default();
+    let err = if progress_ok && opened.size >= PROGRESS_MIN && opened.compression.is_none() {
+        let p = Progress {
+            inner: opened.reader,
+            read: 0,
+            total: opened.size,
+            last: Instant::now(),
+            drawn: false,
+        };
+        pipeline::run(p, opts, o, &mut health)
+    } else {
+        pipeline::run(opened.reader, opts, o, &mut health)
+    };
+    let reread = cutting.then(|| {
+        if copy {
+            spool.to_string_lossy().into_owned()
+        } else {
+            name.to_string()
+        }
+    });
+    Ok(Pass {
+        display,
+        health,
+        err,
+        reread,
+    })
+}
+
+/// The capture filter for the Kafka ports: `tcp port 9092 or tcp port 9094`.
+fn port_filter(ports: &[u16]) -> String {
+    ports
+        .iter()
+        .map(|p| format!("tcp port {p}"))
+        .collect::<Vec<_>>()
+        .join(" or ")
+}
+
+/// When `-a duration:N` ends a live capture.
+fn deadline(cli: &Cli) -> Option<Instant> {
+    cli.autostop.map(|d| Instant::now() + d)
+}
+
+#[cfg(feature = "live")]
+fn read_live<W: Write>(
+    o: &mut Output<W>,
+    cli: &Cli,
+    opts: &Options,
+    spool: &std::path::Path,
+    cutting: bool,
+) -> Result<Pass, Failure> {
+    use kdissect::capture::live::{LiveCapture, LiveOptions};
+    let live = LiveOptions {
+        interfaces: cli.interfaces.clone(),
+        filter: cli
+            .filter
+            .clone()
+            .unwrap_or_else(|| port_filter(&cli.ports)),
+        promisc: cli.promisc,
+    };
+    let display = format!("live capture on {}", cli.interfaces.join(", "));
+    let until = deadline(cli);
+    let stop = Box::new(move || {
+        interrupt::received().is_some() || until.is_some_and(|t| Instant::now() >= t)
+    });
+    let mut cap = LiveCapture::start(&live, stop).map_err(|e| {
+        Failure::Fatal(if e.permission {
+            format!("{e}: capturing needs CAP_NET_RAW: run as root, or once `sudo setcap cap_net_raw,cap_net_admin=eip $(command -v kdissect)`")
+        } else {
+            e.to_string()
+        })
+    })?;
+    o.flush_each = true;
+    if !cli.quiet {
+        eprintln!(
+            "kdissect: capturing on {} ({})",
+            cli.interfaces.join(", "),
+            live.filter
+        );
+    }
+    let mut health = Health::default();
+    let err = if cutting {
+        let file = std::fs::File::create(spool)
+            .map_err(|e| Failure::Fatal(format!("cannot keep packets aside for -w: {e}")))?;
+        let mut tee = Spooled {
+            inner: &mut cap,
+            copy: CaptureWriter::new(io::BufWriter::new(file), OutFormat::PcapNg),
+        };
+        let err = pipeline::run_source(&mut tee, opts, o, &mut health);
+        let Spooled { copy, .. } = tee;
+        copy.finish()
+            .map_err(|e| Failure::Fatal(format!("cannot keep packets aside for -w: {e}")))?;
+        err
+    } else {
+        pipeline::run_source(&mut cap, opts, o, &mut health)
+    };
+    Ok(Pass {
+        display,
+        health,
+        err,
+        reread: cutting.then(|| spool.to_string_lossy().into_owned()),
+    })
+}
+
+#[cfg(not(feature = "live"))]
+fn read_live<W: Write>(
+    _o: &mut Output<W>,
+    _cli: &Cli,
+    _opts: &Options,
+    _spool: &std::path::Path,
+    _cutting: bool,
+) -> Result<Pass, Failure> {
+    let _ = (deadline, port_filter);
+    Err(Failure::Fatal(
+        "this kdissect was built without live capture: build it with `cargo install --path . --features live` (needs libpcap, Debian's libpcap-dev), or pipe tcpdump into it: `tcpdump -i IFACE -U -w - port 9092 | kdissect -`".into(),
+    ))
+}
+
+/// A live capture that also keeps every packet aside, for `-w`'s second pass.
+#[cfg(feature = "live")]
+struct Spooled<'a> {
+    inner: &'a mut kdissect::capture::live::LiveCapture,
+    copy: CaptureWriter<io::BufWriter<std::fs::File>>,
+}
+
+#[cfg(feature = "live")]
+impl pipeline::PacketSource for Spooled<'_> {
+    fn next_packet(
+        &mut self,
+    ) -> Result<Option<kdissect::capture::pcap::Packet<'_>>, kdissect::capture::pcap::CaptureError>
+    {
+        let p = self.inner.next_packet()?;
+        if let Some(p) = &p {
+            self.copy
+                .write(p)
+                .map_err(kdissect::capture::pcap::CaptureError::Io)?;
+        }
+        Ok(p)
+    }
+}
+
+/// `-w`: the packets of the messages shown, written after each input has been read, in a
+/// second pass over the file (or over a copy spooled while reading a pipe), so that they keep
+/// the capture's order and bytes.
+struct Cut {
+    path: std::path::PathBuf,
+    writer: Option<CaptureWriter<io::BufWriter<std::fs::File>>>,
+    messages: u64,
+}
+
+/// The packets a message came in: its direction and frames `first..=last` of that direction.
+type Kept = (SocketAddr, SocketAddr, u64, u64);
+
+impl Cut {
+    /// Writes the packets of `keep` from `source`.
+    fn write_input(&mut self, source: &str, keep: Vec<Kept>) -> Result<(), String> {
+        self.messages += keep.len() as u64;
+        let mut ranges: HashMap<(SocketAddr, SocketAddr), Vec<(u64, u64)>> = HashMap::new();
+        for (src, dst, first, last) in keep {
+            ranges.entry((src, dst)).or_default().push((first, last));
+        }
+        let ranges: HashMap<_, Ranges> = ranges
+            .into_iter()
+            .map(|(k, v)| (k, Ranges::new(v)))
+            .collect();
+        let opened = input::open(source).map_err(|e| format!("cannot read {source} again: {e}"))?;
+        let mut reader = CaptureReader::new(opened.reader).map_err(|e| e.to_string())?;
+        if self.writer.is_none() {
+            let format = match reader.format {
+                Format::PcapNg => OutFormat::PcapNg,
+                Format::Pcap { .. } => OutFormat::Pcap,
+            };
+            let file = std::fs::File::create(&self.path)
+                .map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
+            self.writer = Some(CaptureWriter::new(io::BufWriter::new(file), format));
+        }
+        let Some(w) = self.writer.as_mut() else {
+            return Ok(());
+        };
+        while let Some(p) = reader.next_packet().map_err(|e| e.to_string())? {
+            let keep = net::tcp_segment(p.linktype, p.data, p.orig_len).is_ok_and(|seg| {
+                !seg.payload.is_empty()
+                    && ranges
+                        .get(&(seg.src, seg.dst))
+                        .is_some_and(|r| r.contains(p.number))
+            });
+            if keep {
+                w.write(&p)
+                    .map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<String, String> {
+        let (written, skipped) = match self.writer {
+            Some(w) => {
+                let (n, s) = (w.written, w.skipped);
+                w.finish()
+                    .map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
+                (n, s)
+            }
+            None => (0, 0),
+        };
+        let mut line = format!(
+            "{written} packets of {} messages written to {}",
+            self.messages,
+            self.path.display()
+        );
+        if skipped > 0 {
+            line.push_str(&format!(
+                " ({skipped} of another link type left out: a pcap file holds one)"
+            ));
+        }
+        Ok(line)
+    }
+}
+
+/// Frame ranges, some overlapping, asked whether they contain a frame.
+struct Ranges {
+    /// Sorted by first frame, with the largest last frame up to each entry.
+    spans: Vec<(u64, u64, u64)>,
+}
+
+impl Ranges {
+    fn new(mut v: Vec<(u64, u64)>) -> Ranges {
+        v.sort_unstable();
+        let mut max = 0;
+        let spans = v
+            .into_iter()
+            .map(|(a, b)| {
+                max = max.max(b);
+                (a, b, max)
+            })
+            .collect();
+        Ranges { spans }
+    }
+
+    fn contains(&self, n: u64) -> bool {
+        let upto = self.spans.partition_point(|s| s.0 <= n);
+        self.spans
+            .get(..upto)
+            .unwrap_or_default()
+            .iter()
+            .rev()
+            .take_while(|s| s.2 >= n)
+            .any(|s| s.1 >= n)
+    }
+}
+
 /// Counts bytes read and, on a terminal, draws a progress line on stderr.
 struct Progress<R: Read> {
     inner: R,
@@ -726,48 +1048,64 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         tls_elsewhere: (0, Vec::new()),
     };
     interrupt::install();
-    let progress_ok = !cli.no_progress && !cli.json && io::stderr().is_terminal();
+    let mut cut = cli.write.as_ref().map(|path| Cut {
+        path: path.clone(),
+        writer: None,
+        messages: 0,
+    });
+    if cut.is_some() {
+        o.keep = Some(Vec::new());
+    }
     let mut any_read = false;
     let mut trouble = false;
-    for name in inputs {
-        let display = if name == "-" {
-            "standard input".to_string()
-        } else {
-            name.clone()
+    let sources: Vec<Option<&String>> = if cli.interfaces.is_empty() {
+        inputs.iter().map(Some).collect()
+    } else {
+        vec![None]
+    };
+    for (index, source) in sources.into_iter().enumerate() {
+        let spool =
+            std::env::temp_dir().join(format!("kdissect-{}-{index}.spool", std::process::id()));
+        let multiple = inputs.len() > 1 && cli.interfaces.is_empty();
+        let pass = match source {
+            Some(name) => read_file(&mut o, cli, &opts, name, &spool, cut.is_some(), multiple),
+            None => read_live(&mut o, cli, &opts, &spool, cut.is_some()),
         };
-        let opened = match input::open(name) {
-            Ok(i) => i,
-            Err(e) => {
+        let Pass {
+            display,
+            health,
+            err,
+            reread,
+        } = match pass {
+            Ok(p) => p,
+            Err(Failure::Input(e)) => {
                 let _ = o.out.flush();
-                eprintln!("kdissect: cannot read {display}: {e}");
+                eprintln!("kdissect: {e}");
                 trouble = true;
                 continue;
             }
-        };
-        // Messages appear as they complete where someone is waiting for them: on a terminal,
-        // from a pipe, or when asked; over files large buffers are faster.
-        o.flush_each = cli.line_buffered || !opened.regular || io::stdout().is_terminal();
-        if inputs.len() > 1 && !cli.json && !cli.quiet {
-            let _ = writeln!(o.out, "==> {display} <==");
-        }
-        let mut health = Health::default();
-        let err = if progress_ok && opened.size >= PROGRESS_MIN && opened.compression.is_none() {
-            let p = Progress {
-                inner: opened.reader,
-                read: 0,
-                total: opened.size,
-                last: Instant::now(),
-                drawn: false,
-            };
-            pipeline::run(p, &opts, &mut o, &mut health)
-        } else {
-            pipeline::run(opened.reader, &opts, &mut o, &mut health)
+            Err(Failure::Fatal(e)) => {
+                let _ = o.out.flush();
+                return fail(e);
+            }
         };
         // An interrupt ends the input wherever it is: a record cut there is not damage.
         let err = err.filter(|_| interrupt::received().is_none());
         // Requests held for a filter are shown unless -c already said enough.
         if !o.count_reached() {
             o.flush_waiting();
+        }
+        if let Some(c) = cut.as_mut() {
+            let keep = o.keep.replace(Vec::new()).unwrap_or_default();
+            let again = reread.clone().unwrap_or_default();
+            let r = c.write_input(&again, keep);
+            if source.is_none() || again == spool.to_string_lossy() {
+                let _ = std::fs::remove_file(&spool);
+            }
+            if let Err(e) = r {
+                let _ = o.out.flush();
+                return fail(e);
+            }
         }
         if let Some(s) = o.stats.as_mut() {
             s.health.packets += health.packets;
@@ -814,6 +1152,12 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
     }
     if let Err(e) = o.out.flush() {
         return write_failed(&e);
+    }
+    if let Some(c) = cut {
+        match c.finish() {
+            Ok(line) => eprintln!("kdissect: {line}"),
+            Err(e) => return fail(e),
+        }
     }
     if !any_read && trouble {
         return ExitCode::from(2);

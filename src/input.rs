@@ -21,6 +21,44 @@ pub struct Input {
     pub compression: Option<&'static str>,
 }
 
+impl Input {
+    /// Copies everything read into `path` as it is read, so that input that cannot be read
+    /// twice (a pipe) can be read again for `-w`.
+    pub fn spool_to(self, path: &std::path::Path) -> io::Result<Input> {
+        let file = io::BufWriter::new(File::create(path)?);
+        Ok(Input {
+            reader: Box::new(Tee {
+                inner: self.reader,
+                copy: file,
+            }),
+            ..self
+        })
+    }
+}
+
+/// A reader that writes what it reads to a second place.
+struct Tee {
+    inner: Box<dyn Read>,
+    copy: io::BufWriter<File>,
+}
+
+impl Read for Tee {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n == 0 {
+            io::Write::flush(&mut self.copy)?;
+        }
+        io::Write::write_all(&mut self.copy, buf.get(..n).unwrap_or_default())?;
+        Ok(n)
+    }
+}
+
+impl Drop for Tee {
+    fn drop(&mut self) {
+        let _ = io::Write::flush(&mut self.copy);
+    }
+}
+
 /// Chunks handed from the reading thread; with the channel's depth this bounds what is held.
 const CHUNK: usize = 64 * 1024;
 const DEPTH: usize = 8;

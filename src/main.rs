@@ -105,6 +105,46 @@ pub(crate) struct Cli {
     )]
     pub(crate) read_file: Vec<String>,
 
+    /// Capture live on this interface (repeatable; `any` for all), through libpcap.
+    #[arg(
+        short = 'i',
+        long = "interface",
+        value_name = "IFACE",
+        help_heading = "Live capture"
+    )]
+    pub(crate) interfaces: Vec<String>,
+
+    /// Capture filter (BPF, tcpdump syntax) instead of the one made from the -p ports.
+    #[arg(
+        short = 'f',
+        long = "capture-filter",
+        value_name = "BPF",
+        help_heading = "Live capture"
+    )]
+    pub(crate) filter: Option<String>,
+
+    /// Put the interfaces in promiscuous mode (off by default).
+    #[arg(long, help_heading = "Live capture")]
+    pub(crate) promisc: bool,
+
+    /// List the interfaces a live capture can use, and exit.
+    #[arg(short = 'D', long = "list-interfaces", help_heading = "Live capture")]
+    pub(crate) list_interfaces: bool,
+
+    /// Stop a live capture: `duration:SECONDS` (as tshark's -a).
+    #[arg(short = 'a', long = "autostop", value_name = "duration:N", value_parser = parse_autostop, help_heading = "Live capture")]
+    pub(crate) autostop: Option<std::time::Duration>,
+
+    /// Write the packets of the messages shown (after the filters) to FILE, as pcap (pcapng
+    /// when the input is pcapng), for tshark or Wireshark.
+    #[arg(
+        short = 'w',
+        long = "write",
+        value_name = "FILE",
+        help_heading = "Input"
+    )]
+    pub(crate) write: Option<std::path::PathBuf>,
+
     /// Stop after N Kafka messages have been shown (after the filters).
     #[arg(short = 'c', long = "count", value_name = "N", help_heading = "Input")]
     pub(crate) count: Option<u64>,
@@ -313,6 +353,17 @@ fn parse_frame_size(s: &str) -> Result<usize, String> {
     Ok(n)
 }
 
+fn parse_autostop(s: &str) -> Result<std::time::Duration, String> {
+    let secs = s
+        .strip_prefix("duration:")
+        .ok_or_else(|| format!("{s:?}: the condition kdissect knows is duration:SECONDS"))?;
+    secs.parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .map(std::time::Duration::from_secs_f64)
+        .ok_or_else(|| format!("{secs:?} is not a number of seconds"))
+}
+
 fn parse_time_format(s: &str) -> Result<kdissect::render::summary::TimeFormat, String> {
     s.parse()
 }
@@ -501,8 +552,17 @@ fn main() -> ExitCode {
     if cli.json_spans && !cli.json {
         return fail("--json-spans goes with --json");
     }
+    if cli.list_interfaces {
+        return cli_capture::list_interfaces();
+    }
     if !cli.hex {
-        if named.is_empty() && io::stdin().is_terminal() {
+        if !cli.interfaces.is_empty() && !named.is_empty() {
+            return fail("-i captures live; it does not go with capture files");
+        }
+        if cli.autostop.is_some() && cli.interfaces.is_empty() {
+            return fail("-a duration:N stops a live capture: add -i IFACE");
+        }
+        if named.is_empty() && cli.interfaces.is_empty() && io::stdin().is_terminal() {
             return fail("no input: give a capture file (pcap or pcapng), `-` for standard input, or --hex for hex text; see --help");
         }
         if cli.at.is_some() || cli.api_key.is_some() || cli.response {

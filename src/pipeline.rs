@@ -66,6 +66,13 @@ impl<R: Read> PacketSource for CaptureReader<R> {
     }
 }
 
+#[cfg(feature = "live")]
+impl PacketSource for crate::capture::live::LiveCapture {
+    fn next_packet(&mut self) -> Result<Option<Packet<'_>>, CaptureError> {
+        crate::capture::live::LiveCapture::next_packet(self)
+    }
+}
+
 /// A sink that also wants to know when the capture starts (for relative times) and which
 /// connections were TLS, and that may ask to stop.
 pub trait CaptureSink: Sink {

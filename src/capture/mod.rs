@@ -3,5 +3,8 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 pub mod hex;
+#[cfg(feature = "live")]
+pub mod live;
 pub mod net;
 pub mod pcap;
+pub mod write;

@@ -266,7 +266,7 @@ impl Parts {
         from: usize,
         to: usize,
         value: (usize, usize),
-        name: &'static str,
+        name: impl Into<Cow<'static, str>>,
         desc: &'static str,
     ) {
         let mut n = Node::new(
@@ -306,7 +306,12 @@ impl Parts {
             "identity to act as; empty: the user's own",
         );
         self.part_with_value(a + 1, b + 1, (a + 1, b), "authcid", "user name");
-        self.part(b + 1, data.len(), "passwd", "password (a secret, masked)");
+        self.part(
+            b + 1,
+            data.len(),
+            "passwd",
+            "password (a secret: masked unless secrets are shown)",
+        );
         self.secret(b + 1, data.len());
     }
 
@@ -374,7 +379,7 @@ impl Parts {
                         to,
                         (v, to),
                         "auth",
-                        "bearer token (a secret, masked)",
+                        "bearer token (a secret: masked unless secrets are shown)",
                     );
                     // Keep the scheme (`Bearer `) visible, mask the token.
                     let token = pair
@@ -384,13 +389,15 @@ impl Parts {
                     self.secret(token, to);
                 }
                 Some(eq) => {
+                    // An extension, under its own key (`traceid`), so that several stay apart.
                     let v = from + 1 + eq + 1;
+                    let key = String::from_utf8_lossy(pair.get(..eq).unwrap_or_default());
                     self.part_with_value(
                         from,
                         to,
                         (v, to),
-                        "extension",
-                        "SASL extension (key=value)",
+                        key.into_owned(),
+                        "SASL extension the client added (a key=value pair)",
                     );
                 }
                 None => self.part(from, to, "pair", "key-value pair without '='"),
@@ -415,7 +422,10 @@ fn scram_attribute(key: u8, has_eq: bool) -> (&'static str, &'static str) {
             "channel_binding",
             "GS2 header and channel binding data (base64)",
         ),
-        b'p' => ("proof", "client proof (a secret, masked)"),
+        b'p' => (
+            "proof",
+            "client proof (a secret: masked unless secrets are shown)",
+        ),
         b'v' => (
             "verifier",
             "server signature: proves the server knows the password",
@@ -530,7 +540,7 @@ mod tests {
         assert_eq!(p.step, SaslStep::OauthBearerInitial);
         tiles(&p, 0, data.len());
         let names: Vec<&str> = p.parts.iter().map(|n| n.name.as_ref()).collect();
-        assert_eq!(names, vec!["gs2_header", "auth", "extension", "end"]);
+        assert_eq!(names, vec!["gs2_header", "auth", "host", "end"]);
         let (o, l) = p.secrets[0];
         assert_eq!(&data[o..o + l], b"eyJhbGciOi.x.y");
     }

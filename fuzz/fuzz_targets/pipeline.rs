@@ -23,7 +23,7 @@ impl Sink for Count {
 }
 
 impl CaptureSink for Count {
-    fn first_packet(&mut self, ts_nanos: i64) {
+    fn first_packet(&mut self, ts_nanos: i64, _precision: u8) {
         self.first = Some(ts_nanos);
     }
 }

@@ -626,13 +626,30 @@ fn run_hex(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
             Err(e) => return fail(e),
         };
         let text = String::from_utf8_lossy(&raw);
-        let bytes = match hex::parse(&text) {
+        let parsed = match hex::parse_input(&text) {
             Ok(b) => b,
             Err(e) => return fail(format!("{display}: {e}")),
         };
+        let bytes = parsed.bytes;
         if bytes.is_empty() {
             return fail(format!("{display}: no hex bytes found"));
         }
+        if parsed.packets > 0 && !cli.quiet {
+            eprintln!(
+                "kdissect: {display}: a dump of {} packets; their TCP payloads decoded in order",
+                parsed.packets
+            );
+        }
+        // A first comment line `# response api_key=K api_version=V` says what a lone frame
+        // is, unless the command line says otherwise.
+        let hint = match parsed.directive {
+            Some(d) if hint.api_key.is_none() && !hint.force_response => ResponseHint {
+                api_key: d.api_key,
+                api_version: d.api_version,
+                force_response: d.response,
+            },
+            _ => hint,
+        };
         let mut conv = Conversation::with_options(decode);
         let mut found_at = false;
         for (i, span) in frames::split(&bytes).into_iter().enumerate() {

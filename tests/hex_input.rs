@@ -57,3 +57,76 @@ fn errors_name_line_and_column() {
     let e = parse("00 010").unwrap_err();
     assert!(e.message.contains("odd number"), "{}", e.message);
 }
+
+fn kdissect(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kdissect"))
+        .args(args)
+        .output()
+        .expect("run");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn root(rel: &str) -> String {
+    format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A `tshark -x` dump of a whole capture (made with `tshark -r samples/ak44-produce-gzip.pcap
+/// -d tcp.port==9092,kafka -x`): link, IP and TCP headers come off every packet, the
+/// "Reassembled TCP" buffers tshark adds are left out, and the messages are those of the
+/// capture, in its order.
+#[test]
+fn tshark_x_dumps_decode_their_tcp_payloads() {
+    let dump = root("tests/fixtures/tshark/ak44-produce-gzip.x.txt");
+    let (code, out, err) = kdissect(&["--hex", "-V", &dump]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("a dump of 44 packets"), "{err}");
+    let titles: Vec<String> = out
+        .lines()
+        .filter(|l| l.contains(" bytes on the wire"))
+        .map(|l| l.split(',').next().unwrap_or("").to_string())
+        .collect();
+    let (_, capture, _) = kdissect(&[&root("samples/ak44-produce-gzip.pcap")]);
+    // `ApiVersions v5 Request` in the summary is `ApiVersionsRequest v5` in the title.
+    let want: Vec<String> = capture
+        .lines()
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let d = w
+                .iter()
+                .position(|x| *x == "Request" || *x == "Response")
+                .unwrap_or(0);
+            format!("{}{} {}", w[d - 2], w[d], w[d - 1])
+        })
+        .collect();
+    assert_eq!(titles, want);
+    // The 6000-byte value of the record that spans five segments came through whole.
+    assert!(out.contains("6703 bytes on the wire"), "{out}");
+}
+
+#[test]
+fn a_first_comment_line_says_what_a_lone_frame_is() {
+    for f in [
+        "samples/hex/metadata-v13-response.hex",
+        "samples/hex/describe-cluster-v2-response.hex",
+    ] {
+        let (code, out, err) = kdissect(&["--hex", "-V", &root(f)]);
+        assert_eq!(code, Some(0), "{f}: {err}{out}");
+        assert!(out.contains("Response v"), "{f}: {out}");
+    }
+    // The command line wins over the comment.
+    let (code, out, _) = kdissect(&[
+        "--hex",
+        "--api-key",
+        "60",
+        "--api-version",
+        "2",
+        "--response",
+        &root("samples/hex/metadata-v13-response.hex"),
+    ]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("DescribeClusterResponse v2"), "{out}");
+}

@@ -72,13 +72,125 @@ fn shown(tok: &str) -> String {
 }
 
 pub fn parse(text: &str) -> Result<Vec<u8>, HexError> {
+    parse_blocks(text).map(|(bytes, _)| bytes)
+}
+
+/// What a hex input holds: bytes to cut into Kafka frames, and what its first comment line
+/// says they are.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HexInput {
+    pub bytes: Vec<u8>,
+    /// Packets of a `tshark -x` dump whose link, IP and TCP headers were taken off (0 when the
+    /// input was Kafka bytes already).
+    pub packets: usize,
+    pub directive: Option<Directive>,
+}
+
+/// A first comment line such as `# response api_key=3 api_version=13`: how to read the frame
+/// when no request comes before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Directive {
+    pub response: bool,
+    pub api_key: Option<i16>,
+    pub api_version: Option<i16>,
+}
+
+/// Reads the directive of the first comment line, if it is one.
+fn directive(text: &str) -> Option<Directive> {
+    let first = text.lines().find(|l| !l.trim().is_empty())?;
+    let words: Vec<&str> = first.trim().strip_prefix('#')?.split_whitespace().collect();
+    let response = match words.first() {
+        Some(&"response") => true,
+        Some(&"request") => false,
+        _ => return None,
+    };
+    let value = |k: &str| {
+        words
+            .iter()
+            .find_map(|w| w.strip_prefix(k)?.strip_prefix('='))
+            .and_then(|v| v.parse().ok())
+    };
+    Some(Directive {
+        response,
+        api_key: value("api_key"),
+        api_version: value("api_version"),
+    })
+}
+
+/// Link types a dumped packet is tried as, most common first.
+const DUMP_LINKTYPES: [u32; 5] = [1, 276, 113, 101, 0];
+
+/// The TCP payload of a dumped packet, if the bytes are a link-layer packet carrying TCP.
+fn tcp_payload(packet: &[u8]) -> Option<&[u8]> {
+    DUMP_LINKTYPES.iter().find_map(|&lt| {
+        crate::capture::net::tcp_segment(lt, packet, packet.len() as u32)
+            .ok()
+            .map(|seg| seg.payload)
+    })
+}
+
+/// Parses hex text, and when it is a dump of whole packets (`tshark -x`: one block per
+/// packet, each starting again at offset 0), keeps only their TCP payloads, in order.
+pub fn parse_input(text: &str) -> Result<HexInput, HexError> {
+    let (bytes, starts) = parse_blocks(text)?;
+    let directive = directive(text);
+    if starts.len() > 1 || (starts.len() == 1 && tcp_payload(&bytes).is_some()) {
+        let mut bounds = starts.clone();
+        bounds.push(bytes.len());
+        let blocks: Vec<&[u8]> = bounds
+            .windows(2)
+            .map(|w| bytes.get(w[0]..w[1]).unwrap_or_default())
+            .collect();
+        let payloads: Option<Vec<&[u8]>> = blocks.iter().map(|b| tcp_payload(b)).collect();
+        if let Some(p) = payloads {
+            return Ok(HexInput {
+                bytes: p.concat(),
+                packets: blocks.len(),
+                directive,
+            });
+        }
+    }
+    Ok(HexInput {
+        bytes,
+        packets: 0,
+        directive,
+    })
+}
+
+/// `tshark -x` names the extra buffers it shows after a packet (`Reassembled TCP (27311
+/// bytes):`, `Decompressed ...`); the packet itself may be labelled `Frame (1313 bytes):`.
+fn block_label(line: &str) -> Option<&str> {
+    let t = line.trim();
+    let inner = t.strip_suffix(" bytes):")?;
+    let (name, n) = inner.rsplit_once(" (")?;
+    (n.bytes().all(|b| b.is_ascii_digit()) && name.starts_with(|c: char| c.is_ascii_alphabetic()))
+        .then_some(name)
+}
+
+/// The bytes, and where each dump block (offset column back at 0) starts. Blocks a label names
+/// as something other than the packet (`Reassembled TCP`) are left out: they repeat bytes.
+fn parse_blocks(text: &str) -> Result<(Vec<u8>, Vec<usize>), HexError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut out = Vec::new();
+    let mut starts: Vec<usize> = Vec::new();
     let mut dump_seen = false;
+    let mut skipping = false;
     for (lno, raw) in text.lines().enumerate() {
         let lno = lno + 1;
         let line = raw.trim_end();
-        if line.trim_start().starts_with('#') || line.trim().is_empty() {
+        if line.trim().is_empty() {
+            // A labelled extra buffer ends where its block does.
+            skipping = false;
+            continue;
+        }
+        if line.trim_start().starts_with('#') {
+            continue;
+        }
+        if let Some(name) = block_label(line) {
+            skipping = name != "Frame";
+            continue;
+        }
+        if skipping {
             continue;
         }
         // hexdump -C puts the ASCII column between bars.
@@ -104,20 +216,31 @@ pub fn parse(text: &str) -> Result<Vec<u8>, HexError> {
             }
         } else if (4..=8).contains(&first.len())
             && first.bytes().all(|b| b.is_ascii_hexdigit())
-            && usize::from_str_radix(first, 16).ok() == Some(out.len())
             && parts.len() > 1
             && parts.first().is_some_and(|(_, c)| *c == first)
         {
-            // hexdump -C / tshark -x: an offset column equal to the bytes read so far, followed
-            // by a column gap.
-            dump = true;
-            parts.remove(0);
+            // hexdump -C / tshark -x: an offset column equal to the bytes read so far (or, in
+            // a dump of several packets, back at 0 for the next one), then a column gap.
+            let off = usize::from_str_radix(first, 16).ok();
+            let block_start = starts.last().copied().unwrap_or(0);
+            if off == Some(out.len() - block_start) {
+                dump = true;
+                if out.is_empty() {
+                    starts.push(0);
+                }
+                parts.remove(0);
+            } else if off == Some(0) && dump_seen {
+                dump = true;
+                starts.push(out.len());
+                parts.remove(0);
+            }
         }
         // hexdump -C's closing line holds only the total length.
         if dump_seen
             && body.split_whitespace().count() == 1
             && (7..=8).contains(&first.len())
-            && usize::from_str_radix(first, 16).ok() == Some(out.len())
+            && usize::from_str_radix(first, 16).ok()
+                == Some(out.len() - starts.last().copied().unwrap_or(0))
         {
             continue;
         }
@@ -170,5 +293,5 @@ pub fn parse(text: &str) -> Result<Vec<u8>, HexError> {
             }
         }
     }
-    Ok(out)
+    Ok((out, starts))
 }

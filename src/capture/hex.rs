@@ -139,7 +139,10 @@ pub fn parse_input(text: &str) -> Result<HexInput, HexError> {
         bounds.push(bytes.len());
         let blocks: Vec<&[u8]> = bounds
             .windows(2)
-            .map(|w| bytes.get(w[0]..w[1]).unwrap_or_default())
+            .map(|w| match w {
+                [a, b] => bytes.get(*a..*b).unwrap_or_default(),
+                _ => &[],
+            })
             .collect();
         let payloads: Option<Vec<&[u8]>> = blocks.iter().map(|b| tcp_payload(b)).collect();
         if let Some(p) = payloads {

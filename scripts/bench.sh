@@ -74,6 +74,19 @@ run "tshark -T json" "$f" tshark -r "$f" "${D[@]}" -T json
 run "kdissect -V" "$f" $K --no-progress -V --color never "$f"
 run "tshark -V" "$f" tshark -r "$f" "${D[@]}" -V
 
+f="$work/cap-$big_mb.big.pcap"
+echo "== first line and stop: kdissect $big_mb MiB | head -1 (target < 0.2 s), tshark beside it"
+for tool in kdissect tshark; do
+  t0=$EPOCHREALTIME
+  if [ $tool = kdissect ]; then
+    $K --no-progress "$f" | head -1 > /dev/null
+  else
+    tshark -r "$f" "${D[@]}" | head -1 > /dev/null
+  fi
+  t1=$EPOCHREALTIME
+  awk -v n="$tool | head -1" -v a="$t0" -v b="$t1" 'BEGIN { printf "%-34s %8.3f s\n", n, b - a }'
+done
+
 B=$big_mb
 echo "== ratios (targets in docs/performance.md)"
 ratio "summary / tshark -T fields (target >= 100)" 2 "side/kdissect (summary)" "side/tshark -T fields"

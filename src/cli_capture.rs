@@ -242,7 +242,11 @@ impl<W: Write> Output<W> {
             line.push(b'\n');
             return self.out.write_all(&line);
         }
-        writeln!(self.out, "{}", summary::line(rec, &self.clock))?;
+        writeln!(
+            self.out,
+            "{}",
+            summary::line_styled(rec, &self.clock, self.style.color)
+        )?;
         if self.show.summary {
             return Ok(());
         }
@@ -466,6 +470,12 @@ impl<W: Write> Sink for Output<W> {
             return;
         }
         if let Some(line) = self.notice_line(n) {
+            let line = if self.style.color {
+                use owo_colors::OwoColorize;
+                line.red().to_string()
+            } else {
+                line
+            };
             // NDJSON on stdout holds only messages; notices go to stderr there.
             let r = if self.show.json {
                 writeln!(io::stderr(), "kdissect: {}", line.trim_start())
@@ -585,6 +595,19 @@ pub fn list_interfaces() -> ExitCode {
 #[cfg(not(feature = "live"))]
 pub fn list_interfaces() -> ExitCode {
     fail("this kdissect was built without live capture: build it with `cargo install --path . --features live` (needs libpcap, Debian's libpcap-dev)")
+}
+
+/// The terminal's width when the output is one (COLUMNS first, as shells set it), for
+/// fitting the --stats tables.
+fn terminal_width() -> Option<u16> {
+    if !io::stdout().is_terminal() {
+        return None;
+    }
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .or_else(|| comfy_table::Table::new().width())
+        .filter(|w| *w >= 40)
 }
 
 /// What reading one input gave.
@@ -1031,7 +1054,7 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         waiting: HashMap::new(),
         waiting_order: Vec::new(),
         stats: cli.stats.then(Stats::default),
-        stats_filtered: cli.stats_filtered,
+        stats_filtered: !cli.stats_all,
         messages: 0,
         malformed: 0,
         lost: 0,
@@ -1144,7 +1167,7 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
             writeln!(o.out, "{j}")
         } else {
             let sep = if cli.quiet { "" } else { "\n" };
-            write!(o.out, "{sep}{}", s.tables())
+            write!(o.out, "{sep}{}", s.tables_within(terminal_width()))
         };
         if let Err(e) = r {
             return write_failed(&e);

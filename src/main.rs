@@ -66,14 +66,18 @@ pub(crate) enum Commands {
 }
 
 const EXAMPLES: &str = "Examples:
-  kdissect capture.pcap                      one line per Kafka message, with latencies
-  kdissect -V -p 19092 capture.pcapng        object trees; broker on port 19092
-  kdissect --api metadata --errors cap.pcap  only Metadata exchanges that carry an error code
-  kdissect --stats -q capture.pcap           statistics tables only
-  kdissect --json capture.pcap | jq -c 'select(.direction==\"response\") | {api_name, latency_us}'
-  printf '00 00 00 21 00 03 00 0d 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 01 00 00 00 00' | kdissect --hex
-  xxd response.bin | kdissect --hex --api-key metadata --api-version 12 --response -x
-  kdissect --hex --at 30 frame.hex           which field covers byte 30";
+  kdissect capture.pcap                 one line per Kafka message, with latencies
+  kdissect -V -p 19092 capture.pcapng   object trees; broker on port 19092
+  kdissect --api metadata --errors capture.pcap
+                                        Metadata exchanges that carry an error code
+  kdissect --stats -q capture.pcap      statistics tables only
+  tcpdump -i eth0 -U -w - port 9092 | kdissect -
+                                        decode a live capture as it comes
+  kdissect -i any -a duration:60 -w meta.pcap --api metadata
+                                        capture a minute, keep Metadata exchanges
+  kdissect --json capture.pcap | jq -c 'select(.latency_us > 50000)'
+  xxd frame.bin | kdissect --hex -V     a frame from a hex dump, as a tree
+  kdissect --hex --at 30 frame.hex      which field covers byte 30";
 
 /// Kafka wire-protocol dissector: decodes captures (pcap, pcapng) and hex frames byte by byte.
 #[derive(Debug, Parser)]
@@ -210,6 +214,10 @@ pub(crate) struct Cli {
     #[arg(long, help_heading = "Views")]
     pub(crate) wide: bool,
 
+    /// With -x: a character column beside the bytes, as xxd prints.
+    #[arg(long, help_heading = "Views")]
+    pub(crate) ascii: bool,
+
     /// Write each message as soon as it is complete (the default on a terminal and for input
     /// that is not a regular file: pipes, standard input).
     #[arg(short = 'l', long, help_heading = "Views")]
@@ -306,8 +314,12 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "NAME", help_heading = "Filters (whole exchanges)")]
     pub(crate) topic: Option<String>,
 
-    /// Let the filters apply to --stats too (by default statistics count everything).
+    /// Let --stats count every message, not only the exchanges the filters keep.
     #[arg(long, help_heading = "Filters (whole exchanges)")]
+    pub(crate) stats_all: bool,
+
+    /// The default now: statistics count the exchanges the filters keep.
+    #[arg(long, hide = true, conflicts_with = "stats_all")]
     pub(crate) stats_filtered: bool,
 }
 
@@ -351,6 +363,58 @@ fn parse_frame_size(s: &str) -> Result<usize, String> {
         ));
     }
     Ok(n)
+}
+
+/// Sections of the manual clap does not write: exit status and environment.
+const MAN_EXIT_STATUS: &str = r#".SH "EXIT STATUS"
+.TP
+0
+Every frame decoded cleanly (messages of APIs kdissect has no tables for do not count against
+it).
+.TP
+1
+Some frame was malformed, lost in a gap, or could not be decoded, or a capture could be read
+only in part; everything is still shown as far as it goes.
+.TP
+2
+Usage error, unreadable input, text that is not hex, or a write error other than a closed
+pipe. A closed pipe (\fBkdissect cap.pcap | head\fR) ends the run quietly with 0.
+.TP
+130, 143
+Interrupted by SIGINT or SIGTERM: what was decoded is written and the end-of-run notices are
+printed first.
+"#;
+
+const MAN_ENVIRONMENT: &str = r#".SH ENVIRONMENT
+.TP
+NO_COLOR
+When set and not empty, no colour (as \fB\-\-color never\fR) unless \fB\-\-color always\fR.
+.TP
+COLUMNS
+Width the \fB\-\-stats\fR tables are fitted into on a terminal.
+.TP
+TZ
+Time zone of the \fB\-t a\fR and \fB\-t ad\fR time columns.
+.TP
+TMPDIR
+Where \fB\-w\fR keeps a copy of input read from a pipe or a live interface until it is written.
+"#;
+
+/// The manual page: clap's sections, with exit status and environment before the version.
+fn man_page(c: clap::Command) -> io::Result<Vec<u8>> {
+    let man = clap_mangen::Man::new(c);
+    let mut page = Vec::new();
+    man.render_title(&mut page)?;
+    man.render_name_section(&mut page)?;
+    man.render_synopsis_section(&mut page)?;
+    man.render_description_section(&mut page)?;
+    man.render_options_section(&mut page)?;
+    man.render_subcommands_section(&mut page)?;
+    man.render_extra_section(&mut page)?;
+    page.extend_from_slice(MAN_EXIT_STATUS.as_bytes());
+    page.extend_from_slice(MAN_ENVIRONMENT.as_bytes());
+    man.render_version_section(&mut page)?;
+    Ok(page)
 }
 
 fn parse_autostop(s: &str) -> Result<std::time::Duration, String> {
@@ -416,7 +480,7 @@ fn subcommand(cmd: &Commands) -> ExitCode {
             clap_complete::generate(sh, &mut c, "kdissect", &mut out);
             ExitCode::SUCCESS
         }
-        Commands::Man => match clap_mangen::Man::new(c).render(&mut out) {
+        Commands::Man => match man_page(c).and_then(|page| out.write_all(&page)) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => write_failed(&e),
         },
@@ -542,6 +606,7 @@ fn main() -> ExitCode {
         wide: cli.wide,
         max_value: cli.max_value,
         show_secrets: cli.show_secrets,
+        ascii: cli.ascii,
     };
     let named: Vec<String> = cli.read_file.iter().chain(&cli.files).cloned().collect();
     let inputs = if named.is_empty() {

@@ -181,17 +181,58 @@ fn filters_keep_whole_exchanges() {
 }
 
 #[test]
-fn filters_do_not_change_stats_unless_asked() {
+fn stats_count_the_filtered_exchanges_unless_asked_for_all() {
     let f = sample("kgen-all-versions.pcap");
     let all = stats(&[&f]);
-    let filtered_view = stats(&["--api", "metadata", &f]);
-    assert_eq!(all, filtered_view);
-    let filtered = stats(&["--api", "metadata", "--stats-filtered", &f]);
-    assert!(filtered["apis"]
-        .as_array()
-        .expect("apis")
-        .iter()
-        .all(|a| a["api_name"] == "Metadata"));
+    let everything = stats(&["--api", "metadata", "--stats-all", &f]);
+    assert_eq!(all, everything);
+    let filtered = stats(&["--api", "metadata", &f]);
+    let apis = filtered["apis"].as_array().expect("apis");
+    assert!(!apis.is_empty());
+    assert!(apis.iter().all(|a| a["api_name"] == "Metadata"));
+    assert_ne!(filtered, all);
+}
+
+#[test]
+fn stats_tables_fit_the_given_width() {
+    let f = sample("kgen-all-versions.pcap");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kdissect"))
+        .args(["--stats", "-q", &f])
+        .output()
+        .expect("run");
+    let wide = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        wide.lines().any(|l| l.chars().count() > 100),
+        "the tables are wide"
+    );
+    // On a terminal of 80 columns (script gives kdissect one) every line fits.
+    let script = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!(
+                "COLUMNS=80 {} --stats -q --color never {f}",
+                env!("CARGO_BIN_EXE_kdissect")
+            ),
+            "/dev/null",
+        ])
+        .output();
+    if let Ok(o) = script {
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.contains("Kafka APIs"), "{text}");
+        // Table lines (stderr's end-of-run summary comes through the terminal too).
+        let rows: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains('│') || l.contains('┆'))
+            .collect();
+        assert!(rows.len() > 10, "{text}");
+        for l in rows {
+            assert!(
+                l.trim_end().chars().count() <= 80,
+                "{} columns: {l}",
+                l.chars().count()
+            );
+        }
+    }
 }
 
 #[test]

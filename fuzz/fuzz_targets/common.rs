@@ -21,6 +21,7 @@ pub fn render_all(msg: &Message, frame: &[u8]) {
         wide: true,
         max_value: 4,
         show_secrets: false,
+        ascii: true,
     };
     // Secrets masked as the command line masks them: every view reads the masked bytes.
     let shown = render::masked(msg, frame, wide);

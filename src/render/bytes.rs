@@ -136,6 +136,21 @@ fn layout(
                 line.push_str(&hexb);
             }
         }
+        if style.ascii {
+            // Pad a short last row so the column lines up, then the characters.
+            line.push_str(&"   ".repeat(ROW - chunk.len()));
+            line.push_str("  ");
+            line.extend(chunk.iter().enumerate().map(|(i, b)| {
+                let at = base + i;
+                if hidden.iter().any(|&(o, l)| at >= o && at - o < l) {
+                    '*'
+                } else if b.is_ascii_graphic() || *b == b' ' {
+                    char::from(*b)
+                } else {
+                    '.'
+                }
+            }));
+        }
         writeln!(out, "{line}")?;
     }
     let mut seen: Vec<Region> = Vec::new();

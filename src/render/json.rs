@@ -298,10 +298,8 @@ pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, 
             o.insert("request_frame".into(), J::from(r));
         }
         if let Some(l) = meta.latency_nanos {
-            o.insert(
-                "latency_us".into(),
-                serde_json::Number::from_f64(l as f64 / 1000.0).map_or(J::Null, J::Number),
-            );
+            // Whole microseconds, rounded, as in `--stats --json`.
+            o.insert("latency_us".into(), J::from((l + 500).div_euclid(1000)));
         }
     }
     if meta.assumed {

@@ -21,6 +21,8 @@ pub struct Style {
     pub max_value: usize,
     /// Show passwords, tokens and other secrets instead of masking them.
     pub show_secrets: bool,
+    /// `-x` adds a character column, as xxd does.
+    pub ascii: bool,
 }
 
 impl Default for Style {
@@ -30,6 +32,7 @@ impl Default for Style {
             wide: false,
             max_value: value::MAX_VALUE_BYTES,
             show_secrets: false,
+            ascii: false,
         }
     }
 }

@@ -306,11 +306,24 @@ impl Stats {
         out
     }
 
-    /// The tables as text.
+    /// The tables as text, each as wide as its content.
     pub fn tables(&self) -> String {
+        self.tables_within(None)
+    }
+
+    /// The tables as text, each fitted into `width` columns when given (a terminal's width):
+    /// comfy-table wraps the widest cells first.
+    pub fn tables_within(&self, width: Option<u16>) -> String {
+        let fit = |t: &mut Table| {
+            if let Some(w) = width {
+                t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+                t.set_width(w);
+            }
+        };
         let mut s = String::new();
         let mut t = Table::new();
         t.load_preset(UTF8_FULL_CONDENSED);
+        fit(&mut t);
         t.set_header(vec![
             "API",
             "version",
@@ -348,6 +361,7 @@ impl Stats {
 
         let mut t = Table::new();
         t.load_preset(UTF8_FULL_CONDENSED);
+        fit(&mut t);
         t.set_header(vec![
             "stream",
             "client_id",
@@ -383,6 +397,7 @@ impl Stats {
         if !self.errors.is_empty() {
             let mut t = Table::new();
             t.load_preset(UTF8_FULL_CONDENSED);
+            fit(&mut t);
             t.set_header(vec!["error", "code", "count"]);
             for (code, n) in &self.errors {
                 t.add_row(vec![
@@ -400,6 +415,7 @@ impl Stats {
         if !skew.is_empty() {
             let mut t = Table::new();
             t.load_preset(UTF8_FULL_CONDENSED);
+            fit(&mut t);
             t.set_header(vec!["API", "broker advertised", "clients used", "status"]);
             for (k, adv, used, status) in skew {
                 t.add_row(vec![
@@ -417,6 +433,7 @@ impl Stats {
         let h = &self.health;
         let mut t = Table::new();
         t.load_preset(UTF8_FULL_CONDENSED);
+        fit(&mut t);
         t.set_header(vec!["capture health", "count"]);
         for (name, v) in [
             ("packets", h.packets),

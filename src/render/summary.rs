@@ -418,6 +418,18 @@ fn wall_clock(ts: i64, format: TimeFormat, digits: usize) -> String {
 
 /// The summary line of a message found in a capture.
 pub fn line(rec: &Record<'_>, clock: &Clock) -> String {
+    line_styled(rec, clock, false)
+}
+
+/// Latencies at or above this read as slow (yellow), and at or above `VERY_SLOW` red.
+const SLOW_NANOS: i64 = 100_000_000;
+const VERY_SLOW_NANOS: i64 = 1_000_000_000;
+
+/// [`line`], coloured for a terminal when `color`: the API in bold cyan, errors and `!!` in
+/// red, slow latencies in yellow or red.
+pub fn line_styled(rec: &Record<'_>, clock: &Clock, color: bool) -> String {
+    use owo_colors::OwoColorize;
+    let paint = |text: String, f: fn(&String) -> String| if color { f(&text) } else { text };
     let msg = &rec.msg;
     let dir = match msg.direction {
         Direction::Request => "Request",
@@ -427,8 +439,9 @@ pub fn line(rec: &Record<'_>, clock: &Clock) -> String {
         (Some(_), Some(v)) => format!("{} v{v}", msg.api_name()),
         _ => "Unknown".to_string(),
     };
+    let api = paint(format!("{api} {dir}"), |t| t.cyan().bold().to_string());
     let mut s = format!(
-        "{:>6} {} {} → {} [{}] {api} {dir}",
+        "{:>6} {} {} → {} [{}] {api}",
         rec.frame,
         clock.text(rec.ts_nanos),
         rec.src,
@@ -441,7 +454,25 @@ pub fn line(rec: &Record<'_>, clock: &Clock) -> String {
     let ess = essentials(msg);
     if !ess.is_empty() {
         s.push(' ');
-        s.push_str(&ess);
+        if color {
+            let words: Vec<String> = ess
+                .split(' ')
+                .map(|w| {
+                    let bad = w.starts_with("error=")
+                        || w.starts_with("errors=")
+                        || w.starts_with("partition_errors=")
+                        || (w.contains('(') && w.contains("_") && w.ends_with(")]"));
+                    if bad {
+                        w.red().to_string()
+                    } else {
+                        w.to_string()
+                    }
+                })
+                .collect();
+            s.push_str(&words.join(" "));
+        } else {
+            s.push_str(&ess);
+        }
     }
     if rec.assumed {
         s.push_str(" [API assumed: request not captured]");
@@ -450,7 +481,13 @@ pub fn line(rec: &Record<'_>, clock: &Clock) -> String {
         let _ = write!(s, " [assumed_version: read with the v{v} layout]");
     }
     if let (Some(lat), Some(req)) = (rec.latency_nanos(), rec.request) {
-        let _ = write!(s, " ({} after frame {})", latency_text(lat), req.frame);
+        let text = latency_text(lat);
+        let text = match lat {
+            l if color && l >= VERY_SLOW_NANOS => text.red().bold().to_string(),
+            l if color && l >= SLOW_NANOS => text.yellow().to_string(),
+            _ => text,
+        };
+        let _ = write!(s, " ({text} after frame {})", req.frame);
     }
     if rec.partial {
         let _ = write!(
@@ -462,17 +499,19 @@ pub fn line(rec: &Record<'_>, clock: &Clock) -> String {
     } else if let Some(e) = msg.error.as_ref().filter(|_| msg.is_unknown_api()) {
         let _ = write!(s, " [body not decoded: {}]", e.reason);
     } else if let Some(e) = &msg.error {
-        let _ = write!(s, " !! malformed: {e}");
+        let mut m = format!(" !! malformed: {e}");
         // When another version's layout fits, that is the news: say it on the line too.
         if let Some(h) = msg
             .diagnoses
             .iter()
             .find(|d| d.message.contains("decodes cleanly as v"))
         {
-            let _ = write!(s, "; {}", h.message);
+            let _ = write!(m, "; {}", h.message);
         }
+        s.push_str(&paint(m, |t| t.red().to_string()));
     } else if let Some(d) = msg.diagnoses.first() {
-        let _ = write!(s, " !! malformed at 0x{:04x}: {}", d.offset, d.message);
+        let m = format!(" !! malformed at 0x{:04x}: {}", d.offset, d.message);
+        s.push_str(&paint(m, |t| t.red().to_string()));
     }
     s
 }

@@ -57,6 +57,9 @@ fn write_line(
         let line = node_line(n, frame, style);
         return writeln!(out, "{lead}{branch}{}", line.red().bold());
     }
+    if style.color {
+        return write_colored(out, lead, branch, n, frame, style);
+    }
     // The common case writes the pieces straight out: no line string, no value string for
     // the usual scalar types.
     out.write_all(lead.as_bytes())?;
@@ -100,6 +103,50 @@ fn write_line(
         }
     }
     out.write_all(b"\n")
+}
+
+/// A line in colour: the name bold, the value plain (red for a non-zero error code), the span
+/// and the description dimmed, so the eye finds fields and values.
+fn write_colored(
+    out: &mut impl Write,
+    lead: &str,
+    branch: &str,
+    n: &Node,
+    frame: &[u8],
+    style: Style,
+) -> io::Result<()> {
+    let mut name = n.display_name().into_owned();
+    if !n.ty.is_empty() {
+        name = format!("{} {}", name.bold(), n.ty.bright_black());
+    } else {
+        name = name.bold().to_string();
+    }
+    let value = value::text_limited(n, frame, style.wide, style.max_value).map(|v| {
+        let error = n.name.ends_with("ErrorCode") && matches!(n.value, Value::Int(c) if c != 0);
+        if error {
+            format!(" = {}", v.red().bold())
+        } else {
+            format!(" = {v}")
+        }
+    });
+    let span = if n.source == 0 {
+        format!("[0x{:04x}, {}B]", n.offset, n.len)
+    } else {
+        format!("[#{} 0x{:04x}, {}B]", n.source, n.offset, n.len)
+    };
+    let desc = if n.desc.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", cut_desc(&n.desc, style.wide).bright_black())
+    };
+    writeln!(
+        out,
+        "{}{}{name}{} {}{desc}",
+        lead.bright_black(),
+        branch.bright_black(),
+        value.unwrap_or_default(),
+        span.bright_black()
+    )
 }
 
 fn children(

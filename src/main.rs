@@ -66,15 +66,15 @@ pub(crate) enum Commands {
 }
 
 const EXAMPLES: &str = "Examples:
-  kdissect capture.pcap                 one line per Kafka message, with latencies
+  kdissect capture.pcap                 a line per Kafka message, with latencies
   kdissect -V -p 19092 capture.pcapng   object trees; broker on port 19092
   kdissect --api metadata --errors capture.pcap
-                                        Metadata exchanges that carry an error code
+                                        Metadata exchanges with an error code
   kdissect --stats -q capture.pcap      statistics tables only
   tcpdump -i eth0 -U -w - port 9092 | kdissect -
                                         decode a live capture as it comes
   kdissect -i any -a duration:60 -w meta.pcap --api metadata
-                                        capture a minute, keep Metadata exchanges
+                                        a minute live; keep the Metadata ones
   kdissect --json capture.pcap | jq -c 'select(.latency_us > 50000)'
   xxd frame.bin | kdissect --hex -V     a frame from a hex dump, as a tree
   kdissect --hex --at 30 frame.hex      which field covers byte 30";
@@ -455,16 +455,16 @@ pub(crate) fn write_failed(e: &io::Error) -> ExitCode {
     }
 }
 
+/// Reads a hex input whole (gzip and zstd undone as for captures).
 fn read_input(name: &str) -> Result<Vec<u8>, String> {
-    if name == "-" {
-        let mut buf = Vec::new();
-        io::stdin()
-            .read_to_end(&mut buf)
-            .map_err(|e| format!("cannot read standard input: {e}"))?;
-        Ok(buf)
-    } else {
-        std::fs::read(name).map_err(|e| format!("cannot read {name}: {e}"))
-    }
+    let display = if name == "-" { "standard input" } else { name };
+    let mut opened = input::open(name).map_err(|e| format!("cannot read {display}: {e}"))?;
+    let mut buf = Vec::new();
+    opened
+        .reader
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("cannot read {display}: {e}"))?;
+    Ok(buf)
 }
 
 fn subcommand(cmd: &Commands) -> ExitCode {
@@ -708,11 +708,14 @@ fn run_hex(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         // A first comment line `# response api_key=K api_version=V` says what a lone frame
         // is, unless the command line says otherwise.
         let hint = match parsed.directive {
-            Some(d) if hint.api_key.is_none() && !hint.force_response => ResponseHint {
-                api_key: d.api_key,
-                api_version: d.api_version,
-                force_response: d.response,
-            },
+            // A request names its API in its own header: only a response needs the comment.
+            Some(d) if d.response && hint.api_key.is_none() && !hint.force_response => {
+                ResponseHint {
+                    api_key: d.api_key,
+                    api_version: d.api_version,
+                    force_response: d.response,
+                }
+            }
             _ => hint,
         };
         let mut conv = Conversation::with_options(decode);

@@ -90,7 +90,12 @@ fn file_argument_and_comment_lines() {
 
 #[test]
 fn lone_response_needs_api_flags() {
-    let resp = vector_text("metadata-v13-response.hex");
+    // Without its first comment line (`# response api_key=3 api_version=13`), which says it.
+    let resp: String = vector_text("metadata-v13-response.hex")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n");
     let o = run(&["--hex", "-V"], &resp);
     assert_eq!(o.status.code(), Some(1));
     assert!(

@@ -162,3 +162,58 @@ fn every_api_in_the_tables_is_named() {
         assert_eq!(api_name(key), Some(want), "API key {key}");
     }
 }
+
+/// Every field of the APIs users meet most carries a description (ours, in
+/// schema-src/descriptions.json), in every version and every table, legacy included.
+#[test]
+fn common_apis_describe_every_field() {
+    use kdissect::kafka::schema::FieldSpec;
+    fn missing(prefix: &str, fields: &[FieldSpec], out: &mut Vec<String>) {
+        for f in fields {
+            if f.about.trim().is_empty() {
+                out.push(format!("{prefix}{}", f.name));
+            }
+            missing(&format!("{prefix}{}.", f.name), &f.fields, out);
+        }
+    }
+    let apis = [
+        "Produce",
+        "Fetch",
+        "ListOffsets",
+        "OffsetCommit",
+        "OffsetFetch",
+        "FindCoordinator",
+        "JoinGroup",
+        "SyncGroup",
+        "Heartbeat",
+        "LeaveGroup",
+        "ConsumerGroupHeartbeat",
+        "InitProducerId",
+        "AddPartitionsToTxn",
+        "EndTxn",
+        "CreateTopics",
+        "DeleteTopics",
+        "SaslHandshake",
+        "SaslAuthenticate",
+    ];
+    let mut gaps = Vec::new();
+    let mut files = 0;
+    for (file, text) in spec_files() {
+        let base = file.trim_start_matches("legacy/").trim_end_matches(".json");
+        let api = base
+            .trim_end_matches("Request")
+            .trim_end_matches("Response");
+        if !apis.contains(&api) {
+            continue;
+        }
+        let spec = parse_spec(text).expect("spec");
+        missing(&format!("{file}: "), &spec.fields, &mut gaps);
+        files += 1;
+    }
+    assert!(files >= 36, "{files} tables");
+    assert!(
+        gaps.is_empty(),
+        "fields without a description:\n{}",
+        gaps.join("\n")
+    );
+}

@@ -375,3 +375,93 @@ fn limits_cut_what_is_shown() {
     ]));
     assert!(out.contains("passes --max-decompressed"), "{out}");
 }
+
+#[test]
+fn colour_marks_apis_errors_and_slow_answers_unless_no_color() {
+    let f = sample("ak44-admin.pcap");
+    let run_env = |args: &[&str], no_color: bool| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_kdissect"));
+        c.args(args);
+        if no_color {
+            c.env("NO_COLOR", "1");
+        } else {
+            c.env_remove("NO_COLOR");
+        }
+        String::from_utf8_lossy(&c.output().expect("run").stdout).into_owned()
+    };
+    let out = run_env(&["--color", "always", &f], false);
+    // API and direction in bold cyan; the TOPIC_ALREADY_EXISTS answer in red; 78 ms is not slow.
+    assert!(
+        out.contains("\u{1b}[1m\u{1b}[36mCreateTopics v7 Response"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\u{1b}[31morders(TOPIC_ALREADY_EXISTS)"),
+        "{out}"
+    );
+    let slow = out
+        .lines()
+        .find(|l| l.contains("IncrementalAlterConfigs v1 Response"))
+        .expect("IncrementalAlterConfigs answer, 115 ms after its request");
+    assert!(
+        slow.contains("\u{1b}[33m") && slow.contains(" ms\u{1b}[39m after frame"),
+        "{slow}"
+    );
+    let tree = run_env(&["--color", "always", "-V", "-c", "1", &f], false);
+    assert!(tree.contains("\u{1b}[1mrequest_api_key\u{1b}[0m"), "{tree}");
+    // Without a terminal, or with NO_COLOR, no escape at all.
+    assert!(!run_env(&[&f], false).contains('\u{1b}'));
+    assert!(!run_env(&["-V", &f], true).contains('\u{1b}'));
+}
+
+#[test]
+fn ascii_column_beside_the_bytes() {
+    let f = sample("ak44-admin.pcap");
+    let out = stdout(&run(&["-x", "--ascii", "-c", "1", &f]));
+    // ApiVersions v5 request: client id and software name readable on the right.
+    assert!(
+        out.contains("|00 00 00 33|00 12 00 05 00 00 00 00 00 0a 61 6b  ...3..........ak"),
+        "{out}"
+    );
+    assert!(
+        out.contains("30 00 ff ff ff ff|00                             0......"),
+        "{out}"
+    );
+}
+
+#[test]
+fn help_examples_fit_80_columns_and_the_manual_has_exit_status() {
+    let help = stdout(&run(&["--help"]));
+    let examples = help.split("Examples:").nth(1).expect("examples");
+    for l in examples.lines() {
+        assert!(
+            l.chars().count() <= 80,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
+    let man = stdout(&run(&["man"]));
+    for section in [
+        ".SH \"EXIT STATUS\"",
+        ".SH ENVIRONMENT",
+        "NO_COLOR",
+        "130, 143",
+    ] {
+        assert!(man.contains(section), "{section}");
+    }
+}
+
+#[test]
+fn compressed_captures_of_other_kinds_name_the_tool() {
+    let bz = std::env::temp_dir().join(format!("kdissect-{}.pcap.bz2", std::process::id()));
+    // bzip2's magic and block size, then anything.
+    std::fs::write(&bz, b"BZh91AY&SY\x00\x01\x02\x03").expect("write");
+    let o = run(&[bz.to_str().expect("path")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err.contains("bzip2-compressed") && err.contains("bzcat FILE | kdissect -"),
+        "{err}"
+    );
+    let _ = std::fs::remove_file(&bz);
+}

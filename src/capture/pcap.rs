@@ -58,11 +58,18 @@ pub enum CaptureError {
 impl fmt::Display for CaptureError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CaptureError::NotACapture { magic } => write!(
-                f,
-                "not a pcap or pcapng file (first bytes {}); for hex text use --hex",
-                hex::encode(magic)
-            ),
+            CaptureError::NotACapture { magic } => match compressed(magic) {
+                Some((name, tool)) => write!(
+                    f,
+                    "{name}-compressed (first bytes {}): decompress it first, e.g. `{tool} FILE | kdissect -`",
+                    hex::encode(magic)
+                ),
+                None => write!(
+                    f,
+                    "not a pcap or pcapng file (first bytes {}); for hex text use --hex",
+                    hex::encode(magic)
+                ),
+            },
             CaptureError::Empty => write!(f, "empty file"),
             CaptureError::Truncated { offset, what, need, have } => write!(
                 f,
@@ -80,6 +87,18 @@ struct Interface {
     /// Units per second of this interface's timestamps.
     resolution: u64,
     offset_secs: i64,
+}
+
+/// Compression formats told by their magic, with the tool that undoes them.
+fn compressed(magic: &[u8; 4]) -> Option<(&'static str, &'static str)> {
+    match magic {
+        [0x1f, 0x8b, ..] => Some(("gzip", "zcat")),
+        [0x42, 0x5a, 0x68, _] => Some(("bzip2", "bzcat")),
+        [0xfd, 0x37, 0x7a, 0x58] => Some(("xz", "xzcat")),
+        [0x28, 0xb5, 0x2f, 0xfd] => Some(("zstd", "zstdcat")),
+        [0x04, 0x22, 0x4d, 0x18] => Some(("lz4", "lz4cat")),
+        _ => None,
+    }
 }
 
 pub struct CaptureReader<R: Read> {

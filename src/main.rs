@@ -365,6 +365,26 @@ fn parse_frame_size(s: &str) -> Result<usize, String> {
     Ok(n)
 }
 
+/// `--help`, `--version` and usage errors: clap's text, with write errors reported (a full
+/// disk, a closed pipe) instead of a panic.
+fn clap_exit(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let text = e.render().to_string();
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let mut out = io::stdout();
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) => write_failed(&err),
+            }
+        }
+        _ => {
+            let _ = e.print();
+            ExitCode::from(2)
+        }
+    }
+}
+
 /// Sections of the manual clap does not write: exit status and environment.
 const MAN_EXIT_STATUS: &str = r#".SH "EXIT STATUS"
 .TP
@@ -477,8 +497,13 @@ fn subcommand(cmd: &Commands) -> ExitCode {
                 Shell::Zsh => clap_complete::Shell::Zsh,
                 Shell::Fish => clap_complete::Shell::Fish,
             };
-            clap_complete::generate(sh, &mut c, "kdissect", &mut out);
-            ExitCode::SUCCESS
+            // Into memory first: clap_complete panics when its output fails.
+            let mut script = Vec::new();
+            clap_complete::generate(sh, &mut c, "kdissect", &mut script);
+            match out.write_all(&script).and_then(|()| out.flush()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => write_failed(&e),
+            }
         }
         Commands::Man => match man_page(c).and_then(|page| out.write_all(&page)) {
             Ok(()) => ExitCode::SUCCESS,
@@ -588,7 +613,10 @@ fn example(
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return clap_exit(e),
+    };
     if let Some(cmd) = &cli.command {
         return subcommand(cmd);
     }

@@ -377,3 +377,35 @@ fn absurd_record_length_names_the_offset() {
         "{err}"
     );
 }
+
+/// A full disk (/dev/full) is an error with a message and exit status 2, never a panic: for
+/// the subcommands, --help and --version as for decoding.
+#[test]
+fn write_errors_exit_2_with_a_message() {
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/ak44-admin.pcap");
+    for args in [
+        &["completions", "bash"][..],
+        &["man"],
+        &["--help"],
+        &["--version"],
+        &["example", "metadata", "--version", "13"],
+        &[sample],
+        &["--json", sample],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let o = Command::new(env!("CARGO_BIN_EXE_kdissect"))
+            .args(args)
+            .stdout(full)
+            .output()
+            .expect("run");
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&o.stderr).contains("cannot write output: No space left on device"),
+            "{args:?}: {}",
+            text(&o.stderr)
+        );
+    }
+}

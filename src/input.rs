@@ -141,6 +141,11 @@ impl ChannelReader {
 
 impl Read for ChannelReader {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        // An interrupt ends the input even while data keeps coming.
+        if interrupt::received().is_some() {
+            self.done = true;
+            return Ok(0);
+        }
         loop {
             if self.pos < self.cur.len() {
                 let rest = self.cur.get(self.pos..).unwrap_or_default();

@@ -7,7 +7,7 @@ use kdissect::kafka::message::{request_header_version, response_header_version};
 use kdissect::kafka::topics::TopicNames;
 use kdissect::kafka::{names, Direction, Message, Node, NodeKind};
 use kdissect::render::{self, json::Meta, value, Style};
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, BufRead, IsTerminal, Read, Write};
 use std::process::ExitCode;
 
 mod cli_capture;
@@ -475,18 +475,6 @@ pub(crate) fn write_failed(e: &io::Error) -> ExitCode {
     }
 }
 
-/// Reads a hex input whole (gzip and zstd undone as for captures).
-fn read_input(name: &str) -> Result<Vec<u8>, String> {
-    let display = if name == "-" { "standard input" } else { name };
-    let mut opened = input::open(name).map_err(|e| format!("cannot read {display}: {e}"))?;
-    let mut buf = Vec::new();
-    opened
-        .reader
-        .read_to_end(&mut buf)
-        .map_err(|e| format!("cannot read {display}: {e}"))?;
-    Ok(buf)
-}
-
 fn subcommand(cmd: &Commands) -> ExitCode {
     let mut c = Cli::command();
     let mut out = io::stdout();
@@ -665,7 +653,170 @@ fn main() -> ExitCode {
         }
         return cli_capture::run(&cli, &inputs, style);
     }
+    interrupt::install();
     run_hex(&cli, &inputs, style)
+}
+
+/// Why a hex input stopped: it could not be read or parsed, or the output failed.
+enum HexFailure {
+    Input(String),
+    Write(io::Error),
+}
+
+/// Longest piece of a line handed to the hex parser at once: a longer line (plain hex with no
+/// line breaks) is cut at its last space, so memory does not grow with it.
+const HEX_PIECE: usize = 1 << 20;
+
+/// Decoding hex input as it is read: lines in, frames out.
+struct HexRun<'a, W: Write> {
+    out: W,
+    cli: &'a Cli,
+    hint: ResponseHint,
+    views: Views,
+    style: Style,
+    conv: Conversation,
+    topics: TopicNames,
+    /// Write each frame out at once (input from a pipe or a terminal).
+    flush_each: bool,
+    /// Frames cut so far, over all inputs.
+    index: usize,
+    malformed: usize,
+    found_at: bool,
+}
+
+impl<W: Write> HexRun<'_, W> {
+    fn input(&mut self, name: &str, display: &str) -> Result<(), HexFailure> {
+        let opened =
+            input::open(name).map_err(|e| HexFailure::Input(format!("cannot read {display}: {e}")))?;
+        self.flush_each = !opened.regular || io::stdout().is_terminal();
+        let mut reader = io::BufReader::with_capacity(1 << 16, opened.reader);
+        let mut stream = hex::HexStream::default();
+        let mut cutter = frames::Cutter::new(self.cli.max_frame);
+        let mut bytes_seen = 0u64;
+        let mut piece = Vec::new();
+        let mut carry = Vec::new();
+        loop {
+            piece.clear();
+            piece.append(&mut carry);
+            let n = (&mut reader)
+                .take(HEX_PIECE as u64)
+                .read_until(b'\n', &mut piece)
+                .map_err(|e| HexFailure::Input(format!("cannot read {display}: {e}")))?;
+            if n == 0 && piece.is_empty() {
+                break;
+            }
+            if n > 0 && !piece.ends_with(b"\n") && piece.len() >= HEX_PIECE {
+                // A very long line: parse up to its last space, keep the rest for later.
+                let cut = piece.iter().rposition(|b| b.is_ascii_whitespace()).unwrap_or(piece.len());
+                carry = piece.split_off(cut);
+            }
+            let text = String::from_utf8_lossy(&piece);
+            let text = text.strip_suffix('\n').unwrap_or(&text);
+            let text = text.strip_suffix('\r').unwrap_or(text);
+            let bytes = stream
+                .line(text)
+                .map_err(|e| HexFailure::Input(format!("{display}: {e}")))?;
+            bytes_seen += bytes.len() as u64;
+            cutter.push(&bytes);
+            self.drain(&mut cutter, stream.directive)?;
+            if n == 0 {
+                break;
+            }
+        }
+        let bytes = stream.finish();
+        bytes_seen += bytes.len() as u64;
+        cutter.push(&bytes);
+        self.drain(&mut cutter, stream.directive)?;
+        if let Some(cut) = cutter.finish() {
+            self.cut(cut, stream.directive)?;
+        }
+        if bytes_seen == 0 {
+            return Err(HexFailure::Input(format!("{display}: no hex bytes found")));
+        }
+        if stream.packet_count > 0 && !self.cli.quiet {
+            eprintln!(
+                "kdissect: {display}: a dump of {} packets; their TCP payloads decoded in order",
+                stream.packet_count
+            );
+        }
+        if let (Some(at), false) = (self.cli.at, self.found_at) {
+            return Err(HexFailure::Input(format!(
+                "{display}: offset {at} is past the end of the input ({bytes_seen} bytes)"
+            )));
+        }
+        Ok(())
+    }
+
+    fn drain(
+        &mut self,
+        cutter: &mut frames::Cutter,
+        directive: Option<hex::Directive>,
+    ) -> Result<(), HexFailure> {
+        while let Some(cut) = cutter.next() {
+            self.cut(cut, directive)?;
+        }
+        Ok(())
+    }
+
+    /// A first comment line `# response api_key=K api_version=V` says what a lone frame is,
+    /// unless the command line says otherwise; a request names its API in its own header.
+    fn hint(&self, directive: Option<hex::Directive>) -> ResponseHint {
+        match directive {
+            Some(d) if d.response && self.hint.api_key.is_none() && !self.hint.force_response => {
+                ResponseHint {
+                    api_key: d.api_key,
+                    api_version: d.api_version,
+                    force_response: true,
+                }
+            }
+            _ => self.hint,
+        }
+    }
+
+    fn cut(&mut self, cut: frames::Cut, directive: Option<hex::Directive>) -> Result<(), HexFailure> {
+        let r = match cut {
+            frames::Cut::Frame { offset, bytes, .. } => self.frame(offset as usize, &bytes, directive),
+            frames::Cut::Skipped { offset, len, size } => {
+                self.malformed += 1;
+                writeln!(
+                    self.out,
+                    "!! input offset 0x{offset:04x}: size prefix {size} cannot start a frame (negative, too small, or over --max-frame): skipped {len} bytes to the next frame\n"
+                )
+            }
+        };
+        r.and_then(|()| if self.flush_each { self.out.flush() } else { Ok(()) })
+            .map_err(HexFailure::Write)
+    }
+
+    fn frame(&mut self, offset: usize, frame: &[u8], directive: Option<hex::Directive>) -> io::Result<()> {
+        let hint = self.hint(directive);
+        let mut msg = self.conv.decode(frame, &hint);
+        self.topics.observe(&mut msg);
+        self.index += 1;
+        if !msg.is_clean() {
+            self.malformed += 1;
+        }
+        let style = self.style;
+        if let Some(at) = self.cli.at {
+            if at >= offset && at < offset + frame.len() {
+                self.found_at = true;
+                let shown = render::masked(&msg, frame, style);
+                return print_at(&mut self.out, &msg, &shown, offset, at - offset, self.index, style);
+            }
+            return Ok(());
+        }
+        if self.cli.json {
+            let meta = Meta {
+                frame: self.index as u64,
+                input_offset: Some(offset),
+                ..Meta::default()
+            };
+            let shown = render::masked(&msg, frame, style);
+            let j = render::json::message(&msg, &shown, &meta, self.cli.json_spans);
+            return writeln!(self.out, "{j}");
+        }
+        print_message(&mut self.out, &msg, frame, offset, self.views, style)
+    }
 }
 
 fn run_hex(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
@@ -703,106 +854,47 @@ fn run_hex(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         bytes: cli.bytes || !(cli.tree || cli.json),
     };
     let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
-    let mut malformed = 0usize;
-    let mut total = 0usize;
-    let mut topics = TopicNames::default();
-    let decode = cli.decode_options();
+    let mut run = HexRun {
+        out: io::BufWriter::new(stdout.lock()),
+        cli,
+        hint,
+        views,
+        style,
+        conv: Conversation::with_options(cli.decode_options()),
+        topics: TopicNames::default(),
+        flush_each: false,
+        index: 0,
+        malformed: 0,
+        found_at: false,
+    };
     for name in inputs {
         let display = if name == "-" {
             "standard input"
         } else {
             name.as_str()
         };
-        let raw = match read_input(name) {
-            Ok(r) => r,
-            Err(e) => return fail(e),
-        };
-        let text = String::from_utf8_lossy(&raw);
-        let parsed = match hex::parse_input(&text) {
-            Ok(b) => b,
-            Err(e) => return fail(format!("{display}: {e}")),
-        };
-        let bytes = parsed.bytes;
-        if bytes.is_empty() {
-            return fail(format!("{display}: no hex bytes found"));
-        }
-        if parsed.packets > 0 && !cli.quiet {
-            eprintln!(
-                "kdissect: {display}: a dump of {} packets; their TCP payloads decoded in order",
-                parsed.packets
-            );
-        }
-        // A first comment line `# response api_key=K api_version=V` says what a lone frame
-        // is, unless the command line says otherwise.
-        let hint = match parsed.directive {
-            // A request names its API in its own header: only a response needs the comment.
-            Some(d) if d.response && hint.api_key.is_none() && !hint.force_response => {
-                ResponseHint {
-                    api_key: d.api_key,
-                    api_version: d.api_version,
-                    force_response: d.response,
-                }
+        match run.input(name, display) {
+            Ok(()) => {}
+            Err(HexFailure::Write(e)) => return write_failed(&e),
+            Err(HexFailure::Input(e)) => {
+                let _ = run.out.flush();
+                return fail(e);
             }
-            _ => hint,
-        };
-        let mut conv = Conversation::with_options(decode);
-        let mut found_at = false;
-        for (i, span) in frames::split(&bytes).into_iter().enumerate() {
-            let frame = bytes
-                .get(span.offset..span.offset + span.len)
-                .unwrap_or(&[]);
-            let mut msg = conv.decode(frame, &hint);
-            topics.observe(&mut msg);
-            total += 1;
-            if !msg.is_clean() {
-                malformed += 1;
-            }
-            let r = if let Some(at) = cli.at {
-                if at >= span.offset && at < span.offset + span.len {
-                    found_at = true;
-                    print_at(
-                        &mut out,
-                        &msg,
-                        &render::masked(&msg, frame, style),
-                        span.offset,
-                        at - span.offset,
-                        i + 1,
-                        style,
-                    )
-                } else {
-                    Ok(())
-                }
-            } else if cli.json {
-                let meta = Meta {
-                    frame: i as u64 + 1,
-                    input_offset: Some(span.offset),
-                    ..Meta::default()
-                };
-                let shown = render::masked(&msg, frame, style);
-                let j = render::json::message(&msg, &shown, &meta, cli.json_spans);
-                writeln!(out, "{j}")
-            } else {
-                print_message(&mut out, &msg, frame, span.offset, views, style)
-            };
-            if let Err(e) = r {
-                return write_failed(&e);
-            }
-        }
-        if let (Some(at), false) = (cli.at, found_at) {
-            let _ = out.flush();
-            return fail(format!(
-                "{display}: offset {at} is past the end of the input ({} bytes)",
-                bytes.len()
-            ));
         }
     }
+    let (malformed, total) = (run.malformed, run.index);
+    let mut out = run.out;
     if let Err(e) = out.flush() {
         return write_failed(&e);
     }
     drop(out);
     if malformed > 0 && cli.at.is_none() {
         eprintln!("kdissect: {malformed} of {total} frames malformed or undecodable");
+    }
+    if let Some(sig) = interrupt::received() {
+        return ExitCode::from(interrupt::exit_status(sig));
+    }
+    if malformed > 0 && cli.at.is_none() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -170,32 +170,122 @@ fn block_label(line: &str) -> Option<&str> {
         .then_some(name)
 }
 
-/// The bytes, and where each dump block (offset column back at 0) starts. Blocks a label names
-/// as something other than the packet (`Reassembled TCP`) are left out: they repeat bytes.
-fn parse_blocks(text: &str) -> Result<(Vec<u8>, Vec<usize>), HexError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut out = Vec::new();
-    let mut starts: Vec<usize> = Vec::new();
-    let mut dump_seen = false;
-    let mut skipping = false;
-    for (lno, raw) in text.lines().enumerate() {
-        let lno = lno + 1;
+/// Largest packet a dump block can be (a capture's snap length): a first block longer than
+/// this is a dump of Kafka bytes, not of a packet.
+const MAX_PACKET: usize = 262_144;
+
+/// Hex text as a stream: lines in, Kafka bytes out. A dump of whole packets (`tshark -x`) is
+/// told by its first block, which is held until it ends (at most one packet); from then on each
+/// packet's TCP payload comes out as its block ends. Anything else comes out line by line.
+#[derive(Debug, Default)]
+pub struct HexStream {
+    p: LineParser,
+    /// Some(true): packets; Some(false): Kafka bytes; None: first block not judged yet.
+    packets: Option<bool>,
+    /// Packets whose TCP payload came out.
+    pub packet_count: usize,
+    pub directive: Option<Directive>,
+    seen_text: bool,
+}
+
+impl HexStream {
+    /// One line of text; returns the Kafka bytes it completed.
+    pub fn line(&mut self, raw: &str) -> Result<Vec<u8>, HexError> {
+        if !self.seen_text && !raw.trim().is_empty() {
+            self.seen_text = true;
+            self.directive = directive(raw);
+        }
+        let (blocks, len) = (self.p.blocks, self.p.out.len());
+        self.p.line(raw)?;
+        let new_block = self.p.blocks > blocks && blocks >= 1;
+        if self.packets.is_none() {
+            if self.p.blocks == 0 {
+                self.packets = Some(false);
+            } else if new_block || self.p.out.len() > MAX_PACKET {
+                let first = self.p.out.get(..len).unwrap_or_default();
+                self.packets = Some(new_block && tcp_payload(first).is_some());
+            } else {
+                return Ok(Vec::new());
+            }
+        }
+        Ok(match (self.packets, new_block) {
+            (Some(true), true) => {
+                let rest = self.p.out.split_off(len.min(self.p.out.len()));
+                let block = std::mem::replace(&mut self.p.out, rest);
+                self.payload(&block)
+            }
+            (Some(true), false) => Vec::new(),
+            _ => std::mem::take(&mut self.p.out),
+        })
+    }
+
+    /// At the end of the text: the bytes still held.
+    pub fn finish(&mut self) -> Vec<u8> {
+        let held = std::mem::take(&mut self.p.out);
+        match self.packets {
+            Some(true) => self.payload(&held),
+            None if self.p.blocks >= 1 && tcp_payload(&held).is_some() => {
+                self.packets = Some(true);
+                self.payload(&held)
+            }
+            _ => held,
+        }
+    }
+
+    /// A packet's TCP payload; a block that is not a TCP packet comes out whole.
+    fn payload(&mut self, block: &[u8]) -> Vec<u8> {
+        self.packet_count += 1;
+        tcp_payload(block).unwrap_or(block).to_vec()
+    }
+}
+
+/// Hex text read one line at a time. Bytes go to `out` for the caller to take; the position
+/// in the current dump block is counted, so the offset column can be checked whatever was
+/// taken.
+#[derive(Debug, Default)]
+pub struct LineParser {
+    /// Bytes parsed and not yet taken.
+    pub out: Vec<u8>,
+    /// Bytes since the current dump block started (all bytes, outside dumps).
+    block_len: usize,
+    /// Dump blocks begun so far: offset columns restarting at 0 (`tshark -x` packets).
+    pub blocks: usize,
+    dump_seen: bool,
+    /// Inside a labelled extra buffer (`Reassembled TCP (N bytes):`) until a blank line.
+    skipping: bool,
+    lno: usize,
+}
+
+impl LineParser {
+    /// Parses one line (without its end of line).
+    pub fn line(&mut self, raw: &str) -> Result<(), HexError> {
+        self.lno += 1;
+        let raw = if self.lno == 1 {
+            raw.strip_prefix('\u{feff}').unwrap_or(raw)
+        } else {
+            raw
+        };
         let line = raw.trim_end();
         if line.trim().is_empty() {
             // A labelled extra buffer ends where its block does.
-            skipping = false;
-            continue;
+            self.skipping = false;
+            return Ok(());
         }
         if line.trim_start().starts_with('#') {
-            continue;
+            return Ok(());
         }
         if let Some(name) = block_label(line) {
-            skipping = name != "Frame";
-            continue;
+            self.skipping = name != "Frame";
+            return Ok(());
         }
-        if skipping {
-            continue;
+        if self.skipping {
+            return Ok(());
         }
+        self.bytes_of(line)
+    }
+
+    fn bytes_of(&mut self, line: &str) -> Result<(), HexError> {
+        let lno = self.lno;
         // hexdump -C puts the ASCII column between bars.
         let barred = line.find('|');
         let line = match barred {
@@ -225,29 +315,28 @@ fn parse_blocks(text: &str) -> Result<(Vec<u8>, Vec<usize>), HexError> {
             // hexdump -C / tshark -x: an offset column equal to the bytes read so far (or, in
             // a dump of several packets, back at 0 for the next one), then a column gap.
             let off = usize::from_str_radix(first, 16).ok();
-            let block_start = starts.last().copied().unwrap_or(0);
-            if off == Some(out.len() - block_start) {
+            if off == Some(self.block_len) {
                 dump = true;
-                if out.is_empty() {
-                    starts.push(0);
+                if self.blocks == 0 {
+                    self.blocks = 1;
                 }
                 parts.remove(0);
-            } else if off == Some(0) && dump_seen {
+            } else if off == Some(0) && self.dump_seen {
                 dump = true;
-                starts.push(out.len());
+                self.blocks += 1;
+                self.block_len = 0;
                 parts.remove(0);
             }
         }
         // hexdump -C's closing line holds only the total length.
-        if dump_seen
+        if self.dump_seen
             && body.split_whitespace().count() == 1
             && (7..=8).contains(&first.len())
-            && usize::from_str_radix(first, 16).ok()
-                == Some(out.len() - starts.last().copied().unwrap_or(0))
+            && usize::from_str_radix(first, 16).ok() == Some(self.block_len)
         {
-            continue;
+            return Ok(());
         }
-        dump_seen |= dump;
+        self.dump_seen |= dump;
         for (ci, (col, chunk)) in parts.iter().enumerate() {
             // In xxd and tshark -x dumps, the hex column is one chunk and the ASCII column
             // (which may look like hex: "abba") follows a gap; hexdump -C's ASCII was cut at
@@ -264,37 +353,60 @@ fn parse_blocks(text: &str) -> Result<(Vec<u8>, Vec<usize>), HexError> {
                     c += 1;
                     continue;
                 }
-                let t = tok.trim_end_matches(',');
-                let t = t
-                    .strip_prefix("0x")
-                    .or_else(|| t.strip_prefix("0X"))
-                    .unwrap_or(t);
-                if let Some(bad) = t.chars().find(|ch| !ch.is_ascii_hexdigit()) {
-                    let at = c + tok.find(bad).unwrap_or(0);
-                    return Err(HexError {
-                        line: lno,
-                        column: at + 1,
-                        message: format!("{} is not hex (unexpected {bad:?})", shown(tok)),
-                    });
-                }
-                if t.len() % 2 == 1 {
-                    return Err(HexError {
-                        line: lno,
-                        column: c + 1,
-                        message: format!(
-                            "{} has an odd number of hex digits ({}); every byte needs two",
-                            shown(tok),
-                            t.len()
-                        ),
-                    });
-                }
-                for pair in t.as_bytes().chunks_exact(2) {
-                    let hex = std::str::from_utf8(pair).unwrap_or("00");
-                    out.push(u8::from_str_radix(hex, 16).unwrap_or(0));
-                }
+                self.token(tok, lno, c)?;
                 c += tok.len() + 1;
             }
         }
+        Ok(())
     }
-    Ok((out, starts))
+
+    /// One hex token (`0a0b`, `0x0a,`) at column `c`.
+    fn token(&mut self, tok: &str, lno: usize, c: usize) -> Result<(), HexError> {
+        let t = tok.trim_end_matches(',');
+        let t = t
+            .strip_prefix("0x")
+            .or_else(|| t.strip_prefix("0X"))
+            .unwrap_or(t);
+        if let Some(bad) = t.chars().find(|ch| !ch.is_ascii_hexdigit()) {
+            let at = c + tok.find(bad).unwrap_or(0);
+            return Err(HexError {
+                line: lno,
+                column: at + 1,
+                message: format!("{} is not hex (unexpected {bad:?})", shown(tok)),
+            });
+        }
+        if t.len() % 2 == 1 {
+            return Err(HexError {
+                line: lno,
+                column: c + 1,
+                message: format!(
+                    "{} has an odd number of hex digits ({}); every byte needs two",
+                    shown(tok),
+                    t.len()
+                ),
+            });
+        }
+        for pair in t.as_bytes().chunks_exact(2) {
+            let hex = std::str::from_utf8(pair).unwrap_or("00");
+            self.out.push(u8::from_str_radix(hex, 16).unwrap_or(0));
+        }
+        self.block_len += t.len() / 2;
+        Ok(())
+    }
+}
+
+/// The bytes, and where each dump block (offset column back at 0) starts. Blocks a label names
+/// as something other than the packet (`Reassembled TCP`) are left out: they repeat bytes.
+fn parse_blocks(text: &str) -> Result<(Vec<u8>, Vec<usize>), HexError> {
+    let mut p = LineParser::default();
+    let mut starts: Vec<usize> = Vec::new();
+    for line in text.lines() {
+        let (before, len) = (p.blocks, p.out.len());
+        p.line(line)?;
+        if p.blocks > before {
+            // The new block's bytes start where this line's do.
+            starts.push(if before == 0 { 0 } else { len });
+        }
+    }
+    Ok((p.out, starts))
 }

@@ -6,7 +6,9 @@ use super::message::{
     decode_request, decode_response_header_only, peek_response_correlation, Message,
 };
 use super::message::{decode_request_with, decode_response_with};
-use super::schema::registry;
+use super::message::peek_request;
+use super::names;
+use super::schema::{registry, Direction};
 use std::collections::HashMap;
 
 /// One frame's place in a buffer.
@@ -60,6 +62,41 @@ pub fn split(buf: &[u8]) -> Vec<FrameSpan> {
         p += want;
     }
     out
+}
+
+/// A request header that could start a frame here: size, known API name, sane version,
+/// client_id that fits.
+pub(crate) fn plausible_request_at(buf: &[u8], max_frame: usize) -> bool {
+    let Some(h) = buf.get(0..14) else {
+        return false;
+    };
+    let size = crate::be::i32_at(h, 0);
+    if size < 10 || size as usize > max_frame {
+        return false;
+    }
+    let Some(p) = peek_request(buf) else {
+        return false;
+    };
+    let known_version = match registry().get(p.api_key, Direction::Request) {
+        Some(_) => registry().plausible(p.api_key, p.api_version),
+        None => names::api_name(p.api_key).is_some() && (0..=30).contains(&p.api_version),
+    };
+    if !known_version {
+        return false;
+    }
+    let cid = crate::be::i16_at(h, 12);
+    // ControlledShutdown v0 has no client_id; everything else has one.
+    if p.api_key == 7 && p.api_version == 0 {
+        return true;
+    }
+    if cid < -1 || (cid > 0 && (cid as i64) + 10 > size as i64) {
+        return false;
+    }
+    // Client ids are printable text: a header found inside other bytes rarely has one.
+    let id = buf
+        .get(14..14 + cid.max(0) as usize)
+        .unwrap_or_else(|| buf.get(14..).unwrap_or(&[]));
+    id.iter().all(|b| (0x20..0x7f).contains(b))
 }
 
 /// What the user said about responses whose request is not in the input.
@@ -174,5 +211,219 @@ fn lone_response_reason(corr: Option<i32>) -> String {
              to decode it as a response, give --api-key K --api-version V"
         ),
         None => "frame too short for a request or response header".to_string(),
+    }
+}
+
+/// What the cutter found next in a byte stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cut {
+    /// A whole frame (prefix included), or at the end of the input a frame cut short.
+    Frame {
+        offset: u64,
+        bytes: Vec<u8>,
+        truncated: bool,
+    },
+    /// Bytes passed over to find the next frame after a size prefix that cannot be one.
+    Skipped { offset: u64, len: u64, size: i64 },
+}
+
+/// Cuts frames out of bytes that arrive piece by piece (hex read line by line), holding at
+/// most one frame: a size prefix that is negative, too small for a header or over
+/// `max_frame` is not waited for; the bytes after it are searched for the next plausible
+/// frame (a request header kdissect knows, or a response to a request seen), so a bogus
+/// prefix does not take the later frames with it.
+#[derive(Debug)]
+pub struct Cutter {
+    buf: Vec<u8>,
+    /// Input offset of `buf[0]`.
+    base: u64,
+    max_frame: usize,
+    /// Looking for a frame start after a bad prefix: (where it was, its size).
+    lost: Option<(u64, i64)>,
+    /// Correlation ids of requests cut so far, which a response may answer.
+    requests: std::collections::HashSet<i32>,
+}
+
+/// Bytes a frame needs before its header can be judged (size, key, version, correlation
+/// id, client_id length).
+const HEADER_PEEK: usize = 14;
+/// Requests remembered for telling responses among resync candidates.
+const MAX_REMEMBERED: usize = 100_000;
+
+impl Cutter {
+    pub fn new(max_frame: usize) -> Cutter {
+        Cutter {
+            buf: Vec::new(),
+            base: 0,
+            max_frame,
+            lost: None,
+            requests: Default::default(),
+        }
+    }
+
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    fn consume(&mut self, n: usize) {
+        let n = n.min(self.buf.len());
+        self.buf.drain(..n);
+        self.base += n as u64;
+    }
+
+    /// Whether a frame could start at `at` of the buffer: `None` when more bytes are needed.
+    fn plausible_at(&self, at: usize) -> Option<bool> {
+        let rest = self.buf.get(at..)?;
+        if rest.len() < HEADER_PEEK {
+            return None;
+        }
+        if plausible_request_at(rest, self.max_frame) {
+            return Some(true);
+        }
+        let size = crate::be::i32_at(rest, 0);
+        let answers = peek_response_correlation(rest).is_some_and(|c| self.requests.contains(&c));
+        Some(answers && size >= 8 && size as usize <= self.max_frame)
+    }
+
+    /// After a bad prefix: drops bytes up to the next plausible frame start, if one is in the
+    /// buffer; keeps the last few bytes when none is (a start may straddle the next push).
+    fn resync(&mut self) -> Option<Cut> {
+        let (offset, size) = self.lost?;
+        for at in 1..self.buf.len() {
+            match self.plausible_at(at) {
+                Some(true) => {
+                    self.consume(at);
+                    self.lost = None;
+                    let len = self.base - offset;
+                    return Some(Cut::Skipped { offset, len, size });
+                }
+                Some(false) => {}
+                None => {
+                    self.consume(at.saturating_sub(1));
+                    return None;
+                }
+            }
+        }
+        self.consume(self.buf.len().saturating_sub(HEADER_PEEK));
+        None
+    }
+
+    /// The next frame or skip, `None` until more bytes arrive.
+    pub fn next(&mut self) -> Option<Cut> {
+        if self.lost.is_some() {
+            return self.resync();
+        }
+        let size = i64::from(crate::be::i32_at(self.buf.get(0..4)?, 0));
+        if size < 4 || size as usize > self.max_frame {
+            self.lost = Some((self.base, size));
+            return self.resync();
+        }
+        let len = 4 + size as usize;
+        let bytes = self.buf.get(..len)?.to_vec();
+        if let Some(p) = peek_request(&bytes).filter(|p| registry().plausible(p.api_key, p.api_version)) {
+            if self.requests.len() < MAX_REMEMBERED {
+                self.requests.insert(p.correlation_id);
+            }
+        }
+        let offset = self.base;
+        self.consume(len);
+        Some(Cut::Frame {
+            offset,
+            bytes,
+            truncated: false,
+        })
+    }
+
+    /// At the end of the input: what is left, as a frame cut short or skipped bytes.
+    pub fn finish(&mut self) -> Option<Cut> {
+        if self.buf.is_empty() && self.lost.is_none() {
+            return None;
+        }
+        if let Some((offset, size)) = self.lost.take() {
+            let len = self.base + self.buf.len() as u64 - offset;
+            self.consume(self.buf.len());
+            return Some(Cut::Skipped { offset, len, size });
+        }
+        let offset = self.base;
+        let bytes = std::mem::take(&mut self.buf);
+        self.base += bytes.len() as u64;
+        Some(Cut::Frame {
+            offset,
+            bytes,
+            truncated: true,
+        })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod cutter_tests {
+    use super::*;
+
+    /// A Metadata v1 request (non-flexible header), correlation id `corr`.
+    fn request(corr: i32) -> Vec<u8> {
+        let mut f = vec![0, 3, 0, 1];
+        f.extend_from_slice(&corr.to_be_bytes());
+        f.extend_from_slice(&[0, 1, b't', 0xff, 0xff, 0xff, 0xff]);
+        let mut out = (f.len() as i32).to_be_bytes().to_vec();
+        out.extend(f);
+        out
+    }
+
+    fn cut_all(c: &mut Cutter) -> Vec<Cut> {
+        let mut v = Vec::new();
+        while let Some(x) = c.next() {
+            v.push(x);
+        }
+        v.extend(c.finish());
+        v
+    }
+
+    #[test]
+    fn frames_arrive_in_pieces() {
+        let mut c = Cutter::new(1 << 20);
+        let (a, b) = (request(1), request(2));
+        let all = [a.clone(), b.clone()].concat();
+        let mut got = Vec::new();
+        for ch in all.chunks(3) {
+            c.push(ch);
+            while let Some(x) = c.next() {
+                got.push(x);
+            }
+        }
+        assert!(c.finish().is_none());
+        assert_eq!(
+            got,
+            vec![
+                Cut::Frame { offset: 0, bytes: a.clone(), truncated: false },
+                Cut::Frame { offset: a.len() as u64, bytes: b, truncated: false },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_bogus_prefix_does_not_take_the_later_frames() {
+        let mut c = Cutter::new(1 << 20);
+        let mut input = 90_000_000i32.to_be_bytes().to_vec();
+        input.extend_from_slice(&[7; 20]);
+        input.extend(request(5));
+        input.extend(request(6));
+        c.push(&input);
+        let got = cut_all(&mut c);
+        assert_eq!(got[0], Cut::Skipped { offset: 0, len: 24, size: 90_000_000 });
+        assert!(matches!(&got[1], Cut::Frame { offset: 24, .. }));
+        assert!(matches!(&got[2], Cut::Frame { truncated: false, .. }));
+        assert_eq!(got.len(), 3);
+    }
+
+    #[test]
+    fn endless_zeros_are_held_in_bounded_memory() {
+        let mut c = Cutter::new(1 << 20);
+        for _ in 0..1000 {
+            c.push(&[0; 4096]);
+            while c.next().is_some() {}
+            assert!(c.buf.len() <= 4096 + HEADER_PEEK);
+        }
+        assert_eq!(c.finish(), Some(Cut::Skipped { offset: 0, len: 4_096_000, size: 0 }));
     }
 }

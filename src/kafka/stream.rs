@@ -2,6 +2,7 @@
 //! frames (resynchronising after gaps and mid-stream starts), and pairing every response with
 //! its request by correlation id.
 
+use super::frames::plausible_request_at;
 use super::decode::DecodeOptions;
 use super::message::{
     decode_request, decode_response, decode_response_header_only, peek_request,
@@ -283,40 +284,6 @@ fn unanswered_of(stream: u32, c: &KConn) -> Vec<Notice> {
         .collect()
 }
 
-/// A request header that could start a frame here: size, known API name, sane version,
-/// client_id that fits.
-fn plausible_request_at(buf: &[u8], max_frame: usize) -> bool {
-    let Some(h) = buf.get(0..14) else {
-        return false;
-    };
-    let size = crate::be::i32_at(h, 0);
-    if size < 10 || size as usize > max_frame {
-        return false;
-    }
-    let Some(p) = peek_request(buf) else {
-        return false;
-    };
-    let known_version = match registry().get(p.api_key, Direction::Request) {
-        Some(_) => registry().plausible(p.api_key, p.api_version),
-        None => names::api_name(p.api_key).is_some() && (0..=30).contains(&p.api_version),
-    };
-    if !known_version {
-        return false;
-    }
-    let cid = crate::be::i16_at(h, 12);
-    // ControlledShutdown v0 has no client_id; everything else has one.
-    if p.api_key == 7 && p.api_version == 0 {
-        return true;
-    }
-    if cid < -1 || (cid > 0 && (cid as i64) + 10 > size as i64) {
-        return false;
-    }
-    // Client ids are printable text: a header found inside other bytes rarely has one.
-    let id = buf
-        .get(14..14 + cid.max(0) as usize)
-        .unwrap_or_else(|| buf.get(14..).unwrap_or(&[]));
-    id.iter().all(|b| (0x20..0x7f).contains(b))
-}
 
 impl Tracker {
     pub fn new(cfg: Config) -> Tracker {

@@ -686,8 +686,8 @@ struct HexRun<'a, W: Write> {
 
 impl<W: Write> HexRun<'_, W> {
     fn input(&mut self, name: &str, display: &str) -> Result<(), HexFailure> {
-        let opened =
-            input::open(name).map_err(|e| HexFailure::Input(format!("cannot read {display}: {e}")))?;
+        let opened = input::open(name)
+            .map_err(|e| HexFailure::Input(format!("cannot read {display}: {e}")))?;
         self.flush_each = !opened.regular || io::stdout().is_terminal();
         let mut reader = io::BufReader::with_capacity(1 << 16, opened.reader);
         let mut stream = hex::HexStream::default();
@@ -707,7 +707,10 @@ impl<W: Write> HexRun<'_, W> {
             }
             if n > 0 && !piece.ends_with(b"\n") && piece.len() >= HEX_PIECE {
                 // A very long line: parse up to its last space, keep the rest for later.
-                let cut = piece.iter().rposition(|b| b.is_ascii_whitespace()).unwrap_or(piece.len());
+                let cut = piece
+                    .iter()
+                    .rposition(|b| b.is_ascii_whitespace())
+                    .unwrap_or(piece.len());
                 carry = piece.split_off(cut);
             }
             let text = String::from_utf8_lossy(&piece);
@@ -773,9 +776,15 @@ impl<W: Write> HexRun<'_, W> {
         }
     }
 
-    fn cut(&mut self, cut: frames::Cut, directive: Option<hex::Directive>) -> Result<(), HexFailure> {
+    fn cut(
+        &mut self,
+        cut: frames::Cut,
+        directive: Option<hex::Directive>,
+    ) -> Result<(), HexFailure> {
         let r = match cut {
-            frames::Cut::Frame { offset, bytes, .. } => self.frame(offset as usize, &bytes, directive),
+            frames::Cut::Frame { offset, bytes, .. } => {
+                self.frame(offset as usize, &bytes, directive)
+            }
             frames::Cut::Skipped { offset, len, size } => {
                 self.malformed += 1;
                 writeln!(
@@ -784,11 +793,22 @@ impl<W: Write> HexRun<'_, W> {
                 )
             }
         };
-        r.and_then(|()| if self.flush_each { self.out.flush() } else { Ok(()) })
-            .map_err(HexFailure::Write)
+        r.and_then(|()| {
+            if self.flush_each {
+                self.out.flush()
+            } else {
+                Ok(())
+            }
+        })
+        .map_err(HexFailure::Write)
     }
 
-    fn frame(&mut self, offset: usize, frame: &[u8], directive: Option<hex::Directive>) -> io::Result<()> {
+    fn frame(
+        &mut self,
+        offset: usize,
+        frame: &[u8],
+        directive: Option<hex::Directive>,
+    ) -> io::Result<()> {
         let hint = self.hint(directive);
         let mut msg = self.conv.decode(frame, &hint);
         self.topics.observe(&mut msg);
@@ -801,7 +821,15 @@ impl<W: Write> HexRun<'_, W> {
             if at >= offset && at < offset + frame.len() {
                 self.found_at = true;
                 let shown = render::masked(&msg, frame, style);
-                return print_at(&mut self.out, &msg, &shown, offset, at - offset, self.index, style);
+                return print_at(
+                    &mut self.out,
+                    &msg,
+                    &shown,
+                    offset,
+                    at - offset,
+                    self.index,
+                    style,
+                );
             }
             return Ok(());
         }

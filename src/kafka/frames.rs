@@ -2,11 +2,11 @@
 //! responses when nothing but the bytes is known (hex input).
 
 use super::decode::DecodeOptions;
+use super::message::peek_request;
 use super::message::{
     decode_request, decode_response_header_only, peek_response_correlation, Message,
 };
 use super::message::{decode_request_with, decode_response_with};
-use super::message::peek_request;
 use super::names;
 use super::schema::{registry, Direction};
 use std::collections::HashMap;
@@ -320,7 +320,9 @@ impl Cutter {
         }
         let len = 4 + size as usize;
         let bytes = self.buf.get(..len)?.to_vec();
-        if let Some(p) = peek_request(&bytes).filter(|p| registry().plausible(p.api_key, p.api_version)) {
+        if let Some(p) =
+            peek_request(&bytes).filter(|p| registry().plausible(p.api_key, p.api_version))
+        {
             if self.requests.len() < MAX_REMEMBERED {
                 self.requests.insert(p.correlation_id);
             }
@@ -395,8 +397,16 @@ mod cutter_tests {
         assert_eq!(
             got,
             vec![
-                Cut::Frame { offset: 0, bytes: a.clone(), truncated: false },
-                Cut::Frame { offset: a.len() as u64, bytes: b, truncated: false },
+                Cut::Frame {
+                    offset: 0,
+                    bytes: a.clone(),
+                    truncated: false
+                },
+                Cut::Frame {
+                    offset: a.len() as u64,
+                    bytes: b,
+                    truncated: false
+                },
             ]
         );
     }
@@ -410,9 +420,22 @@ mod cutter_tests {
         input.extend(request(6));
         c.push(&input);
         let got = cut_all(&mut c);
-        assert_eq!(got[0], Cut::Skipped { offset: 0, len: 24, size: 90_000_000 });
+        assert_eq!(
+            got[0],
+            Cut::Skipped {
+                offset: 0,
+                len: 24,
+                size: 90_000_000
+            }
+        );
         assert!(matches!(&got[1], Cut::Frame { offset: 24, .. }));
-        assert!(matches!(&got[2], Cut::Frame { truncated: false, .. }));
+        assert!(matches!(
+            &got[2],
+            Cut::Frame {
+                truncated: false,
+                ..
+            }
+        ));
         assert_eq!(got.len(), 3);
     }
 
@@ -424,6 +447,13 @@ mod cutter_tests {
             while c.next().is_some() {}
             assert!(c.buf.len() <= 4096 + HEADER_PEEK);
         }
-        assert_eq!(c.finish(), Some(Cut::Skipped { offset: 0, len: 4_096_000, size: 0 }));
+        assert_eq!(
+            c.finish(),
+            Some(Cut::Skipped {
+                offset: 0,
+                len: 4_096_000,
+                size: 0
+            })
+        );
     }
 }

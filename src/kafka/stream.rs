@@ -2,8 +2,8 @@
 //! frames (resynchronising after gaps and mid-stream starts), and pairing every response with
 //! its request by correlation id.
 
-use super::frames::plausible_request_at;
 use super::decode::DecodeOptions;
+use super::frames::plausible_request_at;
 use super::message::{
     decode_request, decode_response, decode_response_header_only, peek_request,
     peek_response_correlation, Message,
@@ -248,6 +248,10 @@ struct Span {
 /// Bytes kept while deciding whether a connection on an unknown port is Kafka.
 const DETECT_BUFFER: usize = 64 * 1024;
 const DETECT_EVENTS: u32 = 16;
+/// Bytes of a frame being waited on that are searched for a request header when an answer to
+/// an unseen request arrives (a bogus size prefix is usually followed at once by real frames).
+const UNSTICK_SCAN: usize = 1024 * 1024;
+
 /// Bytes kept while looking for a frame boundary before older bytes are dropped.
 const RESYNC_WINDOW: usize = 1024 * 1024;
 
@@ -283,7 +287,6 @@ fn unanswered_of(stream: u32, c: &KConn) -> Vec<Notice> {
         })
         .collect()
 }
-
 
 impl Tracker {
     pub fn new(cfg: Config) -> Tracker {
@@ -508,6 +511,11 @@ impl Tracker {
                     return;
                 };
                 if c.state == State::Kafka {
+                    // A frame that never completed but holds the start of another: its size
+                    // prefix was bogus, and the frames after it are still to be shown.
+                    for d in 0..2 {
+                        Self::rescan_at_end(c, &self.cfg, &mut self.topics, stream, d, sink);
+                    }
                     // Bytes still waiting for a verified boundary: at the end, a plausible
                     // header is the best there is; decode from it rather than drop them.
                     for d in 0..2 {
@@ -682,11 +690,103 @@ impl Tracker {
             if is_request {
                 Self::on_request(c, cfg, topics, stream, src, dst, frame, span, false, sink);
             } else {
+                if let Some(corr) = peek_response_correlation(frame) {
+                    if !c.pending.contains_key(&corr) {
+                        Self::unstick(c, cfg, topics, stream, 1 - d, corr, at, sink);
+                    }
+                }
                 Self::on_response(c, cfg, topics, stream, src, dst, frame, span, false, sink);
             }
             crate::be::pick_mut(&mut c.halves, d).buf = buf;
         }
         crate::be::pick_mut(&mut c.halves, d).compact();
+    }
+
+    /// At the end of a connection: a direction still waiting for the rest of a frame whose
+    /// bytes hold a plausible frame start after the prefix had a bogus prefix: resynchronise.
+    fn rescan_at_end(
+        c: &mut KConn,
+        cfg: &Config,
+        topics: &mut TopicNames,
+        stream: u32,
+        d: usize,
+        sink: &mut impl Sink,
+    ) {
+        let is_request = c.broker != Some(*crate::be::pick(&c.addrs, d));
+        let h = crate::be::pick(&c.halves, d);
+        let data = h.buf.get(h.pos..).unwrap_or(&[]);
+        let Some(size) = data.get(0..4).map(|b| crate::be::i32_at(b, 0)) else {
+            return;
+        };
+        if h.resync || (size as usize).saturating_add(4) <= data.len() {
+            return;
+        }
+        let rest = data.get(1..).unwrap_or(&[]);
+        if partial_candidate(rest, is_request, &c.pending, cfg.max_frame).is_none() {
+            return;
+        }
+        let at = h.last_at;
+        sink.notice(&Notice::BadSize {
+            stream,
+            src: *crate::be::pick(&c.addrs, d),
+            at,
+            size: size.into(),
+        });
+        let h = crate::be::pick_mut(&mut c.halves, d);
+        h.pos += 1;
+        h.resync = true;
+        h.scan = Scan::default();
+        h.why = Some(ResyncReason::BadSize);
+        Self::cut(c, cfg, topics, stream, d, at, sink);
+    }
+
+    /// A response answers a request that was never cut, while the request direction waits for
+    /// the rest of a frame: if that request's header sits inside the bytes waited on, the size
+    /// prefix that made them wait was bogus. Declare it so and cut the requests from there,
+    /// so they are shown, and pair, before their answers.
+    #[allow(clippy::too_many_arguments)]
+    fn unstick(
+        c: &mut KConn,
+        cfg: &Config,
+        topics: &mut TopicNames,
+        stream: u32,
+        dq: usize,
+        corr: i32,
+        at: At,
+        sink: &mut impl Sink,
+    ) {
+        let h = crate::be::pick_mut(&mut c.halves, dq);
+        if h.resync {
+            return;
+        }
+        let data = h.buf.get(h.pos..).unwrap_or(&[]);
+        let Some(size) = data.get(0..4).map(|b| crate::be::i32_at(b, 0)) else {
+            return;
+        };
+        if (size as usize).saturating_add(4) <= data.len() {
+            return;
+        }
+        let window = data.get(..data.len().min(UNSTICK_SCAN)).unwrap_or(data);
+        let inside = (1..window.len()).any(|i| {
+            let rest = data.get(i..).unwrap_or(&[]);
+            plausible_request_at(rest, cfg.max_frame)
+                && peek_request(rest).is_some_and(|p| p.correlation_id == corr)
+        });
+        if !inside {
+            return;
+        }
+        sink.notice(&Notice::BadSize {
+            stream,
+            src: *crate::be::pick(&c.addrs, dq),
+            at,
+            size: size.into(),
+        });
+        let h = crate::be::pick_mut(&mut c.halves, dq);
+        h.pos += 1;
+        h.resync = true;
+        h.scan = Scan::default();
+        h.why = Some(ResyncReason::BadSize);
+        Self::cut(c, cfg, topics, stream, dq, at, sink);
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -755,7 +755,7 @@ impl<W: Write> HexRun<'_, W> {
         cutter: &mut frames::Cutter,
         directive: Option<hex::Directive>,
     ) -> Result<(), HexFailure> {
-        while let Some(cut) = cutter.next() {
+        while let Some(cut) = cutter.next_cut() {
             self.cut(cut, directive)?;
         }
         Ok(())

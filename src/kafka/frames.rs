@@ -309,7 +309,7 @@ impl Cutter {
     }
 
     /// The next frame or skip, `None` until more bytes arrive.
-    pub fn next(&mut self) -> Option<Cut> {
+    pub fn next_cut(&mut self) -> Option<Cut> {
         if self.lost.is_some() {
             return self.resync();
         }
@@ -374,7 +374,7 @@ mod cutter_tests {
 
     fn cut_all(c: &mut Cutter) -> Vec<Cut> {
         let mut v = Vec::new();
-        while let Some(x) = c.next() {
+        while let Some(x) = c.next_cut() {
             v.push(x);
         }
         v.extend(c.finish());
@@ -389,7 +389,7 @@ mod cutter_tests {
         let mut got = Vec::new();
         for ch in all.chunks(3) {
             c.push(ch);
-            while let Some(x) = c.next() {
+            while let Some(x) = c.next_cut() {
                 got.push(x);
             }
         }
@@ -444,7 +444,7 @@ mod cutter_tests {
         let mut c = Cutter::new(1 << 20);
         for _ in 0..1000 {
             c.push(&[0; 4096]);
-            while c.next().is_some() {}
+            while c.next_cut().is_some() {}
             assert!(c.buf.len() <= 4096 + HEADER_PEEK);
         }
         assert_eq!(

@@ -476,12 +476,13 @@ def gen_hex_stream(out, scale, opts):
     1024 MiB full, 512 KiB small; --mib N): --hex reads all of it before parsing."""
     mib = opts.get("mib") or big(scale, 0.5, 1024)
     line = b"00 " * 15 + b"00\n"
-    block = line * (MiB // len(line))
-    total = int(mib * MiB)
-    while total > 0:
-        chunk = block[:total]
-        out.write(chunk)
-        total -= len(chunk)
+    per_block = MiB // len(line)
+    block = line * per_block
+    lines = int(mib * MiB) // len(line)  # whole lines only
+    while lines > 0:
+        k = min(lines, per_block)
+        out.write(block if k == per_block else line * k)
+        lines -= k
 
 
 def gen_many_connections(out, scale, opts):

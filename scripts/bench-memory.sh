@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Peak memory of kdissect on the hostile inputs (scripts/hostile/generate.py, full scale), in
+# every view, against the targets of docs/robustness.md: every run peaks under 128 MiB, or
+# under 256 MiB for -V and --json of an input holding a full 100 MiB frame (`everything`).
+# Prints one line per run (peak RSS, seconds, exit status, limit, verdict), then the
+# worst case (the `everything` capture, which hits every limit at once); exits 1 if any run
+# FAILs. Run on demand, not in CI: the inputs take ~500 MB and a few minutes to make, the runs
+# minutes to an hour on today's code. Memory is measured here, never in a test.
+#
+#   scripts/bench-memory.sh                  # every input
+#   scripts/bench-memory.sh nested-bomb junk # some (names: scripts/hostile/generate.py LIST)
+#
+# Environment:
+#   KDISSECT=path     binary to measure (default: `cargo build --release`, target/release/kdissect)
+#   BENCH_DIR=dir     where the inputs are made and kept (default /tmp/kdissect-hostile); they
+#                     are remade when scripts/hostile/generate.py is newer than they are
+#   BENCH_TIMEOUT=s   seconds a run may take before it is stopped and FAILs (default 300)
+#   BENCH_VMEM_MB=n   address-space cap per run (ulimit -v, default 6144), so that a blow-up
+#                     ends in an allocation failure (FAIL, "capped") instead of taking the machine
+#   BENCH_HEX_MIB=n   MiB of hex text piped to --hex for hex-stream (default 128)
+#   BENCH_EVICT_S=s   many-connections must finish within this many seconds (default 30): item 5
+#                     of the issue is time, not memory (a linear eviction takes a few seconds)
+#   BENCH_VIEWS=list  views to run, space-separated among: summary tree json stats (default all)
+# Needs GNU time (/usr/bin/time, Debian package `time`) and Python 3.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+GEN=$ROOT/scripts/hostile/generate.py
+DIR=${BENCH_DIR:-/tmp/kdissect-hostile}
+TIMEOUT=${BENCH_TIMEOUT:-300}
+VMEM=${BENCH_VMEM_MB:-6144}
+HEX_MIB=${BENCH_HEX_MIB:-128}
+EVICT_S=${BENCH_EVICT_S:-30}
+VIEWS=${BENCH_VIEWS:-summary tree json stats}
+LIMIT=128
+LIMIT_BIG=256
+[ -x /usr/bin/time ] || { echo "bench-memory: needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 2; }
+if [ -z "${KDISSECT:-}" ]; then
+  cargo build --quiet --release || exit 2
+  K=$ROOT/target/release/kdissect
+else
+  K=$KDISSECT
+fi
+mkdir -p "$DIR"
+mapfile -t ALL < <(python3 "$GEN" LIST | awk '{print $1 "." $2}')
+if [ $# -gt 0 ]; then
+  want=()
+  for n in "$@"; do
+    m=$(printf '%s\n' "${ALL[@]}" | grep -x "$n\.[a-z]*") || { echo "bench-memory: no input named $n" >&2; exit 2; }
+    want+=("$m")
+  done
+else
+  want=("${ALL[@]}")
+fi
+
+# Inputs, made once (hex-stream is piped from the generator at each run).
+for f in "${want[@]}"; do
+  name=${f%.*}
+  [ "$name" = hex-stream ] && continue
+  if [ ! -s "$DIR/$f" ] || [ "$GEN" -nt "$DIR/$f" ]; then
+    printf 'making %s ... ' "$f" >&2
+    python3 "$GEN" "$name" "$DIR/$f.tmp" --scale full && mv "$DIR/$f.tmp" "$DIR/$f" || exit 2
+    echo "$(stat -c %s "$DIR/$f") bytes" >&2
+  fi
+done
+
+fails=0
+runs=0
+worst=0
+worst_run=
+echo "kdissect: $K ($($K --version 2>/dev/null | awk '{print $2}'))"
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); cap ${VMEM} MiB address space, ${TIMEOUT} s per run"
+printf '%-18s %-8s %12s %9s %6s %7s  %s\n' input view "peak MiB" seconds exit limit verdict
+
+# run INPUT VIEW LIMIT_MIB CMD...: one measured run; the command's stdin is $STDIN_FROM
+# (a file, or "hex" for the hex stream from the generator).
+run() {
+  local input=$1 view=$2 limit=$3; shift 3
+  local t=$DIR/time.out
+  local t0=$EPOCHREALTIME
+  if [ "$input" = hex-stream ]; then
+    python3 "$GEN" hex-stream - --scale full --mib "$HEX_MIB" 2>/dev/null |
+      ( ulimit -v $((VMEM * 1024)); exec timeout -s KILL "$TIMEOUT" /usr/bin/time -o "$t" -f '%M %x' "$@" ) >/dev/null 2>"$DIR/stderr"
+  else
+    ( ulimit -v $((VMEM * 1024)); exec timeout -s KILL "$TIMEOUT" /usr/bin/time -o "$t" -f '%M %x' "$@" ) </dev/null >/dev/null 2>"$DIR/stderr"
+  fi
+  local rc=$?
+  local t1=$EPOCHREALTIME
+  local secs; secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+  # GNU time writes "Command terminated by signal N" / "Command exited with ..." before the
+  # figures; the last line is "%M %x". A run killed by timeout leaves no figures.
+  local kib=0 code=$rc
+  if [ -s "$t" ]; then
+    read -r kib code < <(tail -1 "$t")
+  fi
+  local mib=$((kib / 1024))
+  local verdict=PASS why=
+  if [ "$rc" = 137 ] && ! grep -q '^[0-9]' "$t" 2>/dev/null; then
+    verdict=FAIL; why=" (timeout after ${TIMEOUT} s)"; code=killed
+  elif grep -q 'terminated by signal' "$t" 2>/dev/null; then
+    verdict=FAIL; why=" ($(grep -o 'signal [0-9]*' "$t" | head -1)$(grep -qi 'memory allocation' "$DIR/stderr" && echo ': capped by BENCH_VMEM_MB'))"
+    code=$(grep -o 'signal [0-9]*' "$t" | head -1 | tr ' ' ':')
+  elif [ "$code" != 0 ] && [ "$code" != 1 ]; then
+    verdict=FAIL; why=" (exit $code: $(grep -m1 -v '^$' "$DIR/stderr" | cut -c1-80))"
+  fi
+  if [ "$verdict" = PASS ] && [ "$mib" -ge "$limit" ]; then
+    verdict=FAIL
+  fi
+  if [ "$input" = many-connections ] && [ "$verdict" = PASS ] && awk -v s="$secs" -v l="$EVICT_S" 'BEGIN { exit !(s > l) }'; then
+    verdict=FAIL; why=" (slower than ${EVICT_S} s: eviction)"
+  fi
+  printf '%-18s %-8s %12s %9s %6s %7s  %s%s\n' "$input" "$view" "$mib" "$secs" "$code" "$limit" "$verdict" "$why"
+  runs=$((runs + 1))
+  [ "$verdict" = FAIL ] && fails=$((fails + 1))
+  if [ "$input" = everything ] && [ "$mib" -gt "$worst" ]; then
+    worst=$mib; worst_run="$view"
+  fi
+  return 0
+}
+
+for f in "${want[@]}"; do
+  name=${f%.*}
+  file=$DIR/$f
+  case $f in
+    *.hex)
+      src=$file
+      [ "$name" = hex-stream ] && src=-
+      for v in $VIEWS; do
+        case $v in
+          summary) run "$name" hex "$LIMIT" "$K" --hex --color never "$src" ;;
+          json) run "$name" hex-json "$LIMIT" "$K" --hex --json "$src" ;;
+        esac
+      done
+      ;;
+    *)
+      big=$LIMIT
+      [ "$name" = everything ] && big=$LIMIT_BIG   # holds a full 100 MiB frame
+      for v in $VIEWS; do
+        case $v in
+          summary) run "$name" summary "$LIMIT" "$K" --no-progress --color never "$file" ;;
+          tree) run "$name" -V "$big" "$K" --no-progress --color never -V "$file" ;;
+          json) run "$name" --json "$big" "$K" --no-progress --json "$file" ;;
+          stats) run "$name" "stats" "$LIMIT" "$K" --no-progress --stats -q "$file" ;;
+        esac
+      done
+      ;;
+  esac
+done
+rm -f "$DIR/time.out" "$DIR/stderr"
+if [ -n "$worst_run" ]; then
+  echo "worst case (everything at once, default limits): ${worst} MiB peak RSS, in the $worst_run view"
+fi
+echo "$runs runs, $fails FAIL"
+[ "$fails" = 0 ]

@@ -272,7 +272,7 @@ pub(crate) struct Cli {
     )]
     pub(crate) max_connections: usize,
 
-    /// Bytes one record batch may decompress to (K/M/G suffixes); past it the records are cut.
+    /// Bytes the record batches of one message may decompress to, together (K/M/G suffixes); past it the records are cut.
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size, help_heading = "Limits")]
     pub(crate) max_decompressed: usize,
 

@@ -118,6 +118,10 @@ pub(crate) struct Decoder<'a> {
     pub(crate) sasl: Option<super::sasl::SaslFact>,
     /// The message being decoded: (API key, direction).
     message: Option<(i16, super::schema::Direction)>,
+    /// Bytes the message's record batches may still decompress to, together.
+    decompress_left: usize,
+    /// Diagnoses past the bound per message, counted only.
+    pub(crate) dropped_diagnoses: usize,
 }
 
 type R<T> = Result<T, DecodeError>;
@@ -164,6 +168,8 @@ impl<'a> Decoder<'a> {
             secrets: Vec::new(),
             sasl: None,
             message: None,
+            decompress_left: 0,
+            dropped_diagnoses: 0,
         }
     }
 
@@ -201,6 +207,10 @@ impl<'a> Decoder<'a> {
     }
 
     fn diag(&mut self, offset: usize, message: impl Into<String>) {
+        if self.diagnoses.len() >= super::records::MAX_DIAGNOSES {
+            self.dropped_diagnoses += 1;
+            return;
+        }
         let path = self.path_string();
         let message = message.into();
         self.diagnoses.push(Diagnosis {
@@ -282,6 +292,7 @@ impl<'a> Decoder<'a> {
         self.flexible = spec.is_flexible(version);
         self.opts = opts;
         self.message = Some((spec.api_key, spec.direction));
+        self.decompress_left = opts.max_decompressed;
         let mut body = Node::new(
             spec.name.as_str(),
             "struct",
@@ -821,6 +832,7 @@ impl<'a> Decoder<'a> {
             opts,
             &mut self.diagnoses,
             &mut self.next_source,
+            (&mut self.decompress_left, &mut self.dropped_diagnoses),
         );
         let tally = super::records::Tally::of(&batches);
         let nr = tally.records;

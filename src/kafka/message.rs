@@ -496,6 +496,15 @@ pub fn decode_request_with(frame: &[u8], opts: DecodeOptions) -> Message {
         msg.root.ty = Cow::Owned(format!("message v{}", msg.api_version.unwrap_or(0)));
     }
     diagnoses.append(&mut d.diagnoses);
+    if d.dropped_diagnoses > 0 {
+        diagnoses.push(Diagnosis {
+            offset: d.pos,
+            message: format!(
+                "and {} more problems in this message, not listed",
+                d.dropped_diagnoses
+            ),
+        });
+    }
     msg.errors = std::mem::take(&mut d.errors);
     msg.records = d.records;
     msg.secrets = std::mem::take(&mut d.secrets);
@@ -718,6 +727,15 @@ pub fn decode_response_with(
     })()
     .err();
     diagnoses.append(&mut d.diagnoses);
+    if d.dropped_diagnoses > 0 {
+        diagnoses.push(Diagnosis {
+            offset: d.pos,
+            message: format!(
+                "and {} more problems in this message, not listed",
+                d.dropped_diagnoses
+            ),
+        });
+    }
     msg.errors = std::mem::take(&mut d.errors);
     msg.records = d.records;
     msg.secrets = std::mem::take(&mut d.secrets);

@@ -14,7 +14,7 @@ use std::io::Read;
 /// What the records decoder may spend.
 #[derive(Debug, Clone, Copy)]
 pub struct RecordsOptions {
-    /// Bytes one batch may decompress to before the rest is cut off.
+    /// Bytes the batches of one message may decompress to, together, before the rest is cut.
     pub max_decompressed: usize,
     /// Records (and legacy messages) kept as nodes per batch; the rest are summarised.
     pub max_records: usize,
@@ -26,6 +26,12 @@ pub const MAX_DECOMPRESSED: usize = 64 * 1024 * 1024;
 
 /// Nesting of compressed legacy messages (a wrapper holding compressed wrappers).
 const MAX_DEPTH: u8 = 2;
+/// Smallest length field (the bytes after it) of a legacy message v0 (crc, magic, attributes,
+/// key and value lengths), a message v1 (plus a timestamp) and a record batch v2 (its header
+/// with no records).
+const LEGACY_V0_MIN: usize = 14;
+const LEGACY_V1_MIN: usize = 22;
+const BATCH_V2_MIN: usize = 49;
 
 pub fn codec_name(c: u8) -> &'static str {
     match c {
@@ -42,6 +48,40 @@ struct Ctx<'o> {
     opts: RecordsOptions,
     diags: &'o mut Vec<Diagnosis>,
     next_source: &'o mut u16,
+    /// What the message still may decompress to, over all its batches.
+    budget: &'o mut usize,
+    /// Diagnoses past the list's bound, counted only.
+    dropped: &'o mut usize,
+}
+
+/// Diagnoses listed per message; past it they are counted. A hostile message set can hold
+/// millions of faults, and each listed one costs memory.
+pub const MAX_DIAGNOSES: usize = 64;
+
+impl Ctx<'_> {
+    fn diag(&mut self, d: Diagnosis) {
+        if self.diags.len() < MAX_DIAGNOSES {
+            self.diags.push(d);
+        } else {
+            *self.dropped += 1;
+        }
+    }
+
+    /// Decompresses within what the message may still take; says when the budget cut it.
+    fn inflate(&mut self, codec: u8, data: &[u8], at: usize) -> Result<Vec<u8>, String> {
+        let (plain, capped) = decompress(codec, data, *self.budget)?;
+        *self.budget = self.budget.saturating_sub(plain.len());
+        if capped {
+            self.diag(Diagnosis {
+                offset: at,
+                message: format!(
+                    "decompressed data passes the {} bytes the batches of one message may decompress to (--max-decompressed): the rest is not shown",
+                    self.opts.max_decompressed
+                ),
+            });
+        }
+        Ok(plain)
+    }
 }
 
 /// A cursor over one byte source, recording nodes with offsets in that source.
@@ -343,6 +383,41 @@ pub fn decompress(codec: u8, data: &[u8], cap: usize) -> Result<(Vec<u8>, bool),
     }
 }
 
+/// LZ4 frames (Kafka's codec 3) end with an end mark (a zero block size) and, when the header
+/// says so, a content checksum; a decoder may stop at the data's end without either, or ignore
+/// bytes after the frame. Says which, if any.
+fn lz4_frame_problem(codec: u8, data: &[u8]) -> Option<String> {
+    if codec != 3 {
+        return None;
+    }
+    let flg = *data.get(4)?;
+    let block_checksum = flg & 0x10 != 0;
+    let content_size = flg & 0x08 != 0;
+    let content_checksum = flg & 0x04 != 0;
+    let dict = flg & 0x01 != 0;
+    // magic, FLG, BD, [content size], [dictionary id], header checksum.
+    let mut p = 4 + 2 + if content_size { 8 } else { 0 } + if dict { 4 } else { 0 } + 1;
+    loop {
+        let Some(b) = data.get(p..p + 4) else {
+            return Some("lz4 frame ends without its end mark: the data was cut".into());
+        };
+        let size = u32::from_le_bytes(b.try_into().unwrap_or([0; 4])) & 0x7fff_ffff;
+        p += 4;
+        if size == 0 {
+            break;
+        }
+        p += size as usize + if block_checksum { 4 } else { 0 };
+    }
+    if content_checksum {
+        p += 4;
+    }
+    match data.len().checked_sub(p) {
+        None => Some("lz4 frame ends inside its content checksum".into()),
+        Some(0) => None,
+        Some(n) => Some(format!("{n} bytes after the end of the lz4 frame")),
+    }
+}
+
 fn attributes_text(a: i64) -> String {
     let mut parts = vec![format!("compression={}", codec_name((a & 7) as u8))];
     parts.push(if a & 8 != 0 {
@@ -465,11 +540,14 @@ pub fn decode(
     opts: RecordsOptions,
     diags: &mut Vec<Diagnosis>,
     next_source: &mut u16,
+    (budget, dropped): (&mut usize, &mut usize),
 ) -> Vec<Node> {
     let mut ctx = Ctx {
         opts,
         diags,
         next_source,
+        budget,
+        dropped,
     };
     let mut r = R {
         buf,
@@ -503,11 +581,28 @@ fn batches(r: &mut R<'_>, ctx: &mut Ctx<'_>, out: &mut Vec<Node>, depth: u8) {
             }
         };
         if len < 0 {
-            ctx.diags.push(Diagnosis {
+            ctx.diag(Diagnosis {
                 offset: at,
                 message: format!("batch length {len} is negative"),
             });
             partial(r, out, "bytes after a negative batch length");
+            return;
+        }
+        let min = match magic {
+            0 => LEGACY_V0_MIN,
+            1 => LEGACY_V1_MIN,
+            _ => BATCH_V2_MIN,
+        };
+        if (len as usize) < min {
+            // A length shorter than the header it must hold makes no progress through the
+            // bytes (a run of zeros reads as endless empty messages): stop here.
+            ctx.diag(Diagnosis {
+                offset: at + 8,
+                message: format!(
+                    "batch length {len} is shorter than the {min} bytes a magic-{magic} header takes"
+                ),
+            });
+            partial(r, out, "bytes from a batch length too short to be one");
             return;
         }
         let total = 12 + len as usize;
@@ -531,7 +626,7 @@ fn batches(r: &mut R<'_>, ctx: &mut Ctx<'_>, out: &mut Vec<Node>, depth: u8) {
             2 => batch_v2(&mut sub, ctx, index),
             0 | 1 => legacy_message(&mut sub, ctx, index, magic, depth),
             m => {
-                ctx.diags.push(Diagnosis {
+                ctx.diag(Diagnosis {
                     offset: at + 16,
                     message: format!("record batch magic {m} is not 0, 1 or 2"),
                 });
@@ -592,7 +687,7 @@ fn partial(r: &mut R<'_>, out: &mut Vec<Node>, why: &'static str) {
 
 /// Finishes a group whose decoding stopped: reason, then the rest raw.
 fn stop(r: &mut R<'_>, g: &mut Node, ctx: &mut Ctx<'_>, (offset, reason): (usize, String)) {
-    ctx.diags.push(Diagnosis {
+    ctx.diag(Diagnosis {
         offset,
         message: reason.clone(),
     });
@@ -650,7 +745,7 @@ fn batch_v2_body(r: &mut R<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
             n.detail = format!("(0x{crc:08x}, CRC-32C valid)");
         } else {
             n.detail = format!("(0x{crc:08x}, INVALID: the bytes give 0x{computed:08x})");
-            ctx.diags.push(Diagnosis {
+            ctx.diag(Diagnosis {
                 offset: crc_at,
                 message: format!(
                     "batch CRC-32C 0x{crc:08x} does not match its bytes (0x{computed:08x})"
@@ -747,15 +842,16 @@ fn batch_v2_body(r: &mut R<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
     dl.kind = NodeKind::Raw;
     dl.desc = Cow::Borrowed("compressed records; decompressed below, with their own offsets");
     comp.children.push(dl);
-    match decompress(codec, data, ctx.opts.max_decompressed) {
+    match ctx.inflate(codec, data, data_at) {
         Err(e) => {
-            ctx.diags.push(Diagnosis {
+            ctx.diag(Diagnosis {
                 offset: data_at,
                 message: format!("{} data does not decompress: {e}", codec_name(codec)),
             });
             comp.value = Value::Text(format!("does not decompress: {e}"));
         }
-        Ok((plain, capped)) => {
+        Ok(plain) => {
+            let capped = *ctx.budget == 0;
             *ctx.next_source += 1;
             let source = *ctx.next_source;
             let mut dn = Node::new(
@@ -770,13 +866,10 @@ fn batch_v2_body(r: &mut R<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
             dn.desc = Cow::Owned(format!(
                 "decompressed bytes, byte source #{source}: offsets count from its start"
             ));
-            if capped {
-                ctx.diags.push(Diagnosis {
+            if let Some(why) = lz4_frame_problem(codec, data) {
+                ctx.diag(Diagnosis {
                     offset: data_at,
-                    message: format!(
-                        "decompressed size passes --max-decompressed ({} bytes): records past it are not shown",
-                        ctx.opts.max_decompressed
-                    ),
+                    message: why,
                 });
             }
             let mut recs = R {
@@ -813,7 +906,7 @@ fn batch_v2_body(r: &mut R<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
                     Value::Text(format!("{} bytes", recs.end - recs.pos)),
                 );
                 n.kind = NodeKind::Raw;
-                ctx.diags.push(Diagnosis {
+                ctx.diag(Diagnosis {
                     offset: data_at,
                     message: format!(
                         "{} bytes after the last record in the decompressed data",
@@ -847,7 +940,7 @@ fn records(
     out: &mut Vec<Node>,
 ) -> Res<()> {
     if count < 0 || count as usize > r.left() {
-        ctx.diags.push(Diagnosis {
+        ctx.diag(Diagnosis {
             offset: r.pos,
             message: format!(
                 "records count {count} does not fit the {} bytes of records",
@@ -885,7 +978,7 @@ fn records(
         out.push(n);
     }
     if count >= 0 && i as i64 != count {
-        ctx.diags.push(Diagnosis {
+        ctx.diag(Diagnosis {
             offset: r.pos,
             message: format!("the batch says {count} records, its bytes hold {i}"),
         });
@@ -1015,7 +1108,7 @@ fn legacy_message(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize, magic: i8, dep
                 n.detail = format!("(0x{crc:08x}, CRC-32 valid)");
             } else {
                 n.detail = format!("(0x{crc:08x}, INVALID: the bytes give 0x{computed:08x})");
-                ctx.diags.push(Diagnosis {
+                ctx.diag(Diagnosis {
                     offset: crc_at,
                     message: format!(
                         "message CRC-32 0x{crc:08x} does not match its bytes (0x{computed:08x})"
@@ -1051,21 +1144,27 @@ fn legacy_message(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize, magic: i8, dep
             if let Some((vs, vl)) = value {
                 let data = r.buf.get(vs..vs + vl).unwrap_or(&[]);
                 if depth >= MAX_DEPTH {
-                    ctx.diags.push(Diagnosis {
+                    ctx.diag(Diagnosis {
                         offset: vs,
                         message: "compressed messages nested too deep".into(),
                     });
                     return Ok(());
                 }
-                match decompress(codec, data, ctx.opts.max_decompressed) {
-                    Err(e) => ctx.diags.push(Diagnosis {
+                match ctx.inflate(codec, data, vs) {
+                    Err(e) => ctx.diag(Diagnosis {
                         offset: vs,
                         message: format!(
                             "{} message set does not decompress: {e}",
                             codec_name(codec)
                         ),
                     }),
-                    Ok((plain, capped)) => {
+                    Ok(plain) => {
+                        if let Some(why) = lz4_frame_problem(codec, data) {
+                            ctx.diag(Diagnosis {
+                                offset: vs,
+                                message: why,
+                            });
+                        }
                         *ctx.next_source += 1;
                         let source = *ctx.next_source;
                         let mut dn = Node::new(
@@ -1080,9 +1179,6 @@ fn legacy_message(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize, magic: i8, dep
                         dn.desc = Cow::Owned(format!(
                             "the wrapper's inner messages, byte source #{source}"
                         ));
-                        if capped {
-                            ctx.diags.push(Diagnosis { offset: vs, message: "decompressed size passes --max-decompressed: inner messages past it are not shown".into() });
-                        }
                         let mut inner = R {
                             buf: &plain,
                             pos: 0,
@@ -1091,7 +1187,13 @@ fn legacy_message(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize, magic: i8, dep
                             region: Region::Record,
                         };
                         batches(&mut inner, ctx, &mut dn.children, depth + 1);
-                        dn.value = Value::Blob(plain);
+                        // Summary views decompress only to count the inner messages: the
+                        // bytes are not shown, so they are not kept.
+                        dn.value = if ctx.opts.records {
+                            Value::Blob(plain)
+                        } else {
+                            Value::None
+                        };
                         c.push(dn);
                     }
                 }
@@ -1105,4 +1207,132 @@ fn legacy_message(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize, magic: i8, dep
     g.value = Value::Struct;
     g.len = r.end - start;
     g
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    /// A zstd frame of `n` zero bytes made of RLE blocks: a few bytes that inflate hugely.
+    fn zstd_zeros(n: usize) -> Vec<u8> {
+        let mut f = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x58];
+        let mut left = n;
+        while left > 0 {
+            let size = left.min(128 * 1024);
+            left -= size;
+            let last = u32::from(left == 0);
+            let header = last | (1 << 1) | ((size as u32) << 3);
+            f.extend_from_slice(&header.to_le_bytes()[..3]);
+            f.push(0);
+        }
+        f
+    }
+
+    /// A legacy message (magic 1) with the given codec and value.
+    fn legacy(codec: u8, value: &[u8]) -> Vec<u8> {
+        let mut body = vec![1, codec];
+        body.extend_from_slice(&0i64.to_be_bytes());
+        body.extend_from_slice(&(-1i32).to_be_bytes());
+        body.extend_from_slice(&(value.len() as i32).to_be_bytes());
+        body.extend_from_slice(value);
+        let crc = crc32fast::hash(&body);
+        let mut m = 0i64.to_be_bytes().to_vec();
+        m.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+        m.extend_from_slice(&crc.to_be_bytes());
+        m.extend(body);
+        m
+    }
+
+    fn run(bytes: &[u8], budget: usize) -> (Vec<Node>, Vec<Diagnosis>, usize, usize) {
+        let mut diags = Vec::new();
+        let mut source = 0;
+        let (mut left, mut dropped) = (budget, 0);
+        let opts = RecordsOptions {
+            max_decompressed: budget,
+            max_records: 10_000,
+            records: true,
+        };
+        let n = decode(
+            bytes,
+            0,
+            bytes.len(),
+            opts,
+            &mut diags,
+            &mut source,
+            (&mut left, &mut dropped),
+        );
+        (n, diags, left, dropped)
+    }
+
+    #[test]
+    fn zeros_inside_a_nested_wrapper_stop_at_once() {
+        // A wrapper holding a wrapper whose zstd value is 1 MiB of zeros: each 12 zero bytes
+        // would read as a message of length 0.
+        let inner = legacy(4, &zstd_zeros(1 << 20));
+        let outer = legacy(1, &{
+            use std::io::Write;
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(&inner).unwrap();
+            e.finish().unwrap()
+        });
+        let (_, diags, _, dropped) = run(&outer, 64 << 20);
+        assert!(diags.len() <= MAX_DIAGNOSES);
+        assert_eq!(dropped, 0, "one diagnosis, not one per 12 zero bytes");
+        assert!(
+            diags.iter().any(|d| d
+                .message
+                .contains("shorter than the 14 bytes a magic-0 header takes")),
+            "{diags:?}"
+        );
+    }
+
+    #[test]
+    fn the_decompression_budget_is_per_message() {
+        // Four batches of 1 MiB each against a budget of 2.5 MiB for the whole message.
+        let one = legacy(4, &zstd_zeros(1 << 20));
+        let all: Vec<u8> = (0..4).flat_map(|_| one.clone()).collect();
+        let (_, diags, left, _) = run(&all, 5 << 19);
+        assert_eq!(left, 0);
+        assert!(
+            diags.iter().any(|d| d
+                .message
+                .contains("the batches of one message may decompress to")),
+            "{diags:?}"
+        );
+    }
+
+    #[test]
+    fn diagnoses_are_bounded_and_the_rest_counted() {
+        // 200 messages whose CRC does not match: a diagnosis each, 64 listed.
+        let mut bad = legacy(0, b"x");
+        bad[12] ^= 0xff;
+        let all: Vec<u8> = (0..200).flat_map(|_| bad.clone()).collect();
+        let (_, diags, _, dropped) = run(&all, 1 << 20);
+        assert_eq!(diags.len(), MAX_DIAGNOSES);
+        assert_eq!(dropped, 200 - MAX_DIAGNOSES);
+    }
+
+    #[test]
+    fn lz4_frames_without_end_mark_or_with_bytes_after_are_flagged() {
+        let mut frame = Vec::new();
+        {
+            use std::io::Write;
+            let mut e = lz4_flex::frame::FrameEncoder::new(&mut frame);
+            e.write_all(b"hello hello hello").unwrap();
+            e.finish().unwrap();
+        }
+        assert_eq!(lz4_frame_problem(3, &frame), None);
+        let mut trailing = frame.clone();
+        trailing.extend_from_slice(&[1, 2, 3]);
+        assert_eq!(
+            lz4_frame_problem(3, &trailing).as_deref(),
+            Some("3 bytes after the end of the lz4 frame")
+        );
+        let cut = &frame[..frame.len() - 4];
+        assert!(
+            lz4_frame_problem(3, cut).is_some_and(|w| w.contains("end mark")),
+            "{cut:?}"
+        );
+    }
 }

@@ -17,7 +17,7 @@
 #   BENCH_TIMEOUT=s   seconds a run may take before it is stopped and FAILs (default 300)
 #   BENCH_VMEM_MB=n   address-space cap per run (ulimit -v, default 6144), so that a blow-up
 #                     ends in an allocation failure (FAIL, "capped") instead of taking the machine
-#   BENCH_HEX_MIB=n   MiB of hex text piped to --hex for hex-stream (default 128)
+#   BENCH_HEX_MIB=n   MiB of hex text piped to --hex for hex-stream (default 64; today ~50 s)
 #   BENCH_EVICT_S=s   many-connections must finish within this many seconds (default 30): item 5
 #                     of the issue is time, not memory (a linear eviction takes a few seconds)
 #   BENCH_VIEWS=list  views to run, space-separated among: summary tree json stats (default all)
@@ -29,7 +29,7 @@ GEN=$ROOT/scripts/hostile/generate.py
 DIR=${BENCH_DIR:-/tmp/kdissect-hostile}
 TIMEOUT=${BENCH_TIMEOUT:-300}
 VMEM=${BENCH_VMEM_MB:-6144}
-HEX_MIB=${BENCH_HEX_MIB:-128}
+HEX_MIB=${BENCH_HEX_MIB:-64}
 EVICT_S=${BENCH_EVICT_S:-30}
 VIEWS=${BENCH_VIEWS:-summary tree json stats}
 LIMIT=128

@@ -3,13 +3,15 @@
 (docs/robustness.md, "Hostile-input suite"), plus one capture that hits every limit at once.
 
     scripts/hostile/generate.py LIST                        # names, one a line, with what each is
-    scripts/hostile/generate.py NAME OUT [--scale small|full] [--mib N]
-    scripts/hostile/generate.py all DIR [--scale small|full]  # every input into DIR/NAME.EXT
+    scripts/hostile/generate.py NAME OUT [--scale small|full|fuzz] [--mib N]
+    scripts/hostile/generate.py all DIR [--scale small|full|fuzz]  # every input into DIR/NAME.EXT
 
 OUT `-` writes to standard output. `--scale small` (the default) makes inputs of under about
 1 MB that run in well under a second, for the tests (tests/hostile_inputs.rs); `--scale full`
-makes them as the findings describe, for scripts/bench-memory.sh. `--mib N` sets the size of
-the hex stream (`hex-stream`) in MiB.
+makes them as the findings describe, for scripts/bench-memory.sh; `--scale fuzz` makes seeds
+for the fuzz corpora (fuzz/seed): a few KB each, to fit the targets' -max_len, with the
+compression bombs kept at 64 MiB (they are a few hundred bytes on the wire). `--mib N` sets
+the size of the hex stream (`hex-stream`) in MiB.
 
 Captures are classic pcap (microsecond timestamps, Ethernet, IPv4, TCP, broker port 9092);
 `hex-*` inputs are hex text for `kdissect --hex`. Python 3 standard library only: the zstd
@@ -407,8 +409,14 @@ class Conn:
         self.seq[1] += 1
 
 
-def big(scale, small, full):
-    return full if scale == "full" else small
+def big(scale, small, full, fuzz=None):
+    """The size for the scale: `fuzz` sizes fit the fuzz targets' -max_len (fuzz/run.sh) and
+    keep what makes the input hostile (the bombs stay 64 MiB: they are small on the wire)."""
+    if scale == "full":
+        return full
+    if scale == "fuzz" and fuzz is not None:
+        return fuzz
+    return small
 
 
 # ---------------------------------------------------------------------------------------------
@@ -430,7 +438,7 @@ def gen_nested_bomb(out, scale, opts):
     (small: 1 MiB), which read as millions of zero-size legacy messages."""
     cap = Pcap(out)
     c = Conn(cap, 0)
-    c.send(True, nested_bomb_frame(big(scale, 1 * MiB, 64 * MiB)))
+    c.send(True, nested_bomb_frame(big(scale, 1 * MiB, 64 * MiB, 64 * MiB)))
     c.send(False, produce_response_v2(1, topic="b"))
     c.fin()
 
@@ -440,7 +448,7 @@ def gen_zero_message_set(out, scale, opts):
     uncompressed: a zero-size legacy message every 12 bytes."""
     cap = Pcap(out)
     c = Conn(cap, 0)
-    c.send(True, produce_request_v2(1, bytes(big(scale, 256 * 1024, 8 * MiB))), mss=65000)
+    c.send(True, produce_request_v2(1, bytes(big(scale, 256 * 1024, 8 * MiB, 12 * 1024))), mss=65000)
     c.send(False, produce_response_v2(1))
     c.fin()
 
@@ -456,7 +464,7 @@ def gen_batch_bombs(out, scale, opts):
     of zeros (small: 1 MiB each): --max-decompressed is per batch."""
     cap = Pcap(out)
     c = Conn(cap, 0)
-    c.send(True, produce_request_v8(1, bomb_batches(16, big(scale, 1 * MiB, 64 * MiB))))
+    c.send(True, produce_request_v8(1, bomb_batches(big(scale, 16, 16, 7), big(scale, 1 * MiB, 64 * MiB, 64 * MiB))))
     c.send(False, produce_response_v8(1))
     c.fin()
 
@@ -464,7 +472,7 @@ def gen_batch_bombs(out, scale, opts):
 def gen_nested_arrays(out, scale, opts):
     """Item 3: a valid CreateTopics v5 request of 100 topics x 10 000 configs, 3 MB (small:
     20 x 2 000, 120 KB): the tree costs ~320 bytes per wire byte."""
-    t, n = big(scale, (20, 2000), (100, 10000))
+    t, n = big(scale, (20, 2000), (100, 10000), (3, 1000))
     cap = Pcap(out)
     c = Conn(cap, 0)
     c.send(True, create_topics_v5(1, t, n), mss=65000)
@@ -474,7 +482,7 @@ def gen_nested_arrays(out, scale, opts):
 def gen_hex_stream(out, scale, opts):
     """Item 4: hex text, lines of "00 00 ... 00" (16 bytes a line), N MiB of text (default
     1024 MiB full, 512 KiB small; --mib N): --hex reads all of it before parsing."""
-    mib = opts.get("mib") or big(scale, 0.5, 1024)
+    mib = opts.get("mib") or big(scale, 0.5, 1024, 1 / 128)
     line = b"00 " * 15 + b"00\n"
     per_block = MiB // len(line)
     block = line * per_block
@@ -488,7 +496,7 @@ def gen_hex_stream(out, scale, opts):
 def gen_many_connections(out, scale, opts):
     """Item 5: 200 000 short connections (small: 2 000), each a handshake, an ApiVersions
     request and its response, never closed: past --max-connections every new one evicts."""
-    n = big(scale, 2000, 200_000)
+    n = big(scale, 2000, 200_000, 40)
     cap = Pcap(out)
     req = api_versions_request(1)
     resp = api_versions_response(1)
@@ -501,7 +509,7 @@ def gen_many_connections(out, scale, opts):
 def gen_tiny_pieces(out, scale, opts):
     """Item 7: one connection whose client sends 1 000 000 one-byte segments (small: 10 000),
     each after a hole, so that none can be delivered: 1 MB of payload, far more of memory."""
-    n = big(scale, 10_000, 1_000_000)
+    n = big(scale, 10_000, 1_000_000, 150)
     cap = Pcap(out)
     c = Conn(cap, 0)
     c.send(True, api_versions_request(1))
@@ -565,7 +573,7 @@ def gen_junk(out, scale, opts):
     """Item 10a: a connection whose client sends 2 MiB of junk (0xff bytes: every size prefix
     negative; small: 1 MiB + 64 KiB, just past the 1 MiB search window) before a valid request:
     the skipped-byte count must be the junk's size exactly."""
-    n = big(scale, MiB + 64 * 1024, 2 * MiB)
+    n = big(scale, MiB + 64 * 1024, 2 * MiB, 8 * 1024)
     cap = Pcap(out)
     c = Conn(cap, 0)
     c.send(True, b"\xff" * n)
@@ -577,7 +585,7 @@ def gen_junk(out, scale, opts):
 def gen_many_topics(out, scale, opts):
     """Item 10b: a Metadata v1 response naming 2 000 000 topics (small: 20 000), after its
     request: the summary must count them all ("+N more")."""
-    n = big(scale, 20_000, 2_000_000)
+    n = big(scale, 20_000, 2_000_000, 1000)
     cap = Pcap(out)
     c = Conn(cap, 0)
     c.send(True, metadata_request_v1(1))
@@ -588,7 +596,7 @@ def gen_many_topics(out, scale, opts):
 def gen_many_batches(out, scale, opts):
     """Item 10c: a Produce v8 request of 20 000 record batches (small: 12 000) of one record
     each: the summary must say records=20000."""
-    n = big(scale, 12_000, 20_000)
+    n = big(scale, 12_000, 20_000, 150)
     rec = record(b"v")
     data = b"".join(record_batch(rec, 1, base_offset=i) for i in range(n))
     cap = Pcap(out)
@@ -640,6 +648,9 @@ EVERYTHING = {
     "full": dict(max_frame=100 * MiB, bomb=64 * MiB, nested_bombs=64, batch_bombs=512,
                  create_topics=(100, 10000), topics=2_000_000, junk=2 * MiB, pending=10_001,
                  held=16 * MiB, piece=60000, tiny=1_000_000, conns=110_000),
+    "fuzz": dict(max_frame=8 * 1024, bomb=64 * MiB, nested_bombs=2, batch_bombs=2,
+                 create_topics=(2, 100), topics=100, junk=1024, pending=20,
+                 held=4096, piece=500, tiny=100, conns=20),
     "small": dict(max_frame=256 * 1024, bomb=256 * 1024, nested_bombs=4, batch_bombs=16,
                   create_topics=(10, 300), topics=2_000, junk=8 * 1024, pending=301,
                   held=32 * 1024, piece=1000, tiny=2_000, conns=600),
@@ -784,7 +795,7 @@ def main(argv):
         i = args.index("--mib")
         opts["mib"] = float(args[i + 1])
         del args[i : i + 2]
-    if scale not in ("small", "full") or len(args) != 2:
+    if scale not in ("small", "full", "fuzz") or len(args) != 2:
         usage()
     name, dest = args
     table = {n: (e, f) for n, e, _, f, _ in GENERATORS}

@@ -1,4 +1,7 @@
-//! Writes the seed corpora of the fuzz targets from the project's samples.
+//! Writes the seed corpora of the fuzz targets from the project's samples, and from the
+//! hostile inputs of `scripts/hostile/generate.py` at fuzz scale (nested compressed wrappers,
+//! compression bombs, zero-size messages, nested arrays, huge size prefixes, junk, tiny
+//! out-of-order pieces, LZ4 framing faults), which needs `python3`.
 //! Run from fuzz/: `cargo run --manifest-path seed/Cargo.toml`.
 
 use kdissect::kafka::frames::{self, Conversation, ResponseHint};
@@ -46,6 +49,19 @@ fn table() -> Vec<(i16, Vec<i16>)> {
 struct Frames<'a> {
     table: &'a [(i16, Vec<i16>)],
     n: usize,
+    /// Also save each whole frame of at most 4 KiB as hex text, for the `hex` target.
+    as_hex: bool,
+}
+
+/// Bytes as hex text, 16 a line, as `kdissect --hex` reads them.
+fn hex_text(data: &[u8]) -> String {
+    let mut s = String::with_capacity(data.len() * 3);
+    for line in data.chunks(16) {
+        let words: Vec<String> = line.iter().map(|b| format!("{b:02x}")).collect();
+        s.push_str(&words.join(" "));
+        s.push('\n');
+    }
+    s
 }
 
 fn save_frame(table: &[(i16, Vec<i16>)], msg: &Message, key: i16, version: i16, frame: &[u8]) {
@@ -72,6 +88,9 @@ impl Sink for Frames<'_> {
         if let (Some(k), Some(v)) = (key, ver) {
             if !rec.partial {
                 save_frame(self.table, &rec.msg, k, v, rec.bytes);
+                if self.as_hex && rec.bytes.len() <= 4096 {
+                    save("hex", hex_text(rec.bytes).as_bytes());
+                }
                 self.n += 1;
             }
         }
@@ -92,6 +111,7 @@ fn main() {
         let mut sink = Frames {
             table: &table,
             n: 0,
+            as_hex: false,
         };
         let mut health = Health::default();
         run(&data[..], &Options::default(), &mut sink, &mut health);
@@ -129,6 +149,60 @@ fn main() {
             save("reassembly", &seed);
         }
     }
+    hostile(&table);
+}
+
+/// Seeds from `scripts/hostile/generate.py all DIR --scale fuzz`: each capture to `pipeline`,
+/// its segments to `reassembly`, its whole frames to `frame` and `frame_registry` and (up to
+/// 4 KiB) as hex text to `hex`; each hex text to `hex`, its frames to the frame targets.
+/// Decoding the bombs here takes a few hundred MB for a few seconds.
+fn hostile(table: &[(i16, Vec<i16>)]) {
+    let dir = std::env::temp_dir().join(format!("kdissect-hostile-seeds-{}", std::process::id()));
+    let ok = std::process::Command::new("python3")
+        .arg("../scripts/hostile/generate.py")
+        .arg("all")
+        .arg(&dir)
+        .args(["--scale", "fuzz"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("python3 ../scripts/hostile/generate.py failed: no hostile seeds");
+        return;
+    }
+    let d = dir.to_string_lossy().into_owned();
+    for p in files(&d, ".pcap") {
+        let data = fs::read(&p).expect("read hostile capture");
+        save("pipeline", &data);
+        let mut sink = Frames {
+            table,
+            n: 0,
+            as_hex: true,
+        };
+        let mut health = Health::default();
+        run(&data[..], &Options::default(), &mut sink, &mut health);
+        let seed = segments(&data);
+        if !seed.is_empty() {
+            save("reassembly", &seed);
+        }
+        eprintln!("{}: {} frames", p.display(), sink.n);
+    }
+    for p in files(&d, ".hex") {
+        let text = fs::read_to_string(&p).expect("read hostile hex");
+        save("hex", text.as_bytes());
+        let Ok(bytes) = kdissect::capture::hex::parse(&text) else {
+            continue;
+        };
+        let mut conv = Conversation::default();
+        for span in frames::split(&bytes).into_iter().take(64) {
+            let frame = &bytes[span.offset..span.offset + span.len];
+            let msg = conv.decode(frame, &ResponseHint::default());
+            if let (Some(k), Some(v)) = (msg.api_key, msg.api_version) {
+                save_frame(table, &msg, k, v, frame);
+            }
+        }
+        eprintln!("{}: hex seed", p.display());
+    }
+    let _ = fs::remove_dir_all(&dir);
 }
 
 /// A capture's TCP segments in the `reassembly` target's format (see its header), the lower

@@ -128,3 +128,63 @@ fn batch_v2_in_an_old_fetch_is_an_interop_problem() {
         .lines()
         .any(|l| l.contains("Fetch v1 Response corr=4") && l.contains("interop")));
 }
+
+/// A record batch v2 with `attributes` and these (already compressed) record bytes, its
+/// CRC-32C right.
+fn batch(attributes: i16, records: &[u8], count: i32) -> Vec<u8> {
+    let mut after_crc = attributes.to_be_bytes().to_vec();
+    after_crc.extend_from_slice(&0i32.to_be_bytes()); // lastOffsetDelta
+    after_crc.extend_from_slice(&0i64.to_be_bytes()); // baseTimestamp
+    after_crc.extend_from_slice(&0i64.to_be_bytes()); // maxTimestamp
+    after_crc.extend_from_slice(&(-1i64).to_be_bytes()); // producerId
+    after_crc.extend_from_slice(&(-1i16).to_be_bytes()); // producerEpoch
+    after_crc.extend_from_slice(&(-1i32).to_be_bytes()); // baseSequence
+    after_crc.extend_from_slice(&count.to_be_bytes());
+    after_crc.extend_from_slice(records);
+    let crc = crc32c::crc32c(&after_crc);
+    let mut b = 0i64.to_be_bytes().to_vec();
+    b.extend_from_slice(&((4 + 1 + 4 + after_crc.len()) as i32).to_be_bytes());
+    b.extend_from_slice(&0i32.to_be_bytes()); // partitionLeaderEpoch
+    b.push(2);
+    b.extend_from_slice(&crc.to_be_bytes());
+    b.extend(after_crc);
+    b
+}
+
+#[test]
+fn the_exit_status_does_not_depend_on_the_view() {
+    // A zstd batch whose data is not zstd after its magic, CRC correct: every view reports it.
+    let records = [0x28, 0xb5, 0x2f, 0xfd, 0xff, 0xff, 0xff, 0xff, 0x13, 0x37];
+    let b = batch(4, &records, 3);
+    // Produce v3 request: header v1, TransactionalId null, acks -1, timeout, one topic, one
+    // partition with the batch.
+    let mut req = vec![0, 0, 0, 3, 0, 0, 0, 9, 0, 1, b't'];
+    req.extend_from_slice(&(-1i16).to_be_bytes());
+    req.extend_from_slice(&(-1i16).to_be_bytes());
+    req.extend_from_slice(&30_000i32.to_be_bytes());
+    req.extend_from_slice(&1i32.to_be_bytes());
+    req.extend_from_slice(&6i16.to_be_bytes());
+    req.extend_from_slice(b"orders");
+    req.extend_from_slice(&1i32.to_be_bytes());
+    req.extend_from_slice(&0i32.to_be_bytes());
+    req.extend_from_slice(&(b.len() as i32).to_be_bytes());
+    req.extend(b);
+    let segs = conversation(&[(frame(&req), Vec::new())], &[1500]);
+    let cap = pcap(
+        &segs
+            .iter()
+            .map(|s| packet(s, 40000, 9092))
+            .collect::<Vec<_>>(),
+    );
+    for view in [
+        &["-"][..],
+        &["-V", "-"],
+        &["--json", "-"],
+        &["--stats", "-q", "-"],
+    ] {
+        let (code, out) = kdissect(view, &cap);
+        assert_eq!(code, Some(1), "{view:?}: {out}");
+    }
+    let (_, line) = kdissect(&["-"], &cap);
+    assert!(line.contains("zstd data does not decompress"), "{line}");
+}

@@ -785,8 +785,29 @@ fn batch_v2_body(r: &mut R<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
     }
     g.value = Value::Text(summary);
     if !ctx.opts.records {
-        // Headers only (summary and statistics views): the records stay one raw span.
+        // Headers only (summary and statistics views): the records stay one raw span. The
+        // compressed data is still inflated (and dropped) so that a batch that does not
+        // decompress is reported whatever the view: the exit status must not depend on it.
         let at = r.pos;
+        if codec != 0 {
+            let data = r.buf.get(at..r.end).unwrap_or(&[]);
+            match ctx.inflate(codec, data, at) {
+                Err(e) => ctx.diag(Diagnosis {
+                    offset: at,
+                    message: format!("{} data does not decompress: {e}", codec_name(codec)),
+                }),
+                Ok(plain) => {
+                    // Only the size is needed: give the bytes back to the budget.
+                    *ctx.budget += plain.len();
+                    if let Some(why) = lz4_frame_problem(codec, data) {
+                        ctx.diag(Diagnosis {
+                            offset: at,
+                            message: why,
+                        });
+                    }
+                }
+            }
+        }
         let mut n = leaf(
             "records",
             "bytes",

@@ -326,3 +326,25 @@ fn zz_dump() {
     let segs = conversation(&exchanges(), &[10]);
     std::fs::write("/tmp/mid.pcap", to_pcap(&segs[5..])).unwrap();
 }
+
+/// Junk longer than the resync window is counted whole in the skipped bytes.
+#[test]
+fn skipped_bytes_are_counted_past_the_resync_window() {
+    let junk = vec![0xeeu8; 2 * 1024 * 1024];
+    let mut first = junk.clone();
+    first.extend(vector("metadata-v13-request.hex"));
+    let exchanges = vec![(first, vector("metadata-v13-response.hex"))];
+    let segs = conversation(&exchanges, &[1448]);
+    let (c, _h, err) = run_bytes(&to_pcap(&segs), &Options::default());
+    assert_eq!(err, None);
+    let skipped: usize = c
+        .notices
+        .iter()
+        .filter_map(|n| match n {
+            Notice::Resync { skipped, .. } => Some(*skipped),
+            _ => None,
+        })
+        .sum();
+    assert_eq!(skipped, junk.len());
+    assert!(c.rows.iter().any(|r| r.2 == 3 && r.4 == "request"));
+}

@@ -188,3 +188,52 @@ fn the_exit_status_does_not_depend_on_the_view() {
     let (_, line) = kdissect(&["-"], &cap);
     assert!(line.contains("zstd data does not decompress"), "{line}");
 }
+
+#[test]
+fn summaries_count_past_the_elements_kept() {
+    // Metadata v1 for all topics, answered with 20 000 topics (twice --max-elements).
+    let mut req = vec![0, 3, 0, 1, 0, 0, 0, 4, 0, 1, b't'];
+    req.extend_from_slice(&(-1i32).to_be_bytes());
+    let mut resp = 4i32.to_be_bytes().to_vec();
+    resp.extend_from_slice(&0i32.to_be_bytes()); // no brokers
+    resp.extend_from_slice(&1i32.to_be_bytes()); // controller
+    resp.extend_from_slice(&20_000i32.to_be_bytes());
+    for i in 0..20_000 {
+        let name = format!("t{i:05}");
+        resp.extend_from_slice(&0i16.to_be_bytes());
+        resp.extend_from_slice(&(name.len() as i16).to_be_bytes());
+        resp.extend_from_slice(name.as_bytes());
+        resp.push(0);
+        resp.extend_from_slice(&0i32.to_be_bytes());
+    }
+    // Produce v3 with 20 000 empty-ish batches of 1 record each (header only).
+    let one = batch(0, &[], 1);
+    let many: Vec<u8> = (0..20_000).flat_map(|_| one.clone()).collect();
+    let mut prod = vec![0, 0, 0, 3, 0, 0, 0, 5, 0, 1, b't'];
+    prod.extend_from_slice(&(-1i16).to_be_bytes());
+    prod.extend_from_slice(&1i16.to_be_bytes());
+    prod.extend_from_slice(&30_000i32.to_be_bytes());
+    prod.extend_from_slice(&1i32.to_be_bytes());
+    prod.extend_from_slice(&6i16.to_be_bytes());
+    prod.extend_from_slice(b"orders");
+    prod.extend_from_slice(&1i32.to_be_bytes());
+    prod.extend_from_slice(&0i32.to_be_bytes());
+    prod.extend_from_slice(&(many.len() as i32).to_be_bytes());
+    prod.extend(many);
+    let segs = conversation(
+        &[(frame(&req), frame(&resp)), (frame(&prod), Vec::new())],
+        &[1448],
+    );
+    let cap = pcap(
+        &segs
+            .iter()
+            .map(|s| packet(s, 40000, 9092))
+            .collect::<Vec<_>>(),
+    );
+    let (_, out) = kdissect(&["-"], &cap);
+    assert!(
+        out.contains("topics=[t00000, t00001, t00002, t00003, t00004, +19995 more]"),
+        "{out}"
+    );
+    assert!(out.contains("records=20000 ("), "{out}");
+}

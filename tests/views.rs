@@ -468,3 +468,28 @@ fn compressed_captures_of_other_kinds_name_the_tool() {
     );
     let _ = std::fs::remove_file(&bz);
 }
+
+/// Responses timestamped before their request (the merged-taps sample has 8) are flagged on
+/// their line and left out of the latency percentiles.
+#[test]
+fn backwards_timestamps_are_flagged_and_kept_out_of_percentiles() {
+    let f = sample("kgen-all-versions-merged-skew.pcap");
+    let out = stdout(&run(&[&f]));
+    let flagged: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("!! timestamped before its request"))
+        .collect();
+    assert_eq!(flagged.len(), 8, "{out}");
+    assert!(flagged
+        .iter()
+        .all(|l| l.contains(" ms after frame") && l.contains("(-")));
+    let s = stats(&[&f]);
+    assert_eq!(s["health"]["backwards"], 8);
+    for api in s["apis"].as_array().expect("apis") {
+        for p in ["p50", "p95", "p99", "max"] {
+            if let Some(v) = api["latency_us"][p].as_f64() {
+                assert!(v >= 0.0, "{api}");
+            }
+        }
+    }
+}

@@ -825,7 +825,7 @@ impl<'a> Decoder<'a> {
             max_records: self.opts.max_elements,
             records: self.opts.records,
         };
-        let batches = super::records::decode(
+        let (batches, tally) = super::records::decode(
             self.buf,
             self.pos,
             self.pos + n,
@@ -834,7 +834,6 @@ impl<'a> Decoder<'a> {
             &mut self.next_source,
             (&mut self.decompress_left, &mut self.dropped_diagnoses),
         );
-        let tally = super::records::Tally::of(&batches);
         let nr = tally.records;
         if let Some((key, direction)) = self.message {
             if let Some(why) =

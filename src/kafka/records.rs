@@ -52,6 +52,8 @@ struct Ctx<'o> {
     budget: &'o mut usize,
     /// Diagnoses past the list's bound, counted only.
     dropped: &'o mut usize,
+    /// What the field holds, kept batches and omitted ones alike.
+    tally: Tally,
 }
 
 /// Diagnoses listed per message; past it they are counted. A hostile message set can hold
@@ -463,6 +465,12 @@ impl Tally {
         t
     }
 
+    fn add(&mut self, o: Tally) {
+        self.batches += o.batches;
+        self.messages += o.messages;
+        self.records += o.records;
+    }
+
     /// `2 batches, 14 records`, `3 messages, 3 records`.
     pub fn text(&self) -> String {
         let plural =
@@ -541,13 +549,14 @@ pub fn decode(
     diags: &mut Vec<Diagnosis>,
     next_source: &mut u16,
     (budget, dropped): (&mut usize, &mut usize),
-) -> Vec<Node> {
+) -> (Vec<Node>, Tally) {
     let mut ctx = Ctx {
         opts,
         diags,
         next_source,
         budget,
         dropped,
+        tally: Tally::default(),
     };
     let mut r = R {
         buf,
@@ -558,7 +567,7 @@ pub fn decode(
     };
     let mut out = Vec::new();
     batches(&mut r, &mut ctx, &mut out, 0);
-    out
+    (out, ctx.tally)
 }
 
 /// A sequence of batches or legacy messages until the end of the cursor.
@@ -643,6 +652,9 @@ fn batches(r: &mut R<'_>, ctx: &mut Ctx<'_>, out: &mut Vec<Node>, depth: u8) {
                 n
             }
         };
+        if depth == 0 {
+            ctx.tally.add(Tally::of(std::slice::from_ref(&node)));
+        }
         if index < ctx.opts.max_records {
             out.push(node);
         } else if index == ctx.opts.max_records {
@@ -1274,7 +1286,7 @@ mod tests {
             max_records: 10_000,
             records: true,
         };
-        let n = decode(
+        let (n, _) = decode(
             bytes,
             0,
             bytes.len(),

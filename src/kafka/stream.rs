@@ -171,6 +171,9 @@ struct KHalf {
     scan: Scan,
     /// Packet of the last bytes added, for messages completed when the connection ends.
     last_at: At,
+    /// Bytes already dropped while looking for a frame boundary (the search window is
+    /// bounded), told in the resync notice with the rest.
+    dropped: usize,
     /// Where each packet's bytes begin in `buf`, with its frame number: which packets a
     /// message came in (for `-w`). Only marks at or after `pos` (and the one before) are kept.
     marks: std::collections::VecDeque<(usize, u64)>,
@@ -416,7 +419,7 @@ impl Tracker {
                             src,
                             dst,
                             at,
-                            skipped: i,
+                            skipped: i + std::mem::take(&mut h.dropped),
                             reason,
                         });
                         h.pos += i;
@@ -540,7 +543,7 @@ impl Tracker {
                                     src,
                                     dst,
                                     at,
-                                    skipped: i,
+                                    skipped: i + std::mem::take(&mut h.dropped),
                                     reason,
                                 });
                             }
@@ -554,6 +557,17 @@ impl Tracker {
                     for d in 0..2 {
                         let h = crate::be::pick(&c.halves, d);
                         let present = h.buf.len() - h.pos;
+                        if h.resync && present + h.dropped > 0 {
+                            // Still looking for a boundary at the end: all of it was skipped.
+                            sink.notice(&Notice::Resync {
+                                stream,
+                                src: *crate::be::pick(&c.addrs, d),
+                                dst: *crate::be::pick(&c.addrs, 1 - d),
+                                at: h.last_at,
+                                skipped: present + h.dropped,
+                                reason: h.why.unwrap_or(ResyncReason::Gap),
+                            });
+                        }
                         if present > 0 && !h.resync {
                             let want = h
                                 .buf
@@ -631,13 +645,13 @@ impl Tracker {
                     Some(skip) => {
                         let reason = h.why.unwrap_or(ResyncReason::Gap);
                         // A mid-stream start right at a frame boundary lost nothing.
-                        if skip > 0 {
+                        if skip + h.dropped > 0 {
                             sink.notice(&Notice::Resync {
                                 stream,
                                 src,
                                 dst,
                                 at,
-                                skipped: skip,
+                                skipped: skip + std::mem::take(&mut h.dropped),
                                 reason,
                             });
                         }
@@ -651,6 +665,7 @@ impl Tracker {
                         if data.len() > RESYNC_WINDOW {
                             let drop = data.len() - 16;
                             h.pos += drop;
+                            h.dropped += drop;
                             h.scan = Scan::default();
                         }
                         break;
@@ -668,6 +683,7 @@ impl Tracker {
                     size: size.into(),
                 });
                 h.pos += 1;
+                h.dropped += 1;
                 h.resync = true;
                 h.scan = Scan::default();
                 h.why = Some(ResyncReason::BadSize);
@@ -734,6 +750,7 @@ impl Tracker {
         });
         let h = crate::be::pick_mut(&mut c.halves, d);
         h.pos += 1;
+        h.dropped += 1;
         h.resync = true;
         h.scan = Scan::default();
         h.why = Some(ResyncReason::BadSize);
@@ -783,6 +800,7 @@ impl Tracker {
         });
         let h = crate::be::pick_mut(&mut c.halves, dq);
         h.pos += 1;
+        h.dropped += 1;
         h.resync = true;
         h.scan = Scan::default();
         h.why = Some(ResyncReason::BadSize);

@@ -106,6 +106,9 @@ pub struct HealthCounts {
     pub undecoded: u64,
     pub unanswered: u64,
     pub partial: u64,
+    /// Responses timestamped before their request (clocks of merged captures, reordering):
+    /// left out of the latency percentiles.
+    pub backwards: u64,
 }
 
 #[derive(Debug, Default)]
@@ -198,8 +201,10 @@ impl Stats {
             }
             Direction::Response => {
                 row.responses += 1;
-                if let Some(l) = rec.latency_nanos() {
-                    row.latencies.push(l);
+                match rec.latency_nanos() {
+                    Some(l) if l < 0 => self.health.backwards += 1,
+                    Some(l) => row.latencies.push(l),
+                    None => {}
                 }
                 if !m.errors.is_empty() {
                     row.errors += 1;
@@ -450,6 +455,7 @@ impl Stats {
                 h.unmatched_responses,
             ),
             ("requests without a response", h.unanswered),
+            ("responses timestamped before their request", h.backwards),
             ("malformed messages", h.malformed),
             ("messages of APIs not decoded", h.undecoded),
         ] {
@@ -525,7 +531,8 @@ impl Stats {
                 "conflicting_overlaps": h.conflicting_overlaps, "midstream_pickups": h.midstream_pickups,
                 "resyncs": h.resyncs, "bad_sizes": h.bad_sizes,
                 "unmatched_responses": h.unmatched_responses, "unanswered": h.unanswered,
-                "malformed": h.malformed, "undecoded": h.undecoded
+                "malformed": h.malformed, "undecoded": h.undecoded,
+                "backwards": h.backwards
             }
         })
     }

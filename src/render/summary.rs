@@ -52,7 +52,11 @@ fn topics_text(arr: &Node, with_errors: bool, empty_means_all: bool) -> String {
         return "topics=all".to_string();
     }
     let mut items = Vec::new();
-    let total = elements(arr).count();
+    // The count on the wire: past --max-elements the elements are not kept as nodes.
+    let total = match arr.value {
+        Value::Array(n) => n,
+        _ => elements(arr).count(),
+    };
     for t in elements(arr).take(MAX_TOPICS) {
         let mut s = topic_label(t).unwrap_or_else(|| "?".to_string());
         if with_errors {
@@ -488,6 +492,10 @@ pub fn line_styled(rec: &Record<'_>, clock: &Clock, color: bool) -> String {
             _ => text,
         };
         let _ = write!(s, " ({text} after frame {})", req.frame);
+        if lat < 0 {
+            let m = " !! timestamped before its request: the capture's clock went backwards";
+            s.push_str(&paint(m.to_string(), |t| t.red().to_string()));
+        }
     }
     if rec.partial {
         let _ = write!(

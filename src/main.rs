@@ -276,6 +276,11 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size, help_heading = "Limits")]
     pub(crate) max_decompressed: usize,
 
+    /// Nodes of the tree kept per message over all its arrays and records (about 250 bytes
+    /// each); past it elements are decoded and summarised, as past --max-elements.
+    #[arg(long, value_name = "N", default_value_t = kdissect::kafka::decode::MAX_NODES, help_heading = "Limits")]
+    pub(crate) max_nodes: usize,
+
     /// With --hex: name the field that covers this byte offset of the input (decimal or 0x hex).
     #[arg(long, value_name = "OFFSET", value_parser = parse_offset, help_heading = "Views")]
     pub(crate) at: Option<usize>,
@@ -331,6 +336,7 @@ impl Cli {
         kdissect::kafka::decode::DecodeOptions {
             max_elements: self.max_elements.max(1),
             max_decompressed: self.max_decompressed,
+            max_nodes: self.max_nodes.max(1),
             keep_depth: if summary_only { 2 } else { usize::MAX },
             records: !summary_only,
             ..Default::default()

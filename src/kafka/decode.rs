@@ -58,8 +58,12 @@ pub struct DecodeOptions {
     /// decoded, to find where they end, and summarised in one node, so that a hostile count
     /// cannot make the tree, and memory, grow without bound.
     pub max_elements: usize,
-    /// Bytes one record batch may decompress to.
+    /// Bytes the record batches of one message may decompress to, together.
     pub max_decompressed: usize,
+    /// Nodes kept per message over all its arrays and record batches (about 250 bytes each):
+    /// `max_elements` bounds one array, but nested arrays multiply. Past it, elements are
+    /// decoded and summarised as past `max_elements`.
+    pub max_nodes: usize,
     /// Struct and array levels below the body kept as nodes; deeper ones are decoded (for
     /// their errors and record counts) but not kept. `usize::MAX` keeps everything; the summary
     /// and statistics views need 2.
@@ -71,12 +75,29 @@ pub struct DecodeOptions {
 /// Default for [`DecodeOptions::max_elements`].
 pub const MAX_ELEMENTS: usize = 10_000;
 
+/// Default for [`DecodeOptions::max_nodes`]: about 75 MB of tree for the largest message.
+pub const MAX_NODES: usize = 300_000;
+
+/// Nodes an element holds outside the arrays inside it (those count their own elements): the
+/// element, its fields, and for each inner array its group and length nodes.
+fn own_nodes(n: &Node) -> usize {
+    1 + n
+        .children
+        .iter()
+        .map(|c| match c.value {
+            Value::Array(_) => 2,
+            _ => own_nodes(c),
+        })
+        .sum::<usize>()
+}
+
 impl Default for DecodeOptions {
     fn default() -> Self {
         DecodeOptions {
             struct_presence_byte: true,
             max_elements: MAX_ELEMENTS,
             max_decompressed: super::records::MAX_DECOMPRESSED,
+            max_nodes: MAX_NODES,
             keep_depth: usize::MAX,
             records: true,
         }
@@ -122,6 +143,8 @@ pub(crate) struct Decoder<'a> {
     decompress_left: usize,
     /// Diagnoses past the bound per message, counted only.
     pub(crate) dropped_diagnoses: usize,
+    /// Nodes kept so far in this message's arrays and record batches.
+    nodes: usize,
 }
 
 type R<T> = Result<T, DecodeError>;
@@ -170,6 +193,7 @@ impl<'a> Decoder<'a> {
             message: None,
             decompress_left: 0,
             dropped_diagnoses: 0,
+            nodes: 0,
         }
     }
 
@@ -823,6 +847,7 @@ impl<'a> Decoder<'a> {
         let opts = super::records::RecordsOptions {
             max_decompressed: self.opts.max_decompressed,
             max_records: self.opts.max_elements,
+            max_nodes: self.opts.max_nodes,
             records: self.opts.records,
         };
         let (batches, tally) = super::records::decode(
@@ -833,6 +858,7 @@ impl<'a> Decoder<'a> {
             &mut self.diagnoses,
             &mut self.next_source,
             (&mut self.decompress_left, &mut self.dropped_diagnoses),
+            &mut self.nodes,
         );
         let nr = tally.records;
         if let Some((key, direction)) = self.message {
@@ -972,13 +998,14 @@ impl<'a> Decoder<'a> {
         }
         // Elements past `keep` go to a scratch list that is emptied after each one.
         let mut scratch: Vec<Node> = Vec::new();
-        let mut skipped_from: Option<usize> = None;
+        let mut skipped_from: Option<(usize, usize)> = None;
         for i in 0..count {
             let ename = elem_ty.clone();
-            if i == keep {
-                skipped_from = Some(self.pos);
+            let in_budget = i < keep && self.nodes < self.opts.max_nodes;
+            if !in_budget && skipped_from.is_none() {
+                skipped_from = Some((self.pos, i));
             }
-            let kept = i < keep && shallow_ok;
+            let kept = in_budget && shallow_ok;
             let was = self.discard;
             self.discard = was || !kept;
             let dest = if kept {
@@ -994,9 +1021,10 @@ impl<'a> Decoder<'a> {
                 },
                 other => self.value(other, false, ename, None, dest),
             };
-            if i < keep && shallow_ok {
+            if kept {
                 if let Some(last) = node.children.last_mut() {
                     last.index = Some(i as u32);
+                    self.nodes += own_nodes(last);
                 }
             }
             scratch.clear();
@@ -1007,13 +1035,16 @@ impl<'a> Decoder<'a> {
             }
             self.path.pop();
         }
-        if let (Some(from), true) = (skipped_from, shallow_ok) {
-            let n = count - keep;
+        if let (Some((from, first)), true) = (skipped_from, shallow_ok) {
+            let n = count - first;
+            let why = if first < keep {
+                format!("the message passed --max-nodes {}", self.opts.max_nodes)
+            } else {
+                format!("--max-elements {keep}")
+            };
             let mut raw = leaf("omitted", "elements", from, self.pos - from, self.region);
             raw.kind = NodeKind::Raw;
-            raw.value = Value::Text(format!(
-                "{n} more elements, decoded but not kept (--max-elements {keep})"
-            ));
+            raw.value = Value::Text(format!("{n} more elements, decoded but not kept ({why})"));
             node.children.push(raw);
         }
         node.len = self.pos - start;

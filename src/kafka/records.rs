@@ -18,6 +18,8 @@ pub struct RecordsOptions {
     pub max_decompressed: usize,
     /// Records (and legacy messages) kept as nodes per batch; the rest are summarised.
     pub max_records: usize,
+    /// Nodes the whole message may keep (shared with the decoder's arrays).
+    pub max_nodes: usize,
     /// Decode the records inside batches (decompressing them); off, batch headers and CRCs only.
     pub records: bool,
 }
@@ -54,6 +56,27 @@ struct Ctx<'o> {
     dropped: &'o mut usize,
     /// What the field holds, kept batches and omitted ones alike.
     tally: Tally,
+    /// Nodes the message keeps so far (its arrays' and its batches').
+    nodes: &'o mut usize,
+}
+
+/// Nodes in a subtree.
+fn count_nodes(n: &Node) -> usize {
+    1 + n.children.iter().map(count_nodes).sum::<usize>()
+}
+
+/// Whether no batch of this list has been left out yet (once one is, the rest follow it).
+fn omitted_from_here(out: &[Node]) -> bool {
+    !out.iter().any(|n| n.name == "omitted" && n.ty == "batches")
+}
+
+/// Nodes counted for a batch or legacy message header kept (its fields), beside its records.
+const BATCH_NODES: usize = 16;
+
+impl Ctx<'_> {
+    fn in_budget(&self) -> bool {
+        *self.nodes < self.opts.max_nodes
+    }
 }
 
 /// Diagnoses listed per message; past it they are counted. A hostile message set can hold
@@ -326,15 +349,27 @@ fn rfc3339_ms(ms: i64) -> String {
 /// bytes and whether the cap cut them.
 pub fn decompress(codec: u8, data: &[u8], cap: usize) -> Result<(Vec<u8>, bool), String> {
     fn read_capped(mut r: impl Read, cap: usize) -> Result<(Vec<u8>, bool), String> {
-        let mut out = Vec::new();
-        let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
-        (&mut r)
-            .take(limit)
-            .read_to_end(&mut out)
-            .map_err(|e| e.to_string())?;
-        let capped = out.len() > cap;
-        out.truncate(cap);
-        Ok((out, capped))
+        // Grown by hand: read_to_end doubles the buffer, which can hold twice the cap.
+        let mut out: Vec<u8> = Vec::new();
+        let mut chunk = [0u8; 64 * 1024];
+        loop {
+            let n = match r.read(&mut chunk) {
+                Ok(0) => return Ok((out, false)),
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e.to_string()),
+            };
+            let room = cap - out.len();
+            let take = n.min(room);
+            if out.capacity() - out.len() < take {
+                let grow = out.len().max(take).min(cap - out.len());
+                out.reserve_exact(grow);
+            }
+            out.extend_from_slice(chunk.get(..take).unwrap_or_default());
+            if n > room {
+                return Ok((out, true));
+            }
+        }
     }
     match codec {
         1 => read_capped(flate2::read::GzDecoder::new(data), cap),
@@ -549,6 +584,7 @@ pub fn decode(
     diags: &mut Vec<Diagnosis>,
     next_source: &mut u16,
     (budget, dropped): (&mut usize, &mut usize),
+    nodes: &mut usize,
 ) -> (Vec<Node>, Tally) {
     let mut ctx = Ctx {
         opts,
@@ -557,6 +593,7 @@ pub fn decode(
         budget,
         dropped,
         tally: Tally::default(),
+        nodes,
     };
     let mut r = R {
         buf,
@@ -655,9 +692,11 @@ fn batches(r: &mut R<'_>, ctx: &mut Ctx<'_>, out: &mut Vec<Node>, depth: u8) {
         if depth == 0 {
             ctx.tally.add(Tally::of(std::slice::from_ref(&node)));
         }
-        if index < ctx.opts.max_records {
+        let keep = index < ctx.opts.max_records && (omitted_from_here(out) && ctx.in_budget());
+        if keep {
+            *ctx.nodes += BATCH_NODES;
             out.push(node);
-        } else if index == ctx.opts.max_records {
+        } else if !out.iter().any(|n| n.name == "omitted" && n.ty == "batches") {
             let mut n = leaf(
                 "omitted",
                 "batches",
@@ -985,16 +1024,19 @@ fn records(
     let mut scratch = Vec::new();
     let mut omitted_from = None;
     while r.left() > 0 {
-        let keep = i < ctx.opts.max_records;
+        let keep = omitted_from.is_none() && i < ctx.opts.max_records && ctx.in_budget();
         if !keep && omitted_from.is_none() {
-            omitted_from = Some(r.pos);
+            omitted_from = Some((r.pos, i));
         }
         let dest = if keep { &mut *out } else { &mut scratch };
         record(r, i, info, dest)?;
+        if keep {
+            *ctx.nodes += out.last().map_or(1, count_nodes);
+        }
         scratch.clear();
         i += 1;
     }
-    if let Some(from) = omitted_from {
+    if let Some((from, first)) = omitted_from {
         let mut n = leaf(
             "omitted",
             "records",
@@ -1002,10 +1044,7 @@ fn records(
             r.pos - from,
             Region::Record,
             r.source,
-            Value::Text(format!(
-                "{} more records, decoded but not kept",
-                i - ctx.opts.max_records
-            )),
+            Value::Text(format!("{} more records, decoded but not kept", i - first)),
         );
         n.kind = NodeKind::Raw;
         out.push(n);

@@ -139,12 +139,9 @@ pub(crate) struct Decoder<'a> {
     pub(crate) sasl: Option<super::sasl::SaslFact>,
     /// The message being decoded: (API key, direction).
     message: Option<(i16, super::schema::Direction)>,
-    /// Bytes the message's record batches may still decompress to, together.
-    decompress_left: usize,
-    /// Diagnoses past the bound per message, counted only.
-    pub(crate) dropped_diagnoses: usize,
-    /// Nodes kept so far in this message's arrays and record batches.
-    nodes: usize,
+    /// What the message has used of its budgets: decompressed bytes, diagnoses past the
+    /// bound, nodes kept in its arrays and record batches.
+    pub(crate) spent: super::records::Spent,
 }
 
 type R<T> = Result<T, DecodeError>;
@@ -191,9 +188,7 @@ impl<'a> Decoder<'a> {
             secrets: Vec::new(),
             sasl: None,
             message: None,
-            decompress_left: 0,
-            dropped_diagnoses: 0,
-            nodes: 0,
+            spent: Default::default(),
         }
     }
 
@@ -232,7 +227,7 @@ impl<'a> Decoder<'a> {
 
     fn diag(&mut self, offset: usize, message: impl Into<String>) {
         if self.diagnoses.len() >= super::records::MAX_DIAGNOSES {
-            self.dropped_diagnoses += 1;
+            self.spent.dropped_diagnoses += 1;
             return;
         }
         let path = self.path_string();
@@ -316,7 +311,7 @@ impl<'a> Decoder<'a> {
         self.flexible = spec.is_flexible(version);
         self.opts = opts;
         self.message = Some((spec.api_key, spec.direction));
-        self.decompress_left = opts.max_decompressed;
+        self.spent.decompress_left = opts.max_decompressed;
         let mut body = Node::new(
             spec.name.as_str(),
             "struct",
@@ -857,8 +852,7 @@ impl<'a> Decoder<'a> {
             opts,
             &mut self.diagnoses,
             &mut self.next_source,
-            (&mut self.decompress_left, &mut self.dropped_diagnoses),
-            &mut self.nodes,
+            &mut self.spent,
         );
         let nr = tally.records;
         if let Some((key, direction)) = self.message {
@@ -1001,7 +995,7 @@ impl<'a> Decoder<'a> {
         let mut skipped_from: Option<(usize, usize)> = None;
         for i in 0..count {
             let ename = elem_ty.clone();
-            let in_budget = i < keep && self.nodes < self.opts.max_nodes;
+            let in_budget = i < keep && self.spent.nodes < self.opts.max_nodes;
             if !in_budget && skipped_from.is_none() {
                 skipped_from = Some((self.pos, i));
             }
@@ -1024,7 +1018,7 @@ impl<'a> Decoder<'a> {
             if kept {
                 if let Some(last) = node.children.last_mut() {
                     last.index = Some(i as u32);
-                    self.nodes += own_nodes(last);
+                    self.spent.nodes += own_nodes(last);
                 }
             }
             scratch.clear();

@@ -496,12 +496,12 @@ pub fn decode_request_with(frame: &[u8], opts: DecodeOptions) -> Message {
         msg.root.ty = Cow::Owned(format!("message v{}", msg.api_version.unwrap_or(0)));
     }
     diagnoses.append(&mut d.diagnoses);
-    if d.dropped_diagnoses > 0 {
+    if d.spent.dropped_diagnoses > 0 {
         diagnoses.push(Diagnosis {
             offset: d.pos,
             message: format!(
                 "and {} more problems in this message, not listed",
-                d.dropped_diagnoses
+                d.spent.dropped_diagnoses
             ),
         });
     }
@@ -727,12 +727,12 @@ pub fn decode_response_with(
     })()
     .err();
     diagnoses.append(&mut d.diagnoses);
-    if d.dropped_diagnoses > 0 {
+    if d.spent.dropped_diagnoses > 0 {
         diagnoses.push(Diagnosis {
             offset: d.pos,
             message: format!(
                 "and {} more problems in this message, not listed",
-                d.dropped_diagnoses
+                d.spent.dropped_diagnoses
             ),
         });
     }

@@ -79,6 +79,17 @@ impl Ctx<'_> {
     }
 }
 
+/// What one message has used of its budgets, over all its record fields.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Spent {
+    /// Bytes its batches may still decompress to.
+    pub decompress_left: usize,
+    /// Diagnoses past the bound, counted only.
+    pub dropped_diagnoses: usize,
+    /// Nodes kept so far.
+    pub nodes: usize,
+}
+
 /// Diagnoses listed per message; past it they are counted. A hostile message set can hold
 /// millions of faults, and each listed one costs memory.
 pub const MAX_DIAGNOSES: usize = 64;
@@ -583,17 +594,16 @@ pub fn decode(
     opts: RecordsOptions,
     diags: &mut Vec<Diagnosis>,
     next_source: &mut u16,
-    (budget, dropped): (&mut usize, &mut usize),
-    nodes: &mut usize,
+    spent: &mut Spent,
 ) -> (Vec<Node>, Tally) {
     let mut ctx = Ctx {
         opts,
         diags,
         next_source,
-        budget,
-        dropped,
+        budget: &mut spent.decompress_left,
+        dropped: &mut spent.dropped_diagnoses,
         tally: Tally::default(),
-        nodes,
+        nodes: &mut spent.nodes,
     };
     let mut r = R {
         buf,
@@ -1319,10 +1329,14 @@ mod tests {
     fn run(bytes: &[u8], budget: usize) -> (Vec<Node>, Vec<Diagnosis>, usize, usize) {
         let mut diags = Vec::new();
         let mut source = 0;
-        let (mut left, mut dropped) = (budget, 0);
+        let mut spent = Spent {
+            decompress_left: budget,
+            ..Spent::default()
+        };
         let opts = RecordsOptions {
             max_decompressed: budget,
             max_records: 10_000,
+            max_nodes: 1_000_000,
             records: true,
         };
         let (n, _) = decode(
@@ -1332,9 +1346,9 @@ mod tests {
             opts,
             &mut diags,
             &mut source,
-            (&mut left, &mut dropped),
+            &mut spent,
         );
-        (n, diags, left, dropped)
+        (n, diags, spent.decompress_left, spent.dropped_diagnoses)
     }
 
     #[test]

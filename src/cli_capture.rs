@@ -979,6 +979,12 @@ fn health_report(name: &str, h: &Health, messages: u64, ports: &[u16]) -> Vec<St
             h.buffer_limit_hits
         ));
     }
+    if h.buffer_total_hits > 0 {
+        lines.push(format!(
+            "{name}: {} times the connections together buffered more than --max-buffered-total bytes waiting for holes to fill; the direction holding the most had its holes declared lost",
+            h.buffer_total_hits
+        ));
+    }
     if h.evicted_connections > 0 {
         lines.push(format!(
             "{name}: {} connections dropped to stay under --max-connections (raise it to follow them)",
@@ -1018,6 +1024,7 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         },
         tcp: Limits {
             max_buffered: cli.max_buffered,
+            max_buffered_total: cli.max_buffered_total,
             max_connections: cli.max_connections.max(1),
             ..Limits::default()
         },

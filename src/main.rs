@@ -250,9 +250,13 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "N", default_value_t = kdissect::kafka::decode::MAX_ELEMENTS, help_heading = "Limits")]
     pub(crate) max_elements: usize,
 
-    /// Bytes buffered per direction while waiting for a hole to fill, out of order or held for the other direction (K/M/G); past it the hole is declared lost.
+    /// Memory per direction for data waiting for a hole to fill, out of order or held for the other direction (K/M/G; each piece counts its bytes plus 160 for bookkeeping); past it the hole is declared lost.
     #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = parse_size, help_heading = "Limits")]
     pub(crate) max_buffered: usize,
+
+    /// The same memory for all connections together (K/M/G); past it the direction holding the most has its holes declared lost.
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size, help_heading = "Limits")]
+    pub(crate) max_buffered_total: usize,
 
     /// Requests waiting for their response per connection; past it the oldest is dropped.
     #[arg(

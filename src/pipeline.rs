@@ -31,8 +31,12 @@ pub struct Health {
     /// Format-level warnings (pcapng blocks skipped and the like).
     pub warnings: Vec<String>,
     pub evicted_connections: u64,
-    /// Holes declared lost because out-of-order data passed the buffer limit.
+    /// Holes declared lost because a direction's out-of-order or held data passed
+    /// `--max-buffered`.
     pub buffer_limit_hits: u64,
+    /// Directions whose holes were declared lost because the data buffered by all
+    /// connections passed `--max-buffered-total`.
+    pub buffer_total_hits: u64,
 }
 
 /// Whether to go on reading.
@@ -174,6 +178,7 @@ pub fn run_source<P: PacketSource, S: CaptureSink>(
     tcp.finish(last, &mut |ev| route(&mut tls, &mut kafka, ev, sink));
     health.evicted_connections += tcp.evicted;
     health.buffer_limit_hits += tcp.buffer_limit_hits;
+    health.buffer_total_hits += tcp.total_limit_hits;
     kafka.finish(sink);
     error
 }

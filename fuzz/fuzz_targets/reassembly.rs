@@ -34,6 +34,7 @@ fuzz_target!(|data: &[u8]| {
     // Small limits so that eviction and buffer overflow are reachable.
     let limits = Limits {
         max_buffered: 4096,
+        max_buffered_total: 6144,
         max_connections: 3,
         reorder_window: 16,
     };

@@ -7,20 +7,32 @@
 //! layer above can say which message was lost and resynchronise. An answer seen before the
 //! end of what it answers (a capture merged from two taps) is held until that end arrives, so
 //! that the layer above sees the two directions in causal order.
+//!
+//! Memory is bounded by `Limits`: what a direction buffers (out of order or held) is counted
+//! with its bookkeeping (`PIECE_OVERHEAD` per piece) against `max_buffered`, what all
+//! connections buffer together against `max_buffered_total`, and at most `max_connections`
+//! are tracked. The connection table (`table.rs`) keeps the orders these limits need.
 // Input-derived values never index, unwrap or expect here: a hostile capture must not panic.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use crate::capture::net::TcpSegment;
 use std::collections::btree_map::Entry;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
+use table::{Key, Table};
+
+mod table;
 
 /// Limits that keep memory bounded whatever the capture holds.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// Bytes buffered per direction, out of order or held behind the other direction, before
-    /// the hole they wait for is declared lost.
+    /// Memory per direction for what waits for a hole, out of order or held behind the other
+    /// direction: each piece counts its bytes plus `PIECE_OVERHEAD`. Past it, the hole is
+    /// declared lost.
     pub max_buffered: usize,
+    /// The same memory for all connections together. Past it, the direction holding the most
+    /// has its holes declared lost until it holds nothing, then the next, and so on.
+    pub max_buffered_total: usize,
     /// Connections tracked at once; past it, the connection idle longest is dropped.
     pub max_connections: usize,
     /// Packets of a connection after which a hole the receiver has acknowledged is declared
@@ -33,6 +45,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_buffered: 16 * 1024 * 1024,
+            max_buffered_total: 256 * 1024 * 1024,
             max_connections: 100_000,
             reorder_window: 16,
         }
@@ -102,6 +115,19 @@ pub enum Event<'a> {
 /// Bytes of delivered data kept per direction to check overlaps against.
 const RECENT: usize = 64 * 1024;
 
+/// What a piece waiting in a direction (out of order, or held) costs beyond its bytes, so that
+/// `max_buffered` and `max_buffered_total` bound memory, not payload: a million 1-byte pieces
+/// with holes between them took 140 MiB while counting as 1 MB. It is the piece's entry twice
+/// over (a B-tree node or a ring buffer may be half empty) plus the allocator's smallest block
+/// for its bytes (32 bytes with glibc's malloc): 160 bytes on 64-bit targets. Pieces are not
+/// merged: each keeps the packet and ACK it came with, which date the messages it completes
+/// and decide whether it must be held.
+pub const PIECE_OVERHEAD: usize = {
+    let waiting = 2 * std::mem::size_of::<(u64, Waiting)>();
+    let held = 2 * std::mem::size_of::<Held>();
+    (if waiting > held { waiting } else { held }) + 32
+};
+
 /// A segment in the out-of-order buffer, waiting for the bytes before it.
 #[derive(Debug)]
 struct Waiting {
@@ -164,6 +190,15 @@ struct Half {
 }
 
 impl Half {
+    /// The memory this direction takes waiting for holes, as `max_buffered` counts it: the
+    /// bytes out of order and held, plus `PIECE_OVERHEAD` for each piece (a held gap too).
+    fn memory(&self) -> usize {
+        let pieces = self.ooo.len().saturating_add(self.held.len());
+        self.ooo_bytes
+            .saturating_add(self.held_bytes)
+            .saturating_add(pieces.saturating_mul(PIECE_OVERHEAD))
+    }
+
     /// What of this direction has gone out: the start of the first held piece, else `next`.
     fn sent(&self) -> Option<u32> {
         self.held.front().map(|h| h.seq).or(self.next)
@@ -218,7 +253,13 @@ struct Conn {
     addrs: [SocketAddr; 2],
     halves: [Half; 2],
     packets: u32,
+    /// Its place in the idle order: the frame of its last packet, or of an earlier one while
+    /// no other connection has had a packet since (the place is the same). Changed only by
+    /// `Table::touch`.
     last_seen: u64,
+    /// The memory of each direction as the table last counted it (`Half::memory`); changed
+    /// only by `Table::settle`.
+    charged: [usize; 2],
     rst: bool,
     had_data: bool,
     /// Ended and reported; kept (without buffers) so that late retransmissions are known
@@ -228,21 +269,24 @@ struct Conn {
 
 pub struct Reassembler {
     limits: Limits,
-    conns: HashMap<(SocketAddr, SocketAddr), Conn>,
+    conns: Table,
     next_id: u32,
     /// Connections dropped because of `max_connections`.
     pub evicted: u64,
     /// Holes declared lost because out-of-order or held data passed `max_buffered`.
     pub buffer_limit_hits: u64,
+    /// Directions whose holes were declared lost because all connections together passed
+    /// `max_buffered_total`.
+    pub total_limit_hits: u64,
     /// Closed connections still in `conns`, oldest first: only the most recent few are kept,
     /// so that tracking stays proportional to the connections open, not to all ever seen.
-    closed: VecDeque<(SocketAddr, SocketAddr)>,
+    closed: VecDeque<Key>,
 }
 
 /// Closed connections kept to recognise late retransmissions.
 const KEEP_CLOSED: usize = 4096;
 
-fn key(a: SocketAddr, b: SocketAddr) -> (SocketAddr, SocketAddr) {
+fn key(a: SocketAddr, b: SocketAddr) -> Key {
     if a <= b {
         (a, b)
     } else {
@@ -258,10 +302,11 @@ impl Reassembler {
     pub fn new(limits: Limits) -> Reassembler {
         Reassembler {
             limits,
-            conns: HashMap::new(),
+            conns: Table::default(),
             next_id: 0,
             evicted: 0,
             buffer_limit_hits: 0,
+            total_limit_hits: 0,
             closed: VecDeque::new(),
         }
     }
@@ -269,56 +314,19 @@ impl Reassembler {
     /// Feeds one segment; events go to `emit` in order.
     pub fn segment(&mut self, seg: &TcpSegment<'_>, at: At, emit: &mut impl FnMut(Event<'_>)) {
         let k = key(seg.src, seg.dst);
-        // A client SYN on a 4-tuple whose connection has ended or carried data starts anew.
         if seg.syn && !seg.has_ack {
-            let reuse = self.conns.get(&k).is_some_and(|c| {
-                let d = usize::from(*crate::be::pick(&c.addrs, 0) != seg.src);
-                c.rst
-                    || c.halves.iter().all(|h| h.fin)
-                    || (c.had_data
-                        && crate::be::pick(&c.halves, d).next != Some(seg.seq.wrapping_add(1)))
-            });
-            if reuse {
-                if let Some(c) = self.conns.remove(&k) {
-                    if !c.closed {
-                        Self::close(c, at, &mut *emit);
-                    }
-                }
-            }
+            self.end_reused(k, seg, at, emit);
         }
-        if !self.conns.contains_key(&k) {
-            if self.conns.len() >= self.limits.max_connections {
-                self.evict_one(at, emit);
-            }
-            let id = self.next_id;
-            self.next_id += 1;
-            self.conns.insert(
-                k,
-                Conn {
-                    id,
-                    addrs: [seg.src, seg.dst],
-                    halves: [Half::default(), Half::default()],
-                    packets: 0,
-                    last_seen: at.frame,
-                    rst: false,
-                    had_data: false,
-                    closed: false,
-                },
-            );
-            emit(Event::Open {
-                stream: id,
-                a: seg.src,
-                b: seg.dst,
-                syn_from: (seg.syn && !seg.has_ack).then_some(seg.src),
-            });
+        if self.conns.get(&k).is_none() {
+            self.open(k, seg, at, emit);
         }
+        self.conns.touch(&k, at.frame);
+        let limits = self.limits;
         let Some(conn) = self.conns.get_mut(&k) else {
             return;
         };
         conn.packets = conn.packets.wrapping_add(1);
-        conn.last_seen = at.frame;
         let d = usize::from(*crate::be::pick(&conn.addrs, 0) != seg.src);
-        let limits = self.limits;
         if seg.rst {
             conn.rst = true;
         }
@@ -333,20 +341,116 @@ impl Reassembler {
                 self.buffer_limit_hits += 1;
             }
         }
-        if conn.rst || conn.halves.iter().all(|h| h.fin) {
-            // Both directions have ended: what held pieces wait for will not come.
-            Self::flush_held(conn, emit);
-            let done = conn.rst || conn.halves.iter().all(|h| h.ooo.is_empty());
-            if done && !conn.closed {
-                Self::close_in_place(conn, at, emit);
-                self.closed.push_back(k);
-                while self.closed.len() > KEEP_CLOSED {
-                    if let Some(old) = self.closed.pop_front() {
-                        if self.conns.get(&old).is_some_and(|c| c.closed) {
-                            self.conns.remove(&old);
-                        }
-                    }
+        if Self::end_if_done(conn, at, emit) {
+            self.remember_closed(k);
+        }
+        self.conns.settle(&k);
+        self.enforce_total(at, emit);
+    }
+
+    /// A client SYN on a 4-tuple whose connection has ended or carried data starts anew: the
+    /// old connection is closed and forgotten.
+    fn end_reused(
+        &mut self,
+        k: Key,
+        seg: &TcpSegment<'_>,
+        at: At,
+        emit: &mut impl FnMut(Event<'_>),
+    ) {
+        let reuse = self.conns.get(&k).is_some_and(|c| {
+            let d = usize::from(*crate::be::pick(&c.addrs, 0) != seg.src);
+            c.rst
+                || c.halves.iter().all(|h| h.fin)
+                || (c.had_data
+                    && crate::be::pick(&c.halves, d).next != Some(seg.seq.wrapping_add(1)))
+        });
+        if reuse {
+            if let Some(c) = self.conns.remove(&k) {
+                if !c.closed {
+                    Self::close(c, at, &mut *emit);
                 }
+            }
+        }
+    }
+
+    /// Starts tracking a connection seen for the first time, evicting the one idle longest
+    /// if `max_connections` are tracked already.
+    fn open(&mut self, k: Key, seg: &TcpSegment<'_>, at: At, emit: &mut impl FnMut(Event<'_>)) {
+        if self.conns.len() >= self.limits.max_connections {
+            self.evict_one(at, emit);
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        self.conns.insert(
+            k,
+            Conn {
+                id,
+                addrs: [seg.src, seg.dst],
+                halves: [Half::default(), Half::default()],
+                packets: 0,
+                last_seen: at.frame,
+                charged: [0, 0],
+                rst: false,
+                had_data: false,
+                closed: false,
+            },
+        );
+        emit(Event::Open {
+            stream: id,
+            a: seg.src,
+            b: seg.dst,
+            syn_from: (seg.syn && !seg.has_ack).then_some(seg.src),
+        });
+    }
+
+    /// Closes a connection that has ended (FIN both ways, or RST) once nothing it buffers can
+    /// still be filled. Returns whether it was closed now.
+    fn end_if_done(conn: &mut Conn, at: At, emit: &mut impl FnMut(Event<'_>)) -> bool {
+        if !(conn.rst || conn.halves.iter().all(|h| h.fin)) {
+            return false;
+        }
+        // Both directions have ended: what held pieces wait for will not come.
+        Self::flush_held(conn, emit);
+        let done = conn.rst || conn.halves.iter().all(|h| h.ooo.is_empty());
+        if done && !conn.closed {
+            Self::close_in_place(conn, at, emit);
+            return true;
+        }
+        false
+    }
+
+    /// Keeps a closed connection (to recognise late retransmissions) among the last
+    /// `KEEP_CLOSED` closed, forgetting the oldest.
+    fn remember_closed(&mut self, k: Key) {
+        self.closed.push_back(k);
+        while self.closed.len() > KEEP_CLOSED {
+            if let Some(old) = self.closed.pop_front() {
+                if self.conns.get(&old).is_some_and(|c| c.closed) {
+                    self.conns.remove(&old);
+                }
+            }
+        }
+    }
+
+    /// Keeps what all connections buffer within `max_buffered_total`: the direction holding
+    /// the most has its holes declared lost (and its held pieces sent) until it holds nothing,
+    /// then the next. Emptying the largest first frees the most for the fewest losses.
+    fn enforce_total(&mut self, at: At, emit: &mut impl FnMut(Event<'_>)) {
+        while self.conns.total() > self.limits.max_buffered_total {
+            let before = self.conns.total();
+            let Some((k, side)) = self.conns.largest() else {
+                return;
+            };
+            let Some(conn) = self.conns.get_mut(&k) else {
+                return;
+            };
+            Self::enforce_limit(conn, side, 0, at, emit);
+            self.conns.settle(&k);
+            self.total_limit_hits += 1;
+            // Emptying a direction always frees memory; this guards against a loop that
+            // would not (the other direction could take on a held gap meanwhile).
+            if self.conns.total() >= before {
+                return;
             }
         }
     }
@@ -448,9 +552,9 @@ impl Reassembler {
         }
     }
 
-    /// Keeps a direction's out-of-order and held bytes within `max`: held pieces stop
-    /// waiting first, then holes in the out-of-order buffer are declared lost. Returns whether
-    /// the limit was hit.
+    /// Keeps a direction's out-of-order and held pieces within `max` bytes of memory
+    /// (`Half::memory`): held pieces stop waiting first, then holes in the out-of-order buffer
+    /// are declared lost. Returns whether the limit was hit.
     fn enforce_limit(
         conn: &mut Conn,
         side: usize,
@@ -461,7 +565,7 @@ impl Reassembler {
         let mut hit = false;
         loop {
             let half = crate::be::pick(&conn.halves, side);
-            if half.ooo_bytes.saturating_add(half.held_bytes) <= max {
+            if half.memory() <= max {
                 return hit;
             }
             hit = true;
@@ -870,13 +974,9 @@ impl Reassembler {
         }
     }
 
+    /// Drops the connection idle longest (flushing it first), found in O(log n).
     fn evict_one(&mut self, at: At, emit: &mut impl FnMut(Event<'_>)) {
-        let oldest = self
-            .conns
-            .iter()
-            .min_by_key(|(_, c)| c.last_seen)
-            .map(|(k, _)| *k);
-        if let Some(k) = oldest {
+        if let Some(k) = self.conns.oldest() {
             if let Some(c) = self.conns.remove(&k) {
                 if !c.closed {
                     self.evicted += 1;
@@ -886,11 +986,15 @@ impl Reassembler {
         }
     }
 
+    /// The memory all connections take waiting for holes, as `max_buffered_total` counts it
+    /// (bytes out of order and held, plus `PIECE_OVERHEAD` per piece).
+    pub fn buffered_memory(&self) -> usize {
+        self.conns.total()
+    }
+
     /// End of input: flushes every connection, declaring holes lost, in stream order.
     pub fn finish(&mut self, at: At, emit: &mut impl FnMut(Event<'_>)) {
-        let mut all: Vec<Conn> = self.conns.drain().map(|(_, c)| c).collect();
-        all.sort_by_key(|c| c.id);
-        for c in all {
+        for c in self.conns.drain_in_order() {
             Self::close(c, at, emit);
         }
     }
@@ -1075,11 +1179,14 @@ mod tests {
         );
     }
 
-    /// Held bytes count against `max_buffered`: past it the hole is lost at once.
+    /// Held bytes count against `max_buffered`, with their bookkeeping: past it the hole is
+    /// lost at once.
     #[test]
     fn held_bytes_past_the_buffer_limit_declare_the_hole_lost() {
+        // The held answer `XYZ` is one piece of 3 bytes.
+        let held = 3 + PIECE_OVERHEAD;
         let limits = Limits {
-            max_buffered: 2,
+            max_buffered: held - 1,
             ..Limits::default()
         };
         let t = Talk::answered_early(limits);
@@ -1087,11 +1194,175 @@ mod tests {
         assert_eq!(t.r.buffer_limit_hits, 1);
         // Within the limit nothing is declared.
         let t = Talk::answered_early(Limits {
-            max_buffered: 3,
+            max_buffered: held,
             ..Limits::default()
         });
         assert_eq!(t.log, ["4 c abc"]);
         assert_eq!(t.r.buffer_limit_hits, 0);
+    }
+
+    /// The overhead the documentation and `--help` give (160 bytes on 64-bit targets) is the
+    /// one counted, and it covers at least a piece's entry and a small allocation.
+    #[test]
+    fn piece_overhead_is_as_documented() {
+        #[cfg(target_pointer_width = "64")]
+        assert_eq!(PIECE_OVERHEAD, 160);
+        assert!(PIECE_OVERHEAD >= std::mem::size_of::<(u64, Waiting)>() + 32);
+        assert!(PIECE_OVERHEAD >= std::mem::size_of::<Held>() + 32);
+    }
+
+    /// 1-byte pieces with a hole before each: the limit is hit by their memory, after
+    /// `max_buffered / (1 + PIECE_OVERHEAD)` pieces, though their payload is far below it.
+    #[test]
+    fn one_byte_pieces_hit_the_limit_by_memory_not_payload() {
+        let fit = 10;
+        let mut t = Talk::new(Limits {
+            max_buffered: fit * (1 + PIECE_OVERHEAD),
+            ..Limits::default()
+        });
+        // Pieces at 101, 103, ...: the byte before each is missing.
+        for k in 0..fit as u32 {
+            t.send(true, "A", 101 + 2 * k, 500, b"x");
+        }
+        assert_eq!(t.log, Vec::<String>::new());
+        assert_eq!(t.r.buffer_limit_hits, 0);
+        // One more and the first hole is declared lost; the piece after it goes out.
+        t.send(true, "A", 101 + 2 * fit as u32, 500, b"x");
+        assert_eq!(t.log, ["14 c gap Lost(1)", "4 c x"]);
+        assert_eq!(t.r.buffer_limit_hits, 1);
+        t.r.conns.check();
+    }
+
+    /// Held data counts against the total budget as it does per direction.
+    #[test]
+    fn held_bytes_count_against_the_total_budget() {
+        let held = 3 + PIECE_OVERHEAD;
+        let t = Talk::answered_early(Limits {
+            max_buffered_total: held - 1,
+            ..Limits::default()
+        });
+        assert_eq!(t.log, ["4 c abc", "5 c gap Lost(3)", "5 b XYZ"]);
+        assert_eq!((t.r.buffer_limit_hits, t.r.total_limit_hits), (0, 1));
+        t.r.conns.check();
+        let t = Talk::answered_early(Limits {
+            max_buffered_total: held,
+            ..Limits::default()
+        });
+        assert_eq!(t.log, ["4 c abc"]);
+        assert_eq!(t.r.total_limit_hits, 0);
+        assert_eq!(t.r.conns.total(), held);
+        t.r.conns.check();
+    }
+
+    /// Events of several connections, as `(stream, what)`.
+    fn by_stream(e: &Event<'_>) -> Option<(u32, String)> {
+        match e {
+            Event::Close { stream } => Some((*stream, "close".to_string())),
+            Event::Gap { stream, kind, .. } => Some((*stream, format!("gap {kind:?}"))),
+            Event::Data { stream, bytes, .. } => {
+                Some((*stream, String::from_utf8_lossy(bytes).into_owned()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Feeds `s` as frame `frame`, logging events by stream.
+    fn feed(r: &mut Reassembler, s: &TcpSegment<'_>, frame: u64, log: &mut Vec<(u32, String)>) {
+        let at = At { frame, ts_nanos: 0 };
+        r.segment(s, at, &mut |e| log.extend(by_stream(&e)));
+        r.conns.check();
+    }
+
+    /// Past `max_connections` the connection idle longest goes, however many there are; a
+    /// packet moves its connection to the back of the idle order.
+    #[test]
+    fn eviction_picks_the_connection_idle_longest() {
+        let mut r = Reassembler::new(Limits {
+            max_connections: 3,
+            ..Limits::default()
+        });
+        let mut log = Vec::new();
+        // Streams 0, 1, 2 on ports 1, 2, 3 (frames 1-3); then stream 0 speaks again.
+        for port in 1..=3u16 {
+            feed(
+                &mut r,
+                &seg(port, true, false, 100, b""),
+                port.into(),
+                &mut log,
+            );
+        }
+        feed(&mut r, &seg(1, false, false, 101, b"a"), 4, &mut log);
+        assert_eq!(log, [(0, "a".to_string())]);
+        // A fourth connection evicts stream 1, idle since frame 2, not stream 0.
+        feed(&mut r, &seg(4, true, false, 100, b""), 5, &mut log);
+        assert_eq!(log.last(), Some(&(1, "close".to_string())));
+        // Then stream 2 (frame 3), then stream 0 (frame 4), then stream 3 (frame 5).
+        for (port, frame) in [(5u16, 6u64), (6, 7), (7, 8)] {
+            feed(&mut r, &seg(port, true, false, 100, b""), frame, &mut log);
+        }
+        let closed: Vec<u32> = log
+            .iter()
+            .filter(|(_, what)| what == "close")
+            .map(|(s, _)| *s)
+            .collect();
+        assert_eq!(closed, [1, 2, 0, 3]);
+        assert_eq!((r.evicted, r.conns.len()), (4, 3));
+    }
+
+    /// With equal last-seen frames the older connection goes first.
+    #[test]
+    fn eviction_ties_go_to_the_older_connection() {
+        let mut r = Reassembler::new(Limits {
+            max_connections: 2,
+            ..Limits::default()
+        });
+        let mut log = Vec::new();
+        for port in 1..=4u16 {
+            feed(&mut r, &seg(port, true, false, 100, b""), 7, &mut log);
+        }
+        assert_eq!(log, [(0, "close".to_string()), (1, "close".to_string())]);
+    }
+
+    /// Past `max_buffered_total` the direction holding the most is emptied (its holes
+    /// declared lost, its pieces sent), whichever connection's packet passed the budget.
+    #[test]
+    fn total_budget_frees_the_direction_holding_the_most() {
+        let unit = 1 + PIECE_OVERHEAD;
+        let mut r = Reassembler::new(Limits {
+            max_buffered_total: 4 * unit,
+            ..Limits::default()
+        });
+        let mut log = Vec::new();
+        for port in 1..=2u16 {
+            feed(
+                &mut r,
+                &seg(port, true, false, 100, b""),
+                port.into(),
+                &mut log,
+            );
+        }
+        // Stream 0 buffers three 1-byte pieces, stream 1 one: the budget, exactly.
+        for (i, seq) in [102u32, 104, 106].into_iter().enumerate() {
+            feed(
+                &mut r,
+                &seg(1, false, false, seq, b"a"),
+                3 + i as u64,
+                &mut log,
+            );
+        }
+        feed(&mut r, &seg(2, false, false, 102, b"b"), 6, &mut log);
+        assert_eq!((log.len(), r.conns.total()), (0, 4 * unit));
+        // Stream 1's second piece passes it: stream 0, holding the most, is emptied.
+        feed(&mut r, &seg(2, false, false, 104, b"b"), 7, &mut log);
+        let lost = || (0, "gap Lost(1)".to_string());
+        let a = || (0, "a".to_string());
+        assert_eq!(log, [lost(), a(), lost(), a(), lost(), a()]);
+        assert_eq!((r.total_limit_hits, r.buffer_limit_hits), (1, 0));
+        assert_eq!(r.conns.total(), 2 * unit);
+        // Closing a connection gives its memory back.
+        r.finish(At::default(), &mut |_| {});
+        assert_eq!(r.conns.total(), 0);
+        r.conns.check();
     }
 
     /// End of input, FIN both ways and RST each flush: the hole is lost, then the held

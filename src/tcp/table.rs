@@ -1,0 +1,167 @@
+//! The connections tracked, with two orders kept in step with them, so that neither eviction
+//! nor the memory budget ever scans every connection:
+//!
+//! - by idleness, `(last_seen, id)`: the first entry is the connection idle longest, the one
+//!   `max_connections` evicts (the id, given in order of creation, breaks ties: older first);
+//! - by memory, `(bytes, id, side)` for each direction that buffers or holds anything: the last
+//!   entry is the direction holding the most, the one `max_buffered_total` frees first.
+//!
+//! Both are B-trees, so each update and each lookup is O(log n). A connection's idle entry moves
+//! on each of its packets unless it is last already (`touch`); its memory entries move when what
+//! it buffers changes (`settle`, called after each packet has been dealt with).
+// Input-derived values never index, unwrap or expect here: a hostile capture must not panic.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use super::Conn;
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+
+/// A connection's key: its two endpoints, the lower first.
+pub(super) type Key = (SocketAddr, SocketAddr);
+
+#[derive(Debug, Default)]
+pub(super) struct Table {
+    conns: HashMap<Key, Conn>,
+    /// Every connection by `(last_seen, id)`: the first is the one idle longest.
+    idle: BTreeMap<(u64, u32), Key>,
+    /// Every direction holding memory by `(bytes, id, side)`: the last holds the most.
+    memory: BTreeMap<(usize, u32, usize), Key>,
+    /// The sum of `memory`: what all connections buffer and hold together.
+    total: usize,
+}
+
+impl Table {
+    pub(super) fn len(&self) -> usize {
+        self.conns.len()
+    }
+
+    pub(super) fn get(&self, k: &Key) -> Option<&Conn> {
+        self.conns.get(k)
+    }
+
+    /// The connection, to change. What it buffers may change through this; `settle` must
+    /// follow so that the memory order and total agree again. (Its `last_seen` changes only
+    /// through `touch`.)
+    pub(super) fn get_mut(&mut self, k: &Key) -> Option<&mut Conn> {
+        self.conns.get_mut(k)
+    }
+
+    /// Tracks a new connection (one that buffers nothing yet).
+    pub(super) fn insert(&mut self, k: Key, conn: Conn) {
+        // A connection already under this key would leave stale entries: drop it first.
+        self.remove(&k);
+        self.idle.insert((conn.last_seen, conn.id), k);
+        self.conns.insert(k, conn);
+        self.settle(&k);
+    }
+
+    /// Stops tracking a connection, taking it out of both orders.
+    pub(super) fn remove(&mut self, k: &Key) -> Option<Conn> {
+        let c = self.conns.remove(k)?;
+        self.idle.remove(&(c.last_seen, c.id));
+        for (side, &bytes) in c.charged.iter().enumerate() {
+            self.uncharge(bytes, c.id, side);
+        }
+        Some(c)
+    }
+
+    /// A packet of the connection was seen at `frame`: it moves to the back of the idle order.
+    /// If it is there already (its packets come in a burst), the order stands as it is and the
+    /// B-tree is left alone: its entry, older than `frame`, still places it after every other.
+    pub(super) fn touch(&mut self, k: &Key, frame: u64) {
+        let Some(c) = self.conns.get_mut(k) else {
+            return;
+        };
+        let entry = (c.last_seen, c.id);
+        if c.last_seen == frame || self.idle.last_key_value().is_some_and(|(e, _)| *e == entry) {
+            return;
+        }
+        self.idle.remove(&entry);
+        c.last_seen = frame;
+        self.idle.insert((frame, c.id), *k);
+    }
+
+    /// The connection idle longest.
+    pub(super) fn oldest(&self) -> Option<Key> {
+        self.idle.first_key_value().map(|(_, k)| *k)
+    }
+
+    /// The direction holding the most memory: its connection and side.
+    pub(super) fn largest(&self) -> Option<(Key, usize)> {
+        self.memory
+            .last_key_value()
+            .map(|(&(_, _, side), k)| (*k, side))
+    }
+
+    /// What all connections buffer and hold, in the units of `Half::memory`.
+    pub(super) fn total(&self) -> usize {
+        self.total
+    }
+
+    /// Brings the memory order and total up to date with what the connection now buffers.
+    pub(super) fn settle(&mut self, k: &Key) {
+        let Some(c) = self.conns.get_mut(k) else {
+            return;
+        };
+        let id = c.id;
+        let mut moved = [(0, 0); 2];
+        for ((half, charged), m) in c.halves.iter().zip(&mut c.charged).zip(&mut moved) {
+            *m = (*charged, half.memory());
+            *charged = half.memory();
+        }
+        for (side, (was, now)) in moved.into_iter().enumerate() {
+            if was != now {
+                self.uncharge(was, id, side);
+                self.charge(now, id, side, *k);
+            }
+        }
+    }
+
+    /// Every connection, in order of creation, leaving the table empty.
+    pub(super) fn drain_in_order(&mut self) -> Vec<Conn> {
+        self.idle.clear();
+        self.memory.clear();
+        self.total = 0;
+        let mut all: Vec<Conn> = self.conns.drain().map(|(_, c)| c).collect();
+        all.sort_by_key(|c| c.id);
+        all
+    }
+
+    fn charge(&mut self, bytes: usize, id: u32, side: usize, k: Key) {
+        if bytes > 0 {
+            self.memory.insert((bytes, id, side), k);
+            self.total = self.total.saturating_add(bytes);
+        }
+    }
+
+    fn uncharge(&mut self, bytes: usize, id: u32, side: usize) {
+        if bytes > 0 {
+            self.memory.remove(&(bytes, id, side));
+            self.total = self.total.saturating_sub(bytes);
+        }
+    }
+}
+
+#[cfg(test)]
+impl Table {
+    /// Checks that both orders and the total agree with the connections.
+    pub(super) fn check(&self) {
+        assert_eq!(self.idle.len(), self.conns.len());
+        for (&(seen, id), k) in &self.idle {
+            let c = self.conns.get(k);
+            assert!(c.is_some_and(|c| c.last_seen == seen && c.id == id));
+        }
+        let mut sum = 0;
+        for (&(bytes, id, side), k) in &self.memory {
+            let c = self.conns.get(k);
+            assert!(c.is_some_and(|c| c.id == id && c.charged.get(side) == Some(&bytes)));
+            sum += bytes;
+        }
+        assert_eq!(sum, self.total);
+        for c in self.conns.values() {
+            for (half, &charged) in c.halves.iter().zip(&c.charged) {
+                assert_eq!(half.memory(), charged, "stream {}", c.id);
+            }
+        }
+    }
+}

@@ -267,11 +267,12 @@ pub(crate) struct Cli {
     )]
     pub(crate) max_pending: usize,
 
-    /// TCP connections tracked at once; past it the one idle longest is dropped.
+    /// TCP connections tracked at once (about 5 KiB each); past it the one idle longest is
+    /// dropped, and picked up mid-stream if it speaks again.
     #[arg(
         long,
         value_name = "N",
-        default_value_t = 100_000,
+        default_value_t = kdissect::tcp::Limits::default().max_connections,
         help_heading = "Limits"
     )]
     pub(crate) max_connections: usize,

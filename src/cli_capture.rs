@@ -173,7 +173,10 @@ struct Output<W: Write> {
     filter: Filter,
     /// Requests waiting for their response, by (stream, correlation id), when filtering.
     waiting: HashMap<(u32, i32), Owned>,
-    waiting_order: Vec<(u32, i32)>,
+    /// The order they came in; keys already answered are skipped when met.
+    waiting_order: std::collections::VecDeque<(u32, i32)>,
+    /// Frame bytes held in `waiting`: past `HELD_BYTES` the oldest is let go.
+    waiting_bytes: usize,
     stats: Option<Stats>,
     stats_filtered: bool,
     messages: u64,
@@ -312,14 +315,42 @@ impl<W: Write> Output<W> {
 
     /// Prints the requests still waiting (unanswered) that match on their own.
     fn flush_waiting(&mut self) {
-        let order = std::mem::take(&mut self.waiting_order);
-        for key in order {
-            if let Some(o) = self.waiting.remove(&key) {
-                let r = o.record();
-                if self.filter.matches(Some(&r), None) {
-                    self.shown(&r);
-                }
+        while let Some(key) = self.waiting_order.pop_front() {
+            self.let_go(key);
+        }
+    }
+
+    /// Stops holding a request: shown now if it matches on its own.
+    fn let_go(&mut self, key: (u32, i32)) {
+        if let Some(o) = self.waiting.remove(&key) {
+            self.waiting_bytes = self.waiting_bytes.saturating_sub(o.bytes.len());
+            let r = o.record();
+            if self.filter.matches(Some(&r), None) {
+                self.shown(&r);
             }
+        }
+    }
+
+    /// Holds a request until its answer (filters judge whole exchanges), within `HELD_BYTES`:
+    /// past it the oldest held request is judged on its own, so memory does not follow how
+    /// many requests a capture leaves unanswered.
+    fn hold(&mut self, key: (u32, i32), rec: &Record<'_>) {
+        self.waiting_bytes += rec.bytes.len();
+        if let Some(old) = self.waiting.insert(key, Owned::of(rec)) {
+            self.waiting_bytes = self.waiting_bytes.saturating_sub(old.bytes.len());
+        } else {
+            self.waiting_order.push_back(key);
+        }
+        // Answered keys linger in the order until met: drop them now and then (amortised).
+        if self.waiting_order.len() > 2 * self.waiting.len() + 1024 {
+            let held = &self.waiting;
+            self.waiting_order.retain(|k| held.contains_key(k));
+        }
+        while self.waiting_bytes > HELD_BYTES {
+            let Some(oldest) = self.waiting_order.pop_front() else {
+                break;
+            };
+            self.let_go(oldest);
         }
     }
 
@@ -411,16 +442,14 @@ impl<W: Write> Sink for Output<W> {
         }
         match (rec.msg.direction, rec.msg.correlation_id) {
             (Direction::Request, Some(c)) => {
-                let key = (rec.stream, c);
-                if self.waiting.insert(key, Owned::of(rec)).is_none() {
-                    self.waiting_order.push(key);
-                }
+                self.hold((rec.stream, c), rec);
             }
             (Direction::Response, Some(c)) if rec.request.is_some() => {
                 let key = (rec.stream, c);
                 let req = self.waiting.remove(&key);
-                if req.is_some() {
-                    self.waiting_order.retain(|k| *k != key);
+                if let Some(r) = &req {
+                    // Its place in the order is skipped when met.
+                    self.waiting_bytes = self.waiting_bytes.saturating_sub(r.bytes.len());
                 }
                 let req_rec = req.as_ref().map(Owned::record);
                 if self.filter.matches(req_rec.as_ref(), Some(rec)) {
@@ -950,6 +979,10 @@ impl<R: Read> Drop for Progress<R> {
     }
 }
 
+/// Frame bytes of requests held for the exchange filters (their decoded trees cost a few
+/// times more): past it the oldest held request is judged on its own.
+const HELD_BYTES: usize = 16 * 1024 * 1024;
+
 /// Files larger than this get a progress bar (on a terminal, outside --json).
 const PROGRESS_MIN: u64 = 64 * 1024 * 1024;
 
@@ -1059,7 +1092,8 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
             topic: cli.topic.clone(),
         },
         waiting: HashMap::new(),
-        waiting_order: Vec::new(),
+        waiting_order: std::collections::VecDeque::new(),
+        waiting_bytes: 0,
         stats: cli.stats.then(Stats::default),
         stats_filtered: !cli.stats_all,
         messages: 0,

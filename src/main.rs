@@ -644,6 +644,9 @@ fn main() -> ExitCode {
     if cli.json_spans && !cli.json {
         return fail("--json-spans goes with --json");
     }
+    // The message tables are parsed on first use; do it before any input arrives, so that
+    // the first message of a live stream is not late by the parse.
+    let _ = kdissect::kafka::registry();
     if cli.list_interfaces {
         return cli_capture::list_interfaces();
     }

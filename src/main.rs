@@ -376,6 +376,17 @@ fn parse_frame_size(s: &str) -> Result<usize, String> {
     Ok(n)
 }
 
+/// Marks the one element of each array of an example as a sample, in its length's description.
+fn sample_elements(n: &mut Node) {
+    let one = matches!(n.value, kdissect::kafka::Value::Array(1));
+    for c in n.children.iter_mut() {
+        if one && c.kind == NodeKind::Length {
+            c.desc = "one sample element follows".into();
+        }
+        sample_elements(c);
+    }
+}
+
 /// `--help`, `--version` and usage errors: clap's text, with write errors reported (a full
 /// disk, a closed pipe) instead of a panic.
 fn clap_exit(e: clap::Error) -> ExitCode {
@@ -590,11 +601,7 @@ fn example(
             Direction::Response => kdissect::kafka::decode_response(&frame, key, v),
         };
         // An example's arrays hold a sample element, and the pages say so.
-        msg.root.walk_mut(&mut |n| {
-            if n.kind == NodeKind::Length && n.desc == "one element follows" {
-                n.desc = "one sample element follows".into();
-            }
-        });
+        sample_elements(&mut msg.root);
         let r = (|| -> io::Result<()> {
             if print_hex {
                 writeln!(out, "{}", ::hex::encode(&frame))?;

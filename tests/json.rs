@@ -97,10 +97,10 @@ fn hex_input_json_validates() {
 /// The text the tree shows for a leaf, without its annotation.
 fn tree_text(n: &Node, frame: &[u8]) -> String {
     let mut full = kdissect::render::value::text(n, frame, true).expect("value");
-    if !n.detail.is_empty() {
+    if let Some(note) = kdissect::render::value::note_text(&n.note) {
         full = full
-            .strip_suffix(&format!(" {}", n.detail))
-            .expect("detail suffix")
+            .strip_suffix(&format!(" {note}"))
+            .expect("note suffix")
             .to_string();
     }
     if let Some(e) = n.enc.text() {

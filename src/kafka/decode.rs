@@ -4,8 +4,7 @@
 //! Lengths read from the input are always checked against the bytes that remain before anything
 //! is sized by them, and every failure is a typed error with the offset where it happened.
 
-use super::names;
-use super::node::{Enc, Node, NodeKind, Region, Value};
+use super::node::{Enc, Node, NodeKind, Note, Region, Value};
 use super::schema::{Content, FieldSpec, FieldType, MessageSpec};
 use std::borrow::Cow;
 use std::fmt;
@@ -814,10 +813,10 @@ impl<'a> Decoder<'a> {
         let start = self.pos;
         let (len, mut len_node) = self.length_prefix("records")?;
         if self.flexible {
-            len_node.detail = if len.is_none() {
-                "(compact, null)".into()
+            len_node.enc = if len.is_none() {
+                Enc::CompactNull
             } else {
-                "(compact, len+1)".into()
+                Enc::CompactLenPlusOne
             };
         }
         let mut g = Node::new(name, "records", start, Region::RecordBatch, NodeKind::Group);
@@ -1051,14 +1050,11 @@ impl<'a> Decoder<'a> {
 fn annotate(f: &FieldSpec, n: &mut Node) {
     let Value::Int(v) = n.value else { return };
     if f.ty == FieldType::Int16 && f.name.ends_with("ErrorCode") && v != 0 {
-        n.detail = format!(
-            "({})",
-            names::error_name(v as i16).unwrap_or("unknown error code")
-        );
+        n.note = Note::Error(v as i16);
     } else if f.ty == FieldType::Int16 && f.name == "ApiKey" {
-        n.detail = format!("({})", names::api_name(v as i16).unwrap_or("unknown API"));
+        n.note = Note::Api(v as i16);
     } else if f.ty == FieldType::Int32 && f.name.ends_with("AuthorizedOperations") && v != 0 {
-        n.detail = format!("({})", names::acl_operations(v as i32));
+        n.note = Note::AclOperations(v as i32);
     }
 }
 

@@ -529,7 +529,7 @@ fn request_header(d: &mut Decoder<'_>, h: &mut Node, msg: &mut Message) -> Resul
         Value::Int(key.into()),
         "numeric id of the API being invoked",
     );
-    n.detail = format!("({})", api_display_name(key));
+    n.note = super::node::Note::Api(key);
     h.children.push(n);
     msg.api_key = Some(key);
     let at = d.pos;

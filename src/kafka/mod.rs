@@ -16,5 +16,5 @@ pub mod topics;
 
 pub use decode::{DecodeError, Diagnosis, ErrorKind};
 pub use message::{decode_request, decode_response, Message};
-pub use node::{Enc, Node, NodeKind, Region, Value};
+pub use node::{Enc, Node, NodeKind, Note, Region, Value};
 pub use schema::{registry, Direction};

@@ -71,6 +71,8 @@ pub enum Enc {
     Int32Len(i32),
     /// An array count: `(compact, n+1)`
     CompactCount,
+    /// A records field's length: `(compact, len+1)`
+    CompactLenPlusOne,
     /// A null compact array or bytes: `(compact, null)`
     CompactNull,
 }
@@ -83,8 +85,54 @@ impl Enc {
             Enc::Int16Len(n) => format!("(int16 len={n})"),
             Enc::Int32Len(n) => format!("(int32 len={n})"),
             Enc::CompactCount => "(compact, n+1)".to_string(),
+            Enc::CompactLenPlusOne => "(compact, len+1)".to_string(),
             Enc::CompactNull => "(compact, null)".to_string(),
         })
+    }
+}
+
+/// What a value means beyond itself, kept as data so that every renderer (and filter) reads
+/// the same facts and spells them its own way.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Note {
+    #[default]
+    None,
+    /// An API key.
+    Api(i16),
+    /// A non-zero error code.
+    Error(i16),
+    /// An authorized-operations bitfield (`i32::MIN`: not requested).
+    AclOperations(i32),
+    /// The name an earlier message gave this topic id.
+    TopicName(String),
+    /// A stored checksum and the one the bytes give: CRC-32C (record batches) or CRC-32
+    /// (legacy messages).
+    Crc {
+        stored: u32,
+        computed: u32,
+        castagnoli: bool,
+    },
+    /// Record batch v2 attributes.
+    BatchAttributes(i64),
+    /// Legacy message attributes and the message's magic.
+    MessageAttributes { attrs: i64, magic: i8 },
+    /// Milliseconds since 1970.
+    TimestampMs(i64),
+    /// A record's offset: the batch's base offset plus its delta.
+    Offset(i64),
+    /// A control record's key: 0 abort marker, 1 commit marker.
+    ControlType(i16),
+}
+
+impl Note {
+    /// The CRC verdict, when the note is one.
+    pub fn crc_valid(&self) -> Option<bool> {
+        match self {
+            Note::Crc {
+                stored, computed, ..
+            } => Some(stored == computed),
+            _ => None,
+        }
     }
 }
 
@@ -110,8 +158,9 @@ pub struct Node {
     /// Type as shown in the tree; empty for groups such as `Frame`.
     pub ty: Cow<'static, str>,
     pub value: Value,
-    /// Shown after the value: the length encoding of a string, the name of an error code.
-    pub detail: String,
+    /// What the value means beyond itself (an error's name, an API's, a CRC verdict), as
+    /// data: the renderers spell it out.
+    pub note: Note,
     pub offset: usize,
     pub len: usize,
     pub desc: Cow<'static, str>,
@@ -139,7 +188,7 @@ impl Node {
             name: name.into(),
             ty: ty.into(),
             value: Value::None,
-            detail: String::new(),
+            note: Note::None,
             offset,
             len: 0,
             desc: Cow::Borrowed(""),

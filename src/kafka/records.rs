@@ -6,7 +6,7 @@
 //! reported and the rest of the field is shown raw.
 
 use super::decode::Diagnosis;
-use super::node::{Node, NodeKind, Region, Value};
+use super::node::{Node, NodeKind, Note, Region, Value};
 use super::schema::Direction;
 use std::borrow::Cow;
 use std::io::Read;
@@ -350,12 +350,6 @@ impl<'a> R<'a> {
     }
 }
 
-fn rfc3339_ms(ms: i64) -> String {
-    crate::render::json::rfc3339(ms.saturating_mul(1_000_000))
-        .replace(".000000Z", "Z")
-        .replacen("000000Z", "Z", 1)
-}
-
 /// Decompresses `data` with Kafka's codec `codec`, keeping at most `cap` bytes. Returns the
 /// bytes and whether the cap cut them.
 pub fn decompress(codec: u8, data: &[u8], cap: usize) -> Result<(Vec<u8>, bool), String> {
@@ -464,25 +458,6 @@ fn lz4_frame_problem(codec: u8, data: &[u8]) -> Option<String> {
         Some(0) => None,
         Some(n) => Some(format!("{n} bytes after the end of the lz4 frame")),
     }
-}
-
-fn attributes_text(a: i64) -> String {
-    let mut parts = vec![format!("compression={}", codec_name((a & 7) as u8))];
-    parts.push(if a & 8 != 0 {
-        "timestamp=LogAppendTime".into()
-    } else {
-        "timestamp=CreateTime".into()
-    });
-    if a & 16 != 0 {
-        parts.push("transactional".into());
-    }
-    if a & 32 != 0 {
-        parts.push("control".into());
-    }
-    if a & 64 != 0 {
-        parts.push("delete-horizon".into());
-    }
-    format!("({})", parts.join(", "))
 }
 
 /// What a `records` field held: v2 batches, legacy messages (outer ones: a compressed
@@ -803,9 +778,17 @@ fn batch_v2_body(r: &mut R<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
     let computed = crc32c::crc32c(r.buf.get(r.pos..r.end).unwrap_or(&[]));
     if let Some(n) = c.last_mut() {
         if crc == computed {
-            n.detail = format!("(0x{crc:08x}, CRC-32C valid)");
+            n.note = Note::Crc {
+                stored: crc,
+                computed,
+                castagnoli: true,
+            };
         } else {
-            n.detail = format!("(0x{crc:08x}, INVALID: the bytes give 0x{computed:08x})");
+            n.note = Note::Crc {
+                stored: crc,
+                computed,
+                castagnoli: true,
+            };
             ctx.diag(Diagnosis {
                 offset: crc_at,
                 message: format!(
@@ -816,16 +799,16 @@ fn batch_v2_body(r: &mut R<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
     }
     let attrs = r.int("attributes", "int16", 2, c)?;
     if let Some(n) = c.last_mut() {
-        n.detail = attributes_text(attrs);
+        n.note = Note::BatchAttributes(attrs);
     }
     r.int("lastOffsetDelta", "int32", 4, c)?;
     let base_ts = r.int("baseTimestamp", "int64", 8, c)?;
     if let Some(n) = c.last_mut() {
-        n.detail = format!("({})", rfc3339_ms(base_ts));
+        n.note = Note::TimestampMs(base_ts);
     }
     let max_ts = r.int("maxTimestamp", "int64", 8, c)?;
     if let Some(n) = c.last_mut() {
-        n.detail = format!("({})", rfc3339_ms(max_ts));
+        n.note = Note::TimestampMs(max_ts);
     }
     r.int("producerId", "int64", 8, c)?;
     r.int("producerEpoch", "int16", 2, c)?;
@@ -1095,11 +1078,11 @@ fn record(r: &mut R<'_>, index: usize, info: BatchInfo, out: &mut Vec<Node>) -> 
             r.int("attributes", "int8", 1, c)?;
             let td = r.varint("timestampDelta", "varlong", c)?;
             if let Some(n) = c.last_mut() {
-                n.detail = format!("({})", rfc3339_ms(info.base_ts.saturating_add(td)));
+                n.note = Note::TimestampMs(info.base_ts.saturating_add(td));
             }
             let od = r.varint("offsetDelta", "varint", c)?;
             if let Some(n) = c.last_mut() {
-                n.detail = format!("(offset {})", info.base_offset.saturating_add(od));
+                n.note = Note::Offset(info.base_offset.saturating_add(od));
             }
             r.varbytes("keyLength", "key", c)?;
             r.varbytes("valueLength", "value", c)?;
@@ -1149,11 +1132,7 @@ fn record(r: &mut R<'_>, index: usize, info: BatchInfo, out: &mut Vec<Node>) -> 
                 _ => None,
             };
             if let Some(kb) = kb.filter(|b| b.len() == 4) {
-                k.detail = match crate::be::i16_at(&kb, 2) {
-                    0 => "(control: ABORT marker)".into(),
-                    1 => "(control: COMMIT marker)".into(),
-                    t => format!("(control type {t})"),
-                };
+                k.note = Note::ControlType(crate::be::i16_at(&kb, 2));
             }
         }
     }
@@ -1187,9 +1166,17 @@ fn legacy_message(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize, magic: i8, dep
         let computed = crc32fast::hash(r.buf.get(r.pos..r.end).unwrap_or(&[]));
         if let Some(n) = c.last_mut() {
             if crc == computed {
-                n.detail = format!("(0x{crc:08x}, CRC-32 valid)");
+                n.note = Note::Crc {
+                    stored: crc,
+                    computed,
+                    castagnoli: false,
+                };
             } else {
-                n.detail = format!("(0x{crc:08x}, INVALID: the bytes give 0x{computed:08x})");
+                n.note = Note::Crc {
+                    stored: crc,
+                    computed,
+                    castagnoli: true,
+                };
                 ctx.diag(Diagnosis {
                     offset: crc_at,
                     message: format!(
@@ -1202,20 +1189,12 @@ fn legacy_message(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize, magic: i8, dep
         let attrs = r.int("attributes", "int8", 1, c)?;
         let codec = (attrs & 7) as u8;
         if let Some(n) = c.last_mut() {
-            n.detail = format!(
-                "(compression={}{})",
-                codec_name(codec),
-                if magic == 1 && attrs & 8 != 0 {
-                    ", timestamp=LogAppendTime"
-                } else {
-                    ""
-                }
-            );
+            n.note = Note::MessageAttributes { attrs, magic };
         }
         if magic == 1 {
             let ts = r.int("timestamp", "int64", 8, c)?;
             if let Some(n) = c.last_mut() {
-                n.detail = format!("({})", rfc3339_ms(ts));
+                n.note = Note::TimestampMs(ts);
             }
         }
         r.bytes32("key", c)?;

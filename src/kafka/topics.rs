@@ -69,9 +69,9 @@ impl TopicNames {
         });
         for c in n.children.iter_mut() {
             if let Value::Uuid(u) = c.value {
-                if !named && c.detail.is_empty() {
+                if !named && c.note == super::node::Note::None {
                     if let Some(name) = self.map.get(&u) {
-                        c.detail = format!("({name})");
+                        c.note = super::node::Note::TopicName(name.clone());
                     }
                 }
             }

@@ -2,7 +2,7 @@
 //! docs/kdissect-message.schema.json. The body is the decoded tree under the schema's field
 //! names; `--json-spans` wraps every value with its byte offset and length.
 
-use crate::kafka::{names, Direction, Message, Node, NodeKind, Value};
+use crate::kafka::{names, Direction, Message, Node, NodeKind, Note, Value};
 use serde_json::{json, Map, Value as J};
 use std::io::Write;
 
@@ -218,10 +218,7 @@ fn put_fields(w: &mut Vec<u8>, n: &Node, frame: &[u8], spans: bool) {
             put_int(w, total.saturating_sub(kept) as i64);
         }
         // A topic id whose name an earlier message gave: the name beside it.
-        if let (Value::Uuid(_), Some(name)) = (
-            &c.value,
-            c.detail.strip_prefix('(').and_then(|d| d.strip_suffix(')')),
-        ) {
+        if let (Value::Uuid(_), Note::TopicName(name)) = (&c.value, &c.note) {
             put_key(w, &mut first, &format!("{}_name", c.name));
             put_str(w, name);
         }

@@ -551,11 +551,7 @@ pub fn mentions_topic(body: &Node, topic: &str) -> bool {
         return true;
     }
     if matches!(body.value, Value::Uuid(_))
-        && body
-            .detail
-            .strip_prefix('(')
-            .and_then(|d| d.strip_suffix(')'))
-            == Some(topic)
+        && matches!(&body.note, crate::kafka::Note::TopicName(n) if n == topic)
     {
         return true;
     }

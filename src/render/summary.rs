@@ -3,7 +3,7 @@
 
 use super::value::quote;
 use crate::kafka::stream::Record;
-use crate::kafka::{names, Direction, Message, Node, NodeKind, Value};
+use crate::kafka::{names, Direction, Message, Node, NodeKind, Note, Value};
 use std::fmt::Write;
 
 /// Topic names (or ids) listed before the rest are counted.
@@ -36,12 +36,10 @@ fn topic_label(t: &Node) -> Option<String> {
         Some(s) => Some(s),
         None => field(t, "TopicId").and_then(|n| match n.value {
             // An id whose name an earlier message gave reads as the name.
-            Value::Uuid(u) => Some(
-                n.detail
-                    .strip_prefix('(')
-                    .and_then(|d| d.strip_suffix(')'))
-                    .map_or_else(|| super::value::uuid(&u), str::to_string),
-            ),
+            Value::Uuid(u) => Some(match &n.note {
+                Note::TopicName(name) => name.clone(),
+                _ => super::value::uuid(&u),
+            }),
             _ => None,
         }),
     }

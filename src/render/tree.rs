@@ -2,7 +2,7 @@
 //! `NAME TYPE = VALUE [0xOFFSET, NB] description`, children drawn with `+-- ` and `|   `.
 
 use super::{value, Style};
-use crate::kafka::{Enc, Node, NodeKind, Value};
+use crate::kafka::{Enc, Node, NodeKind, Note, Value};
 use owo_colors::OwoColorize;
 use std::io::{self, Write};
 
@@ -74,8 +74,8 @@ fn write_line(
     }
     match &n.value {
         Value::None => {}
-        Value::Int(i) if n.enc == Enc::None && n.detail.is_empty() => write!(out, " = {i}")?,
-        Value::Bool(b) if n.detail.is_empty() => {
+        Value::Int(i) if n.enc == Enc::None && n.note == Note::None => write!(out, " = {i}")?,
+        Value::Bool(b) if n.note == Note::None => {
             out.write_all(if *b { b" = true" } else { b" = false" })?
         }
         Value::Struct => out.write_all(b" = struct")?,

@@ -1,6 +1,6 @@
 //! Text of a node's value, shared by the tree and the summary line.
 
-use crate::kafka::{Node, Value};
+use crate::kafka::{names, Node, Note, Value};
 use std::fmt::Write;
 
 /// Most bytes a `bytes` value shows as hex in the tree; the span says how many there are.
@@ -101,9 +101,93 @@ pub fn text_limited(n: &Node, frame: &[u8], wide: bool, max_value: usize) -> Opt
         v.push(' ');
         v.push_str(&e);
     }
-    if !n.detail.is_empty() {
+    if let Some(t) = note_text(&n.note) {
         v.push(' ');
-        v.push_str(&n.detail);
+        v.push_str(&t);
     }
     Some(v)
+}
+
+/// A compression codec's name.
+pub fn codec_name(c: u8) -> &'static str {
+    match c {
+        0 => "none",
+        1 => "gzip",
+        2 => "snappy",
+        3 => "lz4",
+        4 => "zstd",
+        _ => "unknown",
+    }
+}
+
+/// Milliseconds since 1970 as RFC 3339 in UTC, with milliseconds only when there are some.
+pub fn rfc3339_ms(ms: i64) -> String {
+    super::json::rfc3339(ms.saturating_mul(1_000_000))
+        .replace(".000000Z", "Z")
+        .replacen("000000Z", "Z", 1)
+}
+
+/// Record batch v2 attributes spelled out.
+fn batch_attributes(a: i64) -> String {
+    let mut parts = vec![format!("compression={}", codec_name((a & 7) as u8))];
+    parts.push(if a & 8 != 0 {
+        "timestamp=LogAppendTime".into()
+    } else {
+        "timestamp=CreateTime".into()
+    });
+    if a & 16 != 0 {
+        parts.push("transactional".into());
+    }
+    if a & 32 != 0 {
+        parts.push("control".into());
+    }
+    if a & 64 != 0 {
+        parts.push("delete-horizon".into());
+    }
+    format!("({})", parts.join(", "))
+}
+
+/// The words after a value for its note: `(NOT_LEADER_OR_FOLLOWER)`, `(Metadata)`,
+/// `(0xc8c0edff, CRC-32C valid)`.
+pub fn note_text(note: &Note) -> Option<String> {
+    Some(match note {
+        Note::None => return None,
+        Note::Api(k) => format!(
+            "({})",
+            names::api_name(*k).map_or_else(|| format!("ApiKey{k}"), str::to_string)
+        ),
+        Note::Error(c) => format!(
+            "({})",
+            names::error_name(*c).unwrap_or("unknown error code")
+        ),
+        Note::AclOperations(bits) => format!("({})", names::acl_operations(*bits)),
+        Note::TopicName(n) => format!("({n})"),
+        Note::Crc {
+            stored,
+            computed,
+            castagnoli,
+        } => {
+            let kind = if *castagnoli { "CRC-32C" } else { "CRC-32" };
+            if stored == computed {
+                format!("(0x{stored:08x}, {kind} valid)")
+            } else {
+                format!("(0x{stored:08x}, INVALID: the bytes give 0x{computed:08x})")
+            }
+        }
+        Note::BatchAttributes(a) => batch_attributes(*a),
+        Note::MessageAttributes { attrs, magic } => format!(
+            "(compression={}{})",
+            codec_name((attrs & 7) as u8),
+            if *magic == 1 && attrs & 8 != 0 {
+                ", timestamp=LogAppendTime"
+            } else {
+                ""
+            }
+        ),
+        Note::TimestampMs(ms) => format!("({})", rfc3339_ms(*ms)),
+        Note::Offset(o) => format!("(offset {o})"),
+        Note::ControlType(0) => "(control: ABORT marker)".into(),
+        Note::ControlType(1) => "(control: COMMIT marker)".into(),
+        Note::ControlType(t) => format!("(control type {t})"),
+    })
 }

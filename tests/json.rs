@@ -341,3 +341,18 @@ fn capture_json_fields_are_right() {
     assert_eq!(e["errors"][0]["path"], "Topics[0].ErrorCode");
     assert_eq!(e["errors"][0]["name"], "UNKNOWN_TOPIC_OR_PARTITION");
 }
+
+/// docs/json.md lists every problem kind's code, and the schema accepts exactly those.
+#[test]
+fn problem_kinds_are_documented() {
+    let doc = include_str!("../docs/json.md");
+    let schema = include_str!("../docs/kdissect.schema.json");
+    for k in kdissect::kafka::ProblemKind::ALL {
+        assert!(doc.contains(&format!("| `{}` |", k.code())), "{}", k.code());
+        assert!(
+            schema.contains(&format!("\"{}\"", k.code())),
+            "{}",
+            k.code()
+        );
+    }
+}

@@ -5,6 +5,7 @@
 //! is sized by them, and every failure is a typed error with the offset where it happened.
 
 use super::node::{Enc, Node, NodeKind, Note, Region, Value};
+use super::problem::ProblemKind;
 use super::schema::{Content, FieldSpec, FieldType, MessageSpec};
 use std::borrow::Cow;
 use std::fmt;
@@ -43,6 +44,7 @@ impl fmt::Display for DecodeError {
 /// whose size disagrees with its content).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diagnosis {
+    pub kind: super::problem::ProblemKind,
     pub offset: usize,
     pub message: String,
 }
@@ -224,7 +226,7 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    fn diag(&mut self, offset: usize, message: impl Into<String>) {
+    fn diag(&mut self, kind: ProblemKind, offset: usize, message: impl Into<String>) {
         if self.diagnoses.len() >= super::records::MAX_DIAGNOSES {
             self.spent.dropped_diagnoses += 1;
             return;
@@ -232,6 +234,7 @@ impl<'a> Decoder<'a> {
         let path = self.path_string();
         let message = message.into();
         self.diagnoses.push(Diagnosis {
+            kind,
             offset,
             message: if path.is_empty() {
                 message
@@ -403,7 +406,11 @@ impl<'a> Decoder<'a> {
                 ));
             }
             if last_tag.is_some_and(|t| tag <= t) {
-                self.diag(fstart, format!("tag {tag} is not in ascending order"));
+                self.diag(
+                    ProblemKind::TaggedFields,
+                    fstart,
+                    format!("tag {tag} is not in ascending order"),
+                );
             }
             last_tag = Some(tag);
             let known = fields
@@ -467,6 +474,7 @@ impl<'a> Decoder<'a> {
                         raw.value = Value::Bytes(Some((self.pos, data_end - self.pos)));
                         raw.desc = Cow::Borrowed("bytes of the tagged field left after its value");
                         self.diag(
+                            ProblemKind::TaggedFields,
                             self.pos,
                             format!(
                                 "tagged field {} has {} bytes more than its value",
@@ -649,6 +657,7 @@ impl<'a> Decoder<'a> {
             None => {
                 if !nullable {
                     self.diag(
+                        ProblemKind::NullNotNullable,
                         start,
                         "null string in a field that is not nullable in this version",
                     );
@@ -713,6 +722,7 @@ impl<'a> Decoder<'a> {
             None => {
                 if !nullable {
                     self.diag(
+                        ProblemKind::NullNotNullable,
                         start,
                         format!("null {ty} in a field that is not nullable in this version"),
                     );
@@ -858,7 +868,7 @@ impl<'a> Decoder<'a> {
             if let Some(why) =
                 super::records::batch_format_problem(key, direction, self.version, &tally)
             {
-                self.diag(start, why);
+                self.diag(ProblemKind::Interop, start, why);
             }
         }
         g.value = Value::Text(tally.text());
@@ -903,7 +913,11 @@ impl<'a> Decoder<'a> {
                 return Ok(());
             }
             if p != 1 {
-                self.diag(start, format!("presence byte {p} is neither 1 nor -1"));
+                self.diag(
+                    ProblemKind::BadPresence,
+                    start,
+                    format!("presence byte {p} is neither 1 nor -1"),
+                );
             }
         }
         let keep = self.level.saturating_add(1) < self.opts.keep_depth;
@@ -950,6 +964,7 @@ impl<'a> Decoder<'a> {
         let Some(count) = count else {
             if !nullable {
                 self.diag(
+                    ProblemKind::NullNotNullable,
                     start,
                     "null array in a field that is not nullable in this version",
                 );

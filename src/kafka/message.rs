@@ -4,6 +4,7 @@
 use super::decode::{DecodeError, DecodeOptions, Decoder, Diagnosis, ErrorKind};
 use super::names;
 use super::node::{Node, NodeKind, Region, Value};
+use super::problem::ProblemKind;
 use super::schema::{registry, Direction, FieldSpec, FieldType, MessageSpec};
 use std::borrow::Cow;
 
@@ -195,6 +196,7 @@ fn frame_group(frame: &[u8], diagnoses: &mut Vec<Diagnosis>) -> Result<(Node, us
     let want = 4 + size as usize;
     if want > frame.len() {
         diagnoses.push(Diagnosis {
+            kind: ProblemKind::Truncated,
             offset: 0,
             message: format!(
                 "size prefix says {size} bytes follow, only {} are present: the frame is truncated",
@@ -266,6 +268,7 @@ fn finish(
         raw.value = Value::Bytes(Some((pos, end - pos)));
         raw.desc = Cow::Borrowed("bytes after the end of the message body");
         diagnoses.push(Diagnosis {
+            kind: ProblemKind::TrailingBytes,
             offset: pos,
             message: format!(
                 "{} bytes after the end of the message body (wrong version, or a field this version does not have)",
@@ -325,6 +328,7 @@ fn body(
                     }
                 });
                 d.diagnoses.push(Diagnosis {
+                    kind: ProblemKind::MissingPresence,
                     offset: at,
                     message: format!(
                         "{sname}: the int8 presence byte that Kafka writes before a nullable struct \
@@ -498,6 +502,7 @@ pub fn decode_request_with(frame: &[u8], opts: DecodeOptions) -> Message {
     diagnoses.append(&mut d.diagnoses);
     if d.spent.dropped_diagnoses > 0 {
         diagnoses.push(Diagnosis {
+            kind: ProblemKind::TooManyProblems,
             offset: d.pos,
             message: format!(
                 "and {} more problems in this message, not listed",
@@ -729,6 +734,7 @@ pub fn decode_response_with(
     diagnoses.append(&mut d.diagnoses);
     if d.spent.dropped_diagnoses > 0 {
         diagnoses.push(Diagnosis {
+            kind: ProblemKind::TooManyProblems,
             offset: d.pos,
             message: format!(
                 "and {} more problems in this message, not listed",

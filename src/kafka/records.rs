@@ -7,6 +7,7 @@
 
 use super::decode::Diagnosis;
 use super::node::{Node, NodeKind, Note, Region, Value};
+use super::problem::ProblemKind;
 use super::schema::Direction;
 use std::borrow::Cow;
 use std::io::Read;
@@ -109,6 +110,7 @@ impl Ctx<'_> {
         *self.budget = self.budget.saturating_sub(plain.len());
         if capped {
             self.diag(Diagnosis {
+                kind: ProblemKind::DecompressionLimit,
                 offset: at,
                 message: format!(
                     "decompressed data passes the {} bytes the batches of one message may decompress to (--max-decompressed): the rest is not shown",
@@ -613,6 +615,7 @@ fn batches(r: &mut R<'_>, ctx: &mut Ctx<'_>, out: &mut Vec<Node>, depth: u8) {
         };
         if len < 0 {
             ctx.diag(Diagnosis {
+                kind: ProblemKind::LengthOutOfRange,
                 offset: at,
                 message: format!("batch length {len} is negative"),
             });
@@ -628,6 +631,7 @@ fn batches(r: &mut R<'_>, ctx: &mut Ctx<'_>, out: &mut Vec<Node>, depth: u8) {
             // A length shorter than the header it must hold makes no progress through the
             // bytes (a run of zeros reads as endless empty messages): stop here.
             ctx.diag(Diagnosis {
+                kind: ProblemKind::BatchFormat,
                 offset: at + 8,
                 message: format!(
                     "batch length {len} is shorter than the {min} bytes a magic-{magic} header takes"
@@ -658,6 +662,7 @@ fn batches(r: &mut R<'_>, ctx: &mut Ctx<'_>, out: &mut Vec<Node>, depth: u8) {
             0 | 1 => legacy_message(&mut sub, ctx, index, magic, depth),
             m => {
                 ctx.diag(Diagnosis {
+                    kind: ProblemKind::BatchFormat,
                     offset: at + 16,
                     message: format!("record batch magic {m} is not 0, 1 or 2"),
                 });
@@ -724,6 +729,7 @@ fn partial(r: &mut R<'_>, out: &mut Vec<Node>, why: &'static str) {
 /// Finishes a group whose decoding stopped: reason, then the rest raw.
 fn stop(r: &mut R<'_>, g: &mut Node, ctx: &mut Ctx<'_>, (offset, reason): (usize, String)) {
     ctx.diag(Diagnosis {
+        kind: ProblemKind::Malformed,
         offset,
         message: reason.clone(),
     });
@@ -790,6 +796,7 @@ fn batch_v2_body(r: &mut R<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
                 castagnoli: true,
             };
             ctx.diag(Diagnosis {
+                kind: ProblemKind::CrcMismatch,
                 offset: crc_at,
                 message: format!(
                     "batch CRC-32C 0x{crc:08x} does not match its bytes (0x{computed:08x})"
@@ -837,6 +844,7 @@ fn batch_v2_body(r: &mut R<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
             let data = r.buf.get(at..r.end).unwrap_or(&[]);
             match ctx.inflate(codec, data, at) {
                 Err(e) => ctx.diag(Diagnosis {
+                    kind: ProblemKind::Decompression,
                     offset: at,
                     message: format!("{} data does not decompress: {e}", codec_name(codec)),
                 }),
@@ -845,6 +853,7 @@ fn batch_v2_body(r: &mut R<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
                     *ctx.budget += plain.len();
                     if let Some(why) = lz4_frame_problem(codec, data) {
                         ctx.diag(Diagnosis {
+                            kind: ProblemKind::Decompression,
                             offset: at,
                             message: why,
                         });
@@ -910,6 +919,7 @@ fn batch_v2_body(r: &mut R<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
     match ctx.inflate(codec, data, data_at) {
         Err(e) => {
             ctx.diag(Diagnosis {
+                kind: ProblemKind::Decompression,
                 offset: data_at,
                 message: format!("{} data does not decompress: {e}", codec_name(codec)),
             });
@@ -933,6 +943,7 @@ fn batch_v2_body(r: &mut R<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
             ));
             if let Some(why) = lz4_frame_problem(codec, data) {
                 ctx.diag(Diagnosis {
+                    kind: ProblemKind::Decompression,
                     offset: data_at,
                     message: why,
                 });
@@ -972,6 +983,7 @@ fn batch_v2_body(r: &mut R<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
                 );
                 n.kind = NodeKind::Raw;
                 ctx.diag(Diagnosis {
+                    kind: ProblemKind::BatchFormat,
                     offset: data_at,
                     message: format!(
                         "{} bytes after the last record in the decompressed data",
@@ -1006,6 +1018,7 @@ fn records(
 ) -> Res<()> {
     if count < 0 || count as usize > r.left() {
         ctx.diag(Diagnosis {
+            kind: ProblemKind::BatchFormat,
             offset: r.pos,
             message: format!(
                 "records count {count} does not fit the {} bytes of records",
@@ -1044,6 +1057,7 @@ fn records(
     }
     if count >= 0 && i as i64 != count {
         ctx.diag(Diagnosis {
+            kind: ProblemKind::BatchFormat,
             offset: r.pos,
             message: format!("the batch says {count} records, its bytes hold {i}"),
         });
@@ -1178,6 +1192,7 @@ fn legacy_message(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize, magic: i8, dep
                     castagnoli: true,
                 };
                 ctx.diag(Diagnosis {
+                    kind: ProblemKind::CrcMismatch,
                     offset: crc_at,
                     message: format!(
                         "message CRC-32 0x{crc:08x} does not match its bytes (0x{computed:08x})"
@@ -1206,6 +1221,7 @@ fn legacy_message(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize, magic: i8, dep
                 let data = r.buf.get(vs..vs + vl).unwrap_or(&[]);
                 if depth >= MAX_DEPTH {
                     ctx.diag(Diagnosis {
+                        kind: ProblemKind::BatchFormat,
                         offset: vs,
                         message: "compressed messages nested too deep".into(),
                     });
@@ -1213,6 +1229,7 @@ fn legacy_message(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize, magic: i8, dep
                 }
                 match ctx.inflate(codec, data, vs) {
                     Err(e) => ctx.diag(Diagnosis {
+                        kind: ProblemKind::Decompression,
                         offset: vs,
                         message: format!(
                             "{} message set does not decompress: {e}",
@@ -1222,6 +1239,7 @@ fn legacy_message(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize, magic: i8, dep
                     Ok(plain) => {
                         if let Some(why) = lz4_frame_problem(codec, data) {
                             ctx.diag(Diagnosis {
+                                kind: ProblemKind::Decompression,
                                 offset: vs,
                                 message: why,
                             });

@@ -10,6 +10,7 @@ use super::message::{
 };
 use super::message::{decode_request_with, decode_response_with};
 use super::names;
+use super::problem::ProblemKind;
 use super::schema::{registry, Direction};
 use super::topics::TopicNames;
 use super::Diagnosis;
@@ -943,6 +944,7 @@ fn other_version_hint(frame: &[u8], key: i16, version: i16) -> Option<Diagnosis>
     for v in candidates {
         if decode_response(frame, key, v).is_clean() {
             return Some(Diagnosis {
+                kind: ProblemKind::WrongVersionLayout,
                 offset: 0,
                 message: format!(
                     "the request asked for v{version}, and the body does not decode as {} v{version}; it decodes cleanly as v{v}: the broker answered in the v{v} layout",

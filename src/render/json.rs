@@ -317,7 +317,7 @@ pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, 
     let mut malformed: Vec<J> = msg
         .diagnoses
         .iter()
-        .map(|d| json!({"offset": d.offset, "message": d.message}))
+        .map(|d| json!({"offset": d.offset, "message": d.message, "kind": d.kind.code()}))
         .collect();
     if let Some(e) = &msg.error {
         let kind = match e.kind {

@@ -510,7 +510,7 @@ pub fn line_styled(rec: &Record<'_>, clock: &Clock, color: bool) -> String {
         if let Some(h) = msg
             .diagnoses
             .iter()
-            .find(|d| d.message.contains("decodes cleanly as v"))
+            .find(|d| d.kind == crate::kafka::ProblemKind::WrongVersionLayout)
         {
             let _ = write!(m, "; {}", h.message);
         }

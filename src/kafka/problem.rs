@@ -1,0 +1,92 @@
+//! What kind of problem a diagnosis reports, as Wireshark's expert info does: a stable code
+//! for JSON and filters, beside the message that explains it.
+
+/// The kinds of problem kdissect reports in a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProblemKind {
+    /// The frame is shorter than its size prefix says.
+    Truncated,
+    /// Bytes after the end of the body (wrong version, or a field the version lacks).
+    TrailingBytes,
+    /// A length or count that is negative or larger than the bytes left.
+    LengthOutOfRange,
+    /// An API key kdissect has no table for.
+    UnknownApi,
+    /// A version outside the tables, whose body did not fit the newest layout.
+    UnknownVersion,
+    /// A newer version read with the newest known layout (a notice: every byte fits).
+    AssumedVersion,
+    /// The body does not decode as its version but does as another one.
+    WrongVersionLayout,
+    /// A null where the schema does not allow one in this version.
+    NullNotNullable,
+    /// A nullable struct's presence byte other than 1 or -1.
+    BadPresence,
+    /// A nullable struct written without its presence byte.
+    MissingPresence,
+    /// Tagged fields out of order, or sized unlike their content.
+    TaggedFields,
+    /// A record batch or legacy message whose checksum does not match its bytes.
+    CrcMismatch,
+    /// Compressed data that does not decompress, or whose framing is damaged.
+    Decompression,
+    /// Decompressed data cut at the message's budget.
+    DecompressionLimit,
+    /// A record batch or message set that does not hold together: bad magic, lengths too
+    /// short, a records count the bytes do not hold.
+    BatchFormat,
+    /// Bytes a client of this version cannot read (record batch v2 in an old Produce/Fetch).
+    Interop,
+    /// More problems in the message than are listed.
+    TooManyProblems,
+    /// Anything else that stopped or spoiled decoding.
+    Malformed,
+}
+
+impl ProblemKind {
+    /// Every kind, for documentation and tests.
+    pub const ALL: [ProblemKind; 18] = [
+        ProblemKind::Truncated,
+        ProblemKind::TrailingBytes,
+        ProblemKind::LengthOutOfRange,
+        ProblemKind::UnknownApi,
+        ProblemKind::UnknownVersion,
+        ProblemKind::AssumedVersion,
+        ProblemKind::WrongVersionLayout,
+        ProblemKind::NullNotNullable,
+        ProblemKind::BadPresence,
+        ProblemKind::MissingPresence,
+        ProblemKind::TaggedFields,
+        ProblemKind::CrcMismatch,
+        ProblemKind::Decompression,
+        ProblemKind::DecompressionLimit,
+        ProblemKind::BatchFormat,
+        ProblemKind::Interop,
+        ProblemKind::TooManyProblems,
+        ProblemKind::Malformed,
+    ];
+
+    /// The stable code JSON carries (`"kind": "crc_mismatch"`).
+    pub fn code(self) -> &'static str {
+        match self {
+            ProblemKind::Truncated => "truncated",
+            ProblemKind::TrailingBytes => "trailing_bytes",
+            ProblemKind::LengthOutOfRange => "length_out_of_range",
+            ProblemKind::UnknownApi => "unknown_api",
+            ProblemKind::UnknownVersion => "unknown_version",
+            ProblemKind::AssumedVersion => "assumed_version",
+            ProblemKind::WrongVersionLayout => "wrong_version_layout",
+            ProblemKind::NullNotNullable => "null_not_nullable",
+            ProblemKind::BadPresence => "bad_presence",
+            ProblemKind::MissingPresence => "missing_presence",
+            ProblemKind::TaggedFields => "tagged_fields",
+            ProblemKind::CrcMismatch => "crc_mismatch",
+            ProblemKind::Decompression => "decompression",
+            ProblemKind::DecompressionLimit => "decompression_limit",
+            ProblemKind::BatchFormat => "batch_format",
+            ProblemKind::Interop => "interop",
+            ProblemKind::TooManyProblems => "too_many_problems",
+            ProblemKind::Malformed => "malformed",
+        }
+    }
+}

@@ -37,6 +37,8 @@ pub struct Message {
     pub secrets: Vec<(usize, usize)>,
     /// The SASL message in a SaslAuthenticate body.
     pub sasl: Option<super::sasl::SaslFact>,
+    /// What the message is about (topics, group, cursor...), gathered once decoded.
+    pub facts: super::facts::Facts,
 }
 
 impl Message {
@@ -67,6 +69,11 @@ impl Message {
             Some(k) => api_display_name(k),
             None => Cow::Borrowed("Unknown"),
         }
+    }
+
+    /// Gathers the facts again (after topic names were learnt and noted on ids).
+    pub fn refresh_facts(&mut self) {
+        self.facts = super::facts::collect(self);
     }
 
     /// The message body node, if the header decoded.
@@ -436,6 +443,7 @@ pub fn decode_request_with(frame: &[u8], opts: DecodeOptions) -> Message {
         assumed_version: None,
         secrets: Vec::new(),
         sasl: None,
+        facts: Default::default(),
     };
     let (fg, end) = match frame_group(frame, &mut diagnoses) {
         Ok(x) => x,
@@ -519,6 +527,7 @@ pub fn decode_request_with(frame: &[u8], opts: DecodeOptions) -> Message {
     msg.error = err;
     msg.diagnoses = diagnoses;
     mask_undecoded_secrets(&mut msg);
+    msg.refresh_facts();
     msg
 }
 
@@ -661,6 +670,7 @@ pub fn decode_response_with(
         assumed_version: None,
         secrets: Vec::new(),
         sasl: None,
+        facts: Default::default(),
     };
     let (fg, end) = match frame_group(frame, &mut diagnoses) {
         Ok(x) => x,
@@ -751,6 +761,7 @@ pub fn decode_response_with(
     msg.error = err;
     msg.diagnoses = diagnoses;
     mask_undecoded_secrets(&mut msg);
+    msg.refresh_facts();
     msg
 }
 

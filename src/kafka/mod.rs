@@ -4,6 +4,7 @@
 
 pub mod decode;
 pub mod example;
+pub mod facts;
 pub mod frames;
 pub mod message;
 pub mod names;

@@ -36,6 +36,7 @@ impl TopicNames {
         }
         if !self.map.is_empty() {
             self.annotate(&mut msg.root);
+            msg.refresh_facts();
         }
     }
 

@@ -4,7 +4,7 @@
 use super::summary::latency_text;
 use crate::kafka::message::api_display_name;
 use crate::kafka::stream::{Notice, Record};
-use crate::kafka::{names, Direction, Node, NodeKind, Value};
+use crate::kafka::{names, Direction, Node, Value};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use serde_json::{json, Value as J};
 use std::collections::{BTreeMap, BTreeSet};
@@ -125,29 +125,6 @@ pub struct Stats {
     pub health: HealthCounts,
 }
 
-fn advertised_versions(body: &Node) -> Vec<(i16, i64, i64)> {
-    let Some(arr) = body.children.iter().find(|c| c.name == "ApiKeys") else {
-        return Vec::new();
-    };
-    arr.children
-        .iter()
-        .filter(|c| c.kind != NodeKind::Length)
-        .filter_map(|e| {
-            let get = |n: &str| {
-                e.children
-                    .iter()
-                    .find(|c| c.name == n)
-                    .and_then(Node::as_int)
-            };
-            Some((
-                get("ApiKey")? as i16,
-                get("MinVersion")?,
-                get("MaxVersion")?,
-            ))
-        })
-        .collect()
-}
-
 impl Stats {
     pub fn message(&mut self, rec: &Record<'_>) {
         let m = &rec.msg;
@@ -212,12 +189,10 @@ impl Stats {
                 for (_, c) in &m.errors {
                     *self.errors.entry(*c).or_default() += 1;
                 }
-                if let Some(body) = m.body() {
-                    if k == 18 && !m.is_malformed() {
-                        let adv = self.advertised.entry(rec.src.to_string()).or_default();
-                        for (key, lo, hi) in advertised_versions(body) {
-                            adv.insert(key, (lo, hi));
-                        }
+                if let (Some(list), false) = (&m.facts.advertised, m.is_malformed()) {
+                    let adv = self.advertised.entry(rec.src.to_string()).or_default();
+                    for &(key, lo, hi) in list {
+                        adv.insert(key, (lo, hi));
                     }
                 }
             }

@@ -2,83 +2,14 @@
 //! direction, correlation id, and the essentials of the body.
 
 use super::value::quote;
+use crate::kafka::facts::{Scalar, TopicList, TopicRef, MAX_TOPICS};
 use crate::kafka::stream::Record;
-use crate::kafka::{names, Direction, Message, Node, NodeKind, Note, Value};
+use crate::kafka::{names, Direction, Message};
 use std::fmt::Write;
-
-/// Topic names (or ids) listed before the rest are counted.
-const MAX_TOPICS: usize = 5;
-
-fn elements(n: &Node) -> impl Iterator<Item = &Node> {
-    n.children.iter().filter(|c| c.kind != NodeKind::Length)
-}
-
-fn field<'a>(n: &'a Node, name: &str) -> Option<&'a Node> {
-    n.children
-        .iter()
-        .find(|c| c.name == name && c.ty != "tagged_field")
-        .or_else(|| {
-            n.children
-                .iter()
-                .find(|c| c.name == name && c.ty == "tagged_field")
-                .and_then(|t| t.children.iter().find(|g| g.name == name))
-        })
-}
-
-fn topic_label(t: &Node) -> Option<String> {
-    let name = field(t, "Name")
-        .or_else(|| field(t, "TopicName"))
-        .or_else(|| field(t, "Topic"))
-        .or_else(|| field(t, "ResourceName"))
-        .and_then(|n| n.as_str().map(str::to_string))
-        .filter(|s| !s.is_empty());
-    match name {
-        Some(s) => Some(s),
-        None => field(t, "TopicId").and_then(|n| match n.value {
-            // An id whose name an earlier message gave reads as the name.
-            Value::Uuid(u) => Some(match &n.note {
-                Note::TopicName(name) => name.clone(),
-                _ => super::value::uuid(&u),
-            }),
-            _ => None,
-        }),
-    }
-}
-
-fn topics_text(arr: &Node, with_errors: bool, empty_means_all: bool) -> String {
-    if arr.value == Value::Null || (empty_means_all && arr.value == Value::Array(0)) {
-        return "topics=all".to_string();
-    }
-    let mut items = Vec::new();
-    // The count on the wire: past --max-elements the elements are not kept as nodes.
-    let total = match arr.value {
-        Value::Array(n) => n,
-        _ => elements(arr).count(),
-    };
-    for t in elements(arr).take(MAX_TOPICS) {
-        let mut s = topic_label(t).unwrap_or_else(|| "?".to_string());
-        if with_errors {
-            if let Some(code) = field(t, "ErrorCode")
-                .and_then(Node::as_int)
-                .filter(|c| *c != 0)
-            {
-                let _ = write!(
-                    s,
-                    "({})",
-                    names::error_name(code as i16).unwrap_or("unknown error")
-                );
-            }
-        }
-        items.push(s);
-    }
-    if total > MAX_TOPICS {
-        items.push(format!("+{} more", total - MAX_TOPICS));
-    }
-    format!("topics=[{}]", items.join(", "))
-}
 
 /// The essentials of a message body, as `key=value` words.
 pub fn essentials(msg: &Message) -> String {
+    let f = &msg.facts;
     let mut words: Vec<String> = Vec::new();
     if msg.direction == Direction::Request {
         match &msg.client_id {
@@ -87,219 +18,164 @@ pub fn essentials(msg: &Message) -> String {
             None => {}
         }
     }
-    if let Some(body) = msg.body() {
-        if msg.direction == Direction::Response {
-            if let Some(code) = field(body, "ErrorCode")
-                .and_then(Node::as_int)
-                .filter(|c| *c != 0)
-            {
-                words.push(format!(
-                    "error={}",
-                    names::error_name(code as i16).unwrap_or("unknown error")
-                ));
-            }
-            if let Some(b) = field(body, "Brokers") {
-                if let Value::Array(n) = b.value {
-                    words.push(format!("brokers={n}"));
-                }
-            }
-            if let Some(c) = field(body, "ClusterId").and_then(|n| n.as_str().map(str::to_string)) {
-                words.push(format!("cluster_id={}", quote(&c)));
-            }
-            if let Some(a) = field(body, "ApiKeys") {
-                if let Value::Array(n) = a.value {
-                    words.push(format!("apis={n}"));
-                }
-            }
-        } else {
-            let name =
-                field(body, "ClientSoftwareName").and_then(|n| n.as_str().map(str::to_string));
-            let ver =
-                field(body, "ClientSoftwareVersion").and_then(|n| n.as_str().map(str::to_string));
-            if let (Some(n), Some(v)) = (name, ver) {
-                words.push(format!("software={n}/{v}"));
-            }
+    if msg.body().is_none() {
+        return words.join(" ");
+    }
+    if let Some(e) = f.error {
+        words.push(format!("error={}", error_name(e)));
+    }
+    if let Some(n) = f.brokers {
+        words.push(format!("brokers={n}"));
+    }
+    if let Some(c) = &f.cluster_id {
+        words.push(format!("cluster_id={}", quote(c)));
+    }
+    if let Some(n) = f.api_count {
+        words.push(format!("apis={n}"));
+    }
+    if let Some((n, v)) = &f.software {
+        words.push(format!("software={n}/{v}"));
+    }
+    sasl_words(msg, &mut words);
+    if let Some(keys) = &f.coordinator_keys {
+        let keys: Vec<String> = keys.iter().map(|k| quote(k)).collect();
+        words.push(format!("keys=[{}]", keys.join(", ")));
+    }
+    if let Some(n) = f.coordinator {
+        words.push(format!("coordinator={n}"));
+    }
+    if let Some(list) = &f.coordinators {
+        let nodes: Vec<String> = list.iter().map(i64::to_string).collect();
+        words.push(format!("coordinators=[{}]", nodes.join(", ")));
+    }
+    for (label, v) in &f.identity {
+        match v {
+            Scalar::Str(s) => words.push(format!("{label}={}", quote(s))),
+            Scalar::Int(i) => words.push(format!("{label}={i}")),
         }
-        // SASL: the mechanism asked for or offered, and the login step with its user.
-        if let Some(m) = field(body, "Mechanism").and_then(Node::as_str) {
-            words.push(format!("mechanism={m}"));
+    }
+    if let Some(t) = &f.topics {
+        words.push(format!("topics={}", list_text(t)));
+    }
+    // DescribeTopicPartitions pages: where a request resumes and where the next page starts.
+    for (c, label) in [(&f.cursor, "cursor"), (&f.next_cursor, "next_cursor")] {
+        if let Some((topic, part)) = c {
+            words.push(format!("{label}={topic}/{part}"));
         }
-        if let Some(list) = field(body, "Mechanisms") {
-            let names: Vec<&str> = elements(list).filter_map(Node::as_str).collect();
-            words.push(format!("mechanisms=[{}]", names.join(", ")));
-        }
-        if let Some(sasl) = &msg.sasl {
-            words.push(format!("sasl={}", quote(sasl.step.short())));
-            if let Some(u) = &sasl.user {
-                words.push(format!("user={}", quote(u)));
-            }
-        }
-        if let Some(list) = field(body, "CoordinatorKeys") {
-            let keys: Vec<String> = elements(list).filter_map(Node::as_str).map(quote).collect();
-            words.push(format!("keys=[{}]", keys.join(", ")));
-        }
-        // FindCoordinator: the node that coordinates (one, or one per key from v4).
-        if msg.api_key == Some(10) && msg.direction == Direction::Response {
-            if let Some(n) = field(body, "NodeId").and_then(Node::as_int) {
-                words.push(format!("coordinator={n}"));
-            }
-            if let Some(list) = field(body, "Coordinators") {
-                let nodes: Vec<String> = elements(list)
-                    .filter_map(|c| field(c, "NodeId").and_then(Node::as_int))
-                    .map(|n| n.to_string())
-                    .collect();
-                words.push(format!("coordinators=[{}]", nodes.join(", ")));
-            }
-        }
-        // Group, member and transaction identity (group and transaction APIs).
-        for (f, label) in [
-            ("GroupId", "group"),
-            ("Key", "key"),
-            ("MemberId", "member"),
-            ("GenerationId", "generation"),
-            ("GenerationIdOrMemberEpoch", "generation"),
-            ("MemberEpoch", "member_epoch"),
-            ("ProtocolName", "protocol"),
-            ("TransactionalId", "txn"),
-            ("ProducerId", "producer_id"),
-            ("Acks", "acks"),
-        ] {
-            if let Some(n) = field(body, f) {
-                match &n.value {
-                    Value::Str(Some(s)) if !s.is_empty() => {
-                        words.push(format!("{label}={}", quote(s)))
-                    }
-                    Value::Int(i) => words.push(format!("{label}={i}")),
-                    _ => {}
-                }
-            }
-        }
-        if let Some(t) = field(body, "Topics")
-            .or_else(|| field(body, "TopicData"))
-            .or_else(|| field(body, "Responses"))
-        {
-            // Metadata v0 asks for every topic with an empty list (a null list from v1 on).
-            let empty_means_all = msg.direction == Direction::Request
-                && msg.api_key == Some(3)
-                && msg.api_version == Some(0);
-            words.push(topics_text(
-                t,
-                msg.direction == Direction::Response,
-                empty_means_all,
-            ));
-        }
-        // DescribeTopicPartitions pages: where a request resumes and where the next page starts.
-        for (f, label) in [("Cursor", "cursor"), ("NextCursor", "next_cursor")] {
-            if let Some(c) = field(body, f).filter(|c| c.value == Value::Struct) {
-                let topic = field(c, "TopicName").and_then(Node::as_str).unwrap_or("?");
-                let part = field(c, "PartitionIndex")
-                    .and_then(Node::as_int)
-                    .unwrap_or(-1);
-                words.push(format!("{label}={topic}/{part}"));
-            }
-        }
-        // Config APIs name resources (topics, brokers, groups) rather than topics.
-        if let Some(r) = field(body, "Resources").or_else(|| field(body, "Results")) {
-            if elements(r).any(|e| field(e, "ResourceName").is_some()) {
-                let t = topics_text(r, msg.direction == Direction::Response, false);
-                words.push(t.replacen("topics=", "resources=", 1));
-            }
-        }
-        // DeleteTopics v0-5 names its topics in a list of strings.
-        if let Some(list) = field(body, "TopicNames") {
-            let names: Vec<&str> = elements(list).filter_map(Node::as_str).collect();
-            let more = names.len().saturating_sub(MAX_TOPICS);
-            let mut shown: Vec<String> = names
-                .iter()
-                .take(MAX_TOPICS)
-                .map(|s| s.to_string())
-                .collect();
-            if more > 0 {
-                shown.push(format!("+{more} more"));
-            }
-            words.push(format!("topics=[{}]", shown.join(", ")));
-        }
-        let parts = partition_count(body);
-        if parts > 0 {
-            words.push(format!("partitions={parts}"));
-        }
-        let (records, bytes) = msg.records;
-        if bytes > 0 {
-            words.push(format!("records={records} ({bytes} bytes)"));
-        }
-        if msg.direction == Direction::Response {
-            // Errors one level down outside the topic lists (those show beside each topic):
-            // FindCoordinator v4+'s Coordinators[], DescribeGroups' Groups[], ...
-            let mut nested: Vec<String> = Vec::new();
-            for (path, code) in msg
-                .errors
-                .iter()
-                .filter(|(p, _)| p.matches('.').count() == 1)
-            {
-                let list = path.split('[').next().unwrap_or("");
-                if ["Topics", "TopicData", "Responses", "Results", "Resources"].contains(&list) {
-                    continue;
-                }
-                let item = path.rsplit_once('.').map_or(path.as_str(), |(a, _)| a);
-                let n = names::error_name(*code).unwrap_or("unknown error");
-                nested.push(format!("{n}({item})"));
-            }
-            if !nested.is_empty() {
-                let more = nested.len().saturating_sub(MAX_TOPICS);
-                nested.truncate(MAX_TOPICS);
-                if more > 0 {
-                    nested.push(format!("+{more} more"));
-                }
-                words.push(format!("errors=[{}]", nested.join(", ")));
-            }
-            let deeper: Vec<&(String, i16)> = msg
-                .errors
-                .iter()
-                .filter(|(p, _)| p.matches('.').count() >= 2)
-                .collect();
-            if !deeper.is_empty() {
-                let mut names_seen: Vec<&str> = Vec::new();
-                for (_, c) in &deeper {
-                    let n = names::error_name(*c).unwrap_or("unknown error");
-                    if !names_seen.contains(&n) {
-                        names_seen.push(n);
-                    }
-                }
-                words.push(format!(
-                    "partition_errors={}({})",
-                    deeper.len(),
-                    names_seen.join(",")
-                ));
-            }
-        }
+    }
+    if let Some(r) = &f.resources {
+        words.push(format!("resources={}", list_text(r)));
+    }
+    if let Some(t) = &f.topic_names {
+        words.push(format!("topics={}", list_text(t)));
+    }
+    if f.partitions > 0 {
+        words.push(format!("partitions={}", f.partitions));
+    }
+    let (records, bytes) = msg.records;
+    if bytes > 0 {
+        words.push(format!("records={records} ({bytes} bytes)"));
+    }
+    if msg.direction == Direction::Response {
+        error_words(msg, &mut words);
     }
     words.join(" ")
 }
 
-/// Partition entries under the topic list (Produce, Fetch, ListOffsets, OffsetCommit...).
-fn partition_count(body: &Node) -> usize {
-    let Some(topics) = ["Topics", "TopicData", "Responses"]
+fn error_name(code: i16) -> &'static str {
+    names::error_name(code).unwrap_or("unknown error")
+}
+
+/// `[orders, payments(UNKNOWN_TOPIC_OR_PARTITION), +3 more]`, or `all`.
+fn list_text(t: &TopicList) -> String {
+    if t.all {
+        return "all".to_string();
+    }
+    let mut items: Vec<String> = t
+        .first
         .iter()
-        .find_map(|n| field(body, n))
-    else {
-        return 0;
-    };
-    elements(topics)
-        .map(|t| {
-            [
-                "Partitions",
-                "PartitionData",
-                "PartitionResponses",
-                "PartitionIndexes",
-            ]
-            .iter()
-            .find_map(|n| field(t, n))
-            .map_or(0, |p| match p.value {
-                Value::Array(n) => n,
-                _ => 0,
-            })
+        .map(|e| {
+            let mut s = match &e.topic {
+                TopicRef::Name(n) => n.clone(),
+                // An id whose name an earlier message gave reads as the name.
+                TopicRef::Id(_, Some(n)) => n.clone(),
+                TopicRef::Id(u, None) => super::value::uuid(u),
+                TopicRef::Unnamed => "?".to_string(),
+            };
+            if let Some(c) = e.error {
+                let _ = write!(s, "({})", error_name(c));
+            }
+            s
         })
-        .sum()
+        .collect();
+    if t.total > t.first.len() {
+        items.push(format!("+{} more", t.total - t.first.len()));
+    }
+    format!("[{}]", items.join(", "))
+}
+
+/// SASL: the mechanism asked for or offered, and the login step with its user.
+fn sasl_words(msg: &Message, words: &mut Vec<String>) {
+    let f = &msg.facts;
+    if let Some(m) = &f.mechanism {
+        words.push(format!("mechanism={m}"));
+    }
+    if let Some(list) = &f.mechanisms {
+        words.push(format!("mechanisms=[{}]", list.join(", ")));
+    }
+    if let Some(sasl) = &msg.sasl {
+        words.push(format!("sasl={}", quote(sasl.step.short())));
+        if let Some(u) = &sasl.user {
+            words.push(format!("user={}", quote(u)));
+        }
+    }
+}
+
+/// Errors below the top level: one level down outside the topic lists (those show beside each
+/// topic: FindCoordinator v4+'s Coordinators[], DescribeGroups' Groups[]), and the count and
+/// names of deeper ones (partitions).
+fn error_words(msg: &Message, words: &mut Vec<String>) {
+    let mut nested: Vec<String> = Vec::new();
+    for (path, code) in msg
+        .errors
+        .iter()
+        .filter(|(p, _)| p.matches('.').count() == 1)
+    {
+        let list = path.split('[').next().unwrap_or("");
+        if ["Topics", "TopicData", "Responses", "Results", "Resources"].contains(&list) {
+            continue;
+        }
+        let item = path.rsplit_once('.').map_or(path.as_str(), |(a, _)| a);
+        nested.push(format!("{}({item})", error_name(*code)));
+    }
+    if !nested.is_empty() {
+        let more = nested.len().saturating_sub(MAX_TOPICS);
+        nested.truncate(MAX_TOPICS);
+        if more > 0 {
+            nested.push(format!("+{more} more"));
+        }
+        words.push(format!("errors=[{}]", nested.join(", ")));
+    }
+    let deeper: Vec<i16> = msg
+        .errors
+        .iter()
+        .filter(|(p, _)| p.matches('.').count() >= 2)
+        .map(|(_, c)| *c)
+        .collect();
+    if !deeper.is_empty() {
+        let mut names_seen: Vec<&str> = Vec::new();
+        for c in &deeper {
+            let n = error_name(*c);
+            if !names_seen.contains(&n) {
+                names_seen.push(n);
+            }
+        }
+        words.push(format!(
+            "partition_errors={}({})",
+            deeper.len(),
+            names_seen.join(",")
+        ));
+    }
 }
 
 /// Milliseconds with two decimals, or microseconds below 0.01 ms.

@@ -1,0 +1,336 @@
+//! The essentials of a message, as typed facts: what a summary line, the statistics and the
+//! display filters need, gathered once when the message is decoded so that no reader searches
+//! the tree (or its text) again.
+//!
+//! The facts come from the body's top levels, which every view keeps: the topic list and its
+//! elements, the counts of arrays below them, and fields that name groups, members, producers,
+//! cursors and coordinators in whichever API has them.
+
+use super::message::Message;
+use super::node::{Node, NodeKind, Note, Value};
+use super::schema::Direction;
+
+/// Topics kept by name or id; the rest are counted.
+pub const MAX_TOPICS: usize = 5;
+
+/// A topic as the message names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TopicRef {
+    Name(String),
+    /// An id, with the name an earlier message gave it.
+    Id([u8; 16], Option<String>),
+    /// An element that names no topic.
+    Unnamed,
+}
+
+/// A topic entry: who, and its error in a response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicFact {
+    pub topic: TopicRef,
+    pub error: Option<i16>,
+}
+
+/// A list of topics (or config resources): the first few, and how many there are in all.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TopicList {
+    /// Null on the wire, or empty where that means every topic (Metadata v0).
+    pub all: bool,
+    pub first: Vec<TopicFact>,
+    pub total: usize,
+}
+
+/// A fact whose value is an integer or a string, as fields of groups and transactions are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scalar {
+    Int(i64),
+    Str(String),
+}
+
+/// Identity fields, in the order a summary names them.
+pub const IDENTITY: [(&str, &str); 10] = [
+    ("GroupId", "group"),
+    ("Key", "key"),
+    ("MemberId", "member"),
+    ("GenerationId", "generation"),
+    ("GenerationIdOrMemberEpoch", "generation"),
+    ("MemberEpoch", "member_epoch"),
+    ("ProtocolName", "protocol"),
+    ("TransactionalId", "txn"),
+    ("ProducerId", "producer_id"),
+    ("Acks", "acks"),
+];
+
+/// What a message is about.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Facts {
+    /// The top-level error code of a response, when not zero.
+    pub error: Option<i16>,
+    pub brokers: Option<usize>,
+    pub cluster_id: Option<String>,
+    /// APIs an ApiVersions response lists.
+    pub api_count: Option<usize>,
+    /// The versions an ApiVersions response advertises: (key, min, max).
+    pub advertised: Option<Vec<(i16, i64, i64)>>,
+    /// ApiVersions v3+: the client library's name and version.
+    pub software: Option<(String, String)>,
+    pub mechanism: Option<String>,
+    pub mechanisms: Option<Vec<String>>,
+    pub coordinator_keys: Option<Vec<String>>,
+    /// FindCoordinator's node (v0-3) and nodes (v4+).
+    pub coordinator: Option<i64>,
+    pub coordinators: Option<Vec<i64>>,
+    /// Group, member and transaction identity: (label, value) in [`IDENTITY`] order.
+    pub identity: Vec<(&'static str, Scalar)>,
+    pub topics: Option<TopicList>,
+    pub cursor: Option<(String, i64)>,
+    pub next_cursor: Option<(String, i64)>,
+    /// Config resources (topics, brokers, groups) named by the config APIs.
+    pub resources: Option<TopicList>,
+    /// DeleteTopics v0-5's list of names.
+    pub topic_names: Option<TopicList>,
+    /// Partition entries under the topic list.
+    pub partitions: usize,
+    pub throttle_ms: Option<i64>,
+}
+
+/// Elements of an array node (its length prefix left out).
+fn elements(n: &Node) -> impl Iterator<Item = &Node> {
+    n.children.iter().filter(|c| c.kind != NodeKind::Length)
+}
+
+/// A field of a struct by name, tagged fields included.
+pub(crate) fn field<'a>(n: &'a Node, name: &str) -> Option<&'a Node> {
+    n.children
+        .iter()
+        .find(|c| c.name == name && c.ty != "tagged_field")
+        .or_else(|| {
+            n.children
+                .iter()
+                .find(|c| c.name == name && c.ty == "tagged_field")
+                .and_then(|t| t.children.iter().find(|g| g.name == name))
+        })
+}
+
+fn string(n: &Node, name: &str) -> Option<String> {
+    field(n, name).and_then(|f| f.as_str().map(str::to_string))
+}
+
+fn array_len(n: &Node) -> Option<usize> {
+    match n.value {
+        Value::Array(k) => Some(k),
+        _ => None,
+    }
+}
+
+/// How a topic entry names its topic.
+fn topic_ref(t: &Node) -> TopicRef {
+    let name = ["Name", "TopicName", "Topic", "ResourceName"]
+        .iter()
+        .find_map(|f| string(t, f))
+        .filter(|s| !s.is_empty());
+    if let Some(n) = name {
+        return TopicRef::Name(n);
+    }
+    match field(t, "TopicId") {
+        Some(id) => match (&id.value, &id.note) {
+            (Value::Uuid(u), Note::TopicName(n)) => TopicRef::Id(*u, Some(n.clone())),
+            (Value::Uuid(u), _) => TopicRef::Id(*u, None),
+            _ => TopicRef::Unnamed,
+        },
+        None => TopicRef::Unnamed,
+    }
+}
+
+/// The first few entries of a topic (or resource) array, with their errors in a response.
+fn topic_list(arr: &Node, with_errors: bool, empty_means_all: bool) -> TopicList {
+    if arr.value == Value::Null || (empty_means_all && arr.value == Value::Array(0)) {
+        return TopicList {
+            all: true,
+            ..TopicList::default()
+        };
+    }
+    let first = elements(arr)
+        .take(MAX_TOPICS)
+        .map(|t| TopicFact {
+            topic: topic_ref(t),
+            error: with_errors
+                .then(|| field(t, "ErrorCode").and_then(Node::as_int))
+                .flatten()
+                .filter(|c| *c != 0)
+                .map(|c| c as i16),
+        })
+        .collect();
+    TopicList {
+        all: false,
+        first,
+        // The count on the wire: past --max-elements the elements are not kept as nodes.
+        total: array_len(arr).unwrap_or_else(|| elements(arr).count()),
+    }
+}
+
+/// A list of plain strings (DeleteTopics v0-5's TopicNames) as a topic list.
+fn name_list(arr: &Node) -> TopicList {
+    let names: Vec<&str> = elements(arr).filter_map(Node::as_str).collect();
+    TopicList {
+        all: false,
+        first: names
+            .iter()
+            .take(MAX_TOPICS)
+            .map(|n| TopicFact {
+                topic: TopicRef::Name(n.to_string()),
+                error: None,
+            })
+            .collect(),
+        total: names.len(),
+    }
+}
+
+/// Partition entries under the topic list (Produce, Fetch, ListOffsets, OffsetCommit...).
+fn partition_count(body: &Node) -> usize {
+    let Some(topics) = ["Topics", "TopicData", "Responses"]
+        .iter()
+        .find_map(|n| field(body, n))
+    else {
+        return 0;
+    };
+    elements(topics)
+        .map(|t| {
+            [
+                "Partitions",
+                "PartitionData",
+                "PartitionResponses",
+                "PartitionIndexes",
+            ]
+            .iter()
+            .find_map(|n| field(t, n))
+            .and_then(array_len)
+            .unwrap_or(0)
+        })
+        .sum()
+}
+
+/// (key, min, max) of each API an ApiVersions response lists.
+fn advertised(arr: &Node) -> Vec<(i16, i64, i64)> {
+    elements(arr)
+        .filter_map(|e| {
+            let get = |n: &str| field(e, n).and_then(Node::as_int);
+            Some((
+                get("ApiKey")? as i16,
+                get("MinVersion")?,
+                get("MaxVersion")?,
+            ))
+        })
+        .collect()
+}
+
+/// DescribeTopicPartitions' cursor: (topic, partition) when present.
+fn cursor(body: &Node, name: &str) -> Option<(String, i64)> {
+    let c = field(body, name).filter(|c| c.value == Value::Struct)?;
+    Some((
+        string(c, "TopicName").unwrap_or_else(|| "?".into()),
+        field(c, "PartitionIndex")
+            .and_then(Node::as_int)
+            .unwrap_or(-1),
+    ))
+}
+
+fn identity(body: &Node) -> Vec<(&'static str, Scalar)> {
+    IDENTITY
+        .iter()
+        .filter_map(|(f, label)| {
+            let v = match &field(body, f)?.value {
+                Value::Str(Some(s)) if !s.is_empty() => Scalar::Str(s.clone()),
+                Value::Int(i) => Scalar::Int(*i),
+                _ => return None,
+            };
+            Some((*label, v))
+        })
+        .collect()
+}
+
+/// The facts of a decoded message.
+pub fn collect(msg: &Message) -> Facts {
+    let Some(body) = msg.body() else {
+        return Facts::default();
+    };
+    let response = msg.direction == Direction::Response;
+    let mut f = Facts {
+        identity: identity(body),
+        partitions: partition_count(body),
+        cursor: cursor(body, "Cursor"),
+        next_cursor: cursor(body, "NextCursor"),
+        mechanism: string(body, "Mechanism"),
+        mechanisms: field(body, "Mechanisms").map(|l| {
+            elements(l)
+                .filter_map(|n| n.as_str().map(str::to_string))
+                .collect()
+        }),
+        coordinator_keys: field(body, "CoordinatorKeys").map(|l| {
+            elements(l)
+                .filter_map(|n| n.as_str().map(str::to_string))
+                .collect()
+        }),
+        throttle_ms: field(body, "ThrottleTimeMs").and_then(Node::as_int),
+        topic_names: field(body, "TopicNames").map(name_list),
+        ..Facts::default()
+    };
+    if response {
+        f.error = field(body, "ErrorCode")
+            .and_then(Node::as_int)
+            .filter(|c| *c != 0)
+            .map(|c| c as i16);
+        f.brokers = field(body, "Brokers").and_then(array_len);
+        f.cluster_id = string(body, "ClusterId");
+        f.api_count = field(body, "ApiKeys").and_then(array_len);
+        if msg.api_key == Some(18) {
+            f.advertised = field(body, "ApiKeys").map(advertised);
+        }
+    } else {
+        f.software = string(body, "ClientSoftwareName").zip(string(body, "ClientSoftwareVersion"));
+    }
+    // FindCoordinator: the node that coordinates (one, or one per key from v4).
+    if msg.api_key == Some(10) && response {
+        f.coordinator = field(body, "NodeId").and_then(Node::as_int);
+        f.coordinators = field(body, "Coordinators").map(|l| {
+            elements(l)
+                .filter_map(|c| field(c, "NodeId").and_then(Node::as_int))
+                .collect()
+        });
+    }
+    if let Some(t) = field(body, "Topics")
+        .or_else(|| field(body, "TopicData"))
+        .or_else(|| field(body, "Responses"))
+    {
+        // Metadata v0 asks for every topic with an empty list (a null list from v1 on).
+        let empty_means_all = !response && msg.api_key == Some(3) && msg.api_version == Some(0);
+        f.topics = Some(topic_list(t, response, empty_means_all));
+    }
+    // Config APIs name resources (topics, brokers, groups) rather than topics.
+    if let Some(r) = field(body, "Resources").or_else(|| field(body, "Results")) {
+        if elements(r).any(|e| field(e, "ResourceName").is_some()) {
+            f.resources = Some(topic_list(r, response, false));
+        }
+    }
+    f
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_metadata_v13_response_names_its_cluster_brokers_and_topics() {
+        // The seed vector: decode it and read the facts.
+        let text = include_str!("../../tests/fixtures/vectors/metadata-v13-response.hex");
+        let bytes = crate::capture::hex::parse(text).unwrap();
+        let m = crate::kafka::decode_response(&bytes, 3, 13);
+        let f = collect(&m);
+        assert_eq!(f.brokers, Some(1));
+        assert_eq!(f.cluster_id.as_deref(), Some(""));
+        let topics = f.topics.unwrap();
+        assert_eq!(topics.total, 1);
+        assert!(!topics.all);
+        assert_eq!(f.partitions, 1);
+    }
+}

@@ -303,6 +303,7 @@ impl Tracker {
     }
 
     /// Takes one reassembly event.
+    /// Takes one event from reassembly.
     pub fn event(&mut self, ev: Event<'_>, sink: &mut impl Sink) {
         match ev {
             Event::Open {
@@ -310,292 +311,332 @@ impl Tracker {
                 a,
                 b,
                 syn_from,
-            } => {
-                let on_port = |x: &SocketAddr| self.cfg.ports.contains(&x.port());
-                let broker = match (on_port(&a), on_port(&b)) {
-                    (true, false) => Some(a),
-                    (false, true) => Some(b),
-                    (true, true) => Some(if syn_from == Some(a) { b } else { a }),
-                    (false, false) => None,
-                };
-                let state = if broker.is_some() {
-                    State::Kafka
-                } else if self.cfg.detect {
-                    State::Undecided
-                } else {
-                    State::NotKafka
-                };
-                if let Some(br) = broker {
-                    let client = if br == a { b } else { a };
-                    sink.notice(&Notice::Connection {
-                        stream,
-                        client,
-                        broker: br,
-                        detected: false,
-                    });
-                }
-                self.conns.insert(
-                    stream,
-                    KConn {
-                        addrs: [a, b],
-                        broker,
-                        state,
-                        halves: [KHalf::default(), KHalf::default()],
-                        pending: HashMap::new(),
-                        pending_order: Default::default(),
-                        used: Vec::new(),
-                        data_events: 0,
-                    },
-                );
-            }
+            } => self.open(stream, [a, b], syn_from, sink),
             Event::Data {
                 stream,
                 src,
                 dst,
                 bytes,
                 at,
-            } => {
-                let cfg = self.cfg.clone();
-                let Some(c) = self.conns.get_mut(&stream) else {
-                    return;
-                };
-                let d = usize::from(*crate::be::pick(&c.addrs, 0) != src);
-                match c.state {
-                    State::NotKafka => {}
-                    State::Undecided => {
-                        c.data_events += 1;
-                        let h = crate::be::pick_mut(&mut c.halves, d);
-                        h.push(bytes, at.frame);
-                        if plausible_request_at(h.buf.get(h.pos..).unwrap_or(&[]), cfg.max_frame) {
-                            c.state = State::Kafka;
-                            c.broker = Some(dst);
-                            sink.notice(&Notice::Connection {
-                                stream,
-                                client: src,
-                                broker: dst,
-                                detected: true,
-                            });
-                            // Requests first, then whatever the broker already said.
-                            Self::cut(c, &cfg, &mut self.topics, stream, d, at, sink);
-                            Self::cut(c, &cfg, &mut self.topics, stream, 1 - d, at, sink);
-                        } else if c.data_events > DETECT_EVENTS
-                            || c.halves.iter().any(|h| h.buf.len() > DETECT_BUFFER)
-                        {
-                            c.state = State::NotKafka;
-                            c.halves = [KHalf::default(), KHalf::default()];
-                        }
-                    }
-                    State::Kafka => {
-                        let h = crate::be::pick_mut(&mut c.halves, d);
-                        h.last_at = at;
-                        h.push(bytes, at.frame);
-                        Self::cut(c, &cfg, &mut self.topics, stream, d, at, sink);
-                    }
-                }
-            }
+            } => self.data(stream, (src, dst), bytes, at, sink),
             Event::Gap {
                 stream,
                 src,
                 dst,
                 kind,
                 at,
-            } => {
-                let Some(c) = self.conns.get_mut(&stream) else {
-                    return;
-                };
-                let d = usize::from(*crate::be::pick(&c.addrs, 0) != src);
-                let is_request = c.broker != Some(src);
-                let h = crate::be::pick_mut(&mut c.halves, d);
-                // While still looking for a boundary after an earlier gap, the buffered bytes
-                // are a frame only from a plausible header on (a response's must answer a
-                // pending request); before it they belong to the loss already reported.
-                if h.resync && c.state == State::Kafka {
-                    let data = h.buf.get(h.pos..).unwrap_or(&[]);
-                    if let Some(i) =
-                        partial_candidate(data, is_request, &c.pending, self.cfg.max_frame)
-                    {
-                        let reason = h.why.unwrap_or(ResyncReason::Gap);
-                        sink.notice(&Notice::Resync {
-                            stream,
-                            src,
-                            dst,
-                            at,
-                            skipped: i + std::mem::take(&mut h.dropped),
-                            reason,
-                        });
-                        h.pos += i;
-                        h.resync = false;
-                    }
-                }
-                let resyncing = h.resync;
-                let present = if resyncing { 0 } else { h.buf.len() - h.pos };
-                // A gap between frames may still have swallowed whole frames: report every
-                // loss; only a mid-stream start with nothing buffered is silent here (the
-                // resync notice tells it).
-                if c.state == State::Kafka
-                    && !resyncing
-                    && (present > 0 || kind != GapKind::MidStream)
-                {
-                    sink.notice(&Notice::LostInGap {
-                        stream,
-                        src,
-                        dst,
-                        at,
-                        present,
-                        kind,
-                    });
-                }
-                if c.state == State::Kafka && present >= 8 {
-                    // Show what the gap left of the frame: its header at least.
-                    let span = Span {
-                        first: h.frame_at(h.pos),
-                        at,
-                    };
-                    let part = h.buf.split_off(h.pos);
-                    if is_request {
-                        Self::on_request(
-                            c,
-                            &self.cfg,
-                            &mut self.topics,
-                            stream,
-                            src,
-                            dst,
-                            &part,
-                            span,
-                            true,
-                            sink,
-                        );
-                    } else {
-                        Self::on_response(
-                            c,
-                            &self.cfg,
-                            &mut self.topics,
-                            stream,
-                            src,
-                            dst,
-                            &part,
-                            span,
-                            true,
-                            sink,
-                        );
-                    }
-                }
-                let h = crate::be::pick_mut(&mut c.halves, d);
-                h.clear();
-                h.resync = true;
-                h.scan = Scan::default();
-                h.why = Some(if kind == GapKind::MidStream {
-                    ResyncReason::MidStream
-                } else {
-                    ResyncReason::Gap
-                });
-            }
+            } => self.gap(stream, (src, dst), kind, at, sink),
             Event::Retransmission { stream, at, .. } => {
-                if self
-                    .conns
-                    .get(&stream)
-                    .is_some_and(|c| c.state == State::Kafka)
-                {
+                if self.is_kafka(stream) {
                     sink.notice(&Notice::Retransmission { stream, at });
                 }
             }
             Event::ConflictingOverlap {
                 stream, at, offset, ..
             } => {
-                if self
-                    .conns
-                    .get(&stream)
-                    .is_some_and(|c| c.state == State::Kafka)
-                {
+                if self.is_kafka(stream) {
                     sink.notice(&Notice::ConflictingOverlap { stream, at, offset });
                 }
             }
-            Event::Close { stream } => {
-                let Some(c) = self.conns.get_mut(&stream) else {
-                    return;
-                };
-                if c.state == State::Kafka {
-                    // A frame that never completed but holds the start of another: its size
-                    // prefix was bogus, and the frames after it are still to be shown.
-                    for d in 0..2 {
-                        Self::rescan_at_end(c, &self.cfg, &mut self.topics, stream, d, sink);
-                    }
-                    // Bytes still waiting for a verified boundary: at the end, a plausible
-                    // header is the best there is; decode from it rather than drop them.
-                    for d in 0..2 {
-                        let is_request = c.broker != Some(*crate::be::pick(&c.addrs, d));
-                        let h = crate::be::pick_mut(&mut c.halves, d);
-                        if !h.resync {
-                            continue;
-                        }
-                        let data = h.buf.get(h.pos..).unwrap_or(&[]);
-                        if let Some(i) =
-                            partial_candidate(data, is_request, &c.pending, self.cfg.max_frame)
-                        {
-                            let at = h.last_at;
-                            if i > 0 {
-                                let (src, dst) = (
-                                    *crate::be::pick(&c.addrs, d),
-                                    *crate::be::pick(&c.addrs, 1 - d),
-                                );
-                                let reason = h.why.unwrap_or(ResyncReason::Gap);
-                                sink.notice(&Notice::Resync {
-                                    stream,
-                                    src,
-                                    dst,
-                                    at,
-                                    skipped: i + std::mem::take(&mut h.dropped),
-                                    reason,
-                                });
-                            }
-                            h.pos += i;
-                            h.resync = false;
-                            h.why = None;
-                            let cfg = self.cfg.clone();
-                            Self::cut(c, &cfg, &mut self.topics, stream, d, at, sink);
-                        }
-                    }
-                    for d in 0..2 {
-                        let h = crate::be::pick(&c.halves, d);
-                        let present = h.buf.len() - h.pos;
-                        if h.resync && present + h.dropped > 0 {
-                            // Still looking for a boundary at the end: all of it was skipped.
-                            sink.notice(&Notice::Resync {
-                                stream,
-                                src: *crate::be::pick(&c.addrs, d),
-                                dst: *crate::be::pick(&c.addrs, 1 - d),
-                                at: h.last_at,
-                                skipped: present + h.dropped,
-                                reason: h.why.unwrap_or(ResyncReason::Gap),
-                            });
-                        }
-                        if present > 0 && !h.resync {
-                            let want = h
-                                .buf
-                                .get(h.pos..h.pos + 4)
-                                .map(|b| crate::be::i32_at(b, 0).max(0) as usize + 4)
-                                .unwrap_or(4);
-                            sink.notice(&Notice::EndedInFrame {
-                                stream,
-                                src: *crate::be::pick(&c.addrs, d),
-                                present,
-                                want,
-                            });
-                        }
-                    }
+            Event::Close { stream } => self.close(stream, sink),
+        }
+    }
+
+    fn is_kafka(&self, stream: u32) -> bool {
+        self.conns
+            .get(&stream)
+            .is_some_and(|c| c.state == State::Kafka)
+    }
+
+    /// A new connection: Kafka when one side is on a broker port, else to be decided by
+    /// what it says (or not Kafka, without detection).
+    fn open(
+        &mut self,
+        stream: u32,
+        [a, b]: [SocketAddr; 2],
+        syn_from: Option<SocketAddr>,
+        sink: &mut impl Sink,
+    ) {
+        let on_port = |x: &SocketAddr| self.cfg.ports.contains(&x.port());
+        let broker = match (on_port(&a), on_port(&b)) {
+            (true, false) => Some(a),
+            (false, true) => Some(b),
+            (true, true) => Some(if syn_from == Some(a) { b } else { a }),
+            (false, false) => None,
+        };
+        let state = if broker.is_some() {
+            State::Kafka
+        } else if self.cfg.detect {
+            State::Undecided
+        } else {
+            State::NotKafka
+        };
+        if let Some(br) = broker {
+            let client = if br == a { b } else { a };
+            sink.notice(&Notice::Connection {
+                stream,
+                client,
+                broker: br,
+                detected: false,
+            });
+        }
+        self.conns.insert(
+            stream,
+            KConn {
+                addrs: [a, b],
+                broker,
+                state,
+                halves: [KHalf::default(), KHalf::default()],
+                pending: HashMap::new(),
+                pending_order: Default::default(),
+                used: Vec::new(),
+                data_events: 0,
+            },
+        );
+    }
+
+    /// In-order bytes of one direction.
+    fn data(
+        &mut self,
+        stream: u32,
+        (src, dst): (SocketAddr, SocketAddr),
+        bytes: &[u8],
+        at: At,
+        sink: &mut impl Sink,
+    ) {
+        let cfg = &self.cfg;
+        let Some(c) = self.conns.get_mut(&stream) else {
+            return;
+        };
+        let d = usize::from(*crate::be::pick(&c.addrs, 0) != src);
+        match c.state {
+            State::NotKafka => {}
+            State::Undecided => {
+                c.data_events += 1;
+                let h = crate::be::pick_mut(&mut c.halves, d);
+                h.push(bytes, at.frame);
+                if plausible_request_at(h.buf.get(h.pos..).unwrap_or(&[]), cfg.max_frame) {
+                    c.state = State::Kafka;
+                    c.broker = Some(dst);
+                    sink.notice(&Notice::Connection {
+                        stream,
+                        client: src,
+                        broker: dst,
+                        detected: true,
+                    });
+                    // Requests first, then whatever the broker already said.
+                    Self::cut(c, cfg, &mut self.topics, stream, d, at, sink);
+                    Self::cut(c, cfg, &mut self.topics, stream, 1 - d, at, sink);
+                } else if c.data_events > DETECT_EVENTS
+                    || c.halves.iter().any(|h| h.buf.len() > DETECT_BUFFER)
+                {
+                    c.state = State::NotKafka;
+                    c.halves = [KHalf::default(), KHalf::default()];
                 }
-                // An ended connection is forgotten, so that memory follows the connections
-                // open, not all those seen; its unanswered requests wait for the final list.
-                // Past KEEP_UNANSWERED they are told at once, keeping memory bounded.
-                if let Some(c) = self.conns.remove(&stream) {
-                    for n in unanswered_of(stream, &c) {
-                        if self.unanswered.len() < KEEP_UNANSWERED {
-                            self.unanswered.push(n);
-                        } else {
-                            sink.notice(&n);
-                        }
-                    }
+            }
+            State::Kafka => {
+                let h = crate::be::pick_mut(&mut c.halves, d);
+                h.last_at = at;
+                h.push(bytes, at.frame);
+                Self::cut(c, cfg, &mut self.topics, stream, d, at, sink);
+            }
+        }
+    }
+
+    /// Bytes of one direction that will never arrive: report the frame they cut, show what
+    /// was captured of it, and look for the next frame boundary after them.
+    fn gap(
+        &mut self,
+        stream: u32,
+        (src, dst): (SocketAddr, SocketAddr),
+        kind: GapKind,
+        at: At,
+        sink: &mut impl Sink,
+    ) {
+        let Some(c) = self.conns.get_mut(&stream) else {
+            return;
+        };
+        let d = usize::from(*crate::be::pick(&c.addrs, 0) != src);
+        let is_request = c.broker != Some(src);
+        let h = crate::be::pick_mut(&mut c.halves, d);
+        // While still looking for a boundary after an earlier gap, the buffered bytes
+        // are a frame only from a plausible header on (a response's must answer a
+        // pending request); before it they belong to the loss already reported.
+        if h.resync && c.state == State::Kafka {
+            let data = h.buf.get(h.pos..).unwrap_or(&[]);
+            if let Some(i) = partial_candidate(data, is_request, &c.pending, self.cfg.max_frame) {
+                let reason = h.why.unwrap_or(ResyncReason::Gap);
+                sink.notice(&Notice::Resync {
+                    stream,
+                    src,
+                    dst,
+                    at,
+                    skipped: i + std::mem::take(&mut h.dropped),
+                    reason,
+                });
+                h.pos += i;
+                h.resync = false;
+            }
+        }
+        let resyncing = h.resync;
+        let present = if resyncing { 0 } else { h.buf.len() - h.pos };
+        // A gap between frames may still have swallowed whole frames: report every
+        // loss; only a mid-stream start with nothing buffered is silent here (the
+        // resync notice tells it).
+        if c.state == State::Kafka && !resyncing && (present > 0 || kind != GapKind::MidStream) {
+            sink.notice(&Notice::LostInGap {
+                stream,
+                src,
+                dst,
+                at,
+                present,
+                kind,
+            });
+        }
+        if c.state == State::Kafka && present >= 8 {
+            // Show what the gap left of the frame: its header at least.
+            let span = Span {
+                first: h.frame_at(h.pos),
+                at,
+            };
+            let part = h.buf.split_off(h.pos);
+            if is_request {
+                Self::on_request(
+                    c,
+                    &self.cfg,
+                    &mut self.topics,
+                    stream,
+                    src,
+                    dst,
+                    &part,
+                    span,
+                    true,
+                    sink,
+                );
+            } else {
+                Self::on_response(
+                    c,
+                    &self.cfg,
+                    &mut self.topics,
+                    stream,
+                    src,
+                    dst,
+                    &part,
+                    span,
+                    true,
+                    sink,
+                );
+            }
+        }
+        let h = crate::be::pick_mut(&mut c.halves, d);
+        h.clear();
+        h.resync = true;
+        h.scan = Scan::default();
+        h.why = Some(if kind == GapKind::MidStream {
+            ResyncReason::MidStream
+        } else {
+            ResyncReason::Gap
+        });
+    }
+
+    /// The connection ended: cut what is left, report what cannot be, forget it.
+    fn close(&mut self, stream: u32, sink: &mut impl Sink) {
+        let Some(c) = self.conns.get_mut(&stream) else {
+            return;
+        };
+        if c.state == State::Kafka {
+            // A frame that never completed but holds the start of another: its size
+            // prefix was bogus, and the frames after it are still to be shown.
+            for d in 0..2 {
+                Self::rescan_at_end(c, &self.cfg, &mut self.topics, stream, d, sink);
+            }
+            Self::resync_at_end(c, &self.cfg, &mut self.topics, stream, sink);
+            Self::report_leftovers(c, stream, sink);
+        }
+        // An ended connection is forgotten, so that memory follows the connections
+        // open, not all those seen; its unanswered requests wait for the final list.
+        // Past KEEP_UNANSWERED they are told at once, keeping memory bounded.
+        if let Some(c) = self.conns.remove(&stream) {
+            for n in unanswered_of(stream, &c) {
+                if self.unanswered.len() < KEEP_UNANSWERED {
+                    self.unanswered.push(n);
+                } else {
+                    sink.notice(&n);
                 }
+            }
+        }
+    }
+
+    /// Bytes still waiting for a verified boundary: at the end, a plausible header is the
+    /// best there is; decode from it rather than drop them.
+    fn resync_at_end(
+        c: &mut KConn,
+        cfg: &Config,
+        topics: &mut TopicNames,
+        stream: u32,
+        sink: &mut impl Sink,
+    ) {
+        for d in 0..2 {
+            let is_request = c.broker != Some(*crate::be::pick(&c.addrs, d));
+            let h = crate::be::pick_mut(&mut c.halves, d);
+            if !h.resync {
+                continue;
+            }
+            let data = h.buf.get(h.pos..).unwrap_or(&[]);
+            if let Some(i) = partial_candidate(data, is_request, &c.pending, cfg.max_frame) {
+                let at = h.last_at;
+                if i > 0 {
+                    let (src, dst) = (
+                        *crate::be::pick(&c.addrs, d),
+                        *crate::be::pick(&c.addrs, 1 - d),
+                    );
+                    let reason = h.why.unwrap_or(ResyncReason::Gap);
+                    sink.notice(&Notice::Resync {
+                        stream,
+                        src,
+                        dst,
+                        at,
+                        skipped: i + std::mem::take(&mut h.dropped),
+                        reason,
+                    });
+                }
+                h.pos += i;
+                h.resync = false;
+                h.why = None;
+                Self::cut(c, cfg, topics, stream, d, at, sink);
+            }
+        }
+    }
+
+    /// What a connection left at its end: bytes skipped while resynchronising, and a frame
+    /// it ended inside.
+    fn report_leftovers(c: &KConn, stream: u32, sink: &mut impl Sink) {
+        for d in 0..2 {
+            let h = crate::be::pick(&c.halves, d);
+            let present = h.buf.len() - h.pos;
+            if h.resync && present + h.dropped > 0 {
+                // Still looking for a boundary at the end: all of it was skipped.
+                sink.notice(&Notice::Resync {
+                    stream,
+                    src: *crate::be::pick(&c.addrs, d),
+                    dst: *crate::be::pick(&c.addrs, 1 - d),
+                    at: h.last_at,
+                    skipped: present + h.dropped,
+                    reason: h.why.unwrap_or(ResyncReason::Gap),
+                });
+            }
+            if present > 0 && !h.resync {
+                let want = h
+                    .buf
+                    .get(h.pos..h.pos + 4)
+                    .map(|b| crate::be::i32_at(b, 0).max(0) as usize + 4)
+                    .unwrap_or(4);
+                sink.notice(&Notice::EndedInFrame {
+                    stream,
+                    src: *crate::be::pick(&c.addrs, d),
+                    present,
+                    want,
+                });
             }
         }
     }

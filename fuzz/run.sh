@@ -36,20 +36,26 @@ target=$1 minutes=$2
 shift 2
 [[ $minutes =~ ^[0-9]+$ ]] && [ "$minutes" -gt 0 ] || usage
 
-# LIMITS. -rss_limit_mb: peak RSS of the process, with ASan's overhead (about 2-3x). Clean
-# inputs at these -max_len peak well under 200 MB (measured on the seeds); the hostile-input
-# findings go far past it: a 145-byte frame of nested wrappers (item 1 of the memory issue)
-# took 3.9 GB without ASan, 7 record batch bombs of 64 MiB each 450 MB. 512 MB sits between,
-# and matches the issue's target (128 MiB without ASan, 256 MiB for -V/--json of a 100 MiB
-# frame) with room for ASan. -malloc_limit_mb: one allocation larger than this is a finding:
-# 128 MB is twice --max-decompressed (64 MiB, whose buffer may double once while it grows).
-# -max_len: frames up to 16 KiB (room for 7 bombs of 2 KiB), captures up to 128 KiB.
+# LIMITS, measured (per input, peak RSS under ASan, quarantine 32 MB; see fuzz/RESULTS.md):
+# clean inputs peak at 132 MB (frame: a 27 KB Metadata response through every renderer) and
+# 99 MB (pipeline); an input that decompresses a full --max-decompressed (64 MiB) peaks at
+# 220-285 MB once the memory fixes are in. Before them, the hostile seeds took 614 MB (7 batch
+# bombs), 853 MB (the 145-byte nested-wrapper frame of item 1, in a capture) and 1.6 GB (the
+# `everything` capture) in the pipeline target, and the frame targets render -V and JSON too
+# (3.9 GB for item 1 without ASan). So:
+#   -rss_limit_mb=384    between the two; about 256 MiB of real memory once ASan's shadow and
+#                        redzones are taken off, the issue's target for -V/--json;
+#   -malloc_limit_mb=160 one allocation of 160 MiB or more is a finding: --max-decompressed's
+#                        buffer (64 MiB) may double once, to 128 MiB, while it grows;
+#   ASAN_OPTIONS quarantine_size_mb=32: ASan's default quarantine (256 MB of freed memory
+#                        kept to catch use-after-free) would otherwise count against the limit.
+# -max_len: frames up to 16 KiB (room for 7 zstd bombs of 2 KiB), captures up to 128 KiB.
 case $target in
-  hex)            dict=hex.dict;      max_len=65536;  rss=512; malloc=128; extra=(-only_ascii=1) ;;
-  frame)          dict=kafka.dict;    max_len=16384;  rss=512; malloc=128; extra=() ;;
-  frame_registry) dict=kafka.dict;    max_len=16384;  rss=512; malloc=128; extra=() ;;
-  reassembly)     dict=kafka.dict;    max_len=32768;  rss=512; malloc=128; extra=() ;;
-  pipeline)       dict=pipeline.dict; max_len=131072; rss=512; malloc=128; extra=() ;;
+  hex)            dict=hex.dict;      max_len=65536;  rss=384; malloc=160; extra=(-only_ascii=1) ;;
+  frame)          dict=kafka.dict;    max_len=16384;  rss=384; malloc=160; extra=() ;;
+  frame_registry) dict=kafka.dict;    max_len=16384;  rss=384; malloc=160; extra=() ;;
+  reassembly)     dict=kafka.dict;    max_len=32768;  rss=384; malloc=160; extra=() ;;
+  pipeline)       dict=pipeline.dict; max_len=131072; rss=384; malloc=160; extra=() ;;
   *) echo "fuzz/run.sh: unknown target $target (hex frame frame_registry reassembly pipeline)" >&2; exit 2 ;;
 esac
 rss=${FUZZ_RSS_MB:-$rss}
@@ -76,6 +82,7 @@ corpus=${FUZZ_CORPUS:-$src/fuzz/corpus/$target}
 artifacts=$FUZZ/artifacts/$target
 mkdir -p "$corpus" "$artifacts"
 
+export ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=32}
 if [ -n "${FUZZ_TOOLCHAIN:-}" ]; then
   fuzz_cmd=(cargo "+$FUZZ_TOOLCHAIN" fuzz)
 else
@@ -102,6 +109,7 @@ flags=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -timeout=10
        -max_total_time=$((minutes * 60)) -print_final_stats=1 "${extra[@]}" "$@")
 echo "== $target on $rev for $minutes min: ${flags[*]}" >&2
 echo "== log: $log" >&2
+(cd "$src" && "${fuzz_cmd[@]}" build -O --fuzz-dir "$src/fuzz" --target-dir "$WORK/target" "$target") >&2
 t0=$(date +%s)
 (cd "$src" && "${fuzz_cmd[@]}" run -O --fuzz-dir "$src/fuzz" --target-dir "$WORK/target" \
     "$target" "$corpus" -- "${flags[@]}") > "$log" 2>&1 || true
@@ -137,8 +145,8 @@ if [ -z "${FUZZ_NO_RECORD:-}" ]; then
 ## Runs by fuzz/run.sh
 
 One row per run of `fuzz/run.sh TARGET MINUTES` (ASan, fork mode, the target's dictionary in
-fuzz/dict/, -max_len and the memory limits set in fuzz/run.sh: -rss_limit_mb=512
--malloc_limit_mb=128 unless the flags column says otherwise, -timeout=10). The commit is the
+fuzz/dict/, -max_len and the memory limits set in fuzz/run.sh, -timeout=10,
+ASAN_OPTIONS=quarantine_size_mb=32). The commit is the
 clean export that was fuzzed. OOMs, timeouts and crashes are counted by libFuzzer over the
 whole run (the same input may count more than once); the inputs are in fuzz/artifacts/TARGET/.
 

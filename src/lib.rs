@@ -9,6 +9,7 @@
 
 pub(crate) mod be;
 pub mod capture;
+pub mod filter;
 pub mod kafka;
 pub mod pipeline;
 pub mod render;

@@ -270,11 +270,8 @@ impl<W: Write> Output<W> {
             .iter()
             .skip(usize::from(rec.msg.error.is_none()))
         {
-            writeln!(
-                self.out,
-                "!! malformed at 0x{:04x}: {}",
-                d.offset, d.message
-            )?;
+            let m = render::with_hint(&d.message, d.kind);
+            writeln!(self.out, "!! malformed at 0x{:04x}: {m}", d.offset)?;
         }
         writeln!(self.out)
     }
@@ -937,6 +934,19 @@ impl Ranges {
     }
 }
 
+/// The command line's advice for a file that is not a capture: undo a compression kdissect
+/// does not read itself, or read hex text with its own flag.
+fn capture_hint(e: &kdissect::capture::pcap::CaptureError) -> String {
+    use kdissect::capture::pcap::{compressed, CaptureError};
+    match e {
+        CaptureError::NotACapture { magic } => match compressed(magic) {
+            Some((_, tool)) => format!(": decompress it first, e.g. `{tool} FILE | kdissect -`"),
+            None => "; for hex text use --hex".into(),
+        },
+        _ => String::new(),
+    }
+}
+
 /// Counts bytes read and, on a terminal, draws a progress line on stderr.
 struct Progress<R: Read> {
     inner: R,
@@ -1185,7 +1195,7 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         if let Some(e) = err {
             trouble = true;
             if health.packets == 0 {
-                eprintln!("kdissect: {display}: {e}");
+                eprintln!("kdissect: {display}: {e}{}", capture_hint(&e));
             } else {
                 eprintln!(
                     "kdissect: {display}: {e}; the {} packets before it were read",

@@ -1074,10 +1074,12 @@ fn print_message(
         writeln!(out, "{notice}")?;
     }
     for d in &msg.diagnoses {
-        writeln!(out, "!! malformed at 0x{:04x}: {}", d.offset, d.message)?;
+        let m = render::with_hint(&d.message, d.kind);
+        writeln!(out, "!! malformed at 0x{:04x}: {m}", d.offset)?;
     }
     if let Some(e) = &msg.error {
-        writeln!(out, "!! decoding stopped: {e}")?;
+        let m = render::with_hint(&e.to_string(), e.kind.problem()).into_owned();
+        writeln!(out, "!! decoding stopped: {m}")?;
     }
     writeln!(out)
 }

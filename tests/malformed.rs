@@ -338,7 +338,7 @@ fn decompression_bombs_stop_at_the_cap() {
     assert!(
         m.diagnoses
             .iter()
-            .any(|d| d.message.contains("--max-decompressed")),
+            .any(|d| d.kind == kdissect::kafka::ProblemKind::DecompressionLimit),
         "{:?}",
         m.diagnoses
     );

@@ -374,7 +374,9 @@ fn limits_cut_what_is_shown() {
         &sample("confluent-produce-consume-gzip.pcap"),
     ]));
     assert!(
-        out.contains("may decompress to (--max-decompressed)"),
+        out.contains(
+            "may decompress to: the rest is not shown: --max-decompressed raises the budget"
+        ),
         "{out}"
     );
 }

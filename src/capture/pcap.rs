@@ -59,14 +59,14 @@ impl fmt::Display for CaptureError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CaptureError::NotACapture { magic } => match compressed(magic) {
-                Some((name, tool)) => write!(
+                Some((name, _)) => write!(
                     f,
-                    "{name}-compressed (first bytes {}): decompress it first, e.g. `{tool} FILE | kdissect -`",
+                    "{name}-compressed, not a pcap or pcapng file (first bytes {})",
                     hex::encode(magic)
                 ),
                 None => write!(
                     f,
-                    "not a pcap or pcapng file (first bytes {}); for hex text use --hex",
+                    "not a pcap or pcapng file (first bytes {})",
                     hex::encode(magic)
                 ),
             },
@@ -90,7 +90,7 @@ struct Interface {
 }
 
 /// Compression formats told by their magic, with the tool that undoes them.
-fn compressed(magic: &[u8; 4]) -> Option<(&'static str, &'static str)> {
+pub fn compressed(magic: &[u8; 4]) -> Option<(&'static str, &'static str)> {
     match magic {
         [0x1f, 0x8b, ..] => Some(("gzip", "zcat")),
         [0x42, 0x5a, 0x68, _] => Some(("bzip2", "bzcat")),

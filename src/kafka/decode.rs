@@ -17,6 +17,21 @@ pub enum ErrorKind {
     Malformed,
     UnknownApi,
     UnknownVersion,
+    /// A response whose request is not in the input, so its API and version are unknown.
+    Unpaired,
+}
+
+impl ErrorKind {
+    /// The problem kind this stop is reported as.
+    pub fn problem(self) -> super::problem::ProblemKind {
+        use super::problem::ProblemKind;
+        match self {
+            ErrorKind::Malformed => ProblemKind::Malformed,
+            ErrorKind::UnknownApi => ProblemKind::UnknownApi,
+            ErrorKind::UnknownVersion => ProblemKind::UnknownVersion,
+            ErrorKind::Unpaired => ProblemKind::Unpaired,
+        }
+    }
 }
 
 /// Why decoding stopped.
@@ -1046,9 +1061,12 @@ impl<'a> Decoder<'a> {
         if let (Some((from, first)), true) = (skipped_from, shallow_ok) {
             let n = count - first;
             let why = if first < keep {
-                format!("the message passed --max-nodes {}", self.opts.max_nodes)
+                format!(
+                    "the message passed the node limit of {}",
+                    self.opts.max_nodes
+                )
             } else {
-                format!("--max-elements {keep}")
+                format!("the element limit of {keep}")
             };
             let mut raw = leaf("omitted", "elements", from, self.pos - from, self.region);
             raw.kind = NodeKind::Raw;

@@ -1,7 +1,7 @@
 //! Cutting a byte stream into frames by their int32 size prefixes, and telling requests from
 //! responses when nothing but the bytes is known (hex input).
 
-use super::decode::DecodeOptions;
+use super::decode::{DecodeOptions, ErrorKind};
 use super::message::peek_request;
 use super::message::{
     decode_request, decode_response_header_only, peek_response_correlation, Message,
@@ -143,8 +143,9 @@ impl Conversation {
                 Some((k, v)) => decode_response_with(frame, k, v, self.opts),
                 None => decode_response_header_only(
                     frame,
+                    ErrorKind::Unpaired,
                     &format!(
-                        "no request with correlation_id {} came before this response: give --api-key K --api-version V to decode it",
+                        "no request with correlation_id {} came before this response",
                         corr.unwrap_or_default()
                     ),
                 ),
@@ -175,7 +176,8 @@ impl Conversation {
             self.remember(&req);
             return req;
         }
-        decode_response_header_only(frame, &lone_response_reason(corr))
+        let (kind, reason) = lone_response_reason(corr);
+        decode_response_header_only(frame, kind, &reason)
     }
 
     fn remember(&mut self, req: &Message) {
@@ -204,13 +206,18 @@ fn plausible_request(req: &Message) -> bool {
     (known || (header_whole && in_range)) && !looks_like_response
 }
 
-fn lone_response_reason(corr: Option<i32>) -> String {
+fn lone_response_reason(corr: Option<i32>) -> (ErrorKind, String) {
     match corr {
-        Some(c) => format!(
-            "not a request kdissect knows, and no request with correlation_id {c} came before it: \
-             to decode it as a response, give --api-key K --api-version V"
+        Some(c) => (
+            ErrorKind::Unpaired,
+            format!(
+                "not a request kdissect knows, and no request with correlation_id {c} came before it"
+            ),
         ),
-        None => "frame too short for a request or response header".to_string(),
+        None => (
+            ErrorKind::Malformed,
+            "frame too short for a request or response header".to_string(),
+        ),
     }
 }
 

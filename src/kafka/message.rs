@@ -765,14 +765,16 @@ pub fn decode_response_with(
     msg
 }
 
-/// A response with only its header decoded and the body raw, for when the API is unknown.
-pub fn decode_response_header_only(frame: &[u8], reason: &str) -> Message {
+/// A response with only its header decoded and the body raw, for when the API is unknown:
+/// `kind` says why (usually `Unpaired`), `reason` in words.
+pub fn decode_response_header_only(frame: &[u8], kind: ErrorKind, reason: &str) -> Message {
     let mut m = decode_response(frame, -1, 0);
     m.api_key = None;
     m.api_version = None;
     m.root.name = Cow::Borrowed("Response");
     m.root.ty = Cow::Borrowed("message");
     if let Some(e) = m.error.as_mut() {
+        e.kind = kind;
         e.reason = reason.to_string();
     }
     for c in m.root.children.iter_mut() {

@@ -37,6 +37,8 @@ pub enum ProblemKind {
     BatchFormat,
     /// Bytes a client of this version cannot read (record batch v2 in an old Produce/Fetch).
     Interop,
+    /// A response whose request is not in the input: its API and version are unknown.
+    Unpaired,
     /// More problems in the message than are listed.
     TooManyProblems,
     /// Anything else that stopped or spoiled decoding.
@@ -45,7 +47,7 @@ pub enum ProblemKind {
 
 impl ProblemKind {
     /// Every kind, for documentation and tests.
-    pub const ALL: [ProblemKind; 18] = [
+    pub const ALL: [ProblemKind; 19] = [
         ProblemKind::Truncated,
         ProblemKind::TrailingBytes,
         ProblemKind::LengthOutOfRange,
@@ -62,6 +64,7 @@ impl ProblemKind {
         ProblemKind::DecompressionLimit,
         ProblemKind::BatchFormat,
         ProblemKind::Interop,
+        ProblemKind::Unpaired,
         ProblemKind::TooManyProblems,
         ProblemKind::Malformed,
     ];
@@ -85,6 +88,7 @@ impl ProblemKind {
             ProblemKind::DecompressionLimit => "decompression_limit",
             ProblemKind::BatchFormat => "batch_format",
             ProblemKind::Interop => "interop",
+            ProblemKind::Unpaired => "unpaired",
             ProblemKind::TooManyProblems => "too_many_problems",
             ProblemKind::Malformed => "malformed",
         }

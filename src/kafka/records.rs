@@ -113,7 +113,7 @@ impl Ctx<'_> {
                 kind: ProblemKind::DecompressionLimit,
                 offset: at,
                 message: format!(
-                    "decompressed data passes the {} bytes the batches of one message may decompress to (--max-decompressed): the rest is not shown",
+                    "decompressed data passes the {} bytes the batches of one message may decompress to: the rest is not shown",
                     self.opts.max_decompressed
                 ),
             });
@@ -966,7 +966,7 @@ fn batch_v2_body(r: &mut R<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
                         plain.len() - e.0.min(plain.len()),
                         Region::Record,
                         source,
-                        Value::Text("cut by --max-decompressed".into()),
+                        Value::Text("cut at the message's decompression budget".into()),
                     );
                     n.kind = NodeKind::Raw;
                     dn.children.push(n);

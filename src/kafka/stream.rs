@@ -2,7 +2,7 @@
 //! frames (resynchronising after gaps and mid-stream starts), and pairing every response with
 //! its request by correlation id.
 
-use super::decode::DecodeOptions;
+use super::decode::{DecodeOptions, ErrorKind};
 use super::frames::plausible_request_at;
 use super::message::{
     decode_request, decode_response, decode_response_header_only, peek_request,
@@ -941,12 +941,13 @@ impl Tracker {
                 }
                 (m, false)
             }
-            None if partial => (decode_response_header_only(frame, "the rest of this frame was lost in a gap"), false),
+            None if partial => (decode_response_header_only(frame, ErrorKind::Malformed, "the rest of this frame was lost in a gap"), false),
             None => match guess_response(frame, &c.used) {
                 Some(m) => (m, true),
                 None => (
                     decode_response_header_only(
                         frame,
+                        ErrorKind::Unpaired,
                         "no request with this correlation_id was captured, and no known API and version decodes this body cleanly",
                     ),
                     false,

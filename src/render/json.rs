@@ -317,15 +317,11 @@ pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, 
     let mut malformed: Vec<J> = msg
         .diagnoses
         .iter()
-        .map(|d| json!({"offset": d.offset, "message": d.message, "kind": d.kind.code()}))
+        .map(|d| problem_json(d.offset, &d.message, d.kind))
         .collect();
     if let Some(e) = &msg.error {
-        let kind = match e.kind {
-            crate::kafka::ErrorKind::Malformed => "malformed",
-            crate::kafka::ErrorKind::UnknownApi => "unknown_api",
-            crate::kafka::ErrorKind::UnknownVersion => "unknown_version",
-        };
-        malformed.push(json!({"offset": e.offset, "message": e.to_string(), "kind": kind}));
+        let kind = e.kind.problem();
+        malformed.push(problem_json(e.offset, &e.to_string(), kind));
     }
     o.insert("malformed".into(), J::Array(malformed));
     let header = msg
@@ -353,4 +349,13 @@ pub fn message(msg: &Message, frame: &[u8], meta: &Meta, spans: bool) -> J {
     let mut w = Vec::with_capacity(1024);
     write_message(&mut w, msg, frame, meta, spans);
     serde_json::from_slice(&w).unwrap_or(J::Null)
+}
+
+/// One `malformed` entry: where, what, the kind's code, and the CLI's hint when it has one.
+fn problem_json(offset: usize, message: &str, kind: crate::kafka::ProblemKind) -> J {
+    let mut o = json!({"offset": offset, "message": message, "kind": kind.code()});
+    if let Some(h) = super::hint(kind) {
+        o["hint"] = J::String(h.into());
+    }
+    o
 }

@@ -50,6 +50,25 @@ pub fn assumed_version_notice(msg: &crate::kafka::Message) -> Option<String> {
     ))
 }
 
+/// What the user can do about a kind of problem, in terms of kdissect's flags. The decoder
+/// names no flags; the command line adds its advice here, at the edge.
+pub fn hint(kind: crate::kafka::ProblemKind) -> Option<&'static str> {
+    use crate::kafka::ProblemKind as K;
+    match kind {
+        K::Unpaired => Some("to decode it as a response, give --api-key K --api-version V"),
+        K::DecompressionLimit => Some("--max-decompressed raises the budget"),
+        _ => None,
+    }
+}
+
+/// A problem's text followed by its hint, if the kind has one.
+pub fn with_hint(message: &str, kind: crate::kafka::ProblemKind) -> Cow<'_, str> {
+    match hint(kind) {
+        Some(h) => Cow::Owned(format!("{message}: {h}")),
+        None => Cow::Borrowed(message),
+    }
+}
+
 /// Byte that stands for a masked secret byte in every view of the frame's bytes.
 pub const MASK: u8 = b'*';
 

@@ -379,9 +379,16 @@ pub fn line_styled(rec: &Record<'_>, clock: &Clock, color: bool) -> String {
             frame_size(rec.bytes)
         );
     } else if let Some(e) = msg.error.as_ref().filter(|_| msg.is_unknown_api()) {
-        let _ = write!(s, " [body not decoded: {}]", e.reason);
+        let _ = write!(
+            s,
+            " [body not decoded: {}]",
+            super::with_hint(&e.reason, e.kind.problem())
+        );
     } else if let Some(e) = &msg.error {
-        let mut m = format!(" !! malformed: {e}");
+        let mut m = format!(
+            " !! malformed: {}",
+            super::with_hint(&e.to_string(), e.kind.problem())
+        );
         // When another version's layout fits, that is the news: say it on the line too.
         if let Some(h) = msg
             .diagnoses
@@ -392,7 +399,11 @@ pub fn line_styled(rec: &Record<'_>, clock: &Clock, color: bool) -> String {
         }
         s.push_str(&paint(m, |t| t.red().to_string()));
     } else if let Some(d) = msg.diagnoses.first() {
-        let m = format!(" !! malformed at 0x{:04x}: {}", d.offset, d.message);
+        let m = format!(
+            " !! malformed at 0x{:04x}: {}",
+            d.offset,
+            super::with_hint(&d.message, d.kind)
+        );
         s.push_str(&paint(m, |t| t.red().to_string()));
     }
     s

@@ -5,13 +5,16 @@ use crate::{fail, input, interrupt, write_failed, Cli};
 use kdissect::capture::net::{self, linktype_name};
 use kdissect::capture::pcap::{CaptureReader, Format};
 use kdissect::capture::write::{CaptureWriter, OutFormat};
+use kdissect::filter::{
+    from_flags, Builtin, ExchangeFields, FieldPath, FieldValue, Fields, Filter, RecordFields,
+};
 use kdissect::kafka::message::api_display_name;
 use kdissect::kafka::names;
 use kdissect::kafka::stream::{Config, Notice, Record, RequestInfo, ResyncReason, Sink};
 use kdissect::kafka::{Direction, Message};
 use kdissect::pipeline::{self, CaptureSink, Health, Options, Stop};
 use kdissect::render::json::Meta;
-use kdissect::render::stats::{mentions_topic, Stats};
+use kdissect::render::stats::Stats;
 use kdissect::render::summary::Clock;
 use kdissect::render::{self, summary, Style};
 use kdissect::tcp::{GapKind, Limits};
@@ -22,79 +25,123 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-/// Which exchanges to print. Every given condition must hold.
+/// Which exchanges to print: the exchange flags (as a filter expression judged on request
+/// and response together) and `-Y` (an exchange matches when either half does). Both must
+/// hold.
 #[derive(Debug, Default)]
-struct Filter {
-    apis: Vec<i16>,
+struct Selection {
+    /// `--api`, `--errors`, `--topic`, `--stream`, `--correlation-id`, `--client-id`.
+    flags: Option<Filter>,
+    /// `-Y EXPR`.
+    display: Option<Filter>,
+    /// `--stream` alone lets the notices of its stream through; any other condition hides
+    /// notices, which belong to no exchange.
     stream: Option<u32>,
-    corr: Option<i32>,
-    client_id: Option<String>,
-    errors: bool,
-    topic: Option<String>,
+    only_stream: bool,
 }
 
-impl Filter {
-    fn active(&self) -> bool {
-        !self.apis.is_empty()
-            || self.stream.is_some()
-            || self.corr.is_some()
-            || self.client_id.is_some()
-            || self.errors
-            || self.topic.is_some()
+impl Selection {
+    /// Compiles the flags and `-Y`; an error says where in which expression.
+    fn new(cli: &Cli, apis: &[i16]) -> Result<Selection, String> {
+        let text = from_flags(
+            apis,
+            cli.errors,
+            cli.topic.as_deref(),
+            cli.stream,
+            cli.correlation_id,
+            cli.client_id.as_deref(),
+        );
+        let flags = (!text.is_empty())
+            .then(|| Filter::compile(&text))
+            .transpose()
+            .map_err(|e| format!("the filter flags make an invalid expression: {e}"))?;
+        let display = cli
+            .display_filter
+            .as_deref()
+            .map(|y| Filter::compile(y).map_err(|e| filter_error(y, &e)))
+            .transpose()?;
+        let only_stream = display.is_none()
+            && apis.is_empty()
+            && cli.correlation_id.is_none()
+            && cli.client_id.is_none()
+            && !cli.errors
+            && cli.topic.is_none();
+        Ok(Selection {
+            flags,
+            display,
+            stream: cli.stream,
+            only_stream,
+        })
     }
 
-    /// Only the stream filter applies to notices; any other filter hides them.
+    fn active(&self) -> bool {
+        self.flags.is_some() || self.display.is_some()
+    }
+
+    /// Notices are shown only when no condition but the stream is given.
     fn shows_notice(&self, stream: Option<u32>) -> bool {
-        let others = !self.apis.is_empty()
-            || self.corr.is_some()
-            || self.client_id.is_some()
-            || self.errors
-            || self.topic.is_some();
-        !others && self.stream.is_none_or(|s| stream == Some(s))
+        self.only_stream && self.stream.is_none_or(|s| stream == Some(s))
     }
 
     /// For a request known only by its pairing information (unanswered at the end).
     fn matches_request(&self, stream: u32, r: &RequestInfo) -> bool {
-        (self.apis.is_empty() || self.apis.contains(&r.api_key))
-            && self.stream.is_none_or(|s| s == stream)
-            && self.corr.is_none_or(|c| c == r.correlation_id)
-            && self.client_id.is_none()
-            && !self.errors
-            && self.topic.is_none()
+        let f = PairingFields { stream, request: r };
+        self.flags.as_ref().is_none_or(|x| x.matches(&f))
+            && self.display.as_ref().is_none_or(|x| x.matches(&f))
     }
 
     fn matches(&self, req: Option<&Record<'_>>, resp: Option<&Record<'_>>) -> bool {
-        let both = || req.into_iter().chain(resp);
-        if !self.apis.is_empty()
-            && !both().any(|r| r.msg.api_key.is_some_and(|k| self.apis.contains(&k)))
-        {
-            return false;
+        let q = req.map(RecordFields::new);
+        let p = resp.map(RecordFields::new);
+        let (q, p) = (q.as_ref(), p.as_ref());
+        let flags = || {
+            let both =
+                ExchangeFields::new(q.map(|f| f as &dyn Fields), p.map(|f| f as &dyn Fields));
+            self.flags.as_ref().is_none_or(|x| x.matches(&both))
+        };
+        let display = || {
+            self.display
+                .as_ref()
+                .is_none_or(|x| q.is_some_and(|f| x.matches(f)) || p.is_some_and(|f| x.matches(f)))
+        };
+        flags() && display()
+    }
+}
+
+/// A display filter that does not compile: the message, then the expression with a caret
+/// under the column where the problem is.
+fn filter_error(expr: &str, e: &kdissect::filter::FilterError) -> String {
+    let pad = " ".repeat(e.column.saturating_sub(1));
+    format!(
+        "-Y: {}
+    {expr}
+    {pad}^",
+        e.message
+    )
+}
+
+/// What is known of a request that got no answer: its pairing information and stream. Other
+/// fields have no values, so tests of them do not hold.
+struct PairingFields<'a> {
+    stream: u32,
+    request: &'a RequestInfo,
+}
+
+impl Fields for PairingFields<'_> {
+    fn builtin(&self, field: Builtin) -> Vec<FieldValue> {
+        let r = self.request;
+        match field {
+            Builtin::Api => vec![FieldValue::Int(i64::from(r.api_key))],
+            Builtin::Version => vec![FieldValue::Int(i64::from(r.api_version))],
+            Builtin::Corr => vec![FieldValue::Int(i64::from(r.correlation_id))],
+            Builtin::Request => vec![FieldValue::Bool(true)],
+            Builtin::Response => vec![FieldValue::Bool(false)],
+            Builtin::Stream => vec![FieldValue::Int(i64::from(self.stream))],
+            _ => Vec::new(),
         }
-        if let Some(s) = self.stream {
-            if !both().any(|r| r.stream == s) {
-                return false;
-            }
-        }
-        if let Some(c) = self.corr {
-            if !both().any(|r| r.msg.correlation_id == Some(c)) {
-                return false;
-            }
-        }
-        if let Some(id) = &self.client_id {
-            let got = req.and_then(|r| r.msg.client_id.clone()).flatten();
-            if got.as_deref() != Some(id.as_str()) {
-                return false;
-            }
-        }
-        if self.errors && !both().any(|r| !r.msg.errors.is_empty()) {
-            return false;
-        }
-        if let Some(t) = &self.topic {
-            if !both().any(|r| r.msg.body().is_some_and(|b| mentions_topic(b, t))) {
-                return false;
-            }
-        }
-        true
+    }
+    fn path(&self, _: &FieldPath) -> Vec<FieldValue> {
+        Vec::new()
     }
 }
 
@@ -170,7 +217,7 @@ struct Output<W: Write> {
     remaining: Option<u64>,
     /// Frames of the messages shown, for `-w`: (src, dst, first frame, last frame).
     keep: Option<Vec<(SocketAddr, SocketAddr, u64, u64)>>,
-    filter: Filter,
+    filter: Selection,
     /// Requests waiting for their response, by (stream, correlation id), when filtering.
     waiting: HashMap<(u32, i32), Owned>,
     /// The order they came in; keys already answered are skipped when met.
@@ -1057,6 +1104,10 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         Ok(a) => a,
         Err(e) => return fail(e),
     };
+    let filter = match Selection::new(cli, &apis) {
+        Ok(f) => f,
+        Err(e) => return fail(e),
+    };
     let opts = Options {
         kafka: Config {
             ports: cli.ports.clone(),
@@ -1093,14 +1144,7 @@ pub fn run(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         flush_each: false,
         remaining: cli.count,
         keep: None,
-        filter: Filter {
-            apis,
-            stream: cli.stream,
-            corr: cli.correlation_id,
-            client_id: cli.client_id.clone(),
-            errors: cli.errors,
-            topic: cli.topic.clone(),
-        },
+        filter,
         waiting: HashMap::new(),
         waiting_order: std::collections::VecDeque::new(),
         waiting_bytes: 0,

@@ -316,6 +316,16 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "ID", help_heading = "Filters (whole exchanges)")]
     pub(crate) client_id: Option<String>,
 
+    /// Only exchanges whose request or response matches this display filter
+    /// (docs/filters.md): -Y 'api == Metadata && latency > 50ms'.
+    #[arg(
+        short = 'Y',
+        long = "display-filter",
+        value_name = "EXPR",
+        help_heading = "Filters (whole exchanges)"
+    )]
+    pub(crate) display_filter: Option<String>,
+
     /// Only exchanges that carry a non-zero error code.
     #[arg(long, help_heading = "Filters (whole exchanges)")]
     pub(crate) errors: bool,
@@ -337,7 +347,13 @@ impl Cli {
     pub(crate) fn decode_options(&self) -> kdissect::kafka::decode::DecodeOptions {
         // Summary lines and statistics read the body's first two levels, the error codes and
         // the record counts: deeper nodes and the records inside batches need not be kept.
-        let summary_only = !self.tree && !self.bytes && !self.json && !self.hex;
+        // A display filter, and --topic, may look at any depth, so they keep the whole tree.
+        let summary_only = !self.tree
+            && !self.bytes
+            && !self.json
+            && !self.hex
+            && self.display_filter.is_none()
+            && self.topic.is_none();
         kdissect::kafka::decode::DecodeOptions {
             max_elements: self.max_elements.max(1),
             max_decompressed: self.max_decompressed,
@@ -890,6 +906,7 @@ fn run_hex(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         || cli.client_id.is_some()
         || cli.errors
         || cli.topic.is_some()
+        || cli.display_filter.is_some()
     {
         return fail("--stats and the exchange filters work on captures, not on --hex input");
     }

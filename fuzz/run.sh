@@ -110,6 +110,8 @@ flags=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -timeout=10
 echo "== $target on $rev for $minutes min: ${flags[*]}" >&2
 echo "== log: $log" >&2
 (cd "$src" && "${fuzz_cmd[@]}" build -O --fuzz-dir "$src/fuzz" --target-dir "$WORK/target" "$target") >&2
+start=$WORK/logs/.start-$target-$stamp
+touch "$start"
 t0=$(date +%s)
 (cd "$src" && "${fuzz_cmd[@]}" run -O --fuzz-dir "$src/fuzz" --target-dir "$WORK/target" \
     "$target" "$corpus" -- "${flags[@]}") > "$log" 2>&1 || true
@@ -133,9 +135,14 @@ ft=$(field ft: "$last")
 corp=$(field corp: "$last")
 otc=$(field oom/timeout/crash: "$last")
 IFS=/ read -r ooms timeouts crashes <<<"$otc"
+# Inputs saved in this run, by kind: they include findings of the first pass over the seeds,
+# which the fork-mode counters above leave out.
+saved() { find "$artifacts" -maxdepth 1 -type f -name "$1-*" -newer "$start" | wc -l; }
+s_oom=$(saved oom) s_timeout=$(saved timeout) s_crash=$(( $(saved crash) + $(saved leak) ))
+rm -f "$start"
 wall=$((t1 - t0))
-echo "$target on $rev: $minutes min ($wall s), $execs execs, cov $cov0 -> $cov1, ft $ft, corpus $corp (from $seeds), OOMs/timeouts/crashes $ooms/$timeouts/$crashes"
-ls -t "$artifacts" 2>/dev/null | head -5 | sed "s|^|  $artifacts/|" >&2
+echo "$target on $rev: $minutes min ($wall s), $execs execs, cov $cov0 -> $cov1, ft $ft, corpus $corp (from $seeds), OOMs/timeouts/crashes saved $s_oom/$s_timeout/$s_crash (fork-mode counters $ooms/$timeouts/$crashes)"
+ls -t "$artifacts" 2>/dev/null | head -$((s_oom + s_timeout + s_crash)) | sed "s|^|  $artifacts/|" >&2
 
 if [ -z "${FUZZ_NO_RECORD:-}" ]; then
   results=$FUZZ/RESULTS.md
@@ -147,15 +154,16 @@ if [ -z "${FUZZ_NO_RECORD:-}" ]; then
 One row per run of `fuzz/run.sh TARGET MINUTES` (ASan, fork mode, the target's dictionary in
 fuzz/dict/, -max_len and the memory limits set in fuzz/run.sh, -timeout=10,
 ASAN_OPTIONS=quarantine_size_mb=32). The commit is the
-clean export that was fuzzed. OOMs, timeouts and crashes are counted by libFuzzer over the
-whole run (the same input may count more than once); the inputs are in fuzz/artifacts/TARGET/.
+clean export that was fuzzed. OOMs, timeouts and crashes: the inputs saved to
+fuzz/artifacts/TARGET/ during the run (the first pass over the seeds included), then in
+parentheses libFuzzer's fork-mode counters (fuzzing jobs only; one input may count twice).
 
-| date (UTC) | commit | target | min | wall s | execs | cov start → end | ft | corpus (seeds) | OOMs / timeouts / crashes | flags |
+| date (UTC) | commit | target | min | wall s | execs | cov start → end | ft | corpus (seeds) | OOMs / timeouts / crashes saved (fork counters) | flags |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 EOF
   fi
-  printf '| %s | %s | %s | %s | %s | %s | %s → %s | %s | %s (%s) | %s / %s / %s | %s |\n' \
+  printf '| %s | %s | %s | %s | %s | %s | %s → %s | %s | %s (%s) | %s / %s / %s (%s / %s / %s) | %s |\n' \
     "$(date -u +%Y-%m-%d)" "$rev" "$target" "$minutes" "$wall" "$execs" "$cov0" "$cov1" "$ft" \
-    "$corp" "$seeds" "$ooms" "$timeouts" "$crashes" \
+    "$corp" "$seeds" "$s_oom" "$s_timeout" "$s_crash" "$ooms" "$timeouts" "$crashes" \
     "-max_len=$max_len -rss_limit_mb=$rss -malloc_limit_mb=$malloc ${extra[*]} $*" >> "$results"
 fi

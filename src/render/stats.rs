@@ -4,7 +4,7 @@
 use super::summary::latency_text;
 use crate::kafka::message::api_display_name;
 use crate::kafka::stream::{Notice, Record};
-use crate::kafka::{names, Direction, Node, Value};
+use crate::kafka::{names, Direction};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use serde_json::{json, Value as J};
 use std::collections::{BTreeMap, BTreeSet};
@@ -518,20 +518,6 @@ impl Stats {
     }
 }
 
-/// Whether a message mentions a topic, by name or by an id whose name is known.
-pub fn mentions_topic(body: &Node, topic: &str) -> bool {
-    if (body.name == "Name" || body.name == "TopicName" || body.name == "Topic")
-        && body.as_str() == Some(topic)
-    {
-        return true;
-    }
-    if matches!(body.value, Value::Uuid(_))
-        && matches!(&body.note, crate::kafka::Note::TopicName(n) if n == topic)
-    {
-        return true;
-    }
-    body.children.iter().any(|c| mentions_topic(c, topic))
-}
 
 #[cfg(test)]
 mod tests {

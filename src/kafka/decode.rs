@@ -1,9 +1,11 @@
 //! The one generic decoder: walks a message spec for a given version over the bytes of a frame
 //! and records every node's span, type, value and description.
 //!
-//! Lengths read from the input are always checked against the bytes that remain before anything
-//! is sized by them, and every failure is a typed error with the offset where it happened.
+//! Bytes are read through the one [`Cursor`]: lengths read from the input are always checked
+//! against the bytes that remain before anything is sized by them, and every failure is a
+//! typed error with the offset where it happened, to which the decoder adds the field's path.
 
+use super::cursor::{self, Cursor, Length, Prefix, ReadError};
 use super::node::{Enc, Node, NodeKind, Note, Region, Value};
 use super::problem::ProblemKind;
 use super::schema::{Content, FieldSpec, FieldType, MessageSpec};
@@ -23,13 +25,22 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// The problem kind this stop is reported as.
-    pub fn problem(self) -> super::problem::ProblemKind {
-        use super::problem::ProblemKind;
+    pub fn problem(self) -> ProblemKind {
         match self {
             ErrorKind::Malformed => ProblemKind::Malformed,
             ErrorKind::UnknownApi => ProblemKind::UnknownApi,
             ErrorKind::UnknownVersion => ProblemKind::UnknownVersion,
             ErrorKind::Unpaired => ProblemKind::Unpaired,
+        }
+    }
+
+    /// The stop a read error of this problem kind is (damage, unless it says otherwise).
+    pub fn of(kind: ProblemKind) -> ErrorKind {
+        match kind {
+            ProblemKind::UnknownApi => ErrorKind::UnknownApi,
+            ProblemKind::UnknownVersion => ErrorKind::UnknownVersion,
+            ProblemKind::Unpaired => ErrorKind::Unpaired,
+            _ => ErrorKind::Malformed,
         }
     }
 }
@@ -55,11 +66,13 @@ impl fmt::Display for DecodeError {
     }
 }
 
+impl std::error::Error for DecodeError {}
+
 /// A problem that did not stop decoding (a null where the schema forbids one, a tagged field
 /// whose size disagrees with its content).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diagnosis {
-    pub kind: super::problem::ProblemKind,
+    pub kind: ProblemKind,
     pub offset: usize,
     pub message: String,
 }
@@ -232,13 +245,18 @@ impl<'a> Decoder<'a> {
         s
     }
 
-    fn err(&self, offset: usize, reason: impl Into<String>) -> DecodeError {
+    /// A read error as the stop of the message, at the field being decoded.
+    fn stop(&self, e: ReadError) -> DecodeError {
         DecodeError {
-            kind: ErrorKind::Malformed,
-            offset,
+            kind: ErrorKind::of(e.kind),
+            offset: e.offset,
             path: self.path_string(),
-            reason: reason.into(),
+            reason: e.detail,
         }
+    }
+
+    fn err(&self, offset: usize, reason: impl Into<String>) -> DecodeError {
+        self.stop(ReadError::malformed(offset, reason))
     }
 
     fn diag(&mut self, kind: ProblemKind, offset: usize, message: impl Into<String>) {
@@ -259,62 +277,39 @@ impl<'a> Decoder<'a> {
         });
     }
 
-    fn take(&mut self, n: usize, what: &str) -> R<&'a [u8]> {
-        if n > self.remaining() {
-            return Err(self.err(
-                self.pos,
-                format!("{what} needs {n} bytes, only {} left", self.remaining()),
-            ));
-        }
-        let s = self
-            .buf
-            .get(self.pos..self.pos + n)
-            .ok_or_else(|| self.err(self.pos, "out of range"))?;
-        self.pos += n;
-        Ok(s)
-    }
-
-    fn fixed<const N: usize>(&mut self, what: &str) -> R<[u8; N]> {
-        let s = self.take(N, what)?;
-        let mut a = [0u8; N];
-        a.copy_from_slice(s);
-        Ok(a)
+    /// Runs one read on the cursor at the decoder's position and moves the decoder to where
+    /// the read left it; a failed read stops the message at the field being decoded.
+    fn read<T>(&mut self, f: impl FnOnce(&mut Cursor<'a>) -> cursor::Res<T>) -> R<T> {
+        let mut c = Cursor::new(self.buf, self.pos, self.end);
+        let r = f(&mut c);
+        self.pos = c.pos;
+        r.map_err(|e| self.stop(e))
     }
 
     pub(crate) fn i8(&mut self) -> R<i8> {
-        Ok(i8::from_be_bytes(self.fixed::<1>("int8")?))
+        self.read(|c| c.i8("int8"))
     }
     pub(crate) fn i16(&mut self) -> R<i16> {
-        Ok(i16::from_be_bytes(self.fixed::<2>("int16")?))
+        self.read(|c| c.i16("int16"))
     }
     pub(crate) fn i32(&mut self) -> R<i32> {
-        Ok(i32::from_be_bytes(self.fixed::<4>("int32")?))
+        self.read(|c| c.i32("int32"))
     }
 
     /// Unsigned varint of at most 5 bytes (Kafka's `readUnsignedVarint`).
     pub(crate) fn uvarint(&mut self) -> R<u32> {
-        let start = self.pos;
-        let mut v: u32 = 0;
-        for i in 0..5 {
-            let b = match self.buf.get(self.pos) {
-                Some(b) if self.pos < self.end => *b,
-                _ => {
-                    self.pos = start;
-                    return Err(self.err(start, "unsigned varint runs past the end"));
-                }
-            };
-            self.pos += 1;
-            if i == 4 && b > 0x0f {
-                self.pos = start;
-                return Err(self.err(start, "unsigned varint longer than 5 bytes"));
-            }
-            v |= u32::from(b & 0x7f) << (7 * i);
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        self.pos = start;
-        Err(self.err(start, "unsigned varint longer than 5 bytes"))
+        self.read(Cursor::uvarint)
+    }
+
+    /// A length prefix as this version writes it: compact in flexible versions, else
+    /// `classic` (int16 for strings, int32 for the rest), checked against the bytes left.
+    fn length(&mut self, classic: Prefix, what: &str) -> R<Length> {
+        let prefix = if self.flexible {
+            Prefix::Compact
+        } else {
+            classic
+        };
+        self.read(|c| c.length(prefix, prefix.ty(), what))
     }
 
     /// Decodes a message body (`spec` at `version`) as one struct node.
@@ -359,13 +354,43 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    /// The tagged-field section that ends every struct in flexible versions.
+    /// The tagged-field section that ends every struct in flexible versions: a count, then
+    /// each field's tag, size and data. Fields past `max_elements` are decoded, to find
+    /// where the section ends, and summed up in one node.
     pub(crate) fn tagged_section(
         &mut self,
         fields: &'static [FieldSpec],
         out: &mut Vec<Node>,
         desc: &'static str,
     ) -> R<()> {
+        let count = self.tagged_count(out, desc)?;
+        let mut last_tag: Option<u32> = None;
+        let mut skipped_from: Option<usize> = None;
+        for i in 0..count {
+            if i == self.opts.max_elements {
+                skipped_from = Some(self.pos);
+            }
+            let keep = i < self.opts.max_elements;
+            self.tagged_field(fields, &mut last_tag, keep, out)?;
+        }
+        if let Some(from) = skipped_from {
+            let n = count - self.opts.max_elements;
+            let mut raw = leaf(
+                "omitted",
+                "tagged_fields",
+                from,
+                self.pos - from,
+                Region::TaggedFields,
+            );
+            raw.kind = NodeKind::Raw;
+            raw.value = Value::Text(format!("{n} more tagged fields, decoded but not kept"));
+            out.push(raw);
+        }
+        Ok(())
+    }
+
+    /// The number of tagged fields, checked against the bytes left.
+    fn tagged_count(&mut self, out: &mut Vec<Node>, desc: &'static str) -> R<usize> {
         let start = self.pos;
         let count = self.uvarint().map_err(|mut e| {
             e.reason = format!("tagged_fields count: {}", e.reason);
@@ -392,141 +417,117 @@ impl<'a> Decoder<'a> {
                 ),
             ));
         }
-        let mut last_tag: Option<u32> = None;
-        let mut skipped_from: Option<usize> = None;
-        for i in 0..count as usize {
-            if i == self.opts.max_elements {
-                skipped_from = Some(self.pos);
-            }
-            let fstart = self.pos;
-            let tag = self.uvarint()?;
-            let tag_end = self.pos;
-            // A bad size must not leave the tag consumed without a node to show it.
-            let size = match self.uvarint() {
-                Ok(s) => s as usize,
-                Err(e) => {
-                    self.pos = fstart;
-                    return Err(e);
-                }
-            };
-            let size_end = self.pos;
-            if size > self.remaining() {
-                self.pos = fstart;
-                return Err(self.err(
-                    fstart,
-                    format!(
-                        "tagged field {tag} claims {size} bytes, only {} left",
-                        self.remaining() + (size_end - fstart)
-                    ),
-                ));
-            }
-            if last_tag.is_some_and(|t| tag <= t) {
-                self.diag(
-                    ProblemKind::TaggedFields,
-                    fstart,
-                    format!("tag {tag} is not in ascending order"),
-                );
-            }
-            last_tag = Some(tag);
-            let known = fields
-                .iter()
-                .find(|f| f.tag == Some(tag) && f.tagged_versions.contains(self.version));
-            let mut group = Node::new(
-                known.map_or_else(
-                    || Cow::Owned(format!("unknown_tag_{tag}")),
-                    |f| Cow::Borrowed(f.name.as_str()),
-                ),
-                "tagged_field",
-                fstart,
-                Region::TaggedFields,
-                NodeKind::Group,
+        Ok(count as usize)
+    }
+
+    /// One tagged field: its tag and size, then its data, decoded when the schema knows the
+    /// tag. Pushed when `keep`, or when its value stops the message (to show where).
+    fn tagged_field(
+        &mut self,
+        fields: &'static [FieldSpec],
+        last_tag: &mut Option<u32>,
+        keep: bool,
+        out: &mut Vec<Node>,
+    ) -> R<()> {
+        let head = self.tag_and_size()?;
+        if last_tag.is_some_and(|t| head.tag <= t) {
+            self.diag(
+                ProblemKind::TaggedFields,
+                head.start,
+                format!("tag {} is not in ascending order", head.tag),
             );
-            group.value = Value::Text(format!("tag {tag}, {}", plural(size, "byte", "bytes")));
-            let mut t = leaf(
-                "tag",
-                "uvarint",
-                fstart,
-                tag_end - fstart,
-                Region::TaggedFields,
-            );
-            t.value = Value::Int(i64::from(tag));
-            t.desc = Cow::Borrowed("tag number of this tagged field");
-            let mut s = leaf(
-                "size",
-                "uvarint",
-                tag_end,
-                size_end - tag_end,
-                Region::TaggedFields,
-            );
-            s.value = Value::Int(size as i64);
-            s.desc = Cow::Borrowed("bytes of tagged data that follow");
-            group.children.push(t);
-            group.children.push(s);
-            let data_end = self.pos + size;
-            match known {
-                Some(f) => {
-                    let saved_end = self.end;
-                    let saved_region = self.region;
-                    self.end = data_end;
-                    self.region = Region::TaggedFields;
-                    let r = self.field(f, &mut group.children);
-                    self.end = saved_end;
-                    self.region = saved_region;
-                    if let Err(e) = r {
-                        group.len = self.pos - fstart;
-                        out.push(group);
-                        return Err(e);
-                    }
-                    if self.pos < data_end {
-                        let mut raw = leaf(
-                            "unread",
-                            "bytes",
-                            self.pos,
-                            data_end - self.pos,
-                            Region::TaggedFields,
-                        );
-                        raw.kind = NodeKind::Raw;
-                        raw.value = Value::Bytes(Some((self.pos, data_end - self.pos)));
-                        raw.desc = Cow::Borrowed("bytes of the tagged field left after its value");
-                        self.diag(
-                            ProblemKind::TaggedFields,
-                            self.pos,
-                            format!(
-                                "tagged field {} has {} bytes more than its value",
-                                f.name,
-                                data_end - self.pos
-                            ),
-                        );
-                        group.children.push(raw);
-                        self.pos = data_end;
-                    }
-                }
-                None => {
-                    let mut raw = leaf("data", "bytes", self.pos, size, Region::TaggedFields);
-                    raw.kind = NodeKind::Raw;
-                    raw.value = Value::Bytes(Some((self.pos, size)));
-                    raw.desc = Cow::Borrowed("tag not in the schema for this version");
-                    group.children.push(raw);
-                    self.pos = data_end;
-                }
-            }
-            group.len = self.pos - fstart;
-            if i < self.opts.max_elements {
-                out.push(group);
-            }
         }
-        if let Some(from) = skipped_from {
-            let n = count as usize - self.opts.max_elements;
+        *last_tag = Some(head.tag);
+        let known = fields
+            .iter()
+            .find(|f| f.tag == Some(head.tag) && f.tagged_versions.contains(self.version));
+        let mut group = tagged_group(&head, known);
+        let data_end = self.pos + head.size;
+        let res = match known {
+            Some(f) => self.tagged_value(f, data_end, &mut group),
+            None => {
+                let mut raw = leaf("data", "bytes", self.pos, head.size, Region::TaggedFields);
+                raw.kind = NodeKind::Raw;
+                raw.value = Value::Bytes(Some((self.pos, head.size)));
+                raw.desc = Cow::Borrowed("tag not in the schema for this version");
+                group.children.push(raw);
+                self.pos = data_end;
+                Ok(())
+            }
+        };
+        group.len = self.pos - head.start;
+        if keep || res.is_err() {
+            out.push(group);
+        }
+        res
+    }
+
+    /// A tagged field's tag and size; the size must fit the bytes left. On error nothing is
+    /// consumed, so that no tag is read without a node to show it.
+    fn tag_and_size(&mut self) -> R<TagHead> {
+        let start = self.pos;
+        let tag = self.uvarint()?;
+        let tag_end = self.pos;
+        let size = match self.uvarint() {
+            Ok(s) => s as usize,
+            Err(e) => {
+                self.pos = start;
+                return Err(e);
+            }
+        };
+        let size_end = self.pos;
+        if size > self.remaining() {
+            self.pos = start;
+            return Err(self.err(
+                start,
+                format!(
+                    "tagged field {tag} claims {size} bytes, only {} left",
+                    self.remaining() + (size_end - start)
+                ),
+            ));
+        }
+        Ok(TagHead {
+            start,
+            tag,
+            tag_end,
+            size,
+            size_end,
+        })
+    }
+
+    /// A known tagged field's value, read within its size; bytes its value leaves are shown
+    /// raw and diagnosed.
+    fn tagged_value(&mut self, f: &'static FieldSpec, data_end: usize, group: &mut Node) -> R<()> {
+        let saved_end = self.end;
+        let saved_region = self.region;
+        self.end = data_end;
+        self.region = Region::TaggedFields;
+        let r = self.field(f, &mut group.children);
+        self.end = saved_end;
+        self.region = saved_region;
+        r?;
+        if self.pos < data_end {
             let mut raw = leaf(
-                "omitted",
-                "tagged_fields",
-                from,
-                self.pos - from,
+                "unread",
+                "bytes",
+                self.pos,
+                data_end - self.pos,
                 Region::TaggedFields,
             );
             raw.kind = NodeKind::Raw;
-            raw.value = Value::Text(format!("{n} more tagged fields, decoded but not kept"));
-            out.push(raw);
+            raw.value = Value::Bytes(Some((self.pos, data_end - self.pos)));
+            raw.desc = Cow::Borrowed("bytes of the tagged field left after its value");
+            self.diag(
+                ProblemKind::TaggedFields,
+                self.pos,
+                format!(
+                    "tagged field {} has {} bytes more than its value",
+                    f.name,
+                    data_end - self.pos
+                ),
+            );
+            group.children.push(raw);
+            self.pos = data_end;
         }
         Ok(())
     }
@@ -565,55 +566,12 @@ impl<'a> Decoder<'a> {
         spec: Option<&'static FieldSpec>,
         out: &mut Vec<Node>,
     ) -> R<()> {
-        let start = self.pos;
-        let region = self.region;
-        let prim = |d: &mut Self, tyname: &'static str, v: Value| -> Node {
-            let mut n = leaf(name.clone(), tyname, start, d.pos - start, region);
-            n.value = v;
-            n
-        };
         let node = match ty {
-            FieldType::Bool => {
-                let b = self.fixed::<1>("bool")?[0];
-                prim(self, "bool", Value::Bool(b != 0))
-            }
-            FieldType::Int8 => {
-                let v = self.i8()?;
-                prim(self, "int8", Value::Int(v.into()))
-            }
-            FieldType::Int16 => {
-                let v = self.i16()?;
-                prim(self, "int16", Value::Int(v.into()))
-            }
-            FieldType::Int32 => {
-                let v = self.i32()?;
-                prim(self, "int32", Value::Int(v.into()))
-            }
-            FieldType::Int64 => {
-                let v = i64::from_be_bytes(self.fixed::<8>("int64")?);
-                prim(self, "int64", Value::Int(v))
-            }
-            FieldType::Uint16 => {
-                let v = u16::from_be_bytes(self.fixed::<2>("uint16")?);
-                prim(self, "uint16", Value::Int(v.into()))
-            }
-            FieldType::Uint32 => {
-                let v = u32::from_be_bytes(self.fixed::<4>("uint32")?);
-                prim(self, "uint32", Value::Int(v.into()))
-            }
-            FieldType::Float64 => {
-                let v = f64::from_be_bytes(self.fixed::<8>("float64")?);
-                prim(self, "float64", Value::Float(v))
-            }
-            FieldType::Uuid => {
-                let v = self.fixed::<16>("uuid")?;
-                prim(self, "uuid", Value::Uuid(v))
-            }
             FieldType::String => self.string(name, nullable)?,
             FieldType::Bytes => match spec.map_or(Content::Plain, |f| f.content) {
-                Content::Plain => self.bytes(name, "bytes", nullable, region)?,
+                Content::Plain => self.bytes(name, nullable)?,
                 Content::Secret => {
-                    let n = self.bytes(name, "bytes", nullable, region)?;
+                    let n = self.bytes(name, nullable)?;
                     if let Value::Bytes(Some(span)) = n.value {
                         self.secrets.push(span);
                     }
@@ -623,72 +581,60 @@ impl<'a> Decoder<'a> {
             },
             FieldType::Records => return self.records_field(name, out),
             FieldType::Struct(sname) => {
-                let spec = spec.ok_or_else(|| self.err(start, "struct without a field spec"))?;
+                let spec = spec.ok_or_else(|| self.err(self.pos, "struct without a field spec"))?;
                 return self.struct_field(spec, sname, name, nullable, out);
             }
             FieldType::Array(inner) => {
                 return self.array(inner, name, nullable, spec, out);
             }
+            fixed => self.primitive(name, fixed)?,
         };
-        if self.discard {
-            // Below the kept levels only error codes matter; the node is not kept.
-            if let (Some(f), Value::Int(v)) = (spec, &node.value) {
-                if *v != 0 && f.ty == FieldType::Int16 && f.name.ends_with("ErrorCode") {
-                    self.errors.push((self.path_string(), *v as i16));
-                }
-            }
-            return Ok(());
-        }
-        out.push(node);
+        self.keep_value(node, spec, out);
         Ok(())
     }
 
-    fn string(&mut self, name: Cow<'static, str>, nullable: bool) -> R<Node> {
+    /// A fixed-size value, recorded as a leaf.
+    fn primitive(&mut self, name: Cow<'static, str>, ty: &FieldType) -> R<Node> {
         let start = self.pos;
-        let (len, detail): (Option<usize>, Enc) = if self.flexible {
-            let raw = self.uvarint()?;
-            let d = Enc::CompactLen(raw);
-            (
-                if raw == 0 {
-                    None
-                } else {
-                    Some(raw as usize - 1)
-                },
-                d,
-            )
-        } else {
-            let raw = self.i16()?;
-            let d = Enc::Int16Len(raw);
-            match raw {
-                -1 => (None, d),
-                n if n < 0 => {
-                    self.pos = start;
-                    return Err(self.err(start, format!("string length {n} is negative")));
-                }
-                n => (Some(n as usize), d),
+        let (tyname, value) = self.read(|c| read_fixed(c, ty))?;
+        let mut n = leaf(name, tyname, start, self.pos - start, self.region);
+        n.value = value;
+        Ok(n)
+    }
+
+    /// Pushes a leaf value's node; below the kept levels only its error code matters.
+    fn keep_value(&mut self, node: Node, spec: Option<&'static FieldSpec>, out: &mut Vec<Node>) {
+        if !self.discard {
+            out.push(node);
+            return;
+        }
+        if let (Some(f), Value::Int(v)) = (spec, &node.value) {
+            if *v != 0 && f.ty == FieldType::Int16 && f.name.ends_with("ErrorCode") {
+                self.errors.push((self.path_string(), *v as i16));
             }
-        };
-        let value = match len {
+        }
+    }
+
+    /// A null where the schema does not allow one: diagnosed, and decoding goes on.
+    fn null_checked(&mut self, nullable: bool, at: usize, what: &str) {
+        if !nullable {
+            self.diag(
+                ProblemKind::NullNotNullable,
+                at,
+                format!("null {what} in a field that is not nullable in this version"),
+            );
+        }
+    }
+
+    fn string(&mut self, name: Cow<'static, str>, nullable: bool) -> R<Node> {
+        let l = self.length(Prefix::Int16, "string")?;
+        let value = match l.len {
             None => {
-                if !nullable {
-                    self.diag(
-                        ProblemKind::NullNotNullable,
-                        start,
-                        "null string in a field that is not nullable in this version",
-                    );
-                }
+                self.null_checked(nullable, l.start, "string");
                 None
             }
             Some(n) => {
-                if n > self.remaining() {
-                    let left = self.remaining();
-                    self.pos = start;
-                    return Err(self.err(
-                        start,
-                        format!("string length {n} exceeds the {left} bytes left"),
-                    ));
-                }
-                let s = self.take(n, "string")?;
+                let s = self.read(|c| c.take(n, "string"))?;
                 if self.discard {
                     Some(String::new())
                 } else {
@@ -696,74 +642,28 @@ impl<'a> Decoder<'a> {
                 }
             }
         };
-        let mut node = leaf(name, "string", start, self.pos - start, self.region);
+        let mut node = leaf(name, "string", l.start, self.pos - l.start, self.region);
         node.value = Value::Str(value);
-        node.enc = detail;
+        node.enc = enc(l);
         Ok(node)
     }
 
-    fn bytes(
-        &mut self,
-        name: Cow<'static, str>,
-        ty: &'static str,
-        nullable: bool,
-        region: Region,
-    ) -> R<Node> {
-        let start = self.pos;
-        let (len, detail): (Option<usize>, Enc) = if self.flexible {
-            let raw = self.uvarint()?;
-            let d = Enc::CompactLen(raw);
-            (
-                if raw == 0 {
-                    None
-                } else {
-                    Some(raw as usize - 1)
-                },
-                d,
-            )
-        } else {
-            let raw = self.i32()?;
-            let d = Enc::Int32Len(raw);
-            match raw {
-                -1 => (None, d),
-                n if n < 0 => {
-                    self.pos = start;
-                    return Err(self.err(start, format!("{ty} length {n} is negative")));
-                }
-                n => (Some(n as usize), d),
-            }
-        };
-        let value = match len {
+    fn bytes(&mut self, name: Cow<'static, str>, nullable: bool) -> R<Node> {
+        let l = self.length(Prefix::Int32, "bytes")?;
+        let value = match l.len {
             None => {
-                if !nullable {
-                    self.diag(
-                        ProblemKind::NullNotNullable,
-                        start,
-                        format!("null {ty} in a field that is not nullable in this version"),
-                    );
-                }
+                self.null_checked(nullable, l.start, "bytes");
                 None
             }
             Some(n) => {
-                if n > self.remaining() {
-                    let left = self.remaining();
-                    self.pos = start;
-                    return Err(self.err(
-                        start,
-                        format!("{ty} length {n} exceeds the {left} bytes left"),
-                    ));
-                }
                 let at = self.pos;
-                self.pos += n;
+                self.read(|c| c.take(n, "bytes"))?;
                 Some((at, n))
             }
         };
-        let mut node = leaf(name, ty, start, self.pos - start, region);
-        if ty == "records" && region != Region::TaggedFields {
-            node.region = Region::RecordBatch;
-        }
+        let mut node = leaf(name, "bytes", l.start, self.pos - l.start, self.region);
         node.value = Value::Bytes(value);
-        node.enc = detail;
+        node.enc = enc(l);
         Ok(node)
     }
 
@@ -775,7 +675,7 @@ impl<'a> Decoder<'a> {
         out: &mut Vec<Node>,
     ) -> R<()> {
         let region = self.region;
-        let node = self.bytes(name.clone(), "bytes", nullable, region)?;
+        let node = self.bytes(name.clone(), nullable)?;
         let Value::Bytes(Some((at, n))) = node.value else {
             if !self.discard {
                 out.push(node);
@@ -807,45 +707,34 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    /// The length prefix of an array or a `records` field: a compact uvarint (length + 1, 0 for
-    /// null) in flexible versions, else an int32 (-1 for null). `what` names it in the error.
-    fn length_prefix(&mut self, what: &str) -> R<(Option<usize>, Node)> {
-        let start = self.pos;
-        let (len, mut l) = if self.flexible {
-            let raw = self.uvarint()?;
-            let mut l = leaf("length", "uvarint", start, self.pos - start, self.region);
-            l.value = Value::Int(raw.into());
-            ((raw as usize).checked_sub(1), l)
-        } else {
-            let raw = self.i32()?;
-            let mut l = leaf("length", "int32", start, 4, self.region);
-            l.value = Value::Int(raw.into());
-            match raw {
-                -1 => (None, l),
-                n if n < 0 => {
-                    self.pos = start;
-                    return Err(self.err(start, format!("{what} length {n} is negative")));
-                }
-                n => (Some(n as usize), l),
-            }
-        };
-        l.kind = NodeKind::Length;
-        Ok((len, l))
+    /// The node of an array's or a `records` field's length prefix, just read.
+    fn length_node(&self, l: Length) -> Node {
+        let mut n = leaf(
+            "length",
+            l.prefix.ty(),
+            l.start,
+            self.pos - l.start,
+            self.region,
+        );
+        n.kind = NodeKind::Length;
+        n.value = Value::Int(l.raw);
+        n
     }
 
     /// A `records` field: its length prefix, then the batches inside, decoded.
     fn records_field(&mut self, name: Cow<'static, str>, out: &mut Vec<Node>) -> R<()> {
         let start = self.pos;
-        let (len, mut len_node) = self.length_prefix("records")?;
+        let l = self.length(Prefix::Int32, "records")?;
+        let mut len_node = self.length_node(l);
         if self.flexible {
-            len_node.enc = if len.is_none() {
+            len_node.enc = if l.len.is_none() {
                 Enc::CompactNull
             } else {
                 Enc::CompactLenPlusOne
             };
         }
         let mut g = Node::new(name, "records", start, Region::RecordBatch, NodeKind::Group);
-        let Some(n) = len else {
+        let Some(n) = l.len else {
             len_node.desc = Cow::Borrowed("null: no records");
             g.value = Value::Null;
             g.children.push(len_node);
@@ -853,16 +742,21 @@ impl<'a> Decoder<'a> {
             out.push(g);
             return Ok(());
         };
-        if n > self.remaining() {
-            let left = self.remaining();
-            self.pos = start;
-            return Err(self.err(
-                start,
-                format!("records length {n} exceeds the {left} bytes left"),
-            ));
-        }
         len_node.desc = Cow::Owned(format!("{n} bytes of record batches follow"));
         g.children.push(len_node);
+        let tally = self.batches(start, n, &mut g.children);
+        g.value = Value::Text(tally.text());
+        self.records.0 += tally.records;
+        self.records.1 += n;
+        self.pos += n;
+        g.len = self.pos - start;
+        out.push(g);
+        Ok(())
+    }
+
+    /// The `n` bytes of record batches at the decoder's position (a `records` field that
+    /// starts at `field`), decoded into `out` and counted.
+    fn batches(&mut self, field: usize, n: usize, out: &mut Vec<Node>) -> super::records::Tally {
         let opts = super::records::RecordsOptions {
             max_decompressed: self.opts.max_decompressed,
             max_records: self.opts.max_elements,
@@ -878,22 +772,15 @@ impl<'a> Decoder<'a> {
             &mut self.next_source,
             &mut self.spent,
         );
-        let nr = tally.records;
         if let Some((key, direction)) = self.message {
             if let Some(why) =
                 super::records::batch_format_problem(key, direction, self.version, &tally)
             {
-                self.diag(ProblemKind::Interop, start, why);
+                self.diag(ProblemKind::Interop, field, why);
             }
         }
-        g.value = Value::Text(tally.text());
-        g.children.extend(batches);
-        self.records.0 += nr;
-        self.records.1 += n;
-        self.pos += n;
-        g.len = self.pos - start;
-        out.push(g);
-        Ok(())
+        out.extend(batches);
+        tally
     }
 
     fn struct_field(
@@ -954,6 +841,9 @@ impl<'a> Decoder<'a> {
         r
     }
 
+    /// An array: its length prefix, then its elements. Elements past `max_elements`, or
+    /// past the message's node budget, are decoded (to find the array's end) and summed up
+    /// in one node.
     fn array(
         &mut self,
         inner: &FieldType,
@@ -968,51 +858,59 @@ impl<'a> Decoder<'a> {
             None => Cow::Owned(format!("[]{}", inner.display())),
         };
         let mut node = Node::new(name, tyname, start, self.region, NodeKind::Group);
-        let (count, mut len_node) = self.length_prefix("array")?;
+        let res = match self.array_length(nullable, &mut node)? {
+            None => Ok(()),
+            Some(count) => self.elements(inner, spec, count, &mut node),
+        };
+        node.len = self.pos - start;
+        out.push(node);
+        res
+    }
+
+    /// An array's length prefix, as the array's first child: the element count, `None` for
+    /// null. Every element takes at least one byte, so the length reader's check against the
+    /// bytes left also keeps a hostile count from driving the element loop.
+    fn array_length(&mut self, nullable: bool, node: &mut Node) -> R<Option<usize>> {
+        let l = self.length(Prefix::Int32, "array")?;
+        let mut len_node = self.length_node(l);
         if self.flexible {
-            len_node.enc = if count.is_none() {
+            len_node.enc = if l.len.is_none() {
                 Enc::CompactNull
             } else {
                 Enc::CompactCount
             };
         }
-        let Some(count) = count else {
-            if !nullable {
-                self.diag(
-                    ProblemKind::NullNotNullable,
-                    start,
-                    "null array in a field that is not nullable in this version",
-                );
+        match l.len {
+            None => {
+                self.null_checked(nullable, l.start, "array");
+                len_node.desc = Cow::Borrowed("null array: no elements follow");
+                node.value = Value::Null;
             }
-            len_node.desc = Cow::Borrowed("null array: no elements follow");
-            node.value = Value::Null;
-            node.children.push(len_node);
-            node.len = self.pos - start;
-            out.push(node);
-            return Ok(());
-        };
-        // Every element takes at least one byte, so a count above the bytes left is garbage;
-        // checking it here keeps a hostile length from driving the loop below.
-        if count > self.remaining() {
-            let left = self.remaining();
-            self.pos = start;
-            return Err(self.err(
-                start,
-                format!("array length {count} exceeds the {left} bytes left"),
-            ));
+            Some(count) => {
+                len_node.desc = Cow::Owned(match count {
+                    0 => "no elements follow".to_string(),
+                    1 => "one element follows".to_string(),
+                    n => format!("{n} elements follow"),
+                });
+                node.value = Value::Array(count);
+            }
         }
-        len_node.desc = Cow::Owned(match count {
-            0 => "no elements follow".to_string(),
-            1 => "one element follows".to_string(),
-            n => format!("{n} elements follow"),
-        });
-        node.value = Value::Array(count);
         node.children.push(len_node);
+        Ok(l.len)
+    }
+
+    /// An array's `count` elements, kept in `node` within the budgets.
+    fn elements(
+        &mut self,
+        inner: &FieldType,
+        spec: Option<&'static FieldSpec>,
+        count: usize,
+        node: &mut Node,
+    ) -> R<()> {
         let elem_ty: Cow<'static, str> = match spec {
             Some(f) => Cow::Borrowed(f.elem_name.as_str()),
             None => Cow::Owned(inner.display()),
         };
-        let mut res = Ok(());
         let keep = self.opts.max_elements;
         let shallow_ok = self.level.saturating_add(1) < self.opts.keep_depth;
         if shallow_ok {
@@ -1022,60 +920,170 @@ impl<'a> Decoder<'a> {
         // Elements past `keep` go to a scratch list that is emptied after each one.
         let mut scratch: Vec<Node> = Vec::new();
         let mut skipped_from: Option<(usize, usize)> = None;
+        let mut res = Ok(());
         for i in 0..count {
-            let ename = elem_ty.clone();
             let in_budget = i < keep && self.spent.nodes < self.opts.max_nodes;
             if !in_budget && skipped_from.is_none() {
                 skipped_from = Some((self.pos, i));
             }
             let kept = in_budget && shallow_ok;
-            let was = self.discard;
-            self.discard = was || !kept;
             let dest = if kept {
                 &mut node.children
             } else {
                 &mut scratch
             };
-            self.path.push(Seg::Index(i));
-            let r = match inner {
-                FieldType::Struct(sname) => match spec {
-                    Some(s) => self.struct_field(s, sname, ename, false, dest),
-                    None => Err(self.err(self.pos, "struct array without a field spec")),
-                },
-                other => self.value(other, false, ename, None, dest),
-            };
-            if kept {
-                if let Some(last) = node.children.last_mut() {
-                    last.index = Some(i as u32);
-                    self.spent.nodes += own_nodes(last);
-                }
-            }
+            res = self.element(inner, spec, elem_ty.clone(), i, kept, dest);
             scratch.clear();
-            self.discard = was;
-            if r.is_err() {
-                res = r;
+            if res.is_err() {
                 break;
             }
-            self.path.pop();
         }
         if let (Some((from, first)), true) = (skipped_from, shallow_ok) {
-            let n = count - first;
-            let why = if first < keep {
-                format!(
-                    "the message passed the node limit of {}",
-                    self.opts.max_nodes
-                )
-            } else {
-                format!("the element limit of {keep}")
-            };
-            let mut raw = leaf("omitted", "elements", from, self.pos - from, self.region);
-            raw.kind = NodeKind::Raw;
-            raw.value = Value::Text(format!("{n} more elements, decoded but not kept ({why})"));
-            node.children.push(raw);
+            node.children
+                .push(self.omitted_elements(from, count - first, first < keep));
         }
-        node.len = self.pos - start;
-        out.push(node);
         res
+    }
+
+    /// Element `i` of an array, into `dest`; a kept one counts against the node budget.
+    fn element(
+        &mut self,
+        inner: &FieldType,
+        spec: Option<&'static FieldSpec>,
+        name: Cow<'static, str>,
+        i: usize,
+        kept: bool,
+        dest: &mut Vec<Node>,
+    ) -> R<()> {
+        let was = self.discard;
+        self.discard = was || !kept;
+        self.path.push(Seg::Index(i));
+        let r = match inner {
+            FieldType::Struct(sname) => match spec {
+                Some(s) => self.struct_field(s, sname, name, false, dest),
+                None => Err(self.err(self.pos, "struct array without a field spec")),
+            },
+            other => self.value(other, false, name, None, dest),
+        };
+        if kept {
+            if let Some(last) = dest.last_mut() {
+                last.index = Some(i as u32);
+                self.spent.nodes += own_nodes(last);
+            }
+        }
+        self.discard = was;
+        if r.is_ok() {
+            self.path.pop();
+        }
+        r
+    }
+
+    /// The node that sums up `n` elements decoded but not kept, from offset `from`: past the
+    /// message's node budget (`by_nodes`), or past the element limit.
+    fn omitted_elements(&self, from: usize, n: usize, by_nodes: bool) -> Node {
+        let why = if by_nodes {
+            format!(
+                "the message passed the node limit of {}",
+                self.opts.max_nodes
+            )
+        } else {
+            format!("the element limit of {}", self.opts.max_elements)
+        };
+        let mut raw = leaf("omitted", "elements", from, self.pos - from, self.region);
+        raw.kind = NodeKind::Raw;
+        raw.value = Value::Text(format!("{n} more elements, decoded but not kept ({why})"));
+        raw
+    }
+}
+
+/// Reads a fixed-size value of type `ty`: its type name and its value.
+fn read_fixed(c: &mut Cursor<'_>, ty: &FieldType) -> cursor::Res<(&'static str, Value)> {
+    Ok(match ty {
+        FieldType::Bool => {
+            let [b] = c.fixed("bool")?;
+            ("bool", Value::Bool(b != 0))
+        }
+        FieldType::Int8 => ("int8", Value::Int(c.i8("int8")?.into())),
+        FieldType::Int16 => ("int16", Value::Int(c.i16("int16")?.into())),
+        FieldType::Int32 => ("int32", Value::Int(c.i32("int32")?.into())),
+        FieldType::Int64 => ("int64", Value::Int(c.i64("int64")?)),
+        FieldType::Uint16 => ("uint16", Value::Int(c.u16("uint16")?.into())),
+        FieldType::Uint32 => ("uint32", Value::Int(c.u32("uint32")?.into())),
+        FieldType::Float64 => (
+            "float64",
+            Value::Float(f64::from_be_bytes(c.fixed("float64")?)),
+        ),
+        FieldType::Uuid => ("uuid", Value::Uuid(c.fixed("uuid")?)),
+        // Variable-size types have their own readers, and `Decoder::value` sends none here.
+        other => {
+            return Err(ReadError::malformed(
+                c.pos,
+                format!("{} is not a fixed-size type", other.display()),
+            ))
+        }
+    })
+}
+
+/// Where a tagged field's tag and size lie, and what they say.
+#[derive(Clone, Copy)]
+struct TagHead {
+    start: usize,
+    tag: u32,
+    tag_end: usize,
+    size: usize,
+    size_end: usize,
+}
+
+/// The group of a tagged field, named by the schema or by its tag, with its tag and size.
+fn tagged_group(head: &TagHead, known: Option<&'static FieldSpec>) -> Node {
+    let TagHead {
+        start,
+        tag,
+        tag_end,
+        size,
+        size_end,
+    } = *head;
+    let mut group = Node::new(
+        known.map_or_else(
+            || Cow::Owned(format!("unknown_tag_{tag}")),
+            |f| Cow::Borrowed(f.name.as_str()),
+        ),
+        "tagged_field",
+        start,
+        Region::TaggedFields,
+        NodeKind::Group,
+    );
+    group.value = Value::Text(format!("tag {tag}, {}", plural(size, "byte", "bytes")));
+    let mut t = leaf(
+        "tag",
+        "uvarint",
+        start,
+        tag_end - start,
+        Region::TaggedFields,
+    );
+    t.value = Value::Int(i64::from(tag));
+    t.desc = Cow::Borrowed("tag number of this tagged field");
+    let mut s = leaf(
+        "size",
+        "uvarint",
+        tag_end,
+        size_end - tag_end,
+        Region::TaggedFields,
+    );
+    s.value = Value::Int(size as i64);
+    s.desc = Cow::Borrowed("bytes of tagged data that follow");
+    group.children.push(t);
+    group.children.push(s);
+    group
+}
+
+/// How a string's or bytes' length was written, for the byte layout. The number came from a
+/// prefix of that width, so the casts keep it whole.
+fn enc(l: Length) -> Enc {
+    match l.prefix {
+        Prefix::Compact => Enc::CompactLen(l.raw as u32),
+        Prefix::Int16 => Enc::Int16Len(l.raw as i16),
+        Prefix::Int32 | Prefix::Varint => Enc::Int32Len(l.raw as i32),
     }
 }
 

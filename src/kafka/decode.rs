@@ -222,7 +222,7 @@ impl<'a> Decoder<'a> {
     }
 
     pub(crate) fn remaining(&self) -> usize {
-        self.end - self.pos
+        self.end.saturating_sub(self.pos)
     }
 
     fn path_string(&self) -> String {

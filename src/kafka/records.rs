@@ -5,6 +5,7 @@
 //! Batches sit inside a length-prefixed field, so damage here never stops the message: it is
 //! reported and the rest of the field is shown raw.
 
+use super::cursor::{Cursor, Prefix, ReadError, Res};
 use super::decode::Diagnosis;
 use super::node::{Node, NodeKind, Note, Region, Value};
 use super::problem::ProblemKind;
@@ -66,9 +67,16 @@ fn count_nodes(n: &Node) -> usize {
     1 + n.children.iter().map(count_nodes).sum::<usize>()
 }
 
-/// Whether no batch of this list has been left out yet (once one is, the rest follow it).
-fn omitted_from_here(out: &[Node]) -> bool {
-    !out.iter().any(|n| n.name == "omitted" && n.ty == "batches")
+/// Whether `n` sums up the batches left out of a list.
+fn is_omitted_batches(n: &Node) -> bool {
+    n.name == "omitted" && n.ty == "batches"
+}
+
+/// Whether no batch of this list has been left out yet. Once one is, the rest follow it into
+/// the same node, which stays last, so the last node tells (a scan of the list would make a
+/// field of many small batches quadratic).
+fn none_omitted(out: &[Node]) -> bool {
+    !out.last().is_some_and(is_omitted_batches)
 }
 
 /// Nodes counted for a batch or legacy message header kept (its fields), beside its records.
@@ -96,9 +104,14 @@ pub struct Spent {
 pub const MAX_DIAGNOSES: usize = 64;
 
 impl Ctx<'_> {
-    fn diag(&mut self, d: Diagnosis) {
+    /// Lists a problem, or past [`MAX_DIAGNOSES`] counts it.
+    fn diag(&mut self, kind: ProblemKind, offset: usize, message: impl Into<String>) {
         if self.diags.len() < MAX_DIAGNOSES {
-            self.diags.push(d);
+            self.diags.push(Diagnosis {
+                kind,
+                offset,
+                message: message.into(),
+            });
         } else {
             *self.dropped += 1;
         }
@@ -109,29 +122,46 @@ impl Ctx<'_> {
         let (plain, capped) = decompress(codec, data, *self.budget)?;
         *self.budget = self.budget.saturating_sub(plain.len());
         if capped {
-            self.diag(Diagnosis {
-                kind: ProblemKind::DecompressionLimit,
-                offset: at,
-                message: format!(
+            self.diag(
+                ProblemKind::DecompressionLimit,
+                at,
+                format!(
                     "decompressed data passes the {} bytes the batches of one message may decompress to: the rest is not shown",
                     self.opts.max_decompressed
                 ),
-            });
+            );
         }
         Ok(plain)
     }
 }
 
-/// A cursor over one byte source, recording nodes with offsets in that source.
-struct R<'a> {
-    buf: &'a [u8],
-    pos: usize,
-    end: usize,
+/// One byte source (the frame, or a block decompressed from it) read with the cursor; the
+/// nodes it records carry the source's number and the region being read.
+struct Src<'a> {
+    cur: Cursor<'a>,
     source: u16,
     region: Region,
 }
 
-type Res<T> = Result<T, (usize, String)>;
+/// The fixed-width integer types of batch and message headers.
+#[derive(Debug, Clone, Copy)]
+enum Int {
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+}
+
+impl Int {
+    fn name(self) -> &'static str {
+        match self {
+            Int::Int8 => "int8",
+            Int::Int16 => "int16",
+            Int::Int32 => "int32",
+            Int::Int64 => "int64",
+        }
+    }
+}
 
 fn leaf(
     name: &'static str,
@@ -149,96 +179,89 @@ fn leaf(
     n
 }
 
-impl<'a> R<'a> {
-    fn left(&self) -> usize {
-        self.end.saturating_sub(self.pos)
+/// Sets the note of the node just pushed.
+fn note_last(out: &mut [Node], note: Note) {
+    if let Some(n) = out.last_mut() {
+        n.note = note;
     }
+}
 
-    fn take(&mut self, n: usize, what: &str) -> Res<&'a [u8]> {
-        if n > self.left() {
-            return Err((
-                self.pos,
-                format!("{what} needs {n} bytes, only {} left", self.left()),
-            ));
+impl<'a> Src<'a> {
+    fn new(buf: &'a [u8], pos: usize, end: usize, source: u16, region: Region) -> Src<'a> {
+        Src {
+            cur: Cursor::new(buf, pos, end),
+            source,
+            region,
         }
-        let s = self
-            .buf
-            .get(self.pos..self.pos + n)
-            .ok_or((self.pos, "out of range".to_string()))?;
-        self.pos += n;
-        Ok(s)
     }
 
-    fn int(
-        &mut self,
-        name: &'static str,
-        ty: &'static str,
-        width: usize,
-        out: &mut Vec<Node>,
-    ) -> Res<i64> {
-        let at = self.pos;
-        let b = self.take(width, name)?;
-        let v = match width {
-            1 => i64::from(crate::be::i8_at(b, 0)),
-            2 => i64::from(crate::be::i16_at(b, 0)),
-            4 => i64::from(crate::be::i32_at(b, 0)),
-            _ => crate::be::i64_at(b, 0),
+    /// The bytes from here to `end`, read as `region`.
+    fn sub(&self, end: usize, region: Region) -> Src<'a> {
+        Src::new(self.cur.buf, self.cur.pos, end, self.source, region)
+    }
+
+    fn pos(&self) -> usize {
+        self.cur.pos
+    }
+
+    fn end(&self) -> usize {
+        self.cur.end
+    }
+
+    fn left(&self) -> usize {
+        self.cur.left()
+    }
+
+    /// The bytes from here to the end (for checksums and compressed data).
+    fn rest(&self) -> &'a [u8] {
+        self.cur.buf.get(self.cur.pos..self.cur.end).unwrap_or(&[])
+    }
+
+    fn leaf(&self, name: &'static str, ty: &'static str, off: usize, len: usize, v: Value) -> Node {
+        leaf(name, ty, off, len, self.region, self.source, v)
+    }
+
+    /// A raw node over `len` bytes from `off`: `{len} bytes`.
+    fn raw(&self, name: &'static str, ty: &'static str, off: usize, len: usize) -> Node {
+        let mut n = self.leaf(name, ty, off, len, Value::Text(format!("{len} bytes")));
+        n.kind = NodeKind::Raw;
+        n
+    }
+
+    /// A span of this source as a value: offsets in the frame, or the bytes themselves for a
+    /// decompressed source (which the renderers do not hold).
+    fn bytes_value(&self, start: usize, data: &[u8]) -> Value {
+        if self.source == 0 {
+            Value::Bytes(Some((start, data.len())))
+        } else {
+            Value::Blob(data.to_vec())
+        }
+    }
+
+    fn int(&mut self, name: &'static str, ty: Int, out: &mut Vec<Node>) -> Res<i64> {
+        let at = self.pos();
+        let v = match ty {
+            Int::Int8 => self.cur.i8(name)?.into(),
+            Int::Int16 => self.cur.i16(name)?.into(),
+            Int::Int32 => self.cur.i32(name)?.into(),
+            Int::Int64 => self.cur.i64(name)?,
         };
-        out.push(leaf(
-            name,
-            ty,
-            at,
-            width,
-            self.region,
-            self.source,
-            Value::Int(v),
-        ));
+        out.push(self.leaf(name, ty.name(), at, self.pos() - at, Value::Int(v)));
         Ok(v)
     }
 
     fn uint32(&mut self, name: &'static str, out: &mut Vec<Node>) -> Res<u32> {
-        let at = self.pos;
-        let b = self.take(4, name)?;
-        let v = crate::be::u32_at(b, 0);
-        out.push(leaf(
-            name,
-            "uint32",
-            at,
-            4,
-            self.region,
-            self.source,
-            Value::Int(v.into()),
-        ));
+        let at = self.pos();
+        let v = self.cur.u32(name)?;
+        out.push(self.leaf(name, "uint32", at, 4, Value::Int(v.into())));
         Ok(v)
     }
 
-    /// Zigzag varint (Kafka's `varint`/`varlong`), at most 10 bytes.
+    /// Zigzag varint (Kafka's `varint`/`varlong`, `ty`), at most 10 bytes.
     fn varint(&mut self, name: &'static str, ty: &'static str, out: &mut Vec<Node>) -> Res<i64> {
-        let at = self.pos;
-        let mut raw: u64 = 0;
-        let mut shift = 0;
-        loop {
-            let b = *self.take(1, name)?.first().unwrap_or(&0);
-            raw |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                break;
-            }
-            shift += 7;
-            if shift > 63 {
-                self.pos = at;
-                return Err((at, format!("{name}: varint longer than 10 bytes")));
-            }
-        }
-        let v = ((raw >> 1) as i64) ^ -((raw & 1) as i64);
-        out.push(leaf(
-            name,
-            ty,
-            at,
-            self.pos - at,
-            self.region,
-            self.source,
-            Value::Int(v),
-        ));
+        let at = self.pos();
+        let v = self.cur.varint(name)?;
+        out.push(self.leaf(name, ty, at, self.pos() - at, Value::Int(v)));
         Ok(v)
     }
 
@@ -249,104 +272,55 @@ impl<'a> R<'a> {
         name: &'static str,
         out: &mut Vec<Node>,
     ) -> Res<()> {
-        let at = self.pos;
-        let n = self.varint(len_name, "varint", out)?;
-        if n < -1 {
-            self.pos = at;
-            out.pop();
-            return Err((at, format!("{name} length {n} is negative")));
-        }
-        if n == -1 {
-            out.push(leaf(
-                name,
-                "varbytes",
-                self.pos,
-                0,
-                self.region,
-                self.source,
-                Value::Bytes(None),
-            ));
-            return Ok(());
-        }
-        let n = n as usize;
-        if n > self.left() {
-            let left = self.left();
-            self.pos = at;
-            out.pop();
-            return Err((
-                at,
-                format!("{name} length {n} exceeds the {left} bytes left"),
-            ));
-        }
-        let start = self.pos;
-        let data = self.take(n, name)?;
-        let value = if self.source == 0 {
-            Value::Bytes(Some((start, n)))
-        } else {
-            Value::Blob(data.to_vec())
+        let l = self.cur.length(Prefix::Varint, len_name, name)?;
+        let len_node = self.leaf(
+            len_name,
+            "varint",
+            l.start,
+            self.pos() - l.start,
+            Value::Int(l.raw),
+        );
+        out.push(len_node);
+        let start = self.pos();
+        let value = match l.len {
+            None => Value::Bytes(None),
+            Some(n) => {
+                let data = self.cur.take(n, name)?;
+                self.bytes_value(start, data)
+            }
         };
-        out.push(leaf(
-            name,
-            "varbytes",
-            start,
-            n,
-            self.region,
-            self.source,
-            value,
-        ));
+        out.push(self.leaf(name, "varbytes", start, self.pos() - start, value));
         Ok(())
     }
 
-    /// An int32-length-prefixed byte string (legacy message key and value).
+    /// An int32-length-prefixed byte string (legacy message key and value): its span.
     fn bytes32(&mut self, name: &'static str, out: &mut Vec<Node>) -> Res<Option<(usize, usize)>> {
-        let at = self.pos;
-        let b = self.take(4, name)?;
-        let n = crate::be::i32_at(b, 0);
-        if n < -1 || (n >= 0 && n as usize > self.left()) {
-            let left = self.left();
-            self.pos = at;
-            return Err((
-                at,
-                format!("{name} length {n} does not fit the {left} bytes left"),
-            ));
-        }
-        let mut g = Node::new(name, "bytes", at, self.region, NodeKind::Group);
+        let l = self.cur.length_worded(Prefix::Int32, name, |bad| {
+            format!(
+                "{name} length {} does not fit the {} bytes left",
+                bad.n, bad.left
+            )
+        })?;
+        let mut g = Node::new(name, "bytes", l.start, self.region, NodeKind::Group);
         g.source = self.source;
-        g.children.push(leaf(
-            "length",
-            "int32",
-            at,
-            4,
-            self.region,
-            self.source,
-            Value::Int(n.into()),
-        ));
-        let span = if n < 0 {
-            None
-        } else {
-            let start = self.pos;
-            let data = self.take(n as usize, name)?;
-            let value = if self.source == 0 {
-                Value::Bytes(Some((start, n as usize)))
-            } else {
-                Value::Blob(data.to_vec())
-            };
-            g.children.push(leaf(
-                "data",
-                "varbytes",
-                start,
-                n as usize,
-                self.region,
-                self.source,
-                value,
-            ));
-            Some((start, n as usize))
+        let len_node = self.leaf("length", "int32", l.start, 4, Value::Int(l.raw));
+        g.children.push(len_node);
+        let span = match l.len {
+            None => None,
+            Some(n) => {
+                let start = self.pos();
+                let data = self.cur.take(n, name)?;
+                let value = self.bytes_value(start, data);
+                g.children
+                    .push(self.leaf("data", "varbytes", start, n, value));
+                Some((start, n))
+            }
         };
         g.value = match span {
             None => Value::Null,
             Some((_, n)) => Value::Text(format!("{n} bytes")),
         };
-        g.len = self.pos - at;
+        g.len = self.pos() - l.start;
         out.push(g);
         Ok(span)
     }
@@ -355,69 +329,9 @@ impl<'a> R<'a> {
 /// Decompresses `data` with Kafka's codec `codec`, keeping at most `cap` bytes. Returns the
 /// bytes and whether the cap cut them.
 pub fn decompress(codec: u8, data: &[u8], cap: usize) -> Result<(Vec<u8>, bool), String> {
-    fn read_capped(mut r: impl Read, cap: usize) -> Result<(Vec<u8>, bool), String> {
-        // Grown by hand: read_to_end doubles the buffer, which can hold twice the cap.
-        let mut out: Vec<u8> = Vec::new();
-        let mut chunk = [0u8; 64 * 1024];
-        loop {
-            let n = match r.read(&mut chunk) {
-                Ok(0) => return Ok((out, false)),
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e.to_string()),
-            };
-            let room = cap - out.len();
-            let take = n.min(room);
-            if out.capacity() - out.len() < take {
-                let grow = out.len().max(take).min(cap - out.len());
-                out.reserve_exact(grow);
-            }
-            out.extend_from_slice(chunk.get(..take).unwrap_or_default());
-            if n > room {
-                return Ok((out, true));
-            }
-        }
-    }
     match codec {
         1 => read_capped(flate2::read::GzDecoder::new(data), cap),
-        2 => {
-            // Kafka's Java client wraps snappy in xerial framing (a 16-byte header, then
-            // big-endian length-prefixed blocks); librdkafka may send a plain block.
-            const XERIAL: &[u8] = b"\x82SNAPPY\x00";
-            let mut out = Vec::new();
-            let mut dec = snap::raw::Decoder::new();
-            let mut block = |b: &[u8], out: &mut Vec<u8>| -> Result<bool, String> {
-                let n = snap::raw::decompress_len(b).map_err(|e| e.to_string())?;
-                if out.len() + n > cap {
-                    return Ok(true);
-                }
-                let start = out.len();
-                out.resize(start + n, 0);
-                let got = dec
-                    .decompress(b, out.get_mut(start..).unwrap_or_default())
-                    .map_err(|e| e.to_string())?;
-                out.truncate(start + got);
-                Ok(false)
-            };
-            if data.starts_with(XERIAL) {
-                let mut p = 16usize;
-                while p < data.len() {
-                    let l = data.get(p..p + 4).ok_or("xerial block length cut short")?;
-                    let n = crate::be::u32_at(l, 0) as usize;
-                    let b = data
-                        .get(p + 4..p + 4 + n)
-                        .ok_or("xerial block runs past the data")?;
-                    if block(b, &mut out)? {
-                        return Ok((out, true));
-                    }
-                    p += 4 + n;
-                }
-                Ok((out, false))
-            } else {
-                let capped = block(data, &mut out)?;
-                Ok((out, capped))
-            }
-        }
+        2 => snappy(data, cap),
         3 => read_capped(lz4_flex::frame::FrameDecoder::new(data), cap),
         4 => {
             let d = ruzstd::decoding::StreamingDecoder::new(data).map_err(|e| e.to_string())?;
@@ -425,6 +339,78 @@ pub fn decompress(codec: u8, data: &[u8], cap: usize) -> Result<(Vec<u8>, bool),
         }
         c => Err(format!("unknown compression codec {c}")),
     }
+}
+
+/// Reads a decompressing stream to its end or to `cap` bytes, whichever comes first.
+fn read_capped(mut r: impl Read, cap: usize) -> Result<(Vec<u8>, bool), String> {
+    // Grown by hand: read_to_end doubles the buffer, which can hold twice the cap.
+    let mut out: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 64 * 1024];
+    loop {
+        let n = match r.read(&mut chunk) {
+            Ok(0) => return Ok((out, false)),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.to_string()),
+        };
+        let room = cap - out.len();
+        let take = n.min(room);
+        if out.capacity() - out.len() < take {
+            let grow = out.len().max(take).min(cap - out.len());
+            out.reserve_exact(grow);
+        }
+        out.extend_from_slice(chunk.get(..take).unwrap_or_default());
+        if n > room {
+            return Ok((out, true));
+        }
+    }
+}
+
+/// Snappy (codec 2). Kafka's Java client wraps it in xerial framing (a 16-byte header, then
+/// big-endian length-prefixed blocks); librdkafka may send a plain block.
+fn snappy(data: &[u8], cap: usize) -> Result<(Vec<u8>, bool), String> {
+    const XERIAL: &[u8] = b"\x82SNAPPY\x00";
+    let mut out = Vec::new();
+    let mut dec = snap::raw::Decoder::new();
+    if !data.starts_with(XERIAL) {
+        let capped = snappy_block(&mut dec, data, cap, &mut out)?;
+        return Ok((out, capped));
+    }
+    let mut p = 16usize;
+    while p < data.len() {
+        let l = data.get(p..p + 4).ok_or("xerial block length cut short")?;
+        let n = crate::be::u32_at(l, 0) as usize;
+        let b = data
+            .get(p + 4..p + 4 + n)
+            .ok_or("xerial block runs past the data")?;
+        if snappy_block(&mut dec, b, cap, &mut out)? {
+            return Ok((out, true));
+        }
+        p += 4 + n;
+    }
+    Ok((out, false))
+}
+
+/// One snappy block appended to `out`, unless it would take `out` past `cap` (then true,
+/// and nothing is appended). The block says its size, checked against the cap before any
+/// allocation.
+fn snappy_block(
+    dec: &mut snap::raw::Decoder,
+    b: &[u8],
+    cap: usize,
+    out: &mut Vec<u8>,
+) -> Result<bool, String> {
+    let n = snap::raw::decompress_len(b).map_err(|e| e.to_string())?;
+    if out.len() + n > cap {
+        return Ok(true);
+    }
+    let start = out.len();
+    out.resize(start + n, 0);
+    let got = dec
+        .decompress(b, out.get_mut(start..).unwrap_or_default())
+        .map_err(|e| e.to_string())?;
+    out.truncate(start + got);
+    Ok(false)
 }
 
 /// LZ4 frames (Kafka's codec 3) end with an end mark (a zero block size) and, when the header
@@ -582,180 +568,166 @@ pub fn decode(
         tally: Tally::default(),
         nodes: &mut spent.nodes,
     };
-    let mut r = R {
-        buf,
-        pos: start,
-        end,
-        source: 0,
-        region: Region::RecordBatch,
-    };
+    let mut r = Src::new(buf, start, end, 0, Region::RecordBatch);
     let mut out = Vec::new();
     batches(&mut r, &mut ctx, &mut out, 0);
     (out, ctx.tally)
 }
 
 /// A sequence of batches or legacy messages until the end of the cursor.
-fn batches(r: &mut R<'_>, ctx: &mut Ctx<'_>, out: &mut Vec<Node>, depth: u8) {
+fn batches(r: &mut Src<'_>, ctx: &mut Ctx<'_>, out: &mut Vec<Node>, depth: u8) {
     let mut index = 0usize;
     while r.left() > 0 {
-        let at = r.pos;
-        // Both layouts start with an int64 offset and an int32 length; the magic byte is at
-        // offset 16 in both.
-        let header = r.buf.get(at..at + 17).filter(|_| r.left() >= 17);
-        let (len, magic) = match header {
-            Some(h) => (crate::be::i32_at(h, 8), crate::be::i8_at(h, 16)),
-            None => {
-                partial(
-                    r,
-                    out,
-                    "fewer bytes than a batch header: a fetch may end with a partial batch",
-                );
-                return;
-            }
-        };
-        if len < 0 {
-            ctx.diag(Diagnosis {
-                kind: ProblemKind::LengthOutOfRange,
-                offset: at,
-                message: format!("batch length {len} is negative"),
-            });
-            partial(r, out, "bytes after a negative batch length");
+        let at = r.pos();
+        let Some((magic, total)) = batch_extent(r, ctx, out) else {
             return;
-        }
-        let min = match magic {
-            0 => LEGACY_V0_MIN,
-            1 => LEGACY_V1_MIN,
-            _ => BATCH_V2_MIN,
         };
-        if (len as usize) < min {
-            // A length shorter than the header it must hold makes no progress through the
-            // bytes (a run of zeros reads as endless empty messages): stop here.
-            ctx.diag(Diagnosis {
-                kind: ProblemKind::BatchFormat,
-                offset: at + 8,
-                message: format!(
-                    "batch length {len} is shorter than the {min} bytes a magic-{magic} header takes"
-                ),
-            });
-            partial(r, out, "bytes from a batch length too short to be one");
-            return;
-        }
-        let total = 12 + len as usize;
-        if total > r.left() {
-            // Fetch responses may end with a batch cut at the fetch size: not an error.
-            partial(
-                r,
-                out,
-                "a batch cut short: a fetch response may end with a partial batch",
-            );
-            return;
-        }
-        let mut sub = R {
-            buf: r.buf,
-            pos: at,
-            end: at + total,
-            source: r.source,
-            region: r.region,
-        };
+        let mut sub = r.sub(at + total, r.region);
         let node = match magic {
             2 => batch_v2(&mut sub, ctx, index),
             0 | 1 => legacy_message(&mut sub, ctx, index, magic, depth),
-            m => {
-                ctx.diag(Diagnosis {
-                    kind: ProblemKind::BatchFormat,
-                    offset: at + 16,
-                    message: format!("record batch magic {m} is not 0, 1 or 2"),
-                });
-                let mut n = leaf(
-                    "batch",
-                    "bytes",
-                    at,
-                    total,
-                    r.region,
-                    r.source,
-                    Value::Text(format!("magic {m}: unknown layout")),
-                );
-                n.kind = NodeKind::Raw;
-                n
-            }
+            m => unknown_magic(&sub, ctx, m),
         };
         if depth == 0 {
             ctx.tally.add(Tally::of(std::slice::from_ref(&node)));
         }
-        let keep = index < ctx.opts.max_records && (omitted_from_here(out) && ctx.in_budget());
-        if keep {
-            *ctx.nodes += BATCH_NODES;
-            out.push(node);
-        } else if !out.iter().any(|n| n.name == "omitted" && n.ty == "batches") {
-            let mut n = leaf(
-                "omitted",
-                "batches",
-                at,
-                0,
-                r.region,
-                r.source,
-                Value::Text("more batches, decoded but not kept".into()),
-            );
-            n.kind = NodeKind::Raw;
-            out.push(n);
-        }
-        if let Some(last) = out
-            .last_mut()
-            .filter(|n| n.name == "omitted" && n.ty == "batches")
-        {
-            last.len = at + total - last.offset;
-        }
-        r.pos = at + total;
+        keep_batch(r, ctx, out, node, index, (at, at + total));
+        r.cur.pos = at + total;
         index += 1;
     }
 }
 
-fn partial(r: &mut R<'_>, out: &mut Vec<Node>, why: &'static str) {
-    let mut n = leaf(
-        "partial",
+/// The magic and the size (its length field plus the 12 bytes before it) of the batch or
+/// legacy message at the cursor, when the bytes hold one; else the rest of the bytes end
+/// `out` raw, with why.
+fn batch_extent(r: &mut Src<'_>, ctx: &mut Ctx<'_>, out: &mut Vec<Node>) -> Option<(i8, usize)> {
+    let at = r.pos();
+    // Both layouts start with an int64 offset and an int32 length; the magic byte is at
+    // offset 16 in both.
+    let Some(h) = r.rest().get(..17) else {
+        partial(
+            r,
+            out,
+            "fewer bytes than a batch header: a fetch may end with a partial batch",
+        );
+        return None;
+    };
+    let (len, magic) = (crate::be::i32_at(h, 8), crate::be::i8_at(h, 16));
+    if len < 0 {
+        ctx.diag(
+            ProblemKind::LengthOutOfRange,
+            at,
+            format!("batch length {len} is negative"),
+        );
+        partial(r, out, "bytes after a negative batch length");
+        return None;
+    }
+    let min = match magic {
+        0 => LEGACY_V0_MIN,
+        1 => LEGACY_V1_MIN,
+        _ => BATCH_V2_MIN,
+    };
+    if (len as usize) < min {
+        // A length shorter than the header it must hold makes no progress through the
+        // bytes (a run of zeros reads as endless empty messages): stop here.
+        ctx.diag(
+            ProblemKind::BatchFormat,
+            at + 8,
+            format!(
+                "batch length {len} is shorter than the {min} bytes a magic-{magic} header takes"
+            ),
+        );
+        partial(r, out, "bytes from a batch length too short to be one");
+        return None;
+    }
+    let total = 12 + len as usize;
+    if total > r.left() {
+        // Fetch responses may end with a batch cut at the fetch size: not an error.
+        partial(
+            r,
+            out,
+            "a batch cut short: a fetch response may end with a partial batch",
+        );
+        return None;
+    }
+    Some((magic, total))
+}
+
+/// A batch whose magic is none kdissect knows: diagnosed, shown raw.
+fn unknown_magic(r: &Src<'_>, ctx: &mut Ctx<'_>, magic: i8) -> Node {
+    let (at, total) = (r.pos(), r.left());
+    ctx.diag(
+        ProblemKind::BatchFormat,
+        at + 16,
+        format!("record batch magic {magic} is not 0, 1 or 2"),
+    );
+    let mut n = r.leaf(
+        "batch",
         "bytes",
-        r.pos,
-        r.left(),
-        r.region,
-        r.source,
-        Value::Text(format!("{} bytes", r.left())),
+        at,
+        total,
+        Value::Text(format!("magic {magic}: unknown layout")),
     );
     n.kind = NodeKind::Raw;
+    n
+}
+
+/// Keeps the node of batch `index`, which spans `at..end`, within the budgets; past them,
+/// the batch joins the one node that sums up the batches left out.
+fn keep_batch(
+    r: &Src<'_>,
+    ctx: &mut Ctx<'_>,
+    out: &mut Vec<Node>,
+    node: Node,
+    index: usize,
+    (at, end): (usize, usize),
+) {
+    if index < ctx.opts.max_records && none_omitted(out) && ctx.in_budget() {
+        *ctx.nodes += BATCH_NODES;
+        out.push(node);
+        return;
+    }
+    if none_omitted(out) {
+        let mut n = r.leaf(
+            "omitted",
+            "batches",
+            at,
+            0,
+            Value::Text("more batches, decoded but not kept".into()),
+        );
+        n.kind = NodeKind::Raw;
+        out.push(n);
+    }
+    if let Some(last) = out.last_mut().filter(|n| is_omitted_batches(n)) {
+        last.len = end - last.offset;
+    }
+}
+
+/// The rest of the bytes, raw, with why they are not decoded.
+fn partial(r: &mut Src<'_>, out: &mut Vec<Node>, why: &'static str) {
+    let mut n = r.raw("partial", "bytes", r.pos(), r.left());
     n.desc = Cow::Borrowed(why);
     out.push(n);
-    r.pos = r.end;
+    r.cur.pos = r.end();
 }
 
 /// Finishes a group whose decoding stopped: reason, then the rest raw.
-fn stop(r: &mut R<'_>, g: &mut Node, ctx: &mut Ctx<'_>, (offset, reason): (usize, String)) {
-    ctx.diag(Diagnosis {
-        kind: ProblemKind::Malformed,
-        offset,
-        message: reason.clone(),
-    });
-    let mut e = Node::new("!! malformed", "", offset, r.region, NodeKind::Error);
-    e.source = r.source;
-    e.desc = Cow::Owned(reason);
-    g.children.push(e);
-    let from = offset.min(r.end);
-    if from < r.end {
-        let mut raw = leaf(
-            "unparsed",
-            "bytes",
-            from,
-            r.end - from,
-            r.region,
-            r.source,
-            Value::Text(format!("{} bytes", r.end - from)),
-        );
-        raw.kind = NodeKind::Raw;
-        g.children.push(raw);
+fn stop(r: &mut Src<'_>, g: &mut Node, ctx: &mut Ctx<'_>, e: ReadError) {
+    ctx.diag(e.kind, e.offset, e.detail.clone());
+    let mut n = Node::new("!! malformed", "", e.offset, r.region, NodeKind::Error);
+    n.source = r.source;
+    n.desc = Cow::Owned(e.detail);
+    g.children.push(n);
+    let from = e.offset.min(r.end());
+    if from < r.end() {
+        g.children
+            .push(r.raw("unparsed", "bytes", from, r.end() - from));
     }
-    r.pos = r.end;
+    r.cur.pos = r.end();
 }
 
-fn batch_v2(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize) -> Node {
-    let start = r.pos;
+fn batch_v2(r: &mut Src<'_>, ctx: &mut Ctx<'_>, index: usize) -> Node {
+    let start = r.pos();
     let mut g = Node::new(
         "RecordBatch",
         "RecordBatch v2",
@@ -769,262 +741,263 @@ fn batch_v2(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize) -> Node {
     if let Err(e) = res {
         stop(r, &mut g, ctx, e);
     }
-    g.len = r.end - start;
+    g.len = r.end() - start;
     g
 }
 
-fn batch_v2_body(r: &mut R<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
-    let c = &mut g.children;
-    let base_offset = r.int("baseOffset", "int64", 8, c)?;
-    r.int("batchLength", "int32", 4, c)?;
-    r.int("partitionLeaderEpoch", "int32", 4, c)?;
-    r.int("magic", "int8", 1, c)?;
-    let crc_at = r.pos;
-    let crc = r.uint32("crc", c)?;
-    let computed = crc32c::crc32c(r.buf.get(r.pos..r.end).unwrap_or(&[]));
-    if let Some(n) = c.last_mut() {
-        if crc == computed {
-            n.note = Note::Crc {
-                stored: crc,
-                computed,
-                castagnoli: true,
-            };
-        } else {
-            n.note = Note::Crc {
-                stored: crc,
-                computed,
-                castagnoli: true,
-            };
-            ctx.diag(Diagnosis {
-                kind: ProblemKind::CrcMismatch,
-                offset: crc_at,
-                message: format!(
-                    "batch CRC-32C 0x{crc:08x} does not match its bytes (0x{computed:08x})"
-                ),
-            });
-        }
-    }
-    let attrs = r.int("attributes", "int16", 2, c)?;
-    if let Some(n) = c.last_mut() {
-        n.note = Note::BatchAttributes(attrs);
-    }
-    r.int("lastOffsetDelta", "int32", 4, c)?;
-    let base_ts = r.int("baseTimestamp", "int64", 8, c)?;
-    if let Some(n) = c.last_mut() {
-        n.note = Note::TimestampMs(base_ts);
-    }
-    let max_ts = r.int("maxTimestamp", "int64", 8, c)?;
-    if let Some(n) = c.last_mut() {
-        n.note = Note::TimestampMs(max_ts);
-    }
-    r.int("producerId", "int64", 8, c)?;
-    r.int("producerEpoch", "int16", 2, c)?;
-    r.int("baseSequence", "int32", 4, c)?;
-    let count = r.int("recordsCount", "int32", 4, c)?;
-    let codec = (attrs & 7) as u8;
-    let control = attrs & 32 != 0;
-    let mut summary = if count == 1 {
-        "1 record".to_string()
-    } else {
-        format!("{count} records")
-    };
-    if codec != 0 {
-        summary.push_str(&format!(", {}", codec_name(codec)));
-    }
-    if control {
-        summary.push_str(", control");
-    }
-    g.value = Value::Text(summary);
-    if !ctx.opts.records {
-        // Headers only (summary and statistics views): the records stay one raw span. The
-        // compressed data is still inflated (and dropped) so that a batch that does not
-        // decompress is reported whatever the view: the exit status must not depend on it.
-        let at = r.pos;
-        if codec != 0 {
-            let data = r.buf.get(at..r.end).unwrap_or(&[]);
-            match ctx.inflate(codec, data, at) {
-                Err(e) => ctx.diag(Diagnosis {
-                    kind: ProblemKind::Decompression,
-                    offset: at,
-                    message: format!("{} data does not decompress: {e}", codec_name(codec)),
-                }),
-                Ok(plain) => {
-                    // Only the size is needed: give the bytes back to the budget.
-                    *ctx.budget += plain.len();
-                    if let Some(why) = lz4_frame_problem(codec, data) {
-                        ctx.diag(Diagnosis {
-                            kind: ProblemKind::Decompression,
-                            offset: at,
-                            message: why,
-                        });
-                    }
-                }
-            }
-        }
-        let mut n = leaf(
-            "records",
-            "bytes",
-            at,
-            r.left(),
-            Region::Record,
-            r.source,
-            Value::Text(format!("{} bytes", r.left())),
-        );
-        n.kind = NodeKind::Raw;
-        g.children.push(n);
-        r.pos = r.end;
-        return Ok(());
-    }
-    let info = BatchInfo {
-        base_offset,
-        base_ts,
-        control,
-    };
-    if codec == 0 {
-        let mut recs = R {
-            buf: r.buf,
-            pos: r.pos,
-            end: r.end,
-            source: r.source,
-            region: Region::Record,
-        };
-        let res = records(&mut recs, ctx, count, info, &mut g.children);
-        r.pos = recs.pos;
-        return res;
-    }
-    // Compressed: the rest of the batch is one compressed block.
-    let data_at = r.pos;
-    let data = r.take(r.left(), "compressed records")?;
-    let mut comp = Node::new(
-        "compressed",
-        codec_name(codec),
-        data_at,
-        Region::RecordBatch,
-        NodeKind::Group,
-    );
-    comp.source = r.source;
-    comp.len = data.len();
-    let mut dl = leaf(
-        "data",
-        "bytes",
-        data_at,
-        data.len(),
-        Region::RecordBatch,
-        r.source,
-        Value::Text(format!("{} bytes", data.len())),
-    );
-    dl.kind = NodeKind::Raw;
-    dl.desc = Cow::Borrowed("compressed records; decompressed below, with their own offsets");
-    comp.children.push(dl);
-    match ctx.inflate(codec, data, data_at) {
-        Err(e) => {
-            ctx.diag(Diagnosis {
-                kind: ProblemKind::Decompression,
-                offset: data_at,
-                message: format!("{} data does not decompress: {e}", codec_name(codec)),
-            });
-            comp.value = Value::Text(format!("does not decompress: {e}"));
-        }
-        Ok(plain) => {
-            let capped = *ctx.budget == 0;
-            *ctx.next_source += 1;
-            let source = *ctx.next_source;
-            let mut dn = Node::new(
-                "decompressed",
-                "records",
-                0,
-                Region::Record,
-                NodeKind::Group,
-            );
-            dn.source = source;
-            dn.len = plain.len();
-            dn.desc = Cow::Owned(format!(
-                "decompressed bytes, byte source #{source}: offsets count from its start"
-            ));
-            if let Some(why) = lz4_frame_problem(codec, data) {
-                ctx.diag(Diagnosis {
-                    kind: ProblemKind::Decompression,
-                    offset: data_at,
-                    message: why,
-                });
-            }
-            let mut recs = R {
-                buf: &plain,
-                pos: 0,
-                end: plain.len(),
-                source,
-                region: Region::Record,
-            };
-            if let Err(e) = records(&mut recs, ctx, count, info, &mut dn.children) {
-                if !capped {
-                    stop(&mut recs, &mut dn, ctx, e);
-                } else {
-                    let mut n = leaf(
-                        "cut",
-                        "bytes",
-                        e.0,
-                        plain.len() - e.0.min(plain.len()),
-                        Region::Record,
-                        source,
-                        Value::Text("cut at the message's decompression budget".into()),
-                    );
-                    n.kind = NodeKind::Raw;
-                    dn.children.push(n);
-                }
-            } else if recs.pos < recs.end {
-                let mut n = leaf(
-                    "trailing",
-                    "bytes",
-                    recs.pos,
-                    recs.end - recs.pos,
-                    Region::Record,
-                    source,
-                    Value::Text(format!("{} bytes", recs.end - recs.pos)),
-                );
-                n.kind = NodeKind::Raw;
-                ctx.diag(Diagnosis {
-                    kind: ProblemKind::BatchFormat,
-                    offset: data_at,
-                    message: format!(
-                        "{} bytes after the last record in the decompressed data",
-                        recs.end - recs.pos
-                    ),
-                });
-                dn.children.push(n);
-            }
-            dn.value = Value::Blob(plain);
-            comp.value = Value::Text(format!("{} → {} bytes", comp.len, dn.len));
-            comp.children.push(dn);
-        }
-    }
-    g.children.push(comp);
-    Ok(())
-}
-
+/// What the header of a v2 batch says about its records.
 #[derive(Debug, Clone, Copy)]
 struct BatchInfo {
     base_offset: i64,
     base_ts: i64,
     control: bool,
+    /// Compression codec (attributes bits 0-2).
+    codec: u8,
+    count: i64,
 }
 
-/// `count` v2 records until the end of the cursor.
-fn records(
-    r: &mut R<'_>,
+impl BatchInfo {
+    /// `3 records, zstd, control`.
+    fn summary(&self) -> String {
+        let mut s = if self.count == 1 {
+            "1 record".to_string()
+        } else {
+            format!("{} records", self.count)
+        };
+        if self.codec != 0 {
+            s.push_str(&format!(", {}", codec_name(self.codec)));
+        }
+        if self.control {
+            s.push_str(", control");
+        }
+        s
+    }
+}
+
+/// A v2 batch's header, then its records: plain, compressed, or left raw in views that do
+/// not show them.
+fn batch_v2_body(r: &mut Src<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
+    let info = batch_v2_header(r, ctx, &mut g.children)?;
+    g.value = Value::Text(info.summary());
+    if !ctx.opts.records {
+        records_left_raw(r, ctx, info.codec, &mut g.children);
+        Ok(())
+    } else if info.codec == 0 {
+        let mut recs = r.sub(r.end(), Region::Record);
+        let res = records(&mut recs, ctx, info, &mut g.children);
+        r.cur.pos = recs.pos();
+        res
+    } else {
+        compressed_records(r, ctx, info, &mut g.children)
+    }
+}
+
+/// The fields of a v2 batch before its records, baseOffset to recordsCount.
+fn batch_v2_header(r: &mut Src<'_>, ctx: &mut Ctx<'_>, c: &mut Vec<Node>) -> Res<BatchInfo> {
+    let base_offset = r.int("baseOffset", Int::Int64, c)?;
+    r.int("batchLength", Int::Int32, c)?;
+    r.int("partitionLeaderEpoch", Int::Int32, c)?;
+    r.int("magic", Int::Int8, c)?;
+    crc(r, ctx, c, true)?;
+    let attrs = r.int("attributes", Int::Int16, c)?;
+    note_last(c, Note::BatchAttributes(attrs));
+    r.int("lastOffsetDelta", Int::Int32, c)?;
+    let base_ts = r.int("baseTimestamp", Int::Int64, c)?;
+    note_last(c, Note::TimestampMs(base_ts));
+    let max_ts = r.int("maxTimestamp", Int::Int64, c)?;
+    note_last(c, Note::TimestampMs(max_ts));
+    // The producer state: idempotent and transactional producers' id, epoch and sequence.
+    r.int("producerId", Int::Int64, c)?;
+    r.int("producerEpoch", Int::Int16, c)?;
+    r.int("baseSequence", Int::Int32, c)?;
+    let count = r.int("recordsCount", Int::Int32, c)?;
+    Ok(BatchInfo {
+        base_offset,
+        base_ts,
+        control: attrs & 32 != 0,
+        codec: (attrs & 7) as u8,
+        count,
+    })
+}
+
+/// A checksum over the rest of the batch (CRC-32C, v2) or message (CRC-32, legacy): noted
+/// with the one the bytes give; a mismatch is diagnosed.
+fn crc(r: &mut Src<'_>, ctx: &mut Ctx<'_>, c: &mut Vec<Node>, castagnoli: bool) -> Res<()> {
+    let at = r.pos();
+    let stored = r.uint32("crc", c)?;
+    let computed = if castagnoli {
+        crc32c::crc32c(r.rest())
+    } else {
+        crc32fast::hash(r.rest())
+    };
+    note_last(
+        c,
+        Note::Crc {
+            stored,
+            computed,
+            castagnoli,
+        },
+    );
+    if stored != computed {
+        let what = if castagnoli {
+            "batch CRC-32C"
+        } else {
+            "message CRC-32"
+        };
+        ctx.diag(
+            ProblemKind::CrcMismatch,
+            at,
+            format!("{what} 0x{stored:08x} does not match its bytes (0x{computed:08x})"),
+        );
+    }
+    Ok(())
+}
+
+/// Headers only (summary and statistics views): the records stay one raw span. The
+/// compressed data is still inflated (and dropped) so that a batch that does not decompress
+/// is reported whatever the view: the exit status must not depend on it.
+fn records_left_raw(r: &mut Src<'_>, ctx: &mut Ctx<'_>, codec: u8, c: &mut Vec<Node>) {
+    let at = r.pos();
+    if codec != 0 {
+        let data = r.rest();
+        match ctx.inflate(codec, data, at) {
+            Err(e) => does_not_decompress(ctx, codec, at, &e),
+            Ok(plain) => {
+                // Only the size is needed: give the bytes back to the budget.
+                *ctx.budget += plain.len();
+                lz4_check(ctx, codec, data, at);
+            }
+        }
+    }
+    let mut n = r.raw("records", "bytes", at, r.left());
+    n.region = Region::Record;
+    c.push(n);
+    r.cur.pos = r.end();
+}
+
+fn does_not_decompress(ctx: &mut Ctx<'_>, codec: u8, at: usize, e: &str) {
+    ctx.diag(
+        ProblemKind::Decompression,
+        at,
+        format!("{} data does not decompress: {e}", codec_name(codec)),
+    );
+}
+
+/// Diagnoses an lz4 frame without its end, or with bytes after it.
+fn lz4_check(ctx: &mut Ctx<'_>, codec: u8, data: &[u8], at: usize) {
+    if let Some(why) = lz4_frame_problem(codec, data) {
+        ctx.diag(ProblemKind::Decompression, at, why);
+    }
+}
+
+/// Compressed records: the rest of the batch is one compressed block, shown raw, then
+/// decompressed into a byte source of its own.
+fn compressed_records(
+    r: &mut Src<'_>,
     ctx: &mut Ctx<'_>,
-    count: i64,
     info: BatchInfo,
-    out: &mut Vec<Node>,
+    c: &mut Vec<Node>,
 ) -> Res<()> {
+    let codec = info.codec;
+    let at = r.pos();
+    let data = r.cur.take(r.left(), "compressed records")?;
+    let mut comp = Node::new(
+        "compressed",
+        codec_name(codec),
+        at,
+        Region::RecordBatch,
+        NodeKind::Group,
+    );
+    comp.source = r.source;
+    comp.len = data.len();
+    let mut dl = r.raw("data", "bytes", at, data.len());
+    dl.region = Region::RecordBatch;
+    dl.desc = Cow::Borrowed("compressed records; decompressed below, with their own offsets");
+    comp.children.push(dl);
+    match ctx.inflate(codec, data, at) {
+        Err(e) => {
+            does_not_decompress(ctx, codec, at, &e);
+            comp.value = Value::Text(format!("does not decompress: {e}"));
+        }
+        Ok(plain) => {
+            let dn = decompressed_records(ctx, info, data, at, plain);
+            comp.value = Value::Text(format!("{} → {} bytes", comp.len, dn.len));
+            comp.children.push(dn);
+        }
+    }
+    c.push(comp);
+    Ok(())
+}
+
+/// The records decompressed from `data` (at `at`), read as a byte source of their own. Data
+/// cut by the message's budget ends where it was cut; bytes after the last record are
+/// diagnosed.
+fn decompressed_records(
+    ctx: &mut Ctx<'_>,
+    info: BatchInfo,
+    data: &[u8],
+    at: usize,
+    plain: Vec<u8>,
+) -> Node {
+    let capped = *ctx.budget == 0;
+    *ctx.next_source += 1;
+    let source = *ctx.next_source;
+    let mut dn = Node::new(
+        "decompressed",
+        "records",
+        0,
+        Region::Record,
+        NodeKind::Group,
+    );
+    dn.source = source;
+    dn.len = plain.len();
+    dn.desc = Cow::Owned(format!(
+        "decompressed bytes, byte source #{source}: offsets count from its start"
+    ));
+    lz4_check(ctx, info.codec, data, at);
+    let mut recs = Src::new(&plain, 0, plain.len(), source, Region::Record);
+    match records(&mut recs, ctx, info, &mut dn.children) {
+        Err(e) if capped => {
+            let from = e.offset.min(plain.len());
+            let mut n = recs.leaf(
+                "cut",
+                "bytes",
+                e.offset,
+                plain.len() - from,
+                Value::Text("cut at the message's decompression budget".into()),
+            );
+            n.kind = NodeKind::Raw;
+            dn.children.push(n);
+        }
+        Err(e) => stop(&mut recs, &mut dn, ctx, e),
+        Ok(()) if recs.left() > 0 => {
+            let trailing = recs.left();
+            let n = recs.raw("trailing", "bytes", recs.pos(), trailing);
+            ctx.diag(
+                ProblemKind::BatchFormat,
+                at,
+                format!("{trailing} bytes after the last record in the decompressed data"),
+            );
+            dn.children.push(n);
+        }
+        Ok(()) => {}
+    }
+    dn.value = Value::Blob(plain);
+    dn
+}
+
+/// The batch's records until the end of the cursor, checked against its records count.
+fn records(r: &mut Src<'_>, ctx: &mut Ctx<'_>, info: BatchInfo, out: &mut Vec<Node>) -> Res<()> {
+    let count = info.count;
     if count < 0 || count as usize > r.left() {
-        ctx.diag(Diagnosis {
-            kind: ProblemKind::BatchFormat,
-            offset: r.pos,
-            message: format!(
+        ctx.diag(
+            ProblemKind::BatchFormat,
+            r.pos(),
+            format!(
                 "records count {count} does not fit the {} bytes of records",
                 r.left()
             ),
-        });
+        );
     }
     let mut i = 0usize;
     let mut scratch = Vec::new();
@@ -1032,7 +1005,7 @@ fn records(
     while r.left() > 0 {
         let keep = omitted_from.is_none() && i < ctx.opts.max_records && ctx.in_budget();
         if !keep && omitted_from.is_none() {
-            omitted_from = Some((r.pos, i));
+            omitted_from = Some((r.pos(), i));
         }
         let dest = if keep { &mut *out } else { &mut scratch };
         record(r, i, info, dest)?;
@@ -1043,249 +1016,236 @@ fn records(
         i += 1;
     }
     if let Some((from, first)) = omitted_from {
-        let mut n = leaf(
+        let mut n = r.leaf(
             "omitted",
             "records",
             from,
-            r.pos - from,
-            Region::Record,
-            r.source,
+            r.pos() - from,
             Value::Text(format!("{} more records, decoded but not kept", i - first)),
         );
         n.kind = NodeKind::Raw;
         out.push(n);
     }
     if count >= 0 && i as i64 != count {
-        ctx.diag(Diagnosis {
-            kind: ProblemKind::BatchFormat,
-            offset: r.pos,
-            message: format!("the batch says {count} records, its bytes hold {i}"),
-        });
+        ctx.diag(
+            ProblemKind::BatchFormat,
+            r.pos(),
+            format!("the batch says {count} records, its bytes hold {i}"),
+        );
     }
     Ok(())
 }
 
-fn record(r: &mut R<'_>, index: usize, info: BatchInfo, out: &mut Vec<Node>) -> Res<()> {
-    let start = r.pos;
+/// Record `index` of a batch; pushed even when it stops decoding, to show where.
+fn record(r: &mut Src<'_>, index: usize, info: BatchInfo, out: &mut Vec<Node>) -> Res<()> {
+    let start = r.pos();
     let mut g = Node::new("Record", "Record", start, Region::Record, NodeKind::Group);
     g.index = Some(index as u32);
     g.source = r.source;
-    let res = (|| -> Res<()> {
-        let c = &mut g.children;
-        let len = r.varint("length", "varint", c)?;
-        let body = r.pos;
-        if len < 0 || len as usize > r.left() {
-            r.pos = start;
-            c.clear();
-            return Err((
-                start,
-                format!(
-                    "record length {len} does not fit the {} bytes left",
-                    r.left()
-                ),
-            ));
-        }
-        let rec_end = body + len as usize;
-        let outer_end = r.end;
-        r.end = rec_end;
-        let inner = (|| -> Res<()> {
-            r.int("attributes", "int8", 1, c)?;
-            let td = r.varint("timestampDelta", "varlong", c)?;
-            if let Some(n) = c.last_mut() {
-                n.note = Note::TimestampMs(info.base_ts.saturating_add(td));
-            }
-            let od = r.varint("offsetDelta", "varint", c)?;
-            if let Some(n) = c.last_mut() {
-                n.note = Note::Offset(info.base_offset.saturating_add(od));
-            }
-            r.varbytes("keyLength", "key", c)?;
-            r.varbytes("valueLength", "value", c)?;
-            let headers = r.varint("headersCount", "varint", c)?;
-            if headers < 0 || headers as usize > r.left() {
-                return Err((
-                    r.pos,
-                    format!(
-                        "headers count {headers} does not fit the {} bytes left",
-                        r.left()
-                    ),
-                ));
-            }
-            for h in 0..headers {
-                let hs = r.pos;
-                let mut hg = Node::new("Header", "Header", hs, Region::Record, NodeKind::Group);
-                hg.index = Some(h as u32);
-                hg.source = r.source;
-                let res = r
-                    .varbytes("headerKeyLength", "headerKey", &mut hg.children)
-                    .and_then(|_| r.varbytes("headerValueLength", "headerValue", &mut hg.children));
-                hg.len = r.pos - hs;
-                c.push(hg);
-                res?;
-            }
-            Ok(())
-        })();
-        r.end = outer_end;
-        inner?;
-        if r.pos != rec_end {
-            return Err((
-                r.pos,
-                format!(
-                    "record length {len} leaves {} bytes unread",
-                    rec_end - r.pos
-                ),
-            ));
-        }
-        Ok(())
-    })();
+    let res = record_body(r, info, &mut g.children);
     if info.control {
-        // Control records: the key says which marker (version int16, type int16: 0 abort, 1 commit).
-        if let Some(k) = g.children.iter_mut().find(|n| n.name == "key") {
-            let kb: Option<Vec<u8>> = match &k.value {
-                Value::Bytes(Some((o, l))) => r.buf.get(*o..o + l).map(<[u8]>::to_vec),
-                Value::Blob(b) => Some(b.clone()),
-                _ => None,
-            };
-            if let Some(kb) = kb.filter(|b| b.len() == 4) {
-                k.note = Note::ControlType(crate::be::i16_at(&kb, 2));
-            }
-        }
+        note_control_type(r.cur.buf, &mut g);
     }
-    g.len = r.pos - start;
+    g.len = r.pos() - start;
     g.value = Value::Struct;
     out.push(g);
     res
 }
 
-fn legacy_message(r: &mut R<'_>, ctx: &mut Ctx<'_>, index: usize, magic: i8, depth: u8) -> Node {
-    let start = r.pos;
-    let mut g = Node::new(
-        "Message",
-        if magic == 0 {
-            "Message v0"
-        } else {
-            "Message v1"
-        },
-        start,
-        Region::RecordBatch,
-        NodeKind::Group,
-    );
+/// A record's length, then its fields, which must fill that length exactly.
+fn record_body(r: &mut Src<'_>, info: BatchInfo, c: &mut Vec<Node>) -> Res<()> {
+    let start = r.pos();
+    let len = r.varint("length", "varint", c)?;
+    if len < 0 || len as usize > r.left() {
+        r.cur.pos = start;
+        c.clear();
+        return Err(ReadError::malformed(
+            start,
+            format!(
+                "record length {len} does not fit the {} bytes left",
+                r.left()
+            ),
+        ));
+    }
+    let rec_end = r.pos() + len as usize;
+    let outer_end = r.end();
+    r.cur.end = rec_end;
+    let fields = record_fields(r, info, c);
+    r.cur.end = outer_end;
+    fields?;
+    if r.pos() != rec_end {
+        return Err(ReadError::malformed(
+            r.pos(),
+            format!(
+                "record length {len} leaves {} bytes unread",
+                rec_end - r.pos()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// attributes, timestampDelta, offsetDelta, key, value, headers.
+fn record_fields(r: &mut Src<'_>, info: BatchInfo, c: &mut Vec<Node>) -> Res<()> {
+    r.int("attributes", Int::Int8, c)?;
+    let td = r.varint("timestampDelta", "varlong", c)?;
+    note_last(c, Note::TimestampMs(info.base_ts.saturating_add(td)));
+    let od = r.varint("offsetDelta", "varint", c)?;
+    note_last(c, Note::Offset(info.base_offset.saturating_add(od)));
+    r.varbytes("keyLength", "key", c)?;
+    r.varbytes("valueLength", "value", c)?;
+    let headers = r.varint("headersCount", "varint", c)?;
+    if headers < 0 || headers as usize > r.left() {
+        return Err(ReadError::malformed(
+            r.pos(),
+            format!(
+                "headers count {headers} does not fit the {} bytes left",
+                r.left()
+            ),
+        ));
+    }
+    for h in 0..headers {
+        header(r, h as u32, c)?;
+    }
+    Ok(())
+}
+
+/// Header `index` of a record: its key and value; pushed even when it stops decoding.
+fn header(r: &mut Src<'_>, index: u32, c: &mut Vec<Node>) -> Res<()> {
+    let start = r.pos();
+    let mut hg = Node::new("Header", "Header", start, Region::Record, NodeKind::Group);
+    hg.index = Some(index);
+    hg.source = r.source;
+    let res = r
+        .varbytes("headerKeyLength", "headerKey", &mut hg.children)
+        .and_then(|_| r.varbytes("headerValueLength", "headerValue", &mut hg.children));
+    hg.len = r.pos() - start;
+    c.push(hg);
+    res
+}
+
+/// Control records: the key says which marker (version int16, type int16: 0 abort, 1
+/// commit). `buf` is the record's byte source.
+fn note_control_type(buf: &[u8], g: &mut Node) {
+    let Some(k) = g.children.iter_mut().find(|n| n.name == "key") else {
+        return;
+    };
+    let key = match &k.value {
+        Value::Bytes(Some((o, l))) => buf.get(*o..o + l),
+        Value::Blob(b) => Some(b.as_slice()),
+        _ => None,
+    };
+    if let Some(kb) = key.filter(|b| b.len() == 4) {
+        k.note = Note::ControlType(crate::be::i16_at(kb, 2));
+    }
+}
+
+/// A legacy message (magic 0 or 1), the whole of the cursor.
+fn legacy_message(r: &mut Src<'_>, ctx: &mut Ctx<'_>, index: usize, magic: i8, depth: u8) -> Node {
+    let start = r.pos();
+    let ty = if magic == 0 {
+        "Message v0"
+    } else {
+        "Message v1"
+    };
+    let mut g = Node::new("Message", ty, start, Region::RecordBatch, NodeKind::Group);
     g.index = Some(index as u32);
     g.source = r.source;
-    let res = (|| -> Res<()> {
-        let c = &mut g.children;
-        r.int("offset", "int64", 8, c)?;
-        r.int("messageSize", "int32", 4, c)?;
-        let crc_at = r.pos;
-        let crc = r.uint32("crc", c)?;
-        let computed = crc32fast::hash(r.buf.get(r.pos..r.end).unwrap_or(&[]));
-        if let Some(n) = c.last_mut() {
-            if crc == computed {
-                n.note = Note::Crc {
-                    stored: crc,
-                    computed,
-                    castagnoli: false,
-                };
-            } else {
-                n.note = Note::Crc {
-                    stored: crc,
-                    computed,
-                    castagnoli: true,
-                };
-                ctx.diag(Diagnosis {
-                    kind: ProblemKind::CrcMismatch,
-                    offset: crc_at,
-                    message: format!(
-                        "message CRC-32 0x{crc:08x} does not match its bytes (0x{computed:08x})"
-                    ),
-                });
-            }
-        }
-        r.int("magic", "int8", 1, c)?;
-        let attrs = r.int("attributes", "int8", 1, c)?;
-        let codec = (attrs & 7) as u8;
-        if let Some(n) = c.last_mut() {
-            n.note = Note::MessageAttributes { attrs, magic };
-        }
-        if magic == 1 {
-            let ts = r.int("timestamp", "int64", 8, c)?;
-            if let Some(n) = c.last_mut() {
-                n.note = Note::TimestampMs(ts);
-            }
-        }
-        r.bytes32("key", c)?;
-        let value = r.bytes32("value", c)?;
-        // Legacy wrappers are decompressed even where record batches are not (summary views):
-        // their inner messages are the records, and only decompressing counts them.
-        if codec != 0 {
-            if let Some((vs, vl)) = value {
-                let data = r.buf.get(vs..vs + vl).unwrap_or(&[]);
-                if depth >= MAX_DEPTH {
-                    ctx.diag(Diagnosis {
-                        kind: ProblemKind::BatchFormat,
-                        offset: vs,
-                        message: "compressed messages nested too deep".into(),
-                    });
-                    return Ok(());
-                }
-                match ctx.inflate(codec, data, vs) {
-                    Err(e) => ctx.diag(Diagnosis {
-                        kind: ProblemKind::Decompression,
-                        offset: vs,
-                        message: format!(
-                            "{} message set does not decompress: {e}",
-                            codec_name(codec)
-                        ),
-                    }),
-                    Ok(plain) => {
-                        if let Some(why) = lz4_frame_problem(codec, data) {
-                            ctx.diag(Diagnosis {
-                                kind: ProblemKind::Decompression,
-                                offset: vs,
-                                message: why,
-                            });
-                        }
-                        *ctx.next_source += 1;
-                        let source = *ctx.next_source;
-                        let mut dn = Node::new(
-                            "decompressed",
-                            "message set",
-                            0,
-                            Region::Record,
-                            NodeKind::Group,
-                        );
-                        dn.source = source;
-                        dn.len = plain.len();
-                        dn.desc = Cow::Owned(format!(
-                            "the wrapper's inner messages, byte source #{source}"
-                        ));
-                        let mut inner = R {
-                            buf: &plain,
-                            pos: 0,
-                            end: plain.len(),
-                            source,
-                            region: Region::Record,
-                        };
-                        batches(&mut inner, ctx, &mut dn.children, depth + 1);
-                        // Summary views decompress only to count the inner messages: the
-                        // bytes are not shown, so they are not kept.
-                        dn.value = if ctx.opts.records {
-                            Value::Blob(plain)
-                        } else {
-                            Value::None
-                        };
-                        c.push(dn);
-                    }
-                }
-            }
-        }
-        Ok(())
-    })();
-    if let Err(e) = res {
+    if let Err(e) = legacy_body(r, ctx, magic, depth, &mut g.children) {
         stop(r, &mut g, ctx, e);
     }
     g.value = Value::Struct;
-    g.len = r.end - start;
+    g.len = r.end() - start;
     g
+}
+
+/// A legacy message's fields; a compressed one (a wrapper) holds a message set in its value.
+fn legacy_body(
+    r: &mut Src<'_>,
+    ctx: &mut Ctx<'_>,
+    magic: i8,
+    depth: u8,
+    c: &mut Vec<Node>,
+) -> Res<()> {
+    r.int("offset", Int::Int64, c)?;
+    r.int("messageSize", Int::Int32, c)?;
+    crc(r, ctx, c, false)?;
+    r.int("magic", Int::Int8, c)?;
+    let attrs = r.int("attributes", Int::Int8, c)?;
+    note_last(c, Note::MessageAttributes { attrs, magic });
+    if magic == 1 {
+        let ts = r.int("timestamp", Int::Int64, c)?;
+        note_last(c, Note::TimestampMs(ts));
+    }
+    r.bytes32("key", c)?;
+    let value = r.bytes32("value", c)?;
+    let codec = (attrs & 7) as u8;
+    // Legacy wrappers are decompressed even where record batches are not (summary views):
+    // their inner messages are the records, and only decompressing counts them.
+    if let (true, Some(span)) = (codec != 0, value) {
+        wrapper_value(r, ctx, codec, span, depth, c);
+    }
+    Ok(())
+}
+
+/// The compressed value `(start, len)` of a wrapper message: its inner message set,
+/// decompressed into a byte source of its own, if the nesting allows.
+fn wrapper_value(
+    r: &Src<'_>,
+    ctx: &mut Ctx<'_>,
+    codec: u8,
+    (at, len): (usize, usize),
+    depth: u8,
+    c: &mut Vec<Node>,
+) {
+    let data = r.cur.buf.get(at..at + len).unwrap_or(&[]);
+    if depth >= MAX_DEPTH {
+        ctx.diag(
+            ProblemKind::BatchFormat,
+            at,
+            "compressed messages nested too deep",
+        );
+        return;
+    }
+    match ctx.inflate(codec, data, at) {
+        Err(e) => ctx.diag(
+            ProblemKind::Decompression,
+            at,
+            format!("{} message set does not decompress: {e}", codec_name(codec)),
+        ),
+        Ok(plain) => {
+            lz4_check(ctx, codec, data, at);
+            c.push(inner_message_set(ctx, plain, depth));
+        }
+    }
+}
+
+/// The messages decompressed from a wrapper, decoded as a message set one level deeper.
+fn inner_message_set(ctx: &mut Ctx<'_>, plain: Vec<u8>, depth: u8) -> Node {
+    *ctx.next_source += 1;
+    let source = *ctx.next_source;
+    let mut dn = Node::new(
+        "decompressed",
+        "message set",
+        0,
+        Region::Record,
+        NodeKind::Group,
+    );
+    dn.source = source;
+    dn.len = plain.len();
+    dn.desc = Cow::Owned(format!(
+        "the wrapper's inner messages, byte source #{source}"
+    ));
+    let mut inner = Src::new(&plain, 0, plain.len(), source, Region::Record);
+    batches(&mut inner, ctx, &mut dn.children, depth + 1);
+    // Summary views decompress only to count the inner messages: the bytes are not shown,
+    // so they are not kept.
+    dn.value = if ctx.opts.records {
+        Value::Blob(plain)
+    } else {
+        Value::None
+    };
+    dn
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! `kdissect capture.pcap`: the capture path of the command line: views, exchange filters,
 //! statistics, progress.
 
-use crate::{fail, input, interrupt, write_failed, Cli};
+use crate::flags::Cli;
+use crate::{fail, input, interrupt, write_failed};
 use kdissect::capture::net::{self, linktype_name};
 use kdissect::capture::pcap::{CaptureReader, Format};
 use kdissect::capture::write::{CaptureWriter, OutFormat};

@@ -1,12 +1,12 @@
 //! `kdissect --hex`: Kafka frames as hex text, decoded as they are read.
 
-use crate::flags::Cli;
+use crate::flags::{Hex, Mode, Settings};
 use crate::{fail, input, interrupt, write_failed};
 use kdissect::capture::hex;
 use kdissect::kafka::frames::{self, Conversation, ResponseHint};
 use kdissect::kafka::message::{request_header_version, response_header_version};
 use kdissect::kafka::topics::TopicNames;
-use kdissect::kafka::{names, Direction, Message, Node, NodeKind};
+use kdissect::kafka::{Direction, Message, Node, NodeKind};
 use kdissect::render::{self, json::Meta, value, Style};
 use std::io::{self, BufRead, IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -24,7 +24,8 @@ const HEX_PIECE: usize = 1 << 20;
 /// Decoding hex input as it is read: lines in, frames out.
 struct HexRun<'a, W: Write> {
     out: W,
-    cli: &'a Cli,
+    s: &'a Settings,
+    at: Option<usize>,
     hint: ResponseHint,
     views: Views,
     style: Style,
@@ -45,7 +46,7 @@ impl<W: Write> HexRun<'_, W> {
         self.flush_each = !opened.regular || io::stdout().is_terminal();
         let mut reader = io::BufReader::with_capacity(1 << 16, opened.reader);
         let mut stream = hex::HexStream::default();
-        let mut cutter = frames::Cutter::new(self.cli.max_frame);
+        let mut cutter = frames::Cutter::new(self.s.options.kafka.max_frame);
         let mut bytes_seen = 0u64;
         let mut piece = Vec::new();
         let mut carry = Vec::new();
@@ -90,13 +91,13 @@ impl<W: Write> HexRun<'_, W> {
         if bytes_seen == 0 {
             return Err(HexFailure::Input(format!("{display}: no hex bytes found")));
         }
-        if stream.packet_count > 0 && !self.cli.quiet {
+        if stream.packet_count > 0 && !self.s.quiet {
             eprintln!(
                 "kdissect: {display}: a dump of {} packets; their TCP payloads decoded in order",
                 stream.packet_count
             );
         }
-        if let (Some(at), false) = (self.cli.at, self.found_at) {
+        if let (Some(at), false) = (self.at, self.found_at) {
             return Err(HexFailure::Input(format!(
                 "{display}: offset {at} is past the end of the input ({bytes_seen} bytes)"
             )));
@@ -171,7 +172,7 @@ impl<W: Write> HexRun<'_, W> {
             self.malformed += 1;
         }
         let style = self.style;
-        if let Some(at) = self.cli.at {
+        if let Some(at) = self.at {
             if at >= offset && at < offset + frame.len() {
                 self.found_at = true;
                 let shown = render::masked(&msg, frame, style);
@@ -187,70 +188,47 @@ impl<W: Write> HexRun<'_, W> {
             }
             return Ok(());
         }
-        if self.cli.json {
+        if self.s.show.json {
             let meta = Meta {
                 frame: self.index as u64,
                 input_offset: Some(offset),
                 ..Meta::default()
             };
             let shown = render::masked(&msg, frame, style);
-            let j = render::json::message(&msg, &shown, &meta, self.cli.json_spans);
+            let j = render::json::message(&msg, &shown, &meta, self.s.show.spans);
             return writeln!(self.out, "{j}");
         }
         print_message(&mut self.out, &msg, frame, offset, self.views, style)
     }
 }
 
-pub(crate) fn run_hex(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
-    let api_key = match cli.api_key.as_deref().map(|s| (s, names::api_key_from_str(s))) {
-        None => None,
-        Some((_, Some(k))) => Some(k),
-        Some((s, None)) if s.trim().parse::<i64>().is_ok() => {
-            return fail(format!("--api-key {s} is out of range: API keys are 16-bit (0 to 32767)"))
-        }
-        Some((s, None)) => {
-            return fail(format!(
-                "--api-key {s:?} is neither a number nor a Kafka API name (try metadata, 3, api-versions)"
-            ))
-        }
+pub(crate) fn run_hex(s: Settings) -> ExitCode {
+    let Mode::Hex(Hex {
+        hint,
+        at,
+        tree,
+        bytes,
+    }) = s.mode
+    else {
+        return fail("hex input without its settings");
     };
-    if api_key.is_some() != cli.api_version.is_some() {
-        return fail("--api-key and --api-version go together: a response is decoded with both");
-    }
-    if cli.stats
-        || !cli.api.is_empty()
-        || cli.stream.is_some()
-        || cli.client_id.is_some()
-        || cli.errors
-        || cli.topic.is_some()
-        || cli.display_filter.is_some()
-    {
-        return fail("--stats and the exchange filters work on captures, not on --hex input");
-    }
-    let hint = ResponseHint {
-        api_key,
-        api_version: cli.api_version,
-        force_response: cli.response,
-    };
-    let views = Views {
-        tree: cli.tree || !(cli.bytes || cli.json),
-        bytes: cli.bytes || !(cli.tree || cli.json),
-    };
+    let views = Views { tree, bytes };
     let stdout = io::stdout();
     let mut run = HexRun {
         out: io::BufWriter::new(stdout.lock()),
-        cli,
+        s: &s,
+        at,
         hint,
         views,
-        style,
-        conv: Conversation::with_options(cli.decode_options()),
+        style: s.style,
+        conv: Conversation::with_options(s.options.kafka.decode),
         topics: TopicNames::default(),
         flush_each: false,
         index: 0,
         malformed: 0,
         found_at: false,
     };
-    for name in inputs {
+    for name in &s.inputs {
         let display = if name == "-" {
             "standard input"
         } else {
@@ -271,13 +249,13 @@ pub(crate) fn run_hex(cli: &Cli, inputs: &[String], style: Style) -> ExitCode {
         return write_failed(&e);
     }
     drop(out);
-    if malformed > 0 && cli.at.is_none() {
+    if malformed > 0 && at.is_none() {
         eprintln!("kdissect: {malformed} of {total} frames malformed or undecodable");
     }
     if let Some(sig) = interrupt::received() {
         return ExitCode::from(interrupt::exit_status(sig));
     }
-    if malformed > 0 && cli.at.is_none() {
+    if malformed > 0 && at.is_none() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -332,28 +332,6 @@ pub(crate) struct Cli {
     pub(crate) stats_filtered: bool,
 }
 
-impl Cli {
-    pub(crate) fn decode_options(&self) -> kdissect::kafka::decode::DecodeOptions {
-        // Summary lines and statistics read the body's first two levels, the error codes and
-        // the record counts: deeper nodes and the records inside batches need not be kept.
-        // A display filter, and --topic, may look at any depth, so they keep the whole tree.
-        let summary_only = !self.tree
-            && !self.bytes
-            && !self.json
-            && !self.hex
-            && self.display_filter.is_none()
-            && self.topic.is_none();
-        kdissect::kafka::decode::DecodeOptions {
-            max_elements: self.max_elements.max(1),
-            max_decompressed: self.max_decompressed,
-            max_nodes: self.max_nodes.max(1),
-            keep_depth: if summary_only { 2 } else { usize::MAX },
-            records: !summary_only,
-            ..Default::default()
-        }
-    }
-}
-
 fn parse_size(s: &str) -> Result<usize, String> {
     let t = s.trim();
     let (num, mul) = match t.chars().last() {

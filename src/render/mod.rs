@@ -5,6 +5,7 @@ use std::borrow::Cow;
 
 pub mod bytes;
 pub mod json;
+pub mod notice;
 pub mod stats;
 pub mod summary;
 pub mod tree;

@@ -518,7 +518,6 @@ impl Stats {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

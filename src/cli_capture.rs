@@ -107,9 +107,9 @@ fn read_file<W: Write>(
             last: Instant::now(),
             drawn: false,
         };
-        pipeline::run(p, &s.options, o, &mut health)
+        pipeline::run(p, &s.options, o, &mut health).err()
     } else {
-        pipeline::run(opened.reader, &s.options, o, &mut health)
+        pipeline::run(opened.reader, &s.options, o, &mut health).err()
     };
     let reread = cutting.then(|| {
         if copy {
@@ -173,13 +173,13 @@ fn read_live<W: Write>(
             inner: &mut cap,
             copy: CaptureWriter::new(io::BufWriter::new(file), OutFormat::PcapNg),
         };
-        let err = pipeline::run_source(&mut tee, &s.options, o, &mut health);
+        let err = pipeline::run_source(&mut tee, &s.options, o, &mut health).err();
         let Spooled { copy, .. } = tee;
         copy.finish()
             .map_err(|e| Failure::Fatal(format!("cannot keep packets aside for -w: {e}")))?;
         err
     } else {
-        pipeline::run_source(&mut cap, &s.options, o, &mut health)
+        pipeline::run_source(&mut cap, &s.options, o, &mut health).err()
     };
     Ok(Pass {
         display,

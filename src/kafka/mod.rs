@@ -2,6 +2,7 @@
 // Input-derived values never index, unwrap or expect here: a hostile capture must not panic.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+pub mod codes;
 pub mod decode;
 pub mod example;
 pub mod facts;
@@ -16,6 +17,7 @@ pub mod schema;
 pub mod stream;
 pub mod topics;
 
+pub use codes::{ApiKey, ErrorCode};
 pub use decode::{DecodeError, Diagnosis, ErrorKind};
 pub use message::{decode_request, decode_response, Message};
 pub use node::{Enc, Node, NodeKind, Note, Region, Value};

@@ -110,6 +110,7 @@ impl TryFrom<&Cli> for Settings {
         let mode = mode(cli, &named)?;
         let apis = parse_apis(&cli.api)?;
         let selection = Selection::new(cli, &apis)?;
+        let options = options(cli, selection.needs_tree());
         Ok(Settings {
             mode,
             inputs: if named.is_empty() {
@@ -127,7 +128,7 @@ impl TryFrom<&Cli> for Settings {
             quiet: cli.quiet,
             style: style(cli),
             time_format: cli.time_format,
-            options: options(cli),
+            options,
             selection,
             stats: cli.stats.then_some(if cli.stats_all {
                 StatsScope::All
@@ -241,13 +242,13 @@ fn style(cli: &Cli) -> Style {
     }
 }
 
-fn options(cli: &Cli) -> Options {
+fn options(cli: &Cli, whole_tree: bool) -> Options {
     Options {
         kafka: Config {
             ports: cli.ports.clone(),
             detect: !cli.no_detect,
             max_frame: cli.max_frame,
-            decode: decode_options(cli),
+            decode: decode_options(cli, whole_tree),
             max_pending: cli.max_pending.max(1),
         },
         tcp: Limits {
@@ -259,16 +260,11 @@ fn options(cli: &Cli) -> Options {
     }
 }
 
-fn decode_options(cli: &Cli) -> DecodeOptions {
+fn decode_options(cli: &Cli, whole_tree: bool) -> DecodeOptions {
     // Summary lines and statistics read the body's first two levels, the error codes and
     // the record counts: deeper nodes and the records inside batches need not be kept.
-    // A display filter, and --topic, may look at any depth, so they keep the whole tree.
-    let summary_only = !cli.tree
-        && !cli.bytes
-        && !cli.json
-        && !cli.hex
-        && cli.display_filter.is_none()
-        && cli.topic.is_none();
+    // Filters on topics, partitions or schema paths look at any depth (`whole_tree`).
+    let summary_only = !cli.tree && !cli.bytes && !cli.json && !cli.hex && !whole_tree;
     DecodeOptions {
         max_elements: cli.max_elements.max(1),
         max_decompressed: cli.max_decompressed,

@@ -64,6 +64,14 @@ impl Selection {
         })
     }
 
+    /// Whether a filter reads fields below the levels a summary keeps.
+    pub(crate) fn needs_tree(&self) -> bool {
+        [&self.flags, &self.display]
+            .into_iter()
+            .flatten()
+            .any(Filter::needs_tree)
+    }
+
     pub(crate) fn active(&self) -> bool {
         self.flags.is_some() || self.display.is_some()
     }

@@ -178,3 +178,196 @@ fn layout(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::test_frames;
+
+    fn leaf(offset: usize, len: usize, region: Region) -> Node {
+        let mut n = Node::new("f", "int8", offset, region, NodeKind::Field);
+        n.len = len;
+        n
+    }
+
+    fn group(len: usize, children: Vec<Node>) -> Node {
+        let mut n = Node::new("Frame", "", 0, Region::Frame, NodeKind::Group);
+        n.len = len;
+        n.children = children;
+        n
+    }
+
+    fn layout_text(root: &Node, frame: &[u8], hidden: &[(usize, usize)], style: Style) -> String {
+        let mut out = Vec::new();
+        assert!(write_masked(&mut out, root, frame, hidden, style).is_ok());
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    #[test]
+    fn bars_mark_where_each_region_starts() {
+        let (frame, msg) = test_frames::metadata_request();
+        assert_eq!(
+            layout_text(&msg.root, &frame, &[], Style::default()),
+            "\
+byte layout (37 bytes, 16 bytes per row)
+      0  1  2  3  4  5  6  7  8  9  A  B  C  D  E  F
+0000 |00 00 00 21|00 03 00 0d 00 00 00 00 00 00|00|02
+0010  00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+0020  01|00|00 00|00
+regions (| marks a start): 0000 frame, 0004 rpc header, 000e tagged_fields, 000f request body, 0021 tagged_fields, 0022 request body, 0024 tagged_fields
+"
+        );
+    }
+
+    #[test]
+    fn secrets_are_stars_in_the_bytes_and_the_character_column() {
+        let (frame, msg) = test_frames::sasl_plain();
+        let ascii = Style {
+            ascii: true,
+            ..Style::default()
+        };
+        let hidden = crate::render::hidden_spans(&msg, ascii);
+        assert_eq!(hidden, &[(0x18, 2)]);
+        assert_eq!(
+            layout_text(&msg.root, &frame, hidden, ascii),
+            "\
+byte layout (27 bytes, 16 bytes per row)
+      0  1  2  3  4  5  6  7  8  9  A  B  C  D  E  F
+0000 |00 00 00 17|00 24 00 02 00 00 00 03 00 01 74|00  .....$........t.
+0010 |0a 00 61 6c 69 63 65 00 ** **|00                 ..alice.**.
+regions (| marks a start): 0000 frame, 0004 rpc header, 000f tagged_fields, 0010 request body, 001a tagged_fields
+** 2 bytes of secrets masked (--show-secrets shows them)
+"
+        );
+        let show = Style {
+            show_secrets: true,
+            ..Style::default()
+        };
+        let text = layout_text(
+            &msg.root,
+            &frame,
+            crate::render::hidden_spans(&msg, show),
+            show,
+        );
+        assert!(
+            text.contains("\n0010 |0a 00 61 6c 69 63 65 00 70 77|00\n"),
+            "{text}"
+        );
+        assert!(!text.contains("masked"), "{text}");
+    }
+
+    #[test]
+    fn colour_paints_each_byte_by_region_and_adds_a_legend() {
+        let root = group(
+            5,
+            vec![leaf(0, 4, Region::Frame), leaf(4, 1, Region::RpcHeader)],
+        );
+        let color = Style {
+            color: true,
+            ..Style::default()
+        };
+        assert_eq!(
+            layout_text(&root, &[0, 0, 0, 1, 0x2a], &[], color),
+            "\
+byte layout (5 bytes, 16 bytes per row)
+      0  1  2  3  4  5  6  7  8  9  A  B  C  D  E  F
+0000  \u{1b}[35m00\u{1b}[39m \u{1b}[35m00\u{1b}[39m \u{1b}[35m00\u{1b}[39m \u{1b}[35m01\u{1b}[39m \u{1b}[36m2a\u{1b}[39m
+legend: \u{1b}[35mframe\u{1b}[39m  \u{1b}[36mrpc header\u{1b}[39m
+"
+        );
+    }
+
+    #[test]
+    fn bytes_no_leaf_covers_are_unparsed() {
+        let root = group(4, vec![leaf(0, 2, Region::RpcHeader)]);
+        assert_eq!(
+            byte_regions(&root, 4),
+            vec![
+                Region::RpcHeader,
+                Region::RpcHeader,
+                Region::Unparsed,
+                Region::Unparsed
+            ]
+        );
+        let text = layout_text(&root, &[1, 2, 3, 4], &[], Style::default());
+        assert!(
+            text.ends_with(
+                "0000 |01 02|03 04\nregions (| marks a start): 0000 rpc header, 0002 unparsed\n"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_list_of_starts_is_cut_after_32() {
+        let leaves = (0..40)
+            .map(|i| {
+                let r = if i % 2 == 0 {
+                    Region::RequestBody
+                } else {
+                    Region::TaggedFields
+                };
+                leaf(i, 1, r)
+            })
+            .collect();
+        let text = layout_text(&group(40, leaves), &[0; 40], &[], Style::default());
+        let last = text.lines().last().unwrap_or_default();
+        assert!(
+            last.ends_with(", 001e request body, 001f tagged_fields, ... 8 more"),
+            "{last}"
+        );
+        assert_eq!(last.matches(", ").count(), 32);
+    }
+
+    #[test]
+    fn offsets_widen_past_four_hex_digits() {
+        let frame = vec![0u8; 0x10001];
+        let text = layout_text(&group(frame.len(), vec![]), &frame, &[], Style::default());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines.get(1).copied(),
+            Some("       0  1  2  3  4  5  6  7  8  9  A  B  C  D  E  F")
+        );
+        assert_eq!(
+            lines.get(2).copied(),
+            Some("00000 |00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00")
+        );
+        assert_eq!(lines.get(lines.len() - 2).copied(), Some("10000  00"));
+    }
+
+    #[test]
+    fn a_decompressed_buffer_gets_its_own_layout() {
+        let mut dn = Node::new(
+            "decompressed",
+            "records",
+            0,
+            Region::Record,
+            NodeKind::Group,
+        );
+        dn.source = 1;
+        dn.len = 3;
+        dn.value = Value::Blob(vec![0xa, 0xb, 0xc]);
+        let mut inner = leaf(0, 1, Region::RecordBatch);
+        inner.source = 1;
+        let mut rest = leaf(1, 2, Region::Record);
+        rest.source = 1;
+        dn.children = vec![inner, rest];
+        // In the frame, the decompressed group covers no bytes: the compressed ones are its
+        // sibling's.
+        let mut root = group(2, vec![leaf(0, 2, Region::RecordBatch), dn]);
+        root.region = Region::RecordBatch;
+        assert_eq!(
+            layout_text(&root, &[1, 2], &[], Style::default()),
+            "\
+byte layout (2 bytes, 16 bytes per row)
+      0  1  2  3  4  5  6  7  8  9  A  B  C  D  E  F
+0000 |01 02
+regions (| marks a start): 0000 RecordBatch
+decompressed bytes, source #1 (3 bytes, 16 bytes per row)
+      0  1  2  3  4  5  6  7  8  9  A  B  C  D  E  F
+0000 |0a|0b 0c
+regions (| marks a start): 0000 RecordBatch, 0001 Record
+"
+        );
+    }
+}

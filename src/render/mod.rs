@@ -7,6 +7,8 @@ pub mod bytes;
 pub mod json;
 pub mod stats;
 pub mod summary;
+#[cfg(test)]
+mod test_frames;
 pub mod tree;
 pub mod value;
 

@@ -518,10 +518,170 @@ impl Stats {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kafka::stream::RequestInfo;
+    use crate::kafka::{decode_request, decode_response, Message};
+    use crate::render::test_frames;
+
+    fn record(msg: Message, bytes: &[u8], stream: u32, latency: Option<i64>) -> Record<'_> {
+        let client = std::net::SocketAddr::from(([10, 0, 0, 1], 40000 + stream as u16));
+        let broker = std::net::SocketAddr::from(([10, 0, 0, 2], 9092));
+        let from_broker = msg.direction == Direction::Response;
+        Record {
+            stream,
+            frame: 1,
+            first_frame: 1,
+            ts_nanos: latency.unwrap_or(0),
+            src: if from_broker { broker } else { client },
+            dst: if from_broker { client } else { broker },
+            bytes,
+            request: latency.map(|_| RequestInfo {
+                frame: 1,
+                ts_nanos: 0,
+                api_key: msg.api_key.unwrap_or(-1),
+                api_version: msg.api_version.unwrap_or(-1),
+                correlation_id: 0,
+            }),
+            msg,
+            assumed: false,
+            partial: false,
+        }
+    }
+
+    /// Two Metadata exchanges on two streams (the second answer with a partition error), one
+    /// SaslAuthenticate request left unanswered, and an API without tables.
+    fn sample() -> Stats {
+        let mut s = Stats::default();
+        let (req, _) = test_frames::metadata_request();
+        let (resp, _) = test_frames::metadata_response();
+        let mut bad = resp.clone();
+        if let Some(b) = bad.get_mut(0x35) {
+            *b = 9;
+        }
+        for (stream, answer, latency) in [(1, &resp, 2_500_000), (2, &bad, 40_000)] {
+            s.message(&record(decode_request(&req), &req, stream, None));
+            let m = decode_response(answer, 3, 13);
+            s.message(&record(m, answer, stream, Some(latency)));
+        }
+        let (sasl, m) = test_frames::sasl_plain();
+        s.message(&record(m, &sasl, 1, None));
+        let unknown = test_frames::request(1000, 0, 9, &[1, 2, 3]);
+        s.message(&record(decode_request(&unknown), &unknown, 2, None));
+        s.health.packets = 12;
+        s
+    }
+
+    #[test]
+    fn tables_count_apis_connections_errors_skew_and_health() {
+        assert_eq!(sample().tables(), TABLES);
+    }
+
+    #[test]
+    fn tables_fit_a_narrow_terminal() {
+        let text = sample().tables_within(Some(60));
+        for l in text.lines() {
+            assert!(l.chars().count() <= 60, "{l}");
+        }
+        assert!(text.contains(NARROW_CONNECTIONS), "{text}");
+        assert!(text.starts_with("Kafka APIs\n┌─────┬─────┬"), "{text}");
+    }
+
+    #[test]
+    fn unanswered_requests_count_in_their_api_row() {
+        let mut s = sample();
+        let info = RequestInfo {
+            frame: 1,
+            ts_nanos: 0,
+            api_key: 3,
+            api_version: 13,
+            correlation_id: 0,
+        };
+        s.notice(&Notice::Unanswered {
+            stream: 1,
+            src: std::net::SocketAddr::from(([10, 0, 0, 1], 40001)),
+            dst: std::net::SocketAddr::from(([10, 0, 0, 2], 9092)),
+            request: info,
+        });
+        let text = s.tables();
+        assert!(
+            text.contains(
+                "│ Metadata (3)          ┆      13 ┆        2 ┆         2 ┆          1 ┆"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("│ requests without a response                ┆     1 │"));
+        assert_eq!(s.to_json()["health"]["unanswered"], 1);
+    }
+
+    /// `sample()` as tables.
+    const TABLES: &str = r#"Kafka APIs
+┌───────────────────────┬─────────┬──────────┬───────────┬────────────┬─────────────┬───────────┬─────────┬─────────┬─────────┬─────────┐
+│ API                   ┆ version ┆ requests ┆ responses ┆ unanswered ┆ with errors ┆ malformed ┆ p50     ┆ p95     ┆ p99     ┆ max     │
+╞═══════════════════════╪═════════╪══════════╪═══════════╪════════════╪═════════════╪═══════════╪═════════╪═════════╪═════════╪═════════╡
+│ Metadata (3)          ┆      13 ┆        2 ┆         2 ┆          0 ┆           1 ┆         0 ┆ 0.04 ms ┆ 2.50 ms ┆ 2.50 ms ┆ 2.50 ms │
+│ SaslAuthenticate (36) ┆       2 ┆        1 ┆         0 ┆          0 ┆           0 ┆         0 ┆       - ┆       - ┆       - ┆       - │
+│ ApiKey1000 (1000)     ┆       0 ┆        1 ┆         0 ┆          0 ┆           0 ┆         0 ┆       - ┆       - ┆       - ┆       - │
+└───────────────────────┴─────────┴──────────┴───────────┴────────────┴─────────────┴───────────┴─────────┴─────────┴─────────┴─────────┘
+
+Connections
+┌────────┬───────────┬────────────────┬───────────────┬──────────┬───────┐
+│ stream ┆ client_id ┆ client         ┆ broker        ┆ messages ┆ bytes │
+╞════════╪═══════════╪════════════════╪═══════════════╪══════════╪═══════╡
+│ 1      ┆           ┆ 10.0.0.1:40001 ┆ 10.0.0.2:9092 ┆        3 ┆   154 │
+│ 2      ┆           ┆ 10.0.0.1:40002 ┆ 10.0.0.2:9092 ┆        3 ┆   146 │
+└────────┴───────────┴────────────────┴───────────────┴──────────┴───────┘
+
+Error codes
+┌───────────────────────┬──────┬───────┐
+│ error                 ┆ code ┆ count │
+╞═══════════════════════╪══════╪═══════╡
+│ REPLICA_NOT_AVAILABLE ┆    9 ┆     1 │
+└───────────────────────┴──────┴───────┘
+
+API versions: advertised by brokers vs used by clients
+┌───────────────────────┬───────────────────┬──────────────┬──────────────────────────────────┐
+│ API                   ┆ broker advertised ┆ clients used ┆ status                           │
+╞═══════════════════════╪═══════════════════╪══════════════╪══════════════════════════════════╡
+│ Metadata (3)          ┆ -                 ┆ v13          ┆ no ApiVersions response captured │
+│ SaslAuthenticate (36) ┆ -                 ┆ v2           ┆ no ApiVersions response captured │
+│ ApiKey1000 (1000)     ┆ -                 ┆ v0           ┆ no ApiVersions response captured │
+└───────────────────────┴───────────────────┴──────────────┴──────────────────────────────────┘
+
+Capture health
+┌────────────────────────────────────────────┬───────┐
+│ capture health                             ┆ count │
+╞════════════════════════════════════════════╪═══════╡
+│ packets                                    ┆    12 │
+│ packets cut by the snap length             ┆     0 │
+│ frames lost in gaps                        ┆     0 │
+│ frames shown partially                     ┆     0 │
+│ retransmissions                            ┆     0 │
+│ conflicting overlaps                       ┆     0 │
+│ streams picked up mid-stream               ┆     0 │
+│ resynchronisations                         ┆     0 │
+│ size prefixes that cannot be frames        ┆     0 │
+│ responses without a captured request       ┆     0 │
+│ requests without a response                ┆     0 │
+│ responses timestamped before their request ┆     0 │
+│ malformed messages                         ┆     0 │
+│ messages of APIs not decoded               ┆     1 │
+└────────────────────────────────────────────┴───────┘
+"#;
+
+    /// The connections of `sample()` in 60 columns.
+    const NARROW_CONNECTIONS: &str = r#"Connections
+┌────────┬──────────┬──────────┬─────────┬─────────┬───────┐
+│ stream ┆ client_i ┆ client   ┆ broker  ┆ message ┆ bytes │
+│        ┆ d        ┆          ┆         ┆ s       ┆       │
+╞════════╪══════════╪══════════╪═════════╪═════════╪═══════╡
+│ 1      ┆          ┆ 10.0.0.1 ┆ 10.0.0. ┆       3 ┆   154 │
+│        ┆          ┆ :40001   ┆ 2:9092  ┆         ┆       │
+│ 2      ┆          ┆ 10.0.0.1 ┆ 10.0.0. ┆       3 ┆   146 │
+│        ┆          ┆ :40002   ┆ 2:9092  ┆         ┆       │
+└────────┴──────────┴──────────┴─────────┴─────────┴───────┘
+"#;
 
     /// Past the exact window the histogram's percentiles print as the exact ones do.
     #[test]

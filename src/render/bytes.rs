@@ -93,6 +93,8 @@ pub fn write_masked(
     Ok(())
 }
 
+/// One layout: the column header, a row per 16 bytes, then where the regions start (a legend
+/// of their colours when coloured).
 fn layout(
     out: &mut impl Write,
     frame: &[u8],
@@ -100,83 +102,122 @@ fn layout(
     hidden: &[(usize, usize)],
     style: Style,
 ) -> io::Result<()> {
-    let len = frame.len();
-    let width = format!("{:x}", len.saturating_sub(1)).len().max(4);
-    let mut header = " ".repeat(width + 1);
-    for c in 0..ROW {
-        header.push_str(&format!(" {c:X} "));
-    }
-    writeln!(out, "{}", header.trim_end())?;
+    let width = format!("{:x}", frame.len().saturating_sub(1)).len().max(4);
+    writeln!(out, "{}", column_header(width))?;
     let mut starts: Vec<(usize, Region)> = Vec::new();
     for (row, chunk) in frame.chunks(ROW).enumerate() {
         let base = row * ROW;
         let mut line = format!("{base:0width$x} ");
         for (i, b) in chunk.iter().enumerate() {
             let at = base + i;
-            let r = regions.get(at).copied().unwrap_or(Region::Unparsed);
-            let prev = if at == 0 {
-                None
-            } else {
-                regions.get(at - 1).copied()
-            };
-            if prev != Some(r) {
+            let (r, starts_here) = region_at(regions, at);
+            if starts_here {
                 starts.push((at, r));
             }
-            let secret = hidden.iter().any(|&(o, l)| at >= o && at - o < l);
-            let hexb = if secret {
-                "**".to_string()
-            } else {
-                format!("{b:02x}")
-            };
-            if style.color {
-                line.push(' ');
-                line.push_str(&format!("{}", hexb.color(color(r))));
-            } else {
-                line.push(if prev != Some(r) { '|' } else { ' ' });
-                line.push_str(&hexb);
-            }
+            push_byte(&mut line, *b, r, starts_here, is_hidden(hidden, at), style);
         }
         if style.ascii {
             // Pad a short last row so the column lines up, then the characters.
             line.push_str(&"   ".repeat(ROW - chunk.len()));
             line.push_str("  ");
-            line.extend(chunk.iter().enumerate().map(|(i, b)| {
-                let at = base + i;
-                if hidden.iter().any(|&(o, l)| at >= o && at - o < l) {
-                    '*'
-                } else if b.is_ascii_graphic() || *b == b' ' {
-                    char::from(*b)
-                } else {
-                    '.'
-                }
-            }));
+            line.push_str(&characters(chunk, base, hidden));
         }
         writeln!(out, "{line}")?;
     }
+    if style.color {
+        writeln!(out, "legend: {}", legend(&starts))
+    } else {
+        writeln!(out, "regions (| marks a start): {}", start_list(&starts))
+    }
+}
+
+/// `      0  1  2 ...  F`, the first column as wide as the offsets.
+fn column_header(width: usize) -> String {
+    let mut header = " ".repeat(width + 1);
+    for c in 0..ROW {
+        header.push_str(&format!(" {c:X} "));
+    }
+    header.trim_end().to_string()
+}
+
+/// The region of the byte at `at`, and whether a region starts there (it differs from the
+/// byte before, or it is the first byte).
+fn region_at(regions: &[Region], at: usize) -> (Region, bool) {
+    let r = regions.get(at).copied().unwrap_or(Region::Unparsed);
+    let prev = if at == 0 {
+        None
+    } else {
+        regions.get(at - 1).copied()
+    };
+    (r, prev != Some(r))
+}
+
+/// Whether the byte at `at` lies in one of the `hidden` spans (secrets).
+fn is_hidden(hidden: &[(usize, usize)], at: usize) -> bool {
+    hidden.iter().any(|&(o, l)| at >= o && at - o < l)
+}
+
+/// One byte of a row: ` 2a` in its region's colour, or `|2a` / ` 2a` without colour; `**` for
+/// a secret.
+fn push_byte(line: &mut String, b: u8, r: Region, starts_here: bool, secret: bool, style: Style) {
+    let hexb = if secret {
+        "**".to_string()
+    } else {
+        format!("{b:02x}")
+    };
+    if style.color {
+        line.push(' ');
+        line.push_str(&format!("{}", hexb.color(color(r))));
+    } else {
+        line.push(if starts_here { '|' } else { ' ' });
+        line.push_str(&hexb);
+    }
+}
+
+/// The character column of a row, as xxd prints it: printable ASCII as itself, `.` for the
+/// rest, `*` for a secret.
+fn characters(chunk: &[u8], base: usize, hidden: &[(usize, usize)]) -> String {
+    chunk
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            if is_hidden(hidden, base + i) {
+                '*'
+            } else if b.is_ascii_graphic() || *b == b' ' {
+                char::from(*b)
+            } else {
+                '.'
+            }
+        })
+        .collect()
+}
+
+/// Each region found, once, in its colour.
+fn legend(starts: &[(usize, Region)]) -> String {
     let mut seen: Vec<Region> = Vec::new();
-    for (_, r) in &starts {
+    for (_, r) in starts {
         if !seen.contains(r) {
             seen.push(*r);
         }
     }
-    if style.color {
-        let names: Vec<String> = seen
-            .iter()
-            .map(|r| format!("{}", r.label().color(color(*r))))
-            .collect();
-        writeln!(out, "legend: {}", names.join("  "))?;
-    } else {
-        let mut list: Vec<String> = starts
-            .iter()
-            .take(MAX_STARTS)
-            .map(|(at, r)| format!("{at:04x} {}", r.label()))
-            .collect();
-        if starts.len() > MAX_STARTS {
-            list.push(format!("... {} more", starts.len() - MAX_STARTS));
-        }
-        writeln!(out, "regions (| marks a start): {}", list.join(", "))?;
+    let names: Vec<String> = seen
+        .iter()
+        .map(|r| format!("{}", r.label().color(color(*r))))
+        .collect();
+    names.join("  ")
+}
+
+/// `0000 frame, 0004 rpc header, ...`, cut after `MAX_STARTS`.
+fn start_list(starts: &[(usize, Region)]) -> String {
+    let mut list: Vec<String> = starts
+        .iter()
+        .take(MAX_STARTS)
+        .map(|(at, r)| format!("{at:04x} {}", r.label()))
+        .collect();
+    if starts.len() > MAX_STARTS {
+        list.push(format!("... {} more", starts.len() - MAX_STARTS));
     }
-    Ok(())
+    list.join(", ")
 }
 
 #[cfg(test)]

@@ -167,11 +167,7 @@ fn put_fields(w: &mut Vec<u8>, n: &Node, frame: &[u8], spans: bool) {
     let mut unknown: Vec<&Node> = Vec::new();
     let mut grouped: Vec<&str> = Vec::new();
     for c in &n.children {
-        match c.kind {
-            NodeKind::Length | NodeKind::TagCount | NodeKind::Error | NodeKind::Raw => continue,
-            _ => {}
-        }
-        if c.name == "present" && c.ty == "int8" {
+        if is_wire_detail(c) {
             continue;
         }
         if c.ty == "tagged_field" {
@@ -183,70 +179,128 @@ fn put_fields(w: &mut Vec<u8>, n: &Node, frame: &[u8], spans: bool) {
                 Some(_) => unknown.push(c),
                 None => {}
             }
-            continue;
-        }
-        if c.index.is_some() && c.kind == NodeKind::Group {
-            if grouped.contains(&c.name.as_ref()) {
-                continue;
+        } else if c.index.is_some() && c.kind == NodeKind::Group {
+            if !grouped.contains(&c.name.as_ref()) {
+                grouped.push(&c.name);
+                put_repeated_groups(w, &mut first, n, &c.name, frame, spans);
             }
-            grouped.push(&c.name);
-            put_key(w, &mut first, &format!("{}s", c.name));
-            let same = n
-                .children
-                .iter()
-                .filter(|g| g.index.is_some() && g.kind == NodeKind::Group && g.name == c.name);
-            put_list(w, same, frame, spans);
-            continue;
-        }
-        put_key(w, &mut first, &c.name);
-        put_value(w, c, frame, spans);
-        // Elements past --max-elements: how many the array left out.
-        if c.children
-            .iter()
-            .any(|g| g.kind == NodeKind::Raw && g.name == "omitted")
-        {
-            let total = match c.value {
-                Value::Array(n) => n,
-                _ => 0,
-            };
-            let kept = c
-                .children
-                .iter()
-                .filter(|g| g.kind != NodeKind::Length && g.kind != NodeKind::Raw)
-                .count();
-            put_key(w, &mut first, &format!("{}_omitted", c.name));
-            put_int(w, total.saturating_sub(kept) as i64);
-        }
-        // A topic id whose name an earlier message gave: the name beside it.
-        if let (Value::Uuid(_), Note::TopicName(name)) = (&c.value, &c.note) {
-            put_key(w, &mut first, &format!("{}_name", c.name));
-            put_str(w, name);
+        } else {
+            put_key(w, &mut first, &c.name);
+            put_value(w, c, frame, spans);
+            put_field_extras(w, &mut first, c);
         }
     }
     if !unknown.is_empty() {
         put_key(w, &mut first, "_unknown_tags");
-        w.push(b'[');
-        for (i, c) in unknown.iter().enumerate() {
-            if i > 0 {
-                w.push(b',');
-            }
-            let tag = c.child("tag").and_then(Node::as_int).unwrap_or(-1);
-            let _ = write!(w, "{{\"tag\":{tag},\"data\":");
-            match c.children.get(2) {
-                Some(raw) => put_scalar(w, raw, frame),
-                None => w.extend_from_slice(b"null"),
-            }
-            w.push(b'}');
-        }
-        w.push(b']');
+        put_unknown_tags(w, &unknown, frame);
     }
     w.push(b'}');
 }
 
-/// The whole NDJSON object of a message.
+/// Nodes of the wire that carry no field: length prefixes, tagged-field counts, where decoding
+/// stopped, raw bytes, and a nullable struct's presence byte.
+fn is_wire_detail(c: &Node) -> bool {
+    matches!(
+        c.kind,
+        NodeKind::Length | NodeKind::TagCount | NodeKind::Error | NodeKind::Raw
+    ) || (c.name == "present" && c.ty == "int8")
+}
+
+/// The indexed groups named `name` among `n`'s children (a record's `Header[i]`), as one list
+/// under the plural of the name.
+fn put_repeated_groups(
+    w: &mut Vec<u8>,
+    first: &mut bool,
+    n: &Node,
+    name: &str,
+    frame: &[u8],
+    spans: bool,
+) {
+    put_key(w, first, &format!("{name}s"));
+    let same = n
+        .children
+        .iter()
+        .filter(|g| g.index.is_some() && g.kind == NodeKind::Group && g.name == name);
+    put_list(w, same, frame, spans);
+}
+
+/// Keys that follow a field: `<name>_omitted`, the elements an array past --max-elements left
+/// out, and `<name>_name`, the name an earlier message gave a topic id.
+fn put_field_extras(w: &mut Vec<u8>, first: &mut bool, c: &Node) {
+    if c.children
+        .iter()
+        .any(|g| g.kind == NodeKind::Raw && g.name == "omitted")
+    {
+        let total = match c.value {
+            Value::Array(n) => n,
+            _ => 0,
+        };
+        let kept = c
+            .children
+            .iter()
+            .filter(|g| g.kind != NodeKind::Length && g.kind != NodeKind::Raw)
+            .count();
+        put_key(w, first, &format!("{}_omitted", c.name));
+        put_int(w, total.saturating_sub(kept) as i64);
+    }
+    if let (Value::Uuid(_), Note::TopicName(name)) = (&c.value, &c.note) {
+        put_key(w, first, &format!("{}_name", c.name));
+        put_str(w, name);
+    }
+}
+
+/// Tagged fields kdissect has no name for: `[{"tag": 7, "data": "0102"}]`.
+fn put_unknown_tags(w: &mut Vec<u8>, unknown: &[&Node], frame: &[u8]) {
+    w.push(b'[');
+    for (i, c) in unknown.iter().enumerate() {
+        if i > 0 {
+            w.push(b',');
+        }
+        let tag = c.child("tag").and_then(Node::as_int).unwrap_or(-1);
+        let _ = write!(w, "{{\"tag\":{tag},\"data\":");
+        match c.children.get(2) {
+            Some(raw) => put_scalar(w, raw, frame),
+            None => w.extend_from_slice(b"null"),
+        }
+        w.push(b'}');
+    }
+    w.push(b']');
+}
+
 /// The whole NDJSON object of a message, written to `w` (one line, no newline).
 pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, spans: bool) {
+    // Keys in the order docs/json.md lists them (the map keeps insertion order).
     let mut o = Map::new();
+    put_origin(&mut o, meta);
+    put_api(&mut o, msg, frame.len());
+    put_exchange(&mut o, msg, meta);
+    // Placeholders keep the key order; header and body are written node by node below.
+    o.insert("header".into(), J::Null);
+    o.insert("body".into(), J::Null);
+    o.insert("errors".into(), error_codes(msg));
+    o.insert("malformed".into(), problems(msg));
+    let header = msg
+        .root
+        .children
+        .get(1)
+        .filter(|h| h.name.contains("Header"));
+    w.push(b'{');
+    let mut first = true;
+    for (k, v) in &o {
+        put_key(w, &mut first, k);
+        match (k.as_str(), header, msg.body()) {
+            ("header", Some(h), _) => put_fields(w, h, frame, spans),
+            ("body", _, Some(b)) => put_fields(w, b, frame, spans),
+            _ => {
+                let _ = serde_json::to_writer(&mut *w, v);
+            }
+        }
+    }
+    w.push(b'}');
+}
+
+/// Where the message was found: frame, input offset, time, stream, endpoints.
+fn put_origin(o: &mut Map<String, J>, meta: &Meta) {
     o.insert("frame".into(), J::from(meta.frame));
     if let Some(off) = meta.input_offset {
         o.insert("input_offset".into(), J::from(off));
@@ -263,6 +317,11 @@ pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, 
     if let Some(d) = &meta.dst {
         o.insert("dst".into(), J::String(d.clone()));
     }
+}
+
+/// What the header says: direction, API, version (and the layout assumed for it), correlation
+/// id, and the frame's size.
+fn put_api(o: &mut Map<String, J>, msg: &Message, size: usize) {
     o.insert("direction".into(), J::String(msg.direction.as_str().into()));
     o.insert("api_key".into(), msg.api_key.map_or(J::Null, J::from));
     o.insert(
@@ -281,7 +340,12 @@ pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, 
         "correlation_id".into(),
         msg.correlation_id.map_or(J::Null, J::from),
     );
-    o.insert("size".into(), J::from(frame.len()));
+    o.insert("size".into(), J::from(size));
+}
+
+/// The message's side of its exchange: a request's client_id, a response's request frame and
+/// latency; and whether the API was assumed or the frame cut by a gap.
+fn put_exchange(o: &mut Map<String, J>, msg: &Message, meta: &Meta) {
     if msg.direction == Direction::Request {
         o.insert(
             "client_id".into(),
@@ -305,15 +369,18 @@ pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, 
     if meta.partial {
         o.insert("partial".into(), J::Bool(true));
     }
-    // Placeholders keep the key order; header and body are written node by node below.
-    o.insert("header".into(), J::Null);
-    o.insert("body".into(), J::Null);
-    let errors: Vec<J> = msg
-        .errors
+}
+
+/// Every non-zero error code of the body with its path and name.
+fn error_codes(msg: &Message) -> J {
+    msg.errors
         .iter()
         .map(|(path, code)| json!({"path": path, "code": code, "name": names::error_name(*code)}))
-        .collect();
-    o.insert("errors".into(), J::Array(errors));
+        .collect()
+}
+
+/// The problems found while decoding, then where decoding stopped, if it did.
+fn problems(msg: &Message) -> J {
     let mut malformed: Vec<J> = msg
         .diagnoses
         .iter()
@@ -323,25 +390,7 @@ pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, 
         let kind = e.kind.problem();
         malformed.push(problem_json(e.offset, &e.to_string(), kind));
     }
-    o.insert("malformed".into(), J::Array(malformed));
-    let header = msg
-        .root
-        .children
-        .get(1)
-        .filter(|h| h.name.contains("Header"));
-    w.push(b'{');
-    let mut first = true;
-    for (k, v) in &o {
-        put_key(w, &mut first, k);
-        match (k.as_str(), header, msg.body()) {
-            ("header", Some(h), _) => put_fields(w, h, frame, spans),
-            ("body", _, Some(b)) => put_fields(w, b, frame, spans),
-            _ => {
-                let _ = serde_json::to_writer(&mut *w, v);
-            }
-        }
-    }
-    w.push(b'}');
+    J::Array(malformed)
 }
 
 /// The NDJSON object of a message as a JSON value (for tests and tools; the CLI writes bytes).

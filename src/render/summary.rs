@@ -5,7 +5,9 @@ use super::value::quote;
 use crate::kafka::facts::{Scalar, TopicList, TopicRef, MAX_TOPICS};
 use crate::kafka::stream::Record;
 use crate::kafka::{names, Direction, Message};
+use owo_colors::OwoColorize;
 use std::fmt::Write;
+use std::net::SocketAddr;
 
 /// The essentials of a message body, as `key=value` words.
 pub fn essentials(msg: &Message) -> String {
@@ -294,6 +296,22 @@ fn wall_clock(ts: i64, format: TimeFormat, digits: usize) -> String {
     }
 }
 
+/// The columns every line about a capture starts with, as tshark's: frame number, time,
+/// endpoints and TCP stream, `     7    1.500000 10.0.0.1:40000 → 10.0.0.2:9092 [3]`.
+pub fn prefix(
+    clock: &Clock,
+    frame: u64,
+    ts_nanos: i64,
+    src: &SocketAddr,
+    dst: &SocketAddr,
+    stream: u32,
+) -> String {
+    format!(
+        "{frame:>6} {} {src} → {dst} [{stream}]",
+        clock.text(ts_nanos)
+    )
+}
+
 /// The summary line of a message found in a capture.
 pub fn line(rec: &Record<'_>, clock: &Clock) -> String {
     line_styled(rec, clock, false)
@@ -306,51 +324,24 @@ const VERY_SLOW_NANOS: i64 = 1_000_000_000;
 /// [`line`], coloured for a terminal when `color`: the API in bold cyan, errors and `!!` in
 /// red, slow latencies in yellow or red.
 pub fn line_styled(rec: &Record<'_>, clock: &Clock, color: bool) -> String {
-    use owo_colors::OwoColorize;
-    let paint = |text: String, f: fn(&String) -> String| if color { f(&text) } else { text };
     let msg = &rec.msg;
-    let dir = match msg.direction {
-        Direction::Request => "Request",
-        Direction::Response => "Response",
-    };
-    let api = match (msg.api_key, msg.api_version) {
-        (Some(_), Some(v)) => format!("{} v{v}", msg.api_name()),
-        _ => "Unknown".to_string(),
-    };
-    let api = paint(format!("{api} {dir}"), |t| t.cyan().bold().to_string());
-    let mut s = format!(
-        "{:>6} {} {} → {} [{}] {api}",
+    let mut s = prefix(
+        clock,
         rec.frame,
-        clock.text(rec.ts_nanos),
-        rec.src,
-        rec.dst,
-        rec.stream
+        rec.ts_nanos,
+        &rec.src,
+        &rec.dst,
+        rec.stream,
     );
+    s.push(' ');
+    s.push_str(&api_text(msg, color));
     if let Some(c) = msg.correlation_id {
         let _ = write!(s, " corr={c}");
     }
     let ess = essentials(msg);
     if !ess.is_empty() {
         s.push(' ');
-        if color {
-            let words: Vec<String> = ess
-                .split(' ')
-                .map(|w| {
-                    let bad = w.starts_with("error=")
-                        || w.starts_with("errors=")
-                        || w.starts_with("partition_errors=")
-                        || (w.contains('(') && w.contains("_") && w.ends_with(")]"));
-                    if bad {
-                        w.red().to_string()
-                    } else {
-                        w.to_string()
-                    }
-                })
-                .collect();
-            s.push_str(&words.join(" "));
-        } else {
-            s.push_str(&ess);
-        }
+        s.push_str(&if color { redden_errors(&ess) } else { ess });
     }
     if rec.assumed {
         s.push_str(" [API assumed: request not captured]");
@@ -358,19 +349,80 @@ pub fn line_styled(rec: &Record<'_>, clock: &Clock, color: bool) -> String {
     if let Some(v) = msg.assumed_version {
         let _ = write!(s, " [assumed_version: read with the v{v} layout]");
     }
-    if let (Some(lat), Some(req)) = (rec.latency_nanos(), rec.request) {
-        let text = latency_text(lat);
-        let text = match lat {
-            l if color && l >= VERY_SLOW_NANOS => text.red().bold().to_string(),
-            l if color && l >= SLOW_NANOS => text.yellow().to_string(),
-            _ => text,
-        };
-        let _ = write!(s, " ({text} after frame {})", req.frame);
-        if lat < 0 {
-            let m = " !! timestamped before its request: the capture's clock went backwards";
-            s.push_str(&paint(m.to_string(), |t| t.red().to_string()));
-        }
+    push_latency(&mut s, rec, color);
+    push_trouble(&mut s, rec, color);
+    s
+}
+
+/// `text` painted by `f` when colour is on.
+fn paint(color: bool, text: String, f: fn(&str) -> String) -> String {
+    if color {
+        f(&text)
+    } else {
+        text
     }
+}
+
+fn red(t: &str) -> String {
+    t.red().to_string()
+}
+
+/// `Metadata v13 Request`, or `Unknown Request` when the header did not give the API.
+fn api_text(msg: &Message, color: bool) -> String {
+    let dir = match msg.direction {
+        Direction::Request => "Request",
+        Direction::Response => "Response",
+    };
+    let api = match (msg.api_key, msg.api_version) {
+        (Some(_), Some(v)) => format!("{} v{v} {dir}", msg.api_name()),
+        _ => format!("Unknown {dir}"),
+    };
+    paint(color, api, |t| t.cyan().bold().to_string())
+}
+
+/// The essentials with their error words in red: `error=`, `errors=`, `partition_errors=`, and
+/// lists whose items carry an error name (`topics=[a(UNKNOWN_TOPIC_OR_PARTITION)]`).
+fn redden_errors(essentials: &str) -> String {
+    let words: Vec<String> = essentials
+        .split(' ')
+        .map(|w| {
+            let bad = w.starts_with("error=")
+                || w.starts_with("errors=")
+                || w.starts_with("partition_errors=")
+                || (w.contains('(') && w.contains('_') && w.ends_with(")]"));
+            if bad {
+                red(w)
+            } else {
+                w.to_string()
+            }
+        })
+        .collect();
+    words.join(" ")
+}
+
+/// ` (2.50 ms after frame 7)` for a response whose request was captured; a response stamped
+/// before its request says the clock went backwards.
+fn push_latency(s: &mut String, rec: &Record<'_>, color: bool) {
+    let (Some(lat), Some(req)) = (rec.latency_nanos(), rec.request) else {
+        return;
+    };
+    let text = latency_text(lat);
+    let text = match lat {
+        l if color && l >= VERY_SLOW_NANOS => text.red().bold().to_string(),
+        l if color && l >= SLOW_NANOS => text.yellow().to_string(),
+        _ => text,
+    };
+    let _ = write!(s, " ({text} after frame {})", req.frame);
+    if lat < 0 {
+        let m = " !! timestamped before its request: the capture's clock went backwards";
+        s.push_str(&paint(color, m.to_string(), red));
+    }
+}
+
+/// What kept the message from being read whole: a gap that cut it, an API or version without
+/// tables, or damage (in red).
+fn push_trouble(s: &mut String, rec: &Record<'_>, color: bool) {
+    let msg = &rec.msg;
     if rec.partial {
         let _ = write!(
             s,
@@ -384,34 +436,41 @@ pub fn line_styled(rec: &Record<'_>, clock: &Clock, color: bool) -> String {
             " [body not decoded: {}]",
             super::with_hint(&e.reason, e.kind.problem())
         );
-    } else if let Some(e) = &msg.error {
-        let mut m = format!(
-            " !! malformed: {}",
-            super::with_hint(&e.to_string(), e.kind.problem())
-        );
-        // When another version's layout fits, that is the news: say it on the line too.
-        if let Some(h) = msg
-            .diagnoses
-            .iter()
-            .find(|d| d.kind == crate::kafka::ProblemKind::WrongVersionLayout)
-        {
-            let _ = write!(m, "; {}", h.message);
-        }
-        s.push_str(&paint(m, |t| t.red().to_string()));
-    } else if let Some(d) = msg.diagnoses.first() {
-        let m = format!(
+    } else if let Some(m) = malformed_text(msg) {
+        s.push_str(&paint(color, m, red));
+    }
+}
+
+/// ` !! malformed: ...` where decoding stopped, else ` !! malformed at 0x...: ...` for the
+/// first problem found on the way; `None` for a sound message.
+fn malformed_text(msg: &Message) -> Option<String> {
+    let Some(e) = &msg.error else {
+        let d = msg.diagnoses.first()?;
+        return Some(format!(
             " !! malformed at 0x{:04x}: {}",
             d.offset,
             super::with_hint(&d.message, d.kind)
-        );
-        s.push_str(&paint(m, |t| t.red().to_string()));
+        ));
+    };
+    let mut m = format!(
+        " !! malformed: {}",
+        super::with_hint(&e.to_string(), e.kind.problem())
+    );
+    // When another version's layout fits, that is the news: say it on the line too.
+    if let Some(h) = msg
+        .diagnoses
+        .iter()
+        .find(|d| d.kind == crate::kafka::ProblemKind::WrongVersionLayout)
+    {
+        let _ = write!(m, "; {}", h.message);
     }
-    s
+    Some(m)
 }
 
+/// The frame's size from its size prefix (plus the prefix's 4 bytes), `?` without one.
 fn frame_size(b: &[u8]) -> String {
-    match b.get(0..4) {
-        Some(p) => (i64::from(i32::from_be_bytes([p[0], p[1], p[2], p[3]])) + 4).to_string(),
+    match b.get(0..4).and_then(|p| <[u8; 4]>::try_from(p).ok()) {
+        Some(p) => (i64::from(i32::from_be_bytes(p)) + 4).to_string(),
         None => "?".to_string(),
     }
 }
@@ -487,6 +546,23 @@ mod tests {
             }
         }
         f
+    }
+
+    #[test]
+    fn the_prefix_is_frame_time_endpoints_and_stream() {
+        let clock = Clock {
+            first_ts: 1_000,
+            ..Clock::default()
+        };
+        let (c, b) = (addr(CLIENT), addr("[2001:db8::1]:9092"));
+        assert_eq!(
+            prefix(&clock, 1_234_567, 2_000_001_000, &c, &b, 42),
+            "1234567    2.000000 10.0.0.1:40000 → [2001:db8::1]:9092 [42]"
+        );
+        assert_eq!(
+            prefix(&clock, 9, 1_000, &b, &c, 0),
+            "     9    0.000000 [2001:db8::1]:9092 → 10.0.0.1:40000 [0]"
+        );
     }
 
     #[test]

@@ -11,12 +11,31 @@ pub const DESC_MAX: usize = 78;
 const CUT: usize = 75;
 
 pub fn cut_desc(desc: &str, wide: bool) -> String {
+    let (shown, more) = desc_parts(desc, wide);
+    format!("{shown}{more}")
+}
+
+/// The description as shown: its first `CUT` characters and `...` when it is too long.
+fn desc_parts(desc: &str, wide: bool) -> (&str, &'static str) {
     if wide || desc.chars().count() <= DESC_MAX {
-        desc.to_string()
-    } else {
-        let mut s: String = desc.chars().take(CUT).collect();
-        s.push_str("...");
-        s
+        return (desc, "");
+    }
+    let cut = desc.char_indices().nth(CUT).map_or(desc.len(), |(i, _)| i);
+    (desc.get(..cut).unwrap_or(desc), "...")
+}
+
+/// A node's span: `[0x0010, 4B]`, or `[#1 0x0004, 2B]` for offsets in the first decompressed
+/// buffer rather than in the frame.
+struct Span<'a>(&'a Node);
+
+impl std::fmt::Display for Span<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.0;
+        if n.source == 0 {
+            write!(f, "[0x{:04x}, {}B]", n.offset, n.len)
+        } else {
+            write!(f, "[#{} 0x{:04x}, {}B]", n.source, n.offset, n.len)
+        }
     }
 }
 
@@ -32,12 +51,7 @@ pub fn node_line(n: &Node, frame: &[u8], style: Style) -> String {
         s.push_str(" = ");
         s.push_str(&v);
     }
-    if n.source == 0 {
-        s.push_str(&format!(" [0x{:04x}, {}B]", n.offset, n.len));
-    } else {
-        // Offsets in a decompressed buffer, not in the frame.
-        s.push_str(&format!(" [#{} 0x{:04x}, {}B]", n.source, n.offset, n.len));
-    }
+    s.push_str(&format!(" {}", Span(n)));
     if !n.desc.is_empty() {
         s.push(' ');
         s.push_str(&cut_desc(&n.desc, style.wide));
@@ -86,21 +100,12 @@ fn write_line(
             }
         }
     }
-    if n.source == 0 {
-        write!(out, " [0x{:04x}, {}B]", n.offset, n.len)?;
-    } else {
-        write!(out, " [#{} 0x{:04x}, {}B]", n.source, n.offset, n.len)?;
-    }
+    write!(out, " {}", Span(n))?;
     if !n.desc.is_empty() {
+        let (shown, more) = desc_parts(&n.desc, style.wide);
         out.write_all(b" ")?;
-        let d: &str = &n.desc;
-        if style.wide || d.chars().count() <= DESC_MAX {
-            out.write_all(d.as_bytes())?;
-        } else {
-            let cut = d.char_indices().nth(CUT).map_or(d.len(), |(i, _)| i);
-            out.write_all(d.get(..cut).unwrap_or(d).as_bytes())?;
-            out.write_all(b"...")?;
-        }
+        out.write_all(shown.as_bytes())?;
+        out.write_all(more.as_bytes())?;
     }
     out.write_all(b"\n")
 }
@@ -129,11 +134,7 @@ fn write_colored(
             format!(" = {v}")
         }
     });
-    let span = if n.source == 0 {
-        format!("[0x{:04x}, {}B]", n.offset, n.len)
-    } else {
-        format!("[#{} 0x{:04x}, {}B]", n.source, n.offset, n.len)
-    };
+    let span = Span(n).to_string();
     let desc = if n.desc.is_empty() {
         String::new()
     } else {

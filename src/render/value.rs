@@ -9,16 +9,16 @@ pub const MAX_HEX_BYTES: usize = 32;
 /// Most bytes of a record key or value shown (text or hex) without `--wide`.
 pub const MAX_VALUE_BYTES: usize = 64;
 
+/// `8-4-4-4-12` hex digits, as Kafka prints a Uuid.
 pub fn uuid(b: &[u8; 16]) -> String {
-    let h = hex::encode(b);
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+    let mut s = String::with_capacity(36);
+    for (i, x) in b.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            s.push('-');
+        }
+        let _ = write!(s, "{x:02x}");
+    }
+    s
 }
 
 pub fn quote(s: &str) -> String {
@@ -41,7 +41,7 @@ pub fn quote(s: &str) -> String {
 /// Record keys and values: text when they are UTF-8 (and printable), hex otherwise, at most
 /// `max` bytes of either.
 pub fn payload(data: &[u8], max: usize) -> String {
-    let shown = &data[..data.len().min(max)];
+    let shown = data.get(..max).unwrap_or(data);
     let more = if shown.len() < data.len() {
         format!("... ({} bytes)", data.len())
     } else {
@@ -120,11 +120,10 @@ pub fn codec_name(c: u8) -> &'static str {
     }
 }
 
-/// Milliseconds since 1970 as RFC 3339 in UTC, with milliseconds only when there are some.
+/// Milliseconds since 1970 as RFC 3339 in UTC, always with three digits of milliseconds
+/// (`1970-01-01T00:00:01.000Z`): the nanosecond text with its last six zeros taken off.
 pub fn rfc3339_ms(ms: i64) -> String {
-    super::json::rfc3339(ms.saturating_mul(1_000_000))
-        .replace(".000000Z", "Z")
-        .replacen("000000Z", "Z", 1)
+    super::json::rfc3339(ms.saturating_mul(1_000_000)).replacen("000000Z", "Z", 1)
 }
 
 /// Record batch v2 attributes spelled out.

@@ -8,6 +8,8 @@ pub mod json;
 pub mod notice;
 pub mod stats;
 pub mod summary;
+#[cfg(test)]
+mod test_frames;
 pub mod tree;
 pub mod value;
 

@@ -1,7 +1,7 @@
 //! Lines for what happened on a connection rather than in a message: frames lost in gaps,
 //! resynchronisations, unanswered requests, TLS connections.
 
-use super::summary::Clock;
+use super::summary::{prefix, Clock};
 use crate::kafka::message::api_display_name;
 use crate::kafka::stream::{Notice, ResyncReason};
 use crate::tcp::GapKind;
@@ -18,9 +18,8 @@ pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
                 GapKind::MidStream => "the capture started inside it".to_string(),
             };
             format!(
-                "{:>6} {} {src} → {dst} [{stream}] !! a Kafka frame was lost in a gap: {why} ({present} of its bytes captured before the gap)",
-                at.frame,
-                rel(at.ts_nanos)
+                "{} !! a Kafka frame was lost in a gap: {why} ({present} of its bytes captured before the gap)",
+                prefix(clock, at.frame, at.ts_nanos, src, dst, *stream)
             )
         }
         Notice::Resync { stream, src, dst, at, skipped, reason } => {
@@ -30,9 +29,8 @@ pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
                 ResyncReason::BadSize => "after a size prefix that cannot be a frame",
             };
             format!(
-                "{:>6} {} {src} → {dst} [{stream}] !! {why}: skipped {skipped} bytes to the next frame boundary",
-                at.frame,
-                rel(at.ts_nanos)
+                "{} !! {why}: skipped {skipped} bytes to the next frame boundary",
+                prefix(clock, at.frame, at.ts_nanos, src, dst, *stream)
             )
         }
         Notice::BadSize { stream, src, at, size } => format!(
@@ -45,9 +43,8 @@ pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
             "-", "-"
         ),
         Notice::Unanswered { stream, src, dst, request } => format!(
-            "{:>6} {} {src} → {dst} [{stream}] !! unanswered: {} v{} Request corr={} got no response in the capture",
-            request.frame,
-            rel(request.ts_nanos),
+            "{} !! unanswered: {} v{} Request corr={} got no response in the capture",
+            prefix(clock, request.frame, request.ts_nanos, src, dst, *stream),
             api_display_name(request.api_key),
             request.api_version,
             request.correlation_id
@@ -92,12 +89,8 @@ pub fn tls_line(t: &TlsConnection, clock: &Clock) -> String {
         String::new()
     };
     format!(
-        "{:>6} {} {} → {} [{}] TLS connection, {version}{about}: {} bytes of Kafka traffic encrypted in {} records{lost}; cannot be decoded without the session keys",
-        t.first.frame,
-        clock.text(t.first.ts_nanos),
-        t.client,
-        t.server,
-        t.stream,
+        "{} TLS connection, {version}{about}: {} bytes of Kafka traffic encrypted in {} records{lost}; cannot be decoded without the session keys",
+        prefix(clock, t.first.frame, t.first.ts_nanos, &t.client, &t.server, t.stream),
         t.encrypted_bytes,
         t.records
     )

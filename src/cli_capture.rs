@@ -545,8 +545,8 @@ fn end_of_input<W: Write>(
         }
     }
     if let Some(st) = o.stats_mut() {
-        st.health.packets += health.packets;
-        st.health.truncated_packets += health.truncated_packets;
+        st.packets += health.packets;
+        st.truncated_packets += health.truncated_packets;
     }
     if let Some(e) = o.shown.printer.io_error.take() {
         return Err(write_failed(&e));

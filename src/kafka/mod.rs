@@ -7,6 +7,7 @@ pub mod decode;
 pub mod example;
 pub mod facts;
 pub mod frames;
+pub mod health;
 pub mod message;
 pub mod names;
 pub mod node;

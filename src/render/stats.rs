@@ -2,6 +2,7 @@
 //! Fed with every message and notice; knows nothing of how they were found.
 
 use super::summary::latency_text;
+use crate::kafka::health::StreamHealth;
 use crate::kafka::message::api_display_name;
 use crate::kafka::stream::{Notice, Record};
 use crate::kafka::{names, Direction};
@@ -90,27 +91,6 @@ struct ConnRow {
     bytes: u64,
 }
 
-/// Capture health counters.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct HealthCounts {
-    pub packets: u64,
-    pub truncated_packets: u64,
-    pub gaps: u64,
-    pub retransmissions: u64,
-    pub conflicting_overlaps: u64,
-    pub unmatched_responses: u64,
-    pub midstream_pickups: u64,
-    pub resyncs: u64,
-    pub bad_sizes: u64,
-    pub malformed: u64,
-    pub undecoded: u64,
-    pub unanswered: u64,
-    pub partial: u64,
-    /// Responses timestamped before their request (clocks of merged captures, reordering):
-    /// left out of the latency percentiles.
-    pub backwards: u64,
-}
-
 #[derive(Debug, Default)]
 pub struct Stats {
     apis: BTreeMap<(i16, i16), ApiRow>,
@@ -122,7 +102,12 @@ pub struct Stats {
     advertised: BTreeMap<String, BTreeMap<i16, (i64, i64)>>,
     /// API key → versions clients used.
     used: BTreeMap<i16, BTreeSet<i16>>,
-    pub health: HealthCounts,
+    /// Messages and notices: the same counters as the closing report's, over what the
+    /// statistics count.
+    pub health: StreamHealth,
+    /// Packets read, and those the snap length cut (from the pipeline, per input).
+    pub packets: u64,
+    pub truncated_packets: u64,
 }
 
 impl Stats {
@@ -154,16 +139,7 @@ impl Stats {
             }
             Direction::Response => {}
         }
-        if rec.partial {
-            self.health.partial += 1;
-        } else if m.is_malformed() {
-            self.health.malformed += 1;
-        } else if m.is_unknown_api() {
-            self.health.undecoded += 1;
-        }
-        if m.direction == Direction::Response && rec.request.is_none() {
-            self.health.unmatched_responses += 1;
-        }
+        self.health.message(rec);
         let (Some(k), Some(v)) = (m.api_key, m.api_version) else {
             return;
         };
@@ -179,7 +155,8 @@ impl Stats {
             Direction::Response => {
                 row.responses += 1;
                 match rec.latency_nanos() {
-                    Some(l) if l < 0 => self.health.backwards += 1,
+                    // Counted by the health counters, and left out of the percentiles.
+                    Some(l) if l < 0 => {}
                     Some(l) => row.latencies.push(l),
                     None => {}
                 }
@@ -200,26 +177,12 @@ impl Stats {
     }
 
     pub fn notice(&mut self, n: &Notice) {
-        let h = &mut self.health;
-        match n {
-            Notice::LostInGap { .. } => h.gaps += 1,
-            Notice::Retransmission { .. } => h.retransmissions += 1,
-            Notice::ConflictingOverlap { .. } => h.conflicting_overlaps += 1,
-            Notice::Resync { reason, .. } => {
-                h.resyncs += 1;
-                if *reason == crate::kafka::stream::ResyncReason::MidStream {
-                    h.midstream_pickups += 1;
-                }
-            }
-            Notice::BadSize { .. } => h.bad_sizes += 1,
-            Notice::Unanswered { request, .. } => {
-                h.unanswered += 1;
-                self.apis
-                    .entry((request.api_key, request.api_version))
-                    .or_default()
-                    .unanswered += 1;
-            }
-            _ => {}
+        self.health.notice(n);
+        if let Notice::Unanswered { request, .. } = n {
+            self.apis
+                .entry((request.api_key, request.api_version))
+                .or_default()
+                .unanswered += 1;
         }
     }
 
@@ -308,7 +271,7 @@ impl Stats {
                 skew_table(skew, width),
             ));
         }
-        sections.push(("Capture health", health_table(&self.health, width)));
+        sections.push(("Capture health", health_table(self, width)));
         let text: Vec<String> = sections
             .iter()
             .map(|(title, t)| format!("{title}\n{t}\n"))
@@ -458,7 +421,7 @@ impl Stats {
             "advertised": advertised,
             "version_skew": skew,
             "health": {
-                "packets": h.packets, "truncated_packets": h.truncated_packets, "gaps": h.gaps,
+                "packets": self.packets, "truncated_packets": self.truncated_packets, "gaps": h.gaps,
                 "partial": h.partial, "retransmissions": h.retransmissions,
                 "conflicting_overlaps": h.conflicting_overlaps, "midstream_pickups": h.midstream_pickups,
                 "resyncs": h.resyncs, "bad_sizes": h.bad_sizes,
@@ -493,11 +456,12 @@ fn skew_table(skew: Vec<(i16, String, String, String)>, width: Option<u16>) -> T
 }
 
 /// The capture health counters, one a row.
-fn health_table(h: &HealthCounts, width: Option<u16>) -> Table {
+fn health_table(s: &Stats, width: Option<u16>) -> Table {
+    let h = &s.health;
     let mut t = new_table(width, &["capture health", "count"]);
     for (name, v) in [
-        ("packets", h.packets),
-        ("packets cut by the snap length", h.truncated_packets),
+        ("packets", s.packets),
+        ("packets cut by the snap length", s.truncated_packets),
         ("frames lost in gaps", h.gaps),
         ("frames shown partially", h.partial),
         ("retransmissions", h.retransmissions),
@@ -592,7 +556,7 @@ mod tests {
         s.message(&record(m, &sasl, 1, None));
         let unknown = test_frames::request(1000, 0, 9, &[1, 2, 3]);
         s.message(&record(decode_request(&unknown), &unknown, 2, None));
-        s.health.packets = 12;
+        s.packets = 12;
         s
     }
 

@@ -1,60 +1,28 @@
 //! The exit-status tally: every message and notice counted, whatever the filters show, for
-//! the closing report on stderr and the exit status.
+//! the closing report on stderr and the exit status. The counting itself is the library's
+//! [`StreamHealth`], the same the statistics use.
 
+use kdissect::kafka::health::StreamHealth;
 use kdissect::kafka::stream::{Notice, Record};
 use kdissect::tls::TlsConnection;
 use std::process::ExitCode;
 
 #[derive(Debug, Default)]
 pub(crate) struct Tally {
-    pub(crate) messages: u64,
-    malformed: u64,
-    lost: u64,
-    resyncs: u64,
-    retransmissions: u64,
-    unanswered: u64,
-    undecoded: u64,
-    undecoded_apis: Vec<String>,
-    /// Bytes skipped while looking for frame boundaries.
-    skipped_bytes: u64,
-    /// Conflicting overlaps, connections ending inside a frame, impossible size prefixes.
-    other_damage: u64,
+    health: StreamHealth,
     /// TLS connections on Kafka ports.
-    pub(crate) tls: u64,
+    tls: u64,
     /// TLS connections on other ports: how many, and the server ports (first few).
     tls_elsewhere: (u64, Vec<u16>),
 }
 
 impl Tally {
     pub(crate) fn message(&mut self, rec: &Record<'_>) {
-        self.messages += 1;
-        if rec.partial {
-            // Counted as lost by its gap notice.
-        } else if rec.msg.is_malformed() {
-            self.malformed += 1;
-        } else if rec.msg.is_unknown_api() {
-            let name = rec.msg.api_name().into_owned();
-            if !self.undecoded_apis.contains(&name) {
-                self.undecoded_apis.push(name);
-            }
-            self.undecoded += 1;
-        }
+        self.health.message(rec);
     }
 
     pub(crate) fn notice(&mut self, n: &Notice) {
-        match n {
-            Notice::LostInGap { .. } => self.lost += 1,
-            Notice::Resync { skipped, .. } => {
-                self.resyncs += 1;
-                self.skipped_bytes += *skipped as u64;
-            }
-            Notice::Retransmission { .. } => self.retransmissions += 1,
-            Notice::Unanswered { .. } => self.unanswered += 1,
-            Notice::ConflictingOverlap { .. }
-            | Notice::EndedInFrame { .. }
-            | Notice::BadSize { .. } => self.other_damage += 1,
-            _ => {}
-        }
+        self.health.notice(n);
     }
 
     /// A TLS connection, on a Kafka port or elsewhere.
@@ -72,16 +40,12 @@ impl Tally {
 
     /// Kafka traffic found, decodable or not: messages and TLS connections.
     pub(crate) fn traffic(&self) -> u64 {
-        self.messages + self.tls + self.tls_elsewhere.0
-    }
-
-    /// Anything the capture holds that could not be decoded as a whole message.
-    fn damaged(&self) -> u64 {
-        self.malformed + self.lost + self.skipped_bytes + self.other_damage
+        self.health.messages + self.tls + self.tls_elsewhere.0
     }
 
     /// The closing lines for stderr; `trouble` says an input could not be read whole.
     pub(crate) fn report(&self, trouble: bool) -> Vec<String> {
+        let h = &self.health;
         let mut lines = Vec::new();
         if self.tls_elsewhere.0 > 0 {
             let ports: Vec<String> = self.tls_elsewhere.1.iter().map(u16::to_string).collect();
@@ -91,17 +55,17 @@ impl Tally {
                 ports.join(", ")
             ));
         }
-        if self.undecoded > 0 {
+        if h.undecoded > 0 {
             lines.push(format!(
                 "{} messages of APIs or versions kdissect does not decode yet ({}): header shown, body raw",
-                self.undecoded,
-                self.undecoded_apis.join(", ")
+                h.undecoded,
+                h.undecoded_apis.join(", ")
             ));
         }
-        if self.damaged() > 0 || trouble {
+        if h.damaged() > 0 || trouble {
             lines.push(format!(
                 "{} messages, {} malformed, {} frames lost in gaps, {} bytes skipped to resynchronise, {} other stream damage, {} retransmissions, {} unanswered requests",
-                self.messages, self.malformed, self.lost, self.skipped_bytes, self.other_damage, self.retransmissions, self.unanswered
+                h.messages, h.malformed, h.gaps, h.skipped_bytes, h.other_damage(), h.retransmissions, h.unanswered
             ));
         }
         lines
@@ -109,7 +73,7 @@ impl Tally {
 
     /// 1 when something was damaged or unreadable, 0 otherwise.
     pub(crate) fn exit_code(&self, trouble: bool) -> ExitCode {
-        if self.damaged() > 0 || trouble {
+        if self.health.damaged() > 0 || trouble {
             ExitCode::from(1)
         } else {
             ExitCode::SUCCESS

@@ -2,7 +2,7 @@
 //! docs/kdissect-message.schema.json. The body is the decoded tree under the schema's field
 //! names; `--json-spans` wraps every value with its byte offset and length.
 
-use crate::kafka::{names, Direction, Message, Node, NodeKind, Note, Value};
+use crate::kafka::{Direction, ErrorCode, Message, Node, NodeKind, Note, Value};
 use serde_json::{json, Map, Value as J};
 use std::io::Write;
 
@@ -375,7 +375,10 @@ fn put_exchange(o: &mut Map<String, J>, msg: &Message, meta: &Meta) {
 fn error_codes(msg: &Message) -> J {
     msg.errors
         .iter()
-        .map(|(path, code)| json!({"path": path, "code": code, "name": names::error_name(*code)}))
+        .map(|(path, code)| {
+            let e = ErrorCode(*code);
+            json!({"path": path, "code": code, "name": e.name(), "retriable": e.is_retriable()})
+        })
         .collect()
 }
 
@@ -457,7 +460,7 @@ mod tests {
         };
         assert_eq!(
             ndjson(&m, &f, &meta, false),
-            r#"{"frame":8,"direction":"response","api_key":3,"api_name":"Metadata","api_version":13,"correlation_id":0,"size":90,"request_frame":7,"latency_us":2501,"assumed":true,"partial":true,"header":{"correlation_id":0},"body":{"ThrottleTimeMs":0,"Brokers":[{"NodeId":0,"Host":"","Port":0,"Rack":""}],"ClusterId":"","ControllerId":0,"Topics":[{"ErrorCode":0,"Name":"","TopicId":"00000000-0000-0000-0000-000000000000","IsInternal":false,"Partitions":[{"ErrorCode":9,"PartitionIndex":0,"LeaderId":0,"LeaderEpoch":0,"ReplicaNodes":[0],"IsrNodes":[0],"OfflineReplicas":[0]}],"TopicAuthorizedOperations":0}],"ErrorCode":0},"errors":[{"path":"Topics[0].Partitions[0].ErrorCode","code":9,"name":"REPLICA_NOT_AVAILABLE"}],"malformed":[]}"#
+            r#"{"frame":8,"direction":"response","api_key":3,"api_name":"Metadata","api_version":13,"correlation_id":0,"size":90,"request_frame":7,"latency_us":2501,"assumed":true,"partial":true,"header":{"correlation_id":0},"body":{"ThrottleTimeMs":0,"Brokers":[{"NodeId":0,"Host":"","Port":0,"Rack":""}],"ClusterId":"","ControllerId":0,"Topics":[{"ErrorCode":0,"Name":"","TopicId":"00000000-0000-0000-0000-000000000000","IsInternal":false,"Partitions":[{"ErrorCode":9,"PartitionIndex":0,"LeaderId":0,"LeaderEpoch":0,"ReplicaNodes":[0],"IsrNodes":[0],"OfflineReplicas":[0]}],"TopicAuthorizedOperations":0}],"ErrorCode":0},"errors":[{"path":"Topics[0].Partitions[0].ErrorCode","code":9,"name":"REPLICA_NOT_AVAILABLE","retriable":true}],"malformed":[]}"#
         );
     }
 

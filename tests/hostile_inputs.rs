@@ -238,6 +238,15 @@ fn nested_bomb_every_view_finishes() {
     assert_eq!(runs[0].lines_with("Produce v2 Response corr=1"), 1);
     // Zero-size messages are damage: reported, so exit status 1.
     assert_eq!(runs[0].code, Some(1));
+    // -x squeezes the rows of zeros of the decompressed buffers into `*` lines: a few KB, not
+    // the 4.5 MB that 1 MiB of zeros lays out to row by row.
+    let x = &runs[2];
+    assert!(x.stdout.contains("\n*\n"), "{}", tail(&x.stdout));
+    assert!(
+        x.stdout.len() < 64 * 1024,
+        "-x wrote {} bytes",
+        x.stdout.len()
+    );
 }
 
 #[test]

@@ -179,7 +179,7 @@ pub(crate) struct Cli {
     #[arg(short = 'V', long = "tree", help_heading = "Views")]
     pub(crate) tree: bool,
 
-    /// Print the byte layout of each message, coloured by region.
+    /// Print the byte layout of each message, coloured by region (repeated rows become `*`).
     #[arg(short = 'x', long = "bytes", help_heading = "Views")]
     pub(crate) bytes: bool,
 

@@ -23,26 +23,95 @@ fn color(r: Region) -> AnsiColors {
     }
 }
 
-/// The region of every byte of the frame (source 0) or of a decompressed buffer, from the
-/// leaves of that source.
-pub fn byte_regions(root: &Node, len: usize) -> Vec<Region> {
-    source_regions(root, 0, len)
+/// Where each region of one source begins and ends: the frame (source 0) or a decompressed
+/// buffer. Runs, not a region per byte, so that a 64 MiB decompressed buffer costs as many
+/// entries as it has leaves rather than 64 MiB.
+struct Runs(Vec<(usize, usize, Region)>);
+
+impl Runs {
+    /// The runs of `source` from its leaves, in offset order; bytes no leaf covers are
+    /// `Unparsed`.
+    fn of(root: &Node, source: u16, len: usize) -> Runs {
+        let mut leaves = if source == 0 {
+            root.leaves()
+        } else {
+            root.source_leaves(source)
+        };
+        leaves.sort_by_key(|l| l.offset);
+        let mut runs = Vec::new();
+        let mut at = 0;
+        for leaf in leaves {
+            let (start, end) = (leaf.offset.min(len), leaf.end().min(len));
+            if start >= end || start < at {
+                continue;
+            }
+            if start > at {
+                runs.push((at, start, Region::Unparsed));
+            }
+            runs.push((start, end, leaf.region));
+            at = end;
+        }
+        if at < len {
+            runs.push((at, len, Region::Unparsed));
+        }
+        Runs(runs)
+    }
 }
 
-fn source_regions(root: &Node, source: u16, len: usize) -> Vec<Region> {
-    let mut regions = vec![Region::Unparsed; len];
-    let leaves = if source == 0 {
-        root.leaves()
-    } else {
-        root.source_leaves(source)
-    };
-    for leaf in leaves {
-        let end = leaf.end().min(len);
-        if let Some(slot) = regions.get_mut(leaf.offset.min(end)..end) {
-            slot.fill(leaf.region);
+/// Walks the runs in step with the bytes of a layout.
+struct RunCursor<'a> {
+    runs: &'a [(usize, usize, Region)],
+    next: usize,
+    current: Option<Region>,
+}
+
+impl<'a> RunCursor<'a> {
+    fn new(runs: &'a Runs) -> Self {
+        RunCursor {
+            runs: &runs.0,
+            next: 0,
+            current: None,
         }
     }
-    regions
+
+    /// The region of the byte at `at` and whether a region starts there (it differs from the
+    /// byte before, or it is the first byte). Bytes are asked for in increasing order.
+    fn region_at(&mut self, at: usize) -> (Region, bool) {
+        while let Some(&(_, end, _)) = self.runs.get(self.next) {
+            if end > at {
+                break;
+            }
+            self.next += 1;
+        }
+        let r = match self.runs.get(self.next) {
+            Some(&(start, _, r)) if start <= at => r,
+            _ => Region::Unparsed,
+        };
+        let starts = self.current != Some(r);
+        self.current = Some(r);
+        (r, starts)
+    }
+
+    /// Whether a region starts at one of the bytes `at..end`, the bytes after the last one
+    /// asked for.
+    fn starts_within(&self, at: usize, end: usize) -> bool {
+        let mut current = self.current;
+        let later = self.runs.get(self.next..).unwrap_or_default();
+        for &(start, run_end, r) in later {
+            if start >= end {
+                break;
+            }
+            if run_end <= at {
+                continue;
+            }
+            if current != Some(r) {
+                return true;
+            }
+            current = Some(r);
+        }
+        // Bytes past the last run (none, as the runs cover the source) are `Unparsed`.
+        current.is_none()
+    }
 }
 
 /// The frame's layout, then one for each decompressed buffer in it.
@@ -58,7 +127,7 @@ pub fn write_masked(
     hidden: &[(usize, usize)],
     style: Style,
 ) -> io::Result<()> {
-    let regions = byte_regions(root, frame.len());
+    let regions = Runs::of(root, 0, frame.len());
     writeln!(
         out,
         "byte layout ({} bytes, {ROW} bytes per row)",
@@ -75,7 +144,7 @@ pub fn write_masked(
         }
     });
     for (src, data) in sources {
-        let regions = source_regions(root, src, data.len());
+        let regions = Runs::of(root, src, data.len());
         writeln!(
             out,
             "decompressed bytes, source #{src} ({} bytes, {ROW} bytes per row)",
@@ -94,28 +163,51 @@ pub fn write_masked(
 }
 
 /// One layout: the column header, a row per 16 bytes, then where the regions start (a legend
-/// of their colours when coloured).
+/// of their colours when coloured). As hexdump does, a row that would print exactly as the
+/// one before it, bytes and region alike, is left out, and a `*` line stands for each run of
+/// them: a decompression bomb of zeros then lays out in a few lines instead of millions. The
+/// last row is always printed, so that the end offset shows.
 fn layout(
     out: &mut impl Write,
-    frame: &[u8],
-    regions: &[Region],
+    data: &[u8],
+    regions: &Runs,
     hidden: &[(usize, usize)],
     style: Style,
 ) -> io::Result<()> {
-    let width = format!("{:x}", frame.len().saturating_sub(1)).len().max(4);
+    let width = format!("{:x}", data.len().saturating_sub(1)).len().max(4);
     writeln!(out, "{}", column_header(width))?;
     let mut starts: Vec<(usize, Region)> = Vec::new();
-    for (row, chunk) in frame.chunks(ROW).enumerate() {
+    let mut cursor = RunCursor::new(regions);
+    let rows = data.len().div_ceil(ROW);
+    // The bytes of the row before, when it was one region throughout and held no secret.
+    let mut plain_prev: Option<&[u8]> = None;
+    let mut in_squeeze = false;
+    for (row, chunk) in data.chunks(ROW).enumerate() {
         let base = row * ROW;
+        let end = base + chunk.len();
+        let plain = !cursor.starts_within(base, end) && !overlaps(hidden, base, end);
+        if plain && row + 1 < rows && plain_prev == Some(chunk) {
+            // Same bytes, same region, no start: it would print as the row before.
+            cursor.region_at(end - 1);
+            if !in_squeeze {
+                writeln!(out, "*")?;
+                in_squeeze = true;
+            }
+            continue;
+        }
+        in_squeeze = false;
         let mut line = format!("{base:0width$x} ");
+        let mut one_region = true;
         for (i, b) in chunk.iter().enumerate() {
             let at = base + i;
-            let (r, starts_here) = region_at(regions, at);
+            let (r, starts_here) = cursor.region_at(at);
             if starts_here {
                 starts.push((at, r));
+                one_region = false;
             }
             push_byte(&mut line, *b, r, starts_here, is_hidden(hidden, at), style);
         }
+        plain_prev = (one_region && plain && chunk.len() == ROW).then_some(chunk);
         if style.ascii {
             // Pad a short last row so the column lines up, then the characters.
             line.push_str(&"   ".repeat(ROW - chunk.len()));
@@ -140,21 +232,14 @@ fn column_header(width: usize) -> String {
     header.trim_end().to_string()
 }
 
-/// The region of the byte at `at`, and whether a region starts there (it differs from the
-/// byte before, or it is the first byte).
-fn region_at(regions: &[Region], at: usize) -> (Region, bool) {
-    let r = regions.get(at).copied().unwrap_or(Region::Unparsed);
-    let prev = if at == 0 {
-        None
-    } else {
-        regions.get(at - 1).copied()
-    };
-    (r, prev != Some(r))
-}
-
 /// Whether the byte at `at` lies in one of the `hidden` spans (secrets).
 fn is_hidden(hidden: &[(usize, usize)], at: usize) -> bool {
     hidden.iter().any(|&(o, l)| at >= o && at - o < l)
+}
+
+/// Whether any byte of `at..end` lies in one of the `hidden` spans.
+fn overlaps(hidden: &[(usize, usize)], at: usize, end: usize) -> bool {
+    hidden.iter().any(|&(o, l)| o < end && o + l > at)
 }
 
 /// One byte of a row: ` 2a` in its region's colour, or `|2a` / ` 2a` without colour; `**` for
@@ -322,13 +407,8 @@ legend: \u{1b}[35mframe\u{1b}[39m  \u{1b}[36mrpc header\u{1b}[39m
     fn bytes_no_leaf_covers_are_unparsed() {
         let root = group(4, vec![leaf(0, 2, Region::RpcHeader)]);
         assert_eq!(
-            byte_regions(&root, 4),
-            vec![
-                Region::RpcHeader,
-                Region::RpcHeader,
-                Region::Unparsed,
-                Region::Unparsed
-            ]
+            Runs::of(&root, 0, 4).0,
+            vec![(0, 2, Region::RpcHeader), (2, 4, Region::Unparsed)]
         );
         let text = layout_text(&root, &[1, 2, 3, 4], &[], Style::default());
         assert!(
@@ -410,5 +490,52 @@ decompressed bytes, source #1 (3 bytes, 16 bytes per row)
 regions (| marks a start): 0000 RecordBatch, 0001 Record
 "
         );
+    }
+
+    #[test]
+    fn rows_that_repeat_the_one_before_are_squeezed_into_a_star() {
+        // 80 bytes: a 4-byte header, then 76 zeros in one region. Rows 0x20 and 0x30 repeat
+        // row 0x10; the last row (0x40) prints although it repeats too, to show the end.
+        let root = group(
+            80,
+            vec![leaf(0, 4, Region::Frame), leaf(4, 76, Region::RecordBatch)],
+        );
+        let mut data = vec![0u8; 80];
+        data[3] = 0x4c;
+        assert_eq!(
+            layout_text(&root, &data, &[], Style::default()),
+            "\
+byte layout (80 bytes, 16 bytes per row)
+      0  1  2  3  4  5  6  7  8  9  A  B  C  D  E  F
+0000 |00 00 00 4c|00 00 00 00 00 00 00 00 00 00 00 00
+0010  00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+*
+0040  00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+regions (| marks a start): 0000 frame, 0004 RecordBatch
+"
+        );
+    }
+
+    #[test]
+    fn a_repeated_row_with_a_region_start_or_a_secret_is_not_squeezed() {
+        let root = group(
+            48,
+            vec![
+                leaf(0, 20, Region::Frame),
+                leaf(20, 28, Region::RecordBatch),
+            ],
+        );
+        let data = vec![0u8; 48];
+        let text = layout_text(&root, &data, &[], Style::default());
+        assert!(!text.contains('*'), "{text}");
+        // Rows 0x10 and 0x20 repeat: squeezed, unless row 0x10 or 0x20 holds a secret.
+        let root = group(64, vec![leaf(0, 64, Region::Frame)]);
+        let data = vec![0u8; 64];
+        let text = layout_text(&root, &data, &[], Style::default());
+        assert!(text.contains("\n*\n"), "{text}");
+        for secret in [(20, 4), (36, 2)] {
+            let text = layout_text(&root, &data, &[secret], Style::default());
+            assert!(!text.contains("\n*\n"), "{text}");
+        }
     }
 }

@@ -165,5 +165,5 @@ EOF
   printf '| %s | %s | %s | %s | %s | %s | %s → %s | %s | %s (%s) | %s / %s / %s (%s / %s / %s) | %s |\n' \
     "$(date -u +%Y-%m-%d)" "$rev" "$target" "$minutes" "$wall" "$execs" "$cov0" "$cov1" "$ft" \
     "$corp" "$seeds" "$s_oom" "$s_timeout" "$s_crash" "$ooms" "$timeouts" "$crashes" \
-    "-max_len=$max_len -rss_limit_mb=$rss -malloc_limit_mb=$malloc ${extra[*]} $*" >> "$results"
+    "$(echo "-max_len=$max_len -rss_limit_mb=$rss -malloc_limit_mb=$malloc ${extra[*]} $*" | sed 's/ *$//')" >> "$results"
 fi

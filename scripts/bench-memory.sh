@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Peak memory of kdissect on the hostile inputs (scripts/hostile/generate.py, full scale), in
-# every view, against the targets of docs/robustness.md: every run peaks under 128 MiB, or
-# under 256 MiB for -V and --json of an input holding a full 100 MiB frame (`everything`).
+# every view (summary, -V, -x, --json, --stats -q; --hex and --hex --json for the hex inputs),
+# against the targets of docs/robustness.md: every run peaks under 128 MiB, or under 256 MiB
+# for -V, -x and --json of an input holding a full 100 MiB frame (`everything`).
 # Prints one line per run (peak RSS, seconds, exit status, limit, verdict), then the
 # worst case (the `everything` capture, which hits every limit at once); exits 1 if any run
 # FAILs. Run on demand, not in CI: the inputs take ~500 MB and a few minutes to make, the runs
@@ -20,7 +21,8 @@
 #   BENCH_HEX_MIB=n   MiB of hex text piped to --hex for hex-stream (default 64; today ~50 s)
 #   BENCH_EVICT_S=s   many-connections must finish within this many seconds (default 30): item 5
 #                     of the issue is time, not memory (a linear eviction takes a few seconds)
-#   BENCH_VIEWS=list  views to run, space-separated among: summary tree json stats (default all)
+#   BENCH_VIEWS=list  views to run, space-separated among: summary tree bytes json stats
+#                     (default all; hex inputs run in the summary and json views)
 # Needs GNU time (/usr/bin/time, Debian package `time`) and Python 3.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +33,7 @@ TIMEOUT=${BENCH_TIMEOUT:-300}
 VMEM=${BENCH_VMEM_MB:-6144}
 HEX_MIB=${BENCH_HEX_MIB:-64}
 EVICT_S=${BENCH_EVICT_S:-30}
-VIEWS=${BENCH_VIEWS:-summary tree json stats}
+VIEWS=${BENCH_VIEWS:-summary tree bytes json stats}
 LIMIT=128
 LIMIT_BIG=256
 [ -x /usr/bin/time ] || { echo "bench-memory: needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 2; }
@@ -139,6 +141,7 @@ for f in "${want[@]}"; do
         case $v in
           summary) run "$name" summary "$LIMIT" "$K" --no-progress --color never "$file" ;;
           tree) run "$name" -V "$big" "$K" --no-progress --color never -V "$file" ;;
+          bytes) run "$name" -x "$big" "$K" --no-progress --color never -x "$file" ;;
           json) run "$name" --json "$big" "$K" --no-progress --json "$file" ;;
           stats) run "$name" "stats" "$LIMIT" "$K" --no-progress --stats -q "$file" ;;
         esac

@@ -102,18 +102,15 @@ fn route<S: CaptureSink>(tls: &mut TlsFilter, kafka: &mut Tracker, ev: Event<'_>
 }
 
 /// Reads one capture to its end (or to the first error that stops the file) and feeds every
-/// Kafka message to `sink`. The error, if any, is returned after everything before it was
-/// processed and flushed.
+/// Kafka message to `sink`. An error is returned after everything before it was processed
+/// and flushed to the sink: a capture cut short still gives all it holds.
 pub fn run<R: Read, S: CaptureSink>(
     input: R,
     opts: &Options,
     sink: &mut S,
     health: &mut Health,
-) -> Option<CaptureError> {
-    match CaptureReader::new(input) {
-        Ok(mut r) => run_source(&mut r, opts, sink, health),
-        Err(e) => Some(e),
-    }
+) -> Result<(), CaptureError> {
+    run_source(&mut CaptureReader::new(input)?, opts, sink, health)
 }
 
 /// [`run`] over any packet source.
@@ -122,7 +119,7 @@ pub fn run_source<P: PacketSource, S: CaptureSink>(
     opts: &Options,
     sink: &mut S,
     health: &mut Health,
-) -> Option<CaptureError> {
+) -> Result<(), CaptureError> {
     let mut tcp = Reassembler::new(opts.tcp);
     let mut kafka = Tracker::new(opts.kafka.clone());
     let mut tls = TlsFilter::new();
@@ -173,12 +170,12 @@ pub fn run_source<P: PacketSource, S: CaptureSink>(
     };
     health.warnings.append(&mut source.take_warnings());
     if stop == Stop::Now {
-        return error;
+        return error.map_or(Ok(()), Err);
     }
     tcp.finish(last, &mut |ev| route(&mut tls, &mut kafka, ev, sink));
     health.evicted_connections += tcp.evicted;
     health.buffer_limit_hits += tcp.buffer_limit_hits;
     health.buffer_total_hits += tcp.total_limit_hits;
     kafka.finish(sink);
-    error
+    error.map_or(Ok(()), Err)
 }

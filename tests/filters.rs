@@ -95,7 +95,7 @@ fn run_filters(pcap: &[u8], exprs: &[String]) -> Collect {
     };
     let mut h = Health::default();
     let err = run(pcap, &Options::default(), &mut c, &mut h);
-    assert!(err.is_none(), "{err:?}");
+    assert!(err.is_ok(), "{err:?}");
     c
 }
 

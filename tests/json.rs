@@ -356,3 +356,23 @@ fn problem_kinds_are_documented() {
         );
     }
 }
+
+/// Error codes say whether Kafka's client would retry them: a topic that already exists is
+/// final, an unknown topic id may yet appear (ak44-admin.pcap, the Java admin client's log
+/// names both).
+#[test]
+fn errors_say_if_retriable() {
+    let all = lines(&[
+        "--json",
+        &root().join("samples/ak44-admin.pcap").to_string_lossy(),
+    ]);
+    let errors: Vec<&J> = all
+        .iter()
+        .flat_map(|l| l["errors"].as_array().into_iter().flatten())
+        .collect();
+    let by_name = |n: &str| errors.iter().find(|e| e["name"] == n).copied();
+    let exists = by_name("TOPIC_ALREADY_EXISTS").expect("TOPIC_ALREADY_EXISTS");
+    assert_eq!(exists["retriable"], false);
+    let unknown = by_name("UNKNOWN_TOPIC_ID").expect("UNKNOWN_TOPIC_ID");
+    assert_eq!(unknown["retriable"], true);
+}

@@ -426,7 +426,7 @@ fn record_batches_decode_in_every_codec() {
             &mut b,
             &mut h,
         );
-        assert!(err.is_none());
+        assert!(err.is_ok(), "{err:?}");
         assert_eq!(b.produced, 20, "{codec}: records produced");
         assert!(b.fetched >= 20, "{codec}: records fetched {}", b.fetched);
         assert!(b.codecs.iter().all(|c| *c == id), "{codec}: {:?}", b.codecs);

@@ -32,5 +32,5 @@ fuzz_target!(|data: &[u8]| {
     let mut sink = Count::default();
     let mut health = Health::default();
     let err = run(data, &Options::default(), &mut sink, &mut health);
-    std::hint::black_box((err, sink.messages, sink.notices, sink.first, health.packets));
+    let _ = std::hint::black_box((err, sink.messages, sink.notices, sink.first, health.packets));
 });

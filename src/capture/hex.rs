@@ -21,6 +21,8 @@ impl fmt::Display for HexError {
     }
 }
 
+impl std::error::Error for HexError {}
+
 fn is_hex_token(t: &str) -> bool {
     let t = t
         .strip_prefix("0x")

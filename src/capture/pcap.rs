@@ -81,6 +81,15 @@ impl fmt::Display for CaptureError {
     }
 }
 
+impl std::error::Error for CaptureError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CaptureError::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Interface {
     linktype: u32,

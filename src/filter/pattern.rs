@@ -49,6 +49,14 @@ pub struct PatternError {
     pub message: String,
 }
 
+impl fmt::Display for PatternError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at character {}: {}", self.offset, self.message)
+    }
+}
+
+impl std::error::Error for PatternError {}
+
 fn perr(offset: usize, message: impl Into<String>) -> PatternError {
     PatternError {
         offset,

@@ -2,11 +2,13 @@
 // Input-derived values never index, unwrap or expect here: a hostile capture must not panic.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+pub mod codes;
 pub mod cursor;
 pub mod decode;
 pub mod example;
 pub mod facts;
 pub mod frames;
+pub mod health;
 pub mod message;
 pub mod names;
 pub mod node;
@@ -17,6 +19,7 @@ pub mod schema;
 pub mod stream;
 pub mod topics;
 
+pub use codes::{ApiKey, ErrorCode};
 pub use decode::{DecodeError, Diagnosis, ErrorKind};
 pub use message::{decode_request, decode_response, Message};
 pub use node::{Enc, Node, NodeKind, Note, Region, Value};

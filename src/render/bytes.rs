@@ -23,26 +23,95 @@ fn color(r: Region) -> AnsiColors {
     }
 }
 
-/// The region of every byte of the frame (source 0) or of a decompressed buffer, from the
-/// leaves of that source.
-pub fn byte_regions(root: &Node, len: usize) -> Vec<Region> {
-    source_regions(root, 0, len)
+/// Where each region of one source begins and ends: the frame (source 0) or a decompressed
+/// buffer. Runs, not a region per byte, so that a 64 MiB decompressed buffer costs as many
+/// entries as it has leaves rather than 64 MiB.
+struct Runs(Vec<(usize, usize, Region)>);
+
+impl Runs {
+    /// The runs of `source` from its leaves, in offset order; bytes no leaf covers are
+    /// `Unparsed`.
+    fn of(root: &Node, source: u16, len: usize) -> Runs {
+        let mut leaves = if source == 0 {
+            root.leaves()
+        } else {
+            root.source_leaves(source)
+        };
+        leaves.sort_by_key(|l| l.offset);
+        let mut runs = Vec::new();
+        let mut at = 0;
+        for leaf in leaves {
+            let (start, end) = (leaf.offset.min(len), leaf.end().min(len));
+            if start >= end || start < at {
+                continue;
+            }
+            if start > at {
+                runs.push((at, start, Region::Unparsed));
+            }
+            runs.push((start, end, leaf.region));
+            at = end;
+        }
+        if at < len {
+            runs.push((at, len, Region::Unparsed));
+        }
+        Runs(runs)
+    }
 }
 
-fn source_regions(root: &Node, source: u16, len: usize) -> Vec<Region> {
-    let mut regions = vec![Region::Unparsed; len];
-    let leaves = if source == 0 {
-        root.leaves()
-    } else {
-        root.source_leaves(source)
-    };
-    for leaf in leaves {
-        let end = leaf.end().min(len);
-        if let Some(slot) = regions.get_mut(leaf.offset.min(end)..end) {
-            slot.fill(leaf.region);
+/// Walks the runs in step with the bytes of a layout.
+struct RunCursor<'a> {
+    runs: &'a [(usize, usize, Region)],
+    next: usize,
+    current: Option<Region>,
+}
+
+impl<'a> RunCursor<'a> {
+    fn new(runs: &'a Runs) -> Self {
+        RunCursor {
+            runs: &runs.0,
+            next: 0,
+            current: None,
         }
     }
-    regions
+
+    /// The region of the byte at `at` and whether a region starts there (it differs from the
+    /// byte before, or it is the first byte). Bytes are asked for in increasing order.
+    fn region_at(&mut self, at: usize) -> (Region, bool) {
+        while let Some(&(_, end, _)) = self.runs.get(self.next) {
+            if end > at {
+                break;
+            }
+            self.next += 1;
+        }
+        let r = match self.runs.get(self.next) {
+            Some(&(start, _, r)) if start <= at => r,
+            _ => Region::Unparsed,
+        };
+        let starts = self.current != Some(r);
+        self.current = Some(r);
+        (r, starts)
+    }
+
+    /// Whether a region starts at one of the bytes `at..end`, the bytes after the last one
+    /// asked for.
+    fn starts_within(&self, at: usize, end: usize) -> bool {
+        let mut current = self.current;
+        let later = self.runs.get(self.next..).unwrap_or_default();
+        for &(start, run_end, r) in later {
+            if start >= end {
+                break;
+            }
+            if run_end <= at {
+                continue;
+            }
+            if current != Some(r) {
+                return true;
+            }
+            current = Some(r);
+        }
+        // Bytes past the last run (none, as the runs cover the source) are `Unparsed`.
+        current.is_none()
+    }
 }
 
 /// The frame's layout, then one for each decompressed buffer in it.
@@ -58,7 +127,7 @@ pub fn write_masked(
     hidden: &[(usize, usize)],
     style: Style,
 ) -> io::Result<()> {
-    let regions = byte_regions(root, frame.len());
+    let regions = Runs::of(root, 0, frame.len());
     writeln!(
         out,
         "byte layout ({} bytes, {ROW} bytes per row)",
@@ -75,7 +144,7 @@ pub fn write_masked(
         }
     });
     for (src, data) in sources {
-        let regions = source_regions(root, src, data.len());
+        let regions = Runs::of(root, src, data.len());
         writeln!(
             out,
             "decompressed bytes, source #{src} ({} bytes, {ROW} bytes per row)",
@@ -93,88 +162,380 @@ pub fn write_masked(
     Ok(())
 }
 
+/// One layout: the column header, a row per 16 bytes, then where the regions start (a legend
+/// of their colours when coloured). As hexdump does, a row that would print exactly as the
+/// one before it, bytes and region alike, is left out, and a `*` line stands for each run of
+/// them: a decompression bomb of zeros then lays out in a few lines instead of millions. The
+/// last row is always printed, so that the end offset shows.
 fn layout(
     out: &mut impl Write,
-    frame: &[u8],
-    regions: &[Region],
+    data: &[u8],
+    regions: &Runs,
     hidden: &[(usize, usize)],
     style: Style,
 ) -> io::Result<()> {
-    let len = frame.len();
-    let width = format!("{:x}", len.saturating_sub(1)).len().max(4);
-    let mut header = " ".repeat(width + 1);
-    for c in 0..ROW {
-        header.push_str(&format!(" {c:X} "));
-    }
-    writeln!(out, "{}", header.trim_end())?;
+    let width = format!("{:x}", data.len().saturating_sub(1)).len().max(4);
+    writeln!(out, "{}", column_header(width))?;
     let mut starts: Vec<(usize, Region)> = Vec::new();
-    for (row, chunk) in frame.chunks(ROW).enumerate() {
+    let mut cursor = RunCursor::new(regions);
+    let rows = data.len().div_ceil(ROW);
+    // The bytes of the row before, when it was one region throughout and held no secret.
+    let mut plain_prev: Option<&[u8]> = None;
+    let mut in_squeeze = false;
+    for (row, chunk) in data.chunks(ROW).enumerate() {
         let base = row * ROW;
+        let end = base + chunk.len();
+        let plain = !cursor.starts_within(base, end) && !overlaps(hidden, base, end);
+        if plain && row + 1 < rows && plain_prev == Some(chunk) {
+            // Same bytes, same region, no start: it would print as the row before.
+            cursor.region_at(end - 1);
+            if !in_squeeze {
+                writeln!(out, "*")?;
+                in_squeeze = true;
+            }
+            continue;
+        }
+        in_squeeze = false;
         let mut line = format!("{base:0width$x} ");
+        let mut one_region = true;
         for (i, b) in chunk.iter().enumerate() {
             let at = base + i;
-            let r = regions.get(at).copied().unwrap_or(Region::Unparsed);
-            let prev = if at == 0 {
-                None
-            } else {
-                regions.get(at - 1).copied()
-            };
-            if prev != Some(r) {
+            let (r, starts_here) = cursor.region_at(at);
+            if starts_here {
                 starts.push((at, r));
+                one_region = false;
             }
-            let secret = hidden.iter().any(|&(o, l)| at >= o && at - o < l);
-            let hexb = if secret {
-                "**".to_string()
-            } else {
-                format!("{b:02x}")
-            };
-            if style.color {
-                line.push(' ');
-                line.push_str(&format!("{}", hexb.color(color(r))));
-            } else {
-                line.push(if prev != Some(r) { '|' } else { ' ' });
-                line.push_str(&hexb);
-            }
+            push_byte(&mut line, *b, r, starts_here, is_hidden(hidden, at), style);
         }
+        plain_prev = (one_region && plain && chunk.len() == ROW).then_some(chunk);
         if style.ascii {
             // Pad a short last row so the column lines up, then the characters.
             line.push_str(&"   ".repeat(ROW - chunk.len()));
             line.push_str("  ");
-            line.extend(chunk.iter().enumerate().map(|(i, b)| {
-                let at = base + i;
-                if hidden.iter().any(|&(o, l)| at >= o && at - o < l) {
-                    '*'
-                } else if b.is_ascii_graphic() || *b == b' ' {
-                    char::from(*b)
-                } else {
-                    '.'
-                }
-            }));
+            line.push_str(&characters(chunk, base, hidden));
         }
         writeln!(out, "{line}")?;
     }
+    if style.color {
+        writeln!(out, "legend: {}", legend(&starts))
+    } else {
+        writeln!(out, "regions (| marks a start): {}", start_list(&starts))
+    }
+}
+
+/// `      0  1  2 ...  F`, the first column as wide as the offsets.
+fn column_header(width: usize) -> String {
+    let mut header = " ".repeat(width + 1);
+    for c in 0..ROW {
+        header.push_str(&format!(" {c:X} "));
+    }
+    header.trim_end().to_string()
+}
+
+/// Whether the byte at `at` lies in one of the `hidden` spans (secrets).
+fn is_hidden(hidden: &[(usize, usize)], at: usize) -> bool {
+    hidden.iter().any(|&(o, l)| at >= o && at - o < l)
+}
+
+/// Whether any byte of `at..end` lies in one of the `hidden` spans.
+fn overlaps(hidden: &[(usize, usize)], at: usize, end: usize) -> bool {
+    hidden.iter().any(|&(o, l)| o < end && o + l > at)
+}
+
+/// One byte of a row: ` 2a` in its region's colour, or `|2a` / ` 2a` without colour; `**` for
+/// a secret.
+fn push_byte(line: &mut String, b: u8, r: Region, starts_here: bool, secret: bool, style: Style) {
+    let hexb = if secret {
+        "**".to_string()
+    } else {
+        format!("{b:02x}")
+    };
+    if style.color {
+        line.push(' ');
+        line.push_str(&format!("{}", hexb.color(color(r))));
+    } else {
+        line.push(if starts_here { '|' } else { ' ' });
+        line.push_str(&hexb);
+    }
+}
+
+/// The character column of a row, as xxd prints it: printable ASCII as itself, `.` for the
+/// rest, `*` for a secret.
+fn characters(chunk: &[u8], base: usize, hidden: &[(usize, usize)]) -> String {
+    chunk
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            if is_hidden(hidden, base + i) {
+                '*'
+            } else if b.is_ascii_graphic() || *b == b' ' {
+                char::from(*b)
+            } else {
+                '.'
+            }
+        })
+        .collect()
+}
+
+/// Each region found, once, in its colour.
+fn legend(starts: &[(usize, Region)]) -> String {
     let mut seen: Vec<Region> = Vec::new();
-    for (_, r) in &starts {
+    for (_, r) in starts {
         if !seen.contains(r) {
             seen.push(*r);
         }
     }
-    if style.color {
-        let names: Vec<String> = seen
-            .iter()
-            .map(|r| format!("{}", r.label().color(color(*r))))
-            .collect();
-        writeln!(out, "legend: {}", names.join("  "))?;
-    } else {
-        let mut list: Vec<String> = starts
-            .iter()
-            .take(MAX_STARTS)
-            .map(|(at, r)| format!("{at:04x} {}", r.label()))
-            .collect();
-        if starts.len() > MAX_STARTS {
-            list.push(format!("... {} more", starts.len() - MAX_STARTS));
-        }
-        writeln!(out, "regions (| marks a start): {}", list.join(", "))?;
+    let names: Vec<String> = seen
+        .iter()
+        .map(|r| format!("{}", r.label().color(color(*r))))
+        .collect();
+    names.join("  ")
+}
+
+/// `0000 frame, 0004 rpc header, ...`, cut after `MAX_STARTS`.
+fn start_list(starts: &[(usize, Region)]) -> String {
+    let mut list: Vec<String> = starts
+        .iter()
+        .take(MAX_STARTS)
+        .map(|(at, r)| format!("{at:04x} {}", r.label()))
+        .collect();
+    if starts.len() > MAX_STARTS {
+        list.push(format!("... {} more", starts.len() - MAX_STARTS));
     }
-    Ok(())
+    list.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::test_frames;
+
+    fn leaf(offset: usize, len: usize, region: Region) -> Node {
+        let mut n = Node::new("f", "int8", offset, region, NodeKind::Field);
+        n.len = len;
+        n
+    }
+
+    fn group(len: usize, children: Vec<Node>) -> Node {
+        let mut n = Node::new("Frame", "", 0, Region::Frame, NodeKind::Group);
+        n.len = len;
+        n.children = children;
+        n
+    }
+
+    fn layout_text(root: &Node, frame: &[u8], hidden: &[(usize, usize)], style: Style) -> String {
+        let mut out = Vec::new();
+        assert!(write_masked(&mut out, root, frame, hidden, style).is_ok());
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    #[test]
+    fn bars_mark_where_each_region_starts() {
+        let (frame, msg) = test_frames::metadata_request();
+        assert_eq!(
+            layout_text(&msg.root, &frame, &[], Style::default()),
+            "\
+byte layout (37 bytes, 16 bytes per row)
+      0  1  2  3  4  5  6  7  8  9  A  B  C  D  E  F
+0000 |00 00 00 21|00 03 00 0d 00 00 00 00 00 00|00|02
+0010  00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+0020  01|00|00 00|00
+regions (| marks a start): 0000 frame, 0004 rpc header, 000e tagged_fields, 000f request body, 0021 tagged_fields, 0022 request body, 0024 tagged_fields
+"
+        );
+    }
+
+    #[test]
+    fn secrets_are_stars_in_the_bytes_and_the_character_column() {
+        let (frame, msg) = test_frames::sasl_plain();
+        let ascii = Style {
+            ascii: true,
+            ..Style::default()
+        };
+        let hidden = crate::render::hidden_spans(&msg, ascii);
+        assert_eq!(hidden, &[(0x18, 2)]);
+        assert_eq!(
+            layout_text(&msg.root, &frame, hidden, ascii),
+            "\
+byte layout (27 bytes, 16 bytes per row)
+      0  1  2  3  4  5  6  7  8  9  A  B  C  D  E  F
+0000 |00 00 00 17|00 24 00 02 00 00 00 03 00 01 74|00  .....$........t.
+0010 |0a 00 61 6c 69 63 65 00 ** **|00                 ..alice.**.
+regions (| marks a start): 0000 frame, 0004 rpc header, 000f tagged_fields, 0010 request body, 001a tagged_fields
+** 2 bytes of secrets masked (--show-secrets shows them)
+"
+        );
+        let show = Style {
+            show_secrets: true,
+            ..Style::default()
+        };
+        let text = layout_text(
+            &msg.root,
+            &frame,
+            crate::render::hidden_spans(&msg, show),
+            show,
+        );
+        assert!(
+            text.contains("\n0010 |0a 00 61 6c 69 63 65 00 70 77|00\n"),
+            "{text}"
+        );
+        assert!(!text.contains("masked"), "{text}");
+    }
+
+    #[test]
+    fn colour_paints_each_byte_by_region_and_adds_a_legend() {
+        let root = group(
+            5,
+            vec![leaf(0, 4, Region::Frame), leaf(4, 1, Region::RpcHeader)],
+        );
+        let color = Style {
+            color: true,
+            ..Style::default()
+        };
+        assert_eq!(
+            layout_text(&root, &[0, 0, 0, 1, 0x2a], &[], color),
+            "\
+byte layout (5 bytes, 16 bytes per row)
+      0  1  2  3  4  5  6  7  8  9  A  B  C  D  E  F
+0000  \u{1b}[35m00\u{1b}[39m \u{1b}[35m00\u{1b}[39m \u{1b}[35m00\u{1b}[39m \u{1b}[35m01\u{1b}[39m \u{1b}[36m2a\u{1b}[39m
+legend: \u{1b}[35mframe\u{1b}[39m  \u{1b}[36mrpc header\u{1b}[39m
+"
+        );
+    }
+
+    #[test]
+    fn bytes_no_leaf_covers_are_unparsed() {
+        let root = group(4, vec![leaf(0, 2, Region::RpcHeader)]);
+        assert_eq!(
+            Runs::of(&root, 0, 4).0,
+            vec![(0, 2, Region::RpcHeader), (2, 4, Region::Unparsed)]
+        );
+        let text = layout_text(&root, &[1, 2, 3, 4], &[], Style::default());
+        assert!(
+            text.ends_with(
+                "0000 |01 02|03 04\nregions (| marks a start): 0000 rpc header, 0002 unparsed\n"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_list_of_starts_is_cut_after_32() {
+        let leaves = (0..40)
+            .map(|i| {
+                let r = if i % 2 == 0 {
+                    Region::RequestBody
+                } else {
+                    Region::TaggedFields
+                };
+                leaf(i, 1, r)
+            })
+            .collect();
+        let text = layout_text(&group(40, leaves), &[0; 40], &[], Style::default());
+        let last = text.lines().last().unwrap_or_default();
+        assert!(
+            last.ends_with(", 001e request body, 001f tagged_fields, ... 8 more"),
+            "{last}"
+        );
+        assert_eq!(last.matches(", ").count(), 32);
+    }
+
+    #[test]
+    fn offsets_widen_past_four_hex_digits() {
+        let frame = vec![0u8; 0x10001];
+        let text = layout_text(&group(frame.len(), vec![]), &frame, &[], Style::default());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines.get(1).copied(),
+            Some("       0  1  2  3  4  5  6  7  8  9  A  B  C  D  E  F")
+        );
+        assert_eq!(
+            lines.get(2).copied(),
+            Some("00000 |00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00")
+        );
+        assert_eq!(lines.get(lines.len() - 2).copied(), Some("10000  00"));
+    }
+
+    #[test]
+    fn a_decompressed_buffer_gets_its_own_layout() {
+        let mut dn = Node::new(
+            "decompressed",
+            "records",
+            0,
+            Region::Record,
+            NodeKind::Group,
+        );
+        dn.source = 1;
+        dn.len = 3;
+        dn.value = Value::Blob(vec![0xa, 0xb, 0xc]);
+        let mut inner = leaf(0, 1, Region::RecordBatch);
+        inner.source = 1;
+        let mut rest = leaf(1, 2, Region::Record);
+        rest.source = 1;
+        dn.children = vec![inner, rest];
+        // In the frame, the decompressed group covers no bytes: the compressed ones are its
+        // sibling's.
+        let mut root = group(2, vec![leaf(0, 2, Region::RecordBatch), dn]);
+        root.region = Region::RecordBatch;
+        assert_eq!(
+            layout_text(&root, &[1, 2], &[], Style::default()),
+            "\
+byte layout (2 bytes, 16 bytes per row)
+      0  1  2  3  4  5  6  7  8  9  A  B  C  D  E  F
+0000 |01 02
+regions (| marks a start): 0000 RecordBatch
+decompressed bytes, source #1 (3 bytes, 16 bytes per row)
+      0  1  2  3  4  5  6  7  8  9  A  B  C  D  E  F
+0000 |0a|0b 0c
+regions (| marks a start): 0000 RecordBatch, 0001 Record
+"
+        );
+    }
+
+    #[test]
+    fn rows_that_repeat_the_one_before_are_squeezed_into_a_star() {
+        // 80 bytes: a 4-byte header, then 76 zeros in one region. Rows 0x20 and 0x30 repeat
+        // row 0x10; the last row (0x40) prints although it repeats too, to show the end.
+        let root = group(
+            80,
+            vec![leaf(0, 4, Region::Frame), leaf(4, 76, Region::RecordBatch)],
+        );
+        let mut data = vec![0u8; 80];
+        data[3] = 0x4c;
+        assert_eq!(
+            layout_text(&root, &data, &[], Style::default()),
+            "\
+byte layout (80 bytes, 16 bytes per row)
+      0  1  2  3  4  5  6  7  8  9  A  B  C  D  E  F
+0000 |00 00 00 4c|00 00 00 00 00 00 00 00 00 00 00 00
+0010  00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+*
+0040  00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+regions (| marks a start): 0000 frame, 0004 RecordBatch
+"
+        );
+    }
+
+    #[test]
+    fn a_repeated_row_with_a_region_start_or_a_secret_is_not_squeezed() {
+        let root = group(
+            48,
+            vec![
+                leaf(0, 20, Region::Frame),
+                leaf(20, 28, Region::RecordBatch),
+            ],
+        );
+        let data = vec![0u8; 48];
+        let text = layout_text(&root, &data, &[], Style::default());
+        assert!(!text.contains('*'), "{text}");
+        // Rows 0x10 and 0x20 repeat: squeezed, unless row 0x10 or 0x20 holds a secret.
+        let root = group(64, vec![leaf(0, 64, Region::Frame)]);
+        let data = vec![0u8; 64];
+        let text = layout_text(&root, &data, &[], Style::default());
+        assert!(text.contains("\n*\n"), "{text}");
+        for secret in [(20, 4), (36, 2)] {
+            let text = layout_text(&root, &data, &[secret], Style::default());
+            assert!(!text.contains("\n*\n"), "{text}");
+        }
+    }
 }

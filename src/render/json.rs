@@ -2,7 +2,7 @@
 //! docs/kdissect-message.schema.json. The body is the decoded tree under the schema's field
 //! names; `--json-spans` wraps every value with its byte offset and length.
 
-use crate::kafka::{names, Direction, Message, Node, NodeKind, Note, Value};
+use crate::kafka::{Direction, ErrorCode, Message, Node, NodeKind, Note, Value};
 use serde_json::{json, Map, Value as J};
 use std::io::Write;
 
@@ -167,11 +167,7 @@ fn put_fields(w: &mut Vec<u8>, n: &Node, frame: &[u8], spans: bool) {
     let mut unknown: Vec<&Node> = Vec::new();
     let mut grouped: Vec<&str> = Vec::new();
     for c in &n.children {
-        match c.kind {
-            NodeKind::Length | NodeKind::TagCount | NodeKind::Error | NodeKind::Raw => continue,
-            _ => {}
-        }
-        if c.name == "present" && c.ty == "int8" {
+        if is_wire_detail(c) {
             continue;
         }
         if c.ty == "tagged_field" {
@@ -183,70 +179,128 @@ fn put_fields(w: &mut Vec<u8>, n: &Node, frame: &[u8], spans: bool) {
                 Some(_) => unknown.push(c),
                 None => {}
             }
-            continue;
-        }
-        if c.index.is_some() && c.kind == NodeKind::Group {
-            if grouped.contains(&c.name.as_ref()) {
-                continue;
+        } else if c.index.is_some() && c.kind == NodeKind::Group {
+            if !grouped.contains(&c.name.as_ref()) {
+                grouped.push(&c.name);
+                put_repeated_groups(w, &mut first, n, &c.name, frame, spans);
             }
-            grouped.push(&c.name);
-            put_key(w, &mut first, &format!("{}s", c.name));
-            let same = n
-                .children
-                .iter()
-                .filter(|g| g.index.is_some() && g.kind == NodeKind::Group && g.name == c.name);
-            put_list(w, same, frame, spans);
-            continue;
-        }
-        put_key(w, &mut first, &c.name);
-        put_value(w, c, frame, spans);
-        // Elements past --max-elements: how many the array left out.
-        if c.children
-            .iter()
-            .any(|g| g.kind == NodeKind::Raw && g.name == "omitted")
-        {
-            let total = match c.value {
-                Value::Array(n) => n,
-                _ => 0,
-            };
-            let kept = c
-                .children
-                .iter()
-                .filter(|g| g.kind != NodeKind::Length && g.kind != NodeKind::Raw)
-                .count();
-            put_key(w, &mut first, &format!("{}_omitted", c.name));
-            put_int(w, total.saturating_sub(kept) as i64);
-        }
-        // A topic id whose name an earlier message gave: the name beside it.
-        if let (Value::Uuid(_), Note::TopicName(name)) = (&c.value, &c.note) {
-            put_key(w, &mut first, &format!("{}_name", c.name));
-            put_str(w, name);
+        } else {
+            put_key(w, &mut first, &c.name);
+            put_value(w, c, frame, spans);
+            put_field_extras(w, &mut first, c);
         }
     }
     if !unknown.is_empty() {
         put_key(w, &mut first, "_unknown_tags");
-        w.push(b'[');
-        for (i, c) in unknown.iter().enumerate() {
-            if i > 0 {
-                w.push(b',');
-            }
-            let tag = c.child("tag").and_then(Node::as_int).unwrap_or(-1);
-            let _ = write!(w, "{{\"tag\":{tag},\"data\":");
-            match c.children.get(2) {
-                Some(raw) => put_scalar(w, raw, frame),
-                None => w.extend_from_slice(b"null"),
-            }
-            w.push(b'}');
-        }
-        w.push(b']');
+        put_unknown_tags(w, &unknown, frame);
     }
     w.push(b'}');
 }
 
-/// The whole NDJSON object of a message.
+/// Nodes of the wire that carry no field: length prefixes, tagged-field counts, where decoding
+/// stopped, raw bytes, and a nullable struct's presence byte.
+fn is_wire_detail(c: &Node) -> bool {
+    matches!(
+        c.kind,
+        NodeKind::Length | NodeKind::TagCount | NodeKind::Error | NodeKind::Raw
+    ) || (c.name == "present" && c.ty == "int8")
+}
+
+/// The indexed groups named `name` among `n`'s children (a record's `Header[i]`), as one list
+/// under the plural of the name.
+fn put_repeated_groups(
+    w: &mut Vec<u8>,
+    first: &mut bool,
+    n: &Node,
+    name: &str,
+    frame: &[u8],
+    spans: bool,
+) {
+    put_key(w, first, &format!("{name}s"));
+    let same = n
+        .children
+        .iter()
+        .filter(|g| g.index.is_some() && g.kind == NodeKind::Group && g.name == name);
+    put_list(w, same, frame, spans);
+}
+
+/// Keys that follow a field: `<name>_omitted`, the elements an array past --max-elements left
+/// out, and `<name>_name`, the name an earlier message gave a topic id.
+fn put_field_extras(w: &mut Vec<u8>, first: &mut bool, c: &Node) {
+    if c.children
+        .iter()
+        .any(|g| g.kind == NodeKind::Raw && g.name == "omitted")
+    {
+        let total = match c.value {
+            Value::Array(n) => n,
+            _ => 0,
+        };
+        let kept = c
+            .children
+            .iter()
+            .filter(|g| g.kind != NodeKind::Length && g.kind != NodeKind::Raw)
+            .count();
+        put_key(w, first, &format!("{}_omitted", c.name));
+        put_int(w, total.saturating_sub(kept) as i64);
+    }
+    if let (Value::Uuid(_), Note::TopicName(name)) = (&c.value, &c.note) {
+        put_key(w, first, &format!("{}_name", c.name));
+        put_str(w, name);
+    }
+}
+
+/// Tagged fields kdissect has no name for: `[{"tag": 7, "data": "0102"}]`.
+fn put_unknown_tags(w: &mut Vec<u8>, unknown: &[&Node], frame: &[u8]) {
+    w.push(b'[');
+    for (i, c) in unknown.iter().enumerate() {
+        if i > 0 {
+            w.push(b',');
+        }
+        let tag = c.child("tag").and_then(Node::as_int).unwrap_or(-1);
+        let _ = write!(w, "{{\"tag\":{tag},\"data\":");
+        match c.children.get(2) {
+            Some(raw) => put_scalar(w, raw, frame),
+            None => w.extend_from_slice(b"null"),
+        }
+        w.push(b'}');
+    }
+    w.push(b']');
+}
+
 /// The whole NDJSON object of a message, written to `w` (one line, no newline).
 pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, spans: bool) {
+    // Keys in the order docs/json.md lists them (the map keeps insertion order).
     let mut o = Map::new();
+    put_origin(&mut o, meta);
+    put_api(&mut o, msg, frame.len());
+    put_exchange(&mut o, msg, meta);
+    // Placeholders keep the key order; header and body are written node by node below.
+    o.insert("header".into(), J::Null);
+    o.insert("body".into(), J::Null);
+    o.insert("errors".into(), error_codes(msg));
+    o.insert("malformed".into(), problems(msg));
+    let header = msg
+        .root
+        .children
+        .get(1)
+        .filter(|h| h.name.contains("Header"));
+    w.push(b'{');
+    let mut first = true;
+    for (k, v) in &o {
+        put_key(w, &mut first, k);
+        match (k.as_str(), header, msg.body()) {
+            ("header", Some(h), _) => put_fields(w, h, frame, spans),
+            ("body", _, Some(b)) => put_fields(w, b, frame, spans),
+            _ => {
+                let _ = serde_json::to_writer(&mut *w, v);
+            }
+        }
+    }
+    w.push(b'}');
+}
+
+/// Where the message was found: frame, input offset, time, stream, endpoints.
+fn put_origin(o: &mut Map<String, J>, meta: &Meta) {
     o.insert("frame".into(), J::from(meta.frame));
     if let Some(off) = meta.input_offset {
         o.insert("input_offset".into(), J::from(off));
@@ -263,6 +317,11 @@ pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, 
     if let Some(d) = &meta.dst {
         o.insert("dst".into(), J::String(d.clone()));
     }
+}
+
+/// What the header says: direction, API, version (and the layout assumed for it), correlation
+/// id, and the frame's size.
+fn put_api(o: &mut Map<String, J>, msg: &Message, size: usize) {
     o.insert("direction".into(), J::String(msg.direction.as_str().into()));
     o.insert("api_key".into(), msg.api_key.map_or(J::Null, J::from));
     o.insert(
@@ -281,7 +340,12 @@ pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, 
         "correlation_id".into(),
         msg.correlation_id.map_or(J::Null, J::from),
     );
-    o.insert("size".into(), J::from(frame.len()));
+    o.insert("size".into(), J::from(size));
+}
+
+/// The message's side of its exchange: a request's client_id, a response's request frame and
+/// latency; and whether the API was assumed or the frame cut by a gap.
+fn put_exchange(o: &mut Map<String, J>, msg: &Message, meta: &Meta) {
     if msg.direction == Direction::Request {
         o.insert(
             "client_id".into(),
@@ -305,15 +369,21 @@ pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, 
     if meta.partial {
         o.insert("partial".into(), J::Bool(true));
     }
-    // Placeholders keep the key order; header and body are written node by node below.
-    o.insert("header".into(), J::Null);
-    o.insert("body".into(), J::Null);
-    let errors: Vec<J> = msg
-        .errors
+}
+
+/// Every non-zero error code of the body with its path and name.
+fn error_codes(msg: &Message) -> J {
+    msg.errors
         .iter()
-        .map(|(path, code)| json!({"path": path, "code": code, "name": names::error_name(*code)}))
-        .collect();
-    o.insert("errors".into(), J::Array(errors));
+        .map(|(path, code)| {
+            let e = ErrorCode(*code);
+            json!({"path": path, "code": code, "name": e.name(), "retriable": e.is_retriable()})
+        })
+        .collect()
+}
+
+/// The problems found while decoding, then where decoding stopped, if it did.
+fn problems(msg: &Message) -> J {
     let mut malformed: Vec<J> = msg
         .diagnoses
         .iter()
@@ -323,25 +393,7 @@ pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, 
         let kind = e.kind.problem();
         malformed.push(problem_json(e.offset, &e.to_string(), kind));
     }
-    o.insert("malformed".into(), J::Array(malformed));
-    let header = msg
-        .root
-        .children
-        .get(1)
-        .filter(|h| h.name.contains("Header"));
-    w.push(b'{');
-    let mut first = true;
-    for (k, v) in &o {
-        put_key(w, &mut first, k);
-        match (k.as_str(), header, msg.body()) {
-            ("header", Some(h), _) => put_fields(w, h, frame, spans),
-            ("body", _, Some(b)) => put_fields(w, b, frame, spans),
-            _ => {
-                let _ = serde_json::to_writer(&mut *w, v);
-            }
-        }
-    }
-    w.push(b'}');
+    J::Array(malformed)
 }
 
 /// The NDJSON object of a message as a JSON value (for tests and tools; the CLI writes bytes).
@@ -358,4 +410,180 @@ fn problem_json(offset: usize, message: &str, kind: crate::kafka::ProblemKind) -
         o["hint"] = J::String(h.into());
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::test_frames;
+
+    fn ndjson(msg: &Message, frame: &[u8], meta: &Meta, spans: bool) -> String {
+        let mut w = Vec::new();
+        write_message(&mut w, msg, frame, meta, spans);
+        String::from_utf8_lossy(&w).into_owned()
+    }
+
+    fn capture_meta() -> Meta {
+        Meta {
+            frame: 7,
+            ts_nanos: Some(1_764_464_353_123_456_789),
+            stream: Some(3),
+            src: Some("10.0.0.1:40000".into()),
+            dst: Some("10.0.0.2:9092".into()),
+            ..Meta::default()
+        }
+    }
+
+    #[test]
+    fn a_request_from_a_capture() {
+        let (f, m) = test_frames::metadata_request();
+        assert_eq!(
+            ndjson(&m, &f, &capture_meta(), false),
+            r#"{"frame":7,"time":"2025-11-30T00:59:13.123456789Z","stream":3,"src":"10.0.0.1:40000","dst":"10.0.0.2:9092","direction":"request","api_key":3,"api_name":"Metadata","api_version":13,"correlation_id":0,"size":37,"client_id":"","header":{"request_api_key":3,"request_api_version":13,"correlation_id":0,"client_id":""},"body":{"Topics":[{"TopicId":"00000000-0000-0000-0000-000000000000","Name":""}],"AllowAutoTopicCreation":false,"IncludeTopicAuthorizedOperations":false},"errors":[],"malformed":[]}"#
+        );
+    }
+
+    #[test]
+    fn a_response_with_its_request_frame_latency_and_errors() {
+        let mut f = test_frames::bytes(test_frames::METADATA_V13_RESPONSE);
+        if let Some(b) = f.get_mut(0x35) {
+            *b = 9;
+        }
+        let m = crate::kafka::decode_response(&f, 3, 13);
+        let meta = Meta {
+            frame: 8,
+            request_frame: Some(7),
+            latency_nanos: Some(2_500_500),
+            assumed: true,
+            partial: true,
+            ..Meta::default()
+        };
+        assert_eq!(
+            ndjson(&m, &f, &meta, false),
+            r#"{"frame":8,"direction":"response","api_key":3,"api_name":"Metadata","api_version":13,"correlation_id":0,"size":90,"request_frame":7,"latency_us":2501,"assumed":true,"partial":true,"header":{"correlation_id":0},"body":{"ThrottleTimeMs":0,"Brokers":[{"NodeId":0,"Host":"","Port":0,"Rack":""}],"ClusterId":"","ControllerId":0,"Topics":[{"ErrorCode":0,"Name":"","TopicId":"00000000-0000-0000-0000-000000000000","IsInternal":false,"Partitions":[{"ErrorCode":9,"PartitionIndex":0,"LeaderId":0,"LeaderEpoch":0,"ReplicaNodes":[0],"IsrNodes":[0],"OfflineReplicas":[0]}],"TopicAuthorizedOperations":0}],"ErrorCode":0},"errors":[{"path":"Topics[0].Partitions[0].ErrorCode","code":9,"name":"REPLICA_NOT_AVAILABLE","retriable":true}],"malformed":[]}"#
+        );
+    }
+
+    #[test]
+    fn spans_wrap_every_value_and_secrets_stay_masked() {
+        let (f, m) = test_frames::sasl_plain();
+        let meta = Meta {
+            frame: 1,
+            input_offset: Some(0x25),
+            ..Meta::default()
+        };
+        let shown = crate::render::masked(&m, &f, crate::render::Style::default());
+        assert_eq!(
+            ndjson(&m, &shown, &meta, true),
+            r#"{"frame":1,"input_offset":37,"direction":"request","api_key":36,"api_name":"SaslAuthenticate","api_version":2,"correlation_id":3,"size":27,"client_id":"t","header":{"request_api_key":{"value":36,"offset":4,"length":2},"request_api_version":{"value":2,"offset":6,"length":2},"correlation_id":{"value":3,"offset":8,"length":4},"client_id":{"value":"t","offset":12,"length":3}},"body":{"AuthBytes":{"value":{"authzid":{"value":"","offset":17,"length":1},"authcid":{"value":"alice","offset":18,"length":6},"passwd":{"value":"**","offset":24,"length":2}},"offset":16,"length":10}},"errors":[],"malformed":[]}"#
+        );
+    }
+
+    #[test]
+    fn problems_carry_their_kind_and_the_command_line_hint() {
+        let f = test_frames::request(1000, 0, 9, &[1, 2, 3]);
+        let m = crate::kafka::decode_request(&f);
+        assert_eq!(
+            ndjson(&m, &f, &Meta::default(), false),
+            r#"{"frame":0,"direction":"request","api_key":1000,"api_name":"ApiKey1000","api_version":0,"correlation_id":9,"size":19,"client_id":"t","header":{"request_api_key":1000,"request_api_version":0,"correlation_id":9,"client_id":"t"},"body":null,"errors":[],"malformed":[{"offset":15,"message":"at 0x000f: API key 1000 (ApiKey1000) is not known to kdissect: body shown raw","kind":"unknown_api"}]}"#
+        );
+        let (f, _) = test_frames::metadata_response();
+        let m = crate::kafka::message::decode_response_header_only(
+            &f,
+            crate::kafka::ErrorKind::Unpaired,
+            "no request",
+        );
+        let j = message(&m, &f, &Meta::default(), false);
+        assert_eq!(
+            j["malformed"].to_string(),
+            r#"[{"offset":8,"message":"at 0x0008: no request","kind":"unpaired","hint":"to decode it as a response, give --api-key K --api-version V"}]"#
+        );
+        assert_eq!(j["api_key"], J::Null);
+        assert_eq!(j["api_name"], J::Null);
+    }
+
+    fn leaf(name: &'static str, ty: &'static str, kind: NodeKind, v: Value) -> Node {
+        let mut n = Node::new(name, ty, 0, crate::kafka::Region::RequestBody, kind);
+        n.value = v;
+        n
+    }
+
+    fn tagged(name: &'static str, tag: i64, data: Node) -> Node {
+        let mut t = leaf(name, "tagged_field", NodeKind::Group, Value::None);
+        t.children = vec![
+            leaf("tag", "uvarint", NodeKind::Field, Value::Int(tag)),
+            leaf("size", "uvarint", NodeKind::Field, Value::Int(1)),
+            data,
+        ];
+        t
+    }
+
+    /// Wire details stay out; tagged fields, repeated groups, cut arrays and named topic ids
+    /// take their JSON shapes.
+    #[test]
+    fn struct_fields_under_their_schema_names() {
+        let mut body = leaf("Body", "struct", NodeKind::Group, Value::Struct);
+        let header = |v: &str| {
+            let mut h = leaf("Header", "", NodeKind::Group, Value::None);
+            h.index = Some(0);
+            h.children.push(leaf(
+                "Key",
+                "string",
+                NodeKind::Field,
+                Value::Str(Some(v.into())),
+            ));
+            h
+        };
+        let mut ids = leaf("Ids", "[]int32", NodeKind::Field, Value::Array(5));
+        ids.children = vec![
+            leaf("length", "uvarint", NodeKind::Length, Value::Int(6)),
+            leaf("int32", "int32", NodeKind::Field, Value::Int(1)),
+            leaf("int32", "int32", NodeKind::Field, Value::Int(2)),
+            leaf("omitted", "", NodeKind::Raw, Value::Text("3 more".into())),
+        ];
+        let mut id = leaf("TopicId", "uuid", NodeKind::Field, Value::Uuid([0; 16]));
+        id.note = Note::TopicName("orders".into());
+        body.children = vec![
+            leaf("length", "uvarint", NodeKind::Length, Value::Int(1)),
+            leaf("present", "int8", NodeKind::Field, Value::Int(1)),
+            leaf("Count", "int32", NodeKind::Field, Value::Int(3)),
+            tagged(
+                "Extra",
+                0,
+                leaf("Extra", "int8", NodeKind::Field, Value::Int(5)),
+            ),
+            tagged(
+                "unknown",
+                7,
+                leaf("data", "bytes", NodeKind::Raw, Value::Bytes(Some((0, 2)))),
+            ),
+            header("k"),
+            header("v"),
+            ids,
+            id,
+            leaf(
+                "tagged_fields",
+                "uvarint",
+                NodeKind::TagCount,
+                Value::Int(2),
+            ),
+            leaf("error", "", NodeKind::Error, Value::Text("stop".into())),
+        ];
+        let mut w = Vec::new();
+        put_fields(&mut w, &body, &[1, 2], false);
+        assert_eq!(
+            String::from_utf8_lossy(&w),
+            r#"{"Count":3,"Extra":5,"Headers":[{"Key":"k"},{"Key":"v"}],"Ids":[1,2],"Ids_omitted":3,"TopicId":"00000000-0000-0000-0000-000000000000","TopicId_name":"orders","_unknown_tags":[{"tag":7,"data":"0102"}]}"#
+        );
+    }
+
+    #[test]
+    fn times_are_rfc3339_with_nanoseconds() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000000000Z");
+        assert_eq!(rfc3339(-1), "1969-12-31T23:59:59.999999999Z");
+        assert_eq!(
+            rfc3339(951_782_400_000_000_000),
+            "2000-02-29T00:00:00.000000000Z"
+        );
+    }
 }

@@ -5,8 +5,11 @@ use std::borrow::Cow;
 
 pub mod bytes;
 pub mod json;
+pub mod notice;
 pub mod stats;
 pub mod summary;
+#[cfg(test)]
+mod test_frames;
 pub mod tree;
 pub mod value;
 

@@ -2,6 +2,7 @@
 //! Fed with every message and notice; knows nothing of how they were found.
 
 use super::summary::latency_text;
+use crate::kafka::health::StreamHealth;
 use crate::kafka::message::api_display_name;
 use crate::kafka::stream::{Notice, Record};
 use crate::kafka::{names, Direction};
@@ -90,27 +91,6 @@ struct ConnRow {
     bytes: u64,
 }
 
-/// Capture health counters.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct HealthCounts {
-    pub packets: u64,
-    pub truncated_packets: u64,
-    pub gaps: u64,
-    pub retransmissions: u64,
-    pub conflicting_overlaps: u64,
-    pub unmatched_responses: u64,
-    pub midstream_pickups: u64,
-    pub resyncs: u64,
-    pub bad_sizes: u64,
-    pub malformed: u64,
-    pub undecoded: u64,
-    pub unanswered: u64,
-    pub partial: u64,
-    /// Responses timestamped before their request (clocks of merged captures, reordering):
-    /// left out of the latency percentiles.
-    pub backwards: u64,
-}
-
 #[derive(Debug, Default)]
 pub struct Stats {
     apis: BTreeMap<(i16, i16), ApiRow>,
@@ -122,7 +102,12 @@ pub struct Stats {
     advertised: BTreeMap<String, BTreeMap<i16, (i64, i64)>>,
     /// API key → versions clients used.
     used: BTreeMap<i16, BTreeSet<i16>>,
-    pub health: HealthCounts,
+    /// Messages and notices: the same counters as the closing report's, over what the
+    /// statistics count.
+    pub health: StreamHealth,
+    /// Packets read, and those the snap length cut (from the pipeline, per input).
+    pub packets: u64,
+    pub truncated_packets: u64,
 }
 
 impl Stats {
@@ -154,16 +139,7 @@ impl Stats {
             }
             Direction::Response => {}
         }
-        if rec.partial {
-            self.health.partial += 1;
-        } else if m.is_malformed() {
-            self.health.malformed += 1;
-        } else if m.is_unknown_api() {
-            self.health.undecoded += 1;
-        }
-        if m.direction == Direction::Response && rec.request.is_none() {
-            self.health.unmatched_responses += 1;
-        }
+        self.health.message(rec);
         let (Some(k), Some(v)) = (m.api_key, m.api_version) else {
             return;
         };
@@ -179,7 +155,8 @@ impl Stats {
             Direction::Response => {
                 row.responses += 1;
                 match rec.latency_nanos() {
-                    Some(l) if l < 0 => self.health.backwards += 1,
+                    // Counted by the health counters, and left out of the percentiles.
+                    Some(l) if l < 0 => {}
                     Some(l) => row.latencies.push(l),
                     None => {}
                 }
@@ -200,26 +177,12 @@ impl Stats {
     }
 
     pub fn notice(&mut self, n: &Notice) {
-        let h = &mut self.health;
-        match n {
-            Notice::LostInGap { .. } => h.gaps += 1,
-            Notice::Retransmission { .. } => h.retransmissions += 1,
-            Notice::ConflictingOverlap { .. } => h.conflicting_overlaps += 1,
-            Notice::Resync { reason, .. } => {
-                h.resyncs += 1;
-                if *reason == crate::kafka::stream::ResyncReason::MidStream {
-                    h.midstream_pickups += 1;
-                }
-            }
-            Notice::BadSize { .. } => h.bad_sizes += 1,
-            Notice::Unanswered { request, .. } => {
-                h.unanswered += 1;
-                self.apis
-                    .entry((request.api_key, request.api_version))
-                    .or_default()
-                    .unanswered += 1;
-            }
-            _ => {}
+        self.health.notice(n);
+        if let Notice::Unanswered { request, .. } = n {
+            self.apis
+                .entry((request.api_key, request.api_version))
+                .or_default()
+                .unanswered += 1;
         }
     }
 
@@ -292,72 +255,89 @@ impl Stats {
     }
 
     /// The tables as text, each fitted into `width` columns when given (a terminal's width):
-    /// comfy-table wraps the widest cells first.
+    /// comfy-table wraps the widest cells first. A blank line between tables.
     pub fn tables_within(&self, width: Option<u16>) -> String {
-        let fit = |t: &mut Table| {
-            if let Some(w) = width {
-                t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
-                t.set_width(w);
-            }
-        };
-        let mut s = String::new();
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
-        fit(&mut t);
-        t.set_header(vec![
-            "API",
-            "version",
-            "requests",
-            "responses",
-            "unanswered",
-            "with errors",
-            "malformed",
-            "p50",
-            "p95",
-            "p99",
-            "max",
-        ]);
+        let mut sections = vec![
+            ("Kafka APIs", self.api_table(width)),
+            ("Connections", self.connection_table(width)),
+        ];
+        if !self.errors.is_empty() {
+            sections.push(("Error codes", self.error_table(width)));
+        }
+        let skew = self.skew();
+        if !skew.is_empty() {
+            sections.push((
+                "API versions: advertised by brokers vs used by clients",
+                skew_table(skew, width),
+            ));
+        }
+        sections.push(("Capture health", health_table(self, width)));
+        let text: Vec<String> = sections
+            .iter()
+            .map(|(title, t)| format!("{title}\n{t}\n"))
+            .collect();
+        text.join("\n")
+    }
+
+    /// Per API and version: counts and latency percentiles.
+    fn api_table(&self, width: Option<u16>) -> Table {
+        let mut t = new_table(
+            width,
+            &[
+                "API",
+                "version",
+                "requests",
+                "responses",
+                "unanswered",
+                "with errors",
+                "malformed",
+                "p50",
+                "p95",
+                "p99",
+                "max",
+            ],
+        );
         for ((k, v), r) in &self.apis {
             let l = &r.latencies;
             let p = |x: f64| l.percentile(x).map_or("-".to_string(), latency_text);
             t.add_row(vec![
-                Cell::new(format!("{} ({k})", api_display_name(*k))),
-                Cell::new(v).set_alignment(CellAlignment::Right),
-                Cell::new(r.requests).set_alignment(CellAlignment::Right),
-                Cell::new(r.responses).set_alignment(CellAlignment::Right),
-                Cell::new(r.unanswered).set_alignment(CellAlignment::Right),
-                Cell::new(r.errors).set_alignment(CellAlignment::Right),
-                Cell::new(r.malformed).set_alignment(CellAlignment::Right),
-                Cell::new(p(50.0)).set_alignment(CellAlignment::Right),
-                Cell::new(p(95.0)).set_alignment(CellAlignment::Right),
-                Cell::new(p(99.0)).set_alignment(CellAlignment::Right),
-                Cell::new(l.max.map_or("-".to_string(), latency_text))
-                    .set_alignment(CellAlignment::Right),
+                Cell::new(api_label(*k)),
+                right(v),
+                right(r.requests),
+                right(r.responses),
+                right(r.unanswered),
+                right(r.errors),
+                right(r.malformed),
+                right(p(50.0)),
+                right(p(95.0)),
+                right(p(99.0)),
+                right(l.max.map_or("-".to_string(), latency_text)),
             ]);
         }
-        s.push_str("Kafka APIs\n");
-        s.push_str(&t.to_string());
-        s.push('\n');
+        t
+    }
 
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
-        fit(&mut t);
-        t.set_header(vec![
-            "stream",
-            "client_id",
-            "client",
-            "broker",
-            "messages",
-            "bytes",
-        ]);
+    /// Per TCP stream: who spoke to whom, and how much; the streams past `CONN_ROWS` in one row.
+    fn connection_table(&self, width: Option<u16>) -> Table {
+        let mut t = new_table(
+            width,
+            &[
+                "stream",
+                "client_id",
+                "client",
+                "broker",
+                "messages",
+                "bytes",
+            ],
+        );
         for (id, c) in &self.conns {
             t.add_row(vec![
                 Cell::new(id),
                 Cell::new(c.client_id.as_deref().unwrap_or("-")),
                 Cell::new(&c.client),
                 Cell::new(&c.broker),
-                Cell::new(c.messages).set_alignment(CellAlignment::Right),
-                Cell::new(c.bytes).set_alignment(CellAlignment::Right),
+                right(c.messages),
+                right(c.bytes),
             ]);
         }
         if self.other_conns.messages > 0 {
@@ -366,85 +346,25 @@ impl Stats {
                 Cell::new(format!("(connections past the first {CONN_ROWS})")),
                 Cell::new("-"),
                 Cell::new("-"),
-                Cell::new(self.other_conns.messages).set_alignment(CellAlignment::Right),
-                Cell::new(self.other_conns.bytes).set_alignment(CellAlignment::Right),
+                right(self.other_conns.messages),
+                right(self.other_conns.bytes),
             ]);
         }
-        s.push_str("\nConnections\n");
-        s.push_str(&t.to_string());
-        s.push('\n');
-
-        if !self.errors.is_empty() {
-            let mut t = Table::new();
-            t.load_preset(UTF8_FULL_CONDENSED);
-            fit(&mut t);
-            t.set_header(vec!["error", "code", "count"]);
-            for (code, n) in &self.errors {
-                t.add_row(vec![
-                    Cell::new(names::error_name(*code).unwrap_or("unknown")),
-                    Cell::new(code).set_alignment(CellAlignment::Right),
-                    Cell::new(n).set_alignment(CellAlignment::Right),
-                ]);
-            }
-            s.push_str("\nError codes\n");
-            s.push_str(&t.to_string());
-            s.push('\n');
-        }
-
-        let skew = self.skew();
-        if !skew.is_empty() {
-            let mut t = Table::new();
-            t.load_preset(UTF8_FULL_CONDENSED);
-            fit(&mut t);
-            t.set_header(vec!["API", "broker advertised", "clients used", "status"]);
-            for (k, adv, used, status) in skew {
-                t.add_row(vec![
-                    Cell::new(format!("{} ({k})", api_display_name(k))),
-                    Cell::new(adv),
-                    Cell::new(used),
-                    Cell::new(status),
-                ]);
-            }
-            s.push_str("\nAPI versions: advertised by brokers vs used by clients\n");
-            s.push_str(&t.to_string());
-            s.push('\n');
-        }
-
-        let h = &self.health;
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
-        fit(&mut t);
-        t.set_header(vec!["capture health", "count"]);
-        for (name, v) in [
-            ("packets", h.packets),
-            ("packets cut by the snap length", h.truncated_packets),
-            ("frames lost in gaps", h.gaps),
-            ("frames shown partially", h.partial),
-            ("retransmissions", h.retransmissions),
-            ("conflicting overlaps", h.conflicting_overlaps),
-            ("streams picked up mid-stream", h.midstream_pickups),
-            ("resynchronisations", h.resyncs),
-            ("size prefixes that cannot be frames", h.bad_sizes),
-            (
-                "responses without a captured request",
-                h.unmatched_responses,
-            ),
-            ("requests without a response", h.unanswered),
-            ("responses timestamped before their request", h.backwards),
-            ("malformed messages", h.malformed),
-            ("messages of APIs not decoded", h.undecoded),
-        ] {
-            t.add_row(vec![
-                Cell::new(name),
-                Cell::new(v).set_alignment(CellAlignment::Right),
-            ]);
-        }
-        s.push_str("\nCapture health\n");
-        s.push_str(&t.to_string());
-        s.push('\n');
-        s
+        t
     }
 
+    /// How often each error code was answered.
+    fn error_table(&self, width: Option<u16>) -> Table {
+        let mut t = new_table(width, &["error", "code", "count"]);
+        for (code, n) in &self.errors {
+            t.add_row(vec![
+                Cell::new(names::error_name(*code).unwrap_or("unknown")),
+                right(code),
+                right(n),
+            ]);
+        }
+        t
+    }
     /// The same as one JSON object.
     pub fn to_json(&self) -> J {
         let apis: Vec<J> = self
@@ -501,7 +421,7 @@ impl Stats {
             "advertised": advertised,
             "version_skew": skew,
             "health": {
-                "packets": h.packets, "truncated_packets": h.truncated_packets, "gaps": h.gaps,
+                "packets": self.packets, "truncated_packets": self.truncated_packets, "gaps": h.gaps,
                 "partial": h.partial, "retransmissions": h.retransmissions,
                 "conflicting_overlaps": h.conflicting_overlaps, "midstream_pickups": h.midstream_pickups,
                 "resyncs": h.resyncs, "bad_sizes": h.bad_sizes,
@@ -518,10 +438,237 @@ impl Stats {
     }
 }
 
+/// Versions brokers advertised against those clients used, for the APIs where they disagree.
+fn skew_table(skew: Vec<(i16, String, String, String)>, width: Option<u16>) -> Table {
+    let mut t = new_table(
+        width,
+        &["API", "broker advertised", "clients used", "status"],
+    );
+    for (k, adv, used, status) in skew {
+        t.add_row(vec![
+            Cell::new(api_label(k)),
+            Cell::new(adv),
+            Cell::new(used),
+            Cell::new(status),
+        ]);
+    }
+    t
+}
+
+/// The capture health counters, one a row.
+fn health_table(s: &Stats, width: Option<u16>) -> Table {
+    let h = &s.health;
+    let mut t = new_table(width, &["capture health", "count"]);
+    for (name, v) in [
+        ("packets", s.packets),
+        ("packets cut by the snap length", s.truncated_packets),
+        ("frames lost in gaps", h.gaps),
+        ("frames shown partially", h.partial),
+        ("retransmissions", h.retransmissions),
+        ("conflicting overlaps", h.conflicting_overlaps),
+        ("streams picked up mid-stream", h.midstream_pickups),
+        ("resynchronisations", h.resyncs),
+        ("size prefixes that cannot be frames", h.bad_sizes),
+        (
+            "responses without a captured request",
+            h.unmatched_responses,
+        ),
+        ("requests without a response", h.unanswered),
+        ("responses timestamped before their request", h.backwards),
+        ("malformed messages", h.malformed),
+        ("messages of APIs not decoded", h.undecoded),
+    ] {
+        t.add_row(vec![Cell::new(name), right(v)]);
+    }
+    t
+}
+
+/// A table in the house style with `header`, fitted into `width` columns when given.
+fn new_table(width: Option<u16>, header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    if let Some(w) = width {
+        t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+        t.set_width(w);
+    }
+    t.set_header(header.to_vec());
+    t
+}
+
+/// A right-aligned cell, for numbers.
+fn right(v: impl ToString) -> Cell {
+    Cell::new(v.to_string()).set_alignment(CellAlignment::Right)
+}
+
+/// `Metadata (3)`.
+fn api_label(key: i16) -> String {
+    format!("{} ({key})", api_display_name(key))
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kafka::stream::RequestInfo;
+    use crate::kafka::{decode_request, decode_response, Message};
+    use crate::render::test_frames;
+
+    fn record(msg: Message, bytes: &[u8], stream: u32, latency: Option<i64>) -> Record<'_> {
+        let client = std::net::SocketAddr::from(([10, 0, 0, 1], 40000 + stream as u16));
+        let broker = std::net::SocketAddr::from(([10, 0, 0, 2], 9092));
+        let from_broker = msg.direction == Direction::Response;
+        Record {
+            stream,
+            frame: 1,
+            first_frame: 1,
+            ts_nanos: latency.unwrap_or(0),
+            src: if from_broker { broker } else { client },
+            dst: if from_broker { client } else { broker },
+            bytes,
+            request: latency.map(|_| RequestInfo {
+                frame: 1,
+                ts_nanos: 0,
+                api_key: msg.api_key.unwrap_or(-1),
+                api_version: msg.api_version.unwrap_or(-1),
+                correlation_id: 0,
+            }),
+            msg,
+            assumed: false,
+            partial: false,
+        }
+    }
+
+    /// Two Metadata exchanges on two streams (the second answer with a partition error), one
+    /// SaslAuthenticate request left unanswered, and an API without tables.
+    fn sample() -> Stats {
+        let mut s = Stats::default();
+        let (req, _) = test_frames::metadata_request();
+        let (resp, _) = test_frames::metadata_response();
+        let mut bad = resp.clone();
+        if let Some(b) = bad.get_mut(0x35) {
+            *b = 9;
+        }
+        for (stream, answer, latency) in [(1, &resp, 2_500_000), (2, &bad, 40_000)] {
+            s.message(&record(decode_request(&req), &req, stream, None));
+            let m = decode_response(answer, 3, 13);
+            s.message(&record(m, answer, stream, Some(latency)));
+        }
+        let (sasl, m) = test_frames::sasl_plain();
+        s.message(&record(m, &sasl, 1, None));
+        let unknown = test_frames::request(1000, 0, 9, &[1, 2, 3]);
+        s.message(&record(decode_request(&unknown), &unknown, 2, None));
+        s.packets = 12;
+        s
+    }
+
+    #[test]
+    fn tables_count_apis_connections_errors_skew_and_health() {
+        assert_eq!(sample().tables(), TABLES);
+    }
+
+    #[test]
+    fn tables_fit_a_narrow_terminal() {
+        let text = sample().tables_within(Some(60));
+        for l in text.lines() {
+            assert!(l.chars().count() <= 60, "{l}");
+        }
+        assert!(text.contains(NARROW_CONNECTIONS), "{text}");
+        assert!(text.starts_with("Kafka APIs\n┌─────┬─────┬"), "{text}");
+    }
+
+    #[test]
+    fn unanswered_requests_count_in_their_api_row() {
+        let mut s = sample();
+        let info = RequestInfo {
+            frame: 1,
+            ts_nanos: 0,
+            api_key: 3,
+            api_version: 13,
+            correlation_id: 0,
+        };
+        s.notice(&Notice::Unanswered {
+            stream: 1,
+            src: std::net::SocketAddr::from(([10, 0, 0, 1], 40001)),
+            dst: std::net::SocketAddr::from(([10, 0, 0, 2], 9092)),
+            request: info,
+        });
+        let text = s.tables();
+        assert!(
+            text.contains(
+                "│ Metadata (3)          ┆      13 ┆        2 ┆         2 ┆          1 ┆"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("│ requests without a response                ┆     1 │"));
+        assert_eq!(s.to_json()["health"]["unanswered"], 1);
+    }
+
+    /// `sample()` as tables.
+    const TABLES: &str = r#"Kafka APIs
+┌───────────────────────┬─────────┬──────────┬───────────┬────────────┬─────────────┬───────────┬─────────┬─────────┬─────────┬─────────┐
+│ API                   ┆ version ┆ requests ┆ responses ┆ unanswered ┆ with errors ┆ malformed ┆ p50     ┆ p95     ┆ p99     ┆ max     │
+╞═══════════════════════╪═════════╪══════════╪═══════════╪════════════╪═════════════╪═══════════╪═════════╪═════════╪═════════╪═════════╡
+│ Metadata (3)          ┆      13 ┆        2 ┆         2 ┆          0 ┆           1 ┆         0 ┆ 0.04 ms ┆ 2.50 ms ┆ 2.50 ms ┆ 2.50 ms │
+│ SaslAuthenticate (36) ┆       2 ┆        1 ┆         0 ┆          0 ┆           0 ┆         0 ┆       - ┆       - ┆       - ┆       - │
+│ ApiKey1000 (1000)     ┆       0 ┆        1 ┆         0 ┆          0 ┆           0 ┆         0 ┆       - ┆       - ┆       - ┆       - │
+└───────────────────────┴─────────┴──────────┴───────────┴────────────┴─────────────┴───────────┴─────────┴─────────┴─────────┴─────────┘
+
+Connections
+┌────────┬───────────┬────────────────┬───────────────┬──────────┬───────┐
+│ stream ┆ client_id ┆ client         ┆ broker        ┆ messages ┆ bytes │
+╞════════╪═══════════╪════════════════╪═══════════════╪══════════╪═══════╡
+│ 1      ┆           ┆ 10.0.0.1:40001 ┆ 10.0.0.2:9092 ┆        3 ┆   154 │
+│ 2      ┆           ┆ 10.0.0.1:40002 ┆ 10.0.0.2:9092 ┆        3 ┆   146 │
+└────────┴───────────┴────────────────┴───────────────┴──────────┴───────┘
+
+Error codes
+┌───────────────────────┬──────┬───────┐
+│ error                 ┆ code ┆ count │
+╞═══════════════════════╪══════╪═══════╡
+│ REPLICA_NOT_AVAILABLE ┆    9 ┆     1 │
+└───────────────────────┴──────┴───────┘
+
+API versions: advertised by brokers vs used by clients
+┌───────────────────────┬───────────────────┬──────────────┬──────────────────────────────────┐
+│ API                   ┆ broker advertised ┆ clients used ┆ status                           │
+╞═══════════════════════╪═══════════════════╪══════════════╪══════════════════════════════════╡
+│ Metadata (3)          ┆ -                 ┆ v13          ┆ no ApiVersions response captured │
+│ SaslAuthenticate (36) ┆ -                 ┆ v2           ┆ no ApiVersions response captured │
+│ ApiKey1000 (1000)     ┆ -                 ┆ v0           ┆ no ApiVersions response captured │
+└───────────────────────┴───────────────────┴──────────────┴──────────────────────────────────┘
+
+Capture health
+┌────────────────────────────────────────────┬───────┐
+│ capture health                             ┆ count │
+╞════════════════════════════════════════════╪═══════╡
+│ packets                                    ┆    12 │
+│ packets cut by the snap length             ┆     0 │
+│ frames lost in gaps                        ┆     0 │
+│ frames shown partially                     ┆     0 │
+│ retransmissions                            ┆     0 │
+│ conflicting overlaps                       ┆     0 │
+│ streams picked up mid-stream               ┆     0 │
+│ resynchronisations                         ┆     0 │
+│ size prefixes that cannot be frames        ┆     0 │
+│ responses without a captured request       ┆     0 │
+│ requests without a response                ┆     0 │
+│ responses timestamped before their request ┆     0 │
+│ malformed messages                         ┆     0 │
+│ messages of APIs not decoded               ┆     1 │
+└────────────────────────────────────────────┴───────┘
+"#;
+
+    /// The connections of `sample()` in 60 columns.
+    const NARROW_CONNECTIONS: &str = r#"Connections
+┌────────┬──────────┬──────────┬─────────┬─────────┬───────┐
+│ stream ┆ client_i ┆ client   ┆ broker  ┆ message ┆ bytes │
+│        ┆ d        ┆          ┆         ┆ s       ┆       │
+╞════════╪══════════╪══════════╪═════════╪═════════╪═══════╡
+│ 1      ┆          ┆ 10.0.0.1 ┆ 10.0.0. ┆       3 ┆   154 │
+│        ┆          ┆ :40001   ┆ 2:9092  ┆         ┆       │
+│ 2      ┆          ┆ 10.0.0.1 ┆ 10.0.0. ┆       3 ┆   146 │
+│        ┆          ┆ :40002   ┆ 2:9092  ┆         ┆       │
+└────────┴──────────┴──────────┴─────────┴─────────┴───────┘
+"#;
 
     /// Past the exact window the histogram's percentiles print as the exact ones do.
     #[test]

@@ -5,7 +5,9 @@ use super::value::quote;
 use crate::kafka::facts::{Scalar, TopicList, TopicRef, MAX_TOPICS};
 use crate::kafka::stream::Record;
 use crate::kafka::{names, Direction, Message};
+use owo_colors::OwoColorize;
 use std::fmt::Write;
+use std::net::SocketAddr;
 
 /// The essentials of a message body, as `key=value` words.
 pub fn essentials(msg: &Message) -> String {
@@ -294,6 +296,22 @@ fn wall_clock(ts: i64, format: TimeFormat, digits: usize) -> String {
     }
 }
 
+/// The columns every line about a capture starts with, as tshark's: frame number, time,
+/// endpoints and TCP stream, `     7    1.500000 10.0.0.1:40000 → 10.0.0.2:9092 [3]`.
+pub fn prefix(
+    clock: &Clock,
+    frame: u64,
+    ts_nanos: i64,
+    src: &SocketAddr,
+    dst: &SocketAddr,
+    stream: u32,
+) -> String {
+    format!(
+        "{frame:>6} {} {src} → {dst} [{stream}]",
+        clock.text(ts_nanos)
+    )
+}
+
 /// The summary line of a message found in a capture.
 pub fn line(rec: &Record<'_>, clock: &Clock) -> String {
     line_styled(rec, clock, false)
@@ -306,51 +324,24 @@ const VERY_SLOW_NANOS: i64 = 1_000_000_000;
 /// [`line`], coloured for a terminal when `color`: the API in bold cyan, errors and `!!` in
 /// red, slow latencies in yellow or red.
 pub fn line_styled(rec: &Record<'_>, clock: &Clock, color: bool) -> String {
-    use owo_colors::OwoColorize;
-    let paint = |text: String, f: fn(&String) -> String| if color { f(&text) } else { text };
     let msg = &rec.msg;
-    let dir = match msg.direction {
-        Direction::Request => "Request",
-        Direction::Response => "Response",
-    };
-    let api = match (msg.api_key, msg.api_version) {
-        (Some(_), Some(v)) => format!("{} v{v}", msg.api_name()),
-        _ => "Unknown".to_string(),
-    };
-    let api = paint(format!("{api} {dir}"), |t| t.cyan().bold().to_string());
-    let mut s = format!(
-        "{:>6} {} {} → {} [{}] {api}",
+    let mut s = prefix(
+        clock,
         rec.frame,
-        clock.text(rec.ts_nanos),
-        rec.src,
-        rec.dst,
-        rec.stream
+        rec.ts_nanos,
+        &rec.src,
+        &rec.dst,
+        rec.stream,
     );
+    s.push(' ');
+    s.push_str(&api_text(msg, color));
     if let Some(c) = msg.correlation_id {
         let _ = write!(s, " corr={c}");
     }
     let ess = essentials(msg);
     if !ess.is_empty() {
         s.push(' ');
-        if color {
-            let words: Vec<String> = ess
-                .split(' ')
-                .map(|w| {
-                    let bad = w.starts_with("error=")
-                        || w.starts_with("errors=")
-                        || w.starts_with("partition_errors=")
-                        || (w.contains('(') && w.contains("_") && w.ends_with(")]"));
-                    if bad {
-                        w.red().to_string()
-                    } else {
-                        w.to_string()
-                    }
-                })
-                .collect();
-            s.push_str(&words.join(" "));
-        } else {
-            s.push_str(&ess);
-        }
+        s.push_str(&if color { redden_errors(&ess) } else { ess });
     }
     if rec.assumed {
         s.push_str(" [API assumed: request not captured]");
@@ -358,19 +349,80 @@ pub fn line_styled(rec: &Record<'_>, clock: &Clock, color: bool) -> String {
     if let Some(v) = msg.assumed_version {
         let _ = write!(s, " [assumed_version: read with the v{v} layout]");
     }
-    if let (Some(lat), Some(req)) = (rec.latency_nanos(), rec.request) {
-        let text = latency_text(lat);
-        let text = match lat {
-            l if color && l >= VERY_SLOW_NANOS => text.red().bold().to_string(),
-            l if color && l >= SLOW_NANOS => text.yellow().to_string(),
-            _ => text,
-        };
-        let _ = write!(s, " ({text} after frame {})", req.frame);
-        if lat < 0 {
-            let m = " !! timestamped before its request: the capture's clock went backwards";
-            s.push_str(&paint(m.to_string(), |t| t.red().to_string()));
-        }
+    push_latency(&mut s, rec, color);
+    push_trouble(&mut s, rec, color);
+    s
+}
+
+/// `text` painted by `f` when colour is on.
+fn paint(color: bool, text: String, f: fn(&str) -> String) -> String {
+    if color {
+        f(&text)
+    } else {
+        text
     }
+}
+
+fn red(t: &str) -> String {
+    t.red().to_string()
+}
+
+/// `Metadata v13 Request`, or `Unknown Request` when the header did not give the API.
+fn api_text(msg: &Message, color: bool) -> String {
+    let dir = match msg.direction {
+        Direction::Request => "Request",
+        Direction::Response => "Response",
+    };
+    let api = match (msg.api_key, msg.api_version) {
+        (Some(_), Some(v)) => format!("{} v{v} {dir}", msg.api_name()),
+        _ => format!("Unknown {dir}"),
+    };
+    paint(color, api, |t| t.cyan().bold().to_string())
+}
+
+/// The essentials with their error words in red: `error=`, `errors=`, `partition_errors=`, and
+/// lists whose items carry an error name (`topics=[a(UNKNOWN_TOPIC_OR_PARTITION)]`).
+fn redden_errors(essentials: &str) -> String {
+    let words: Vec<String> = essentials
+        .split(' ')
+        .map(|w| {
+            let bad = w.starts_with("error=")
+                || w.starts_with("errors=")
+                || w.starts_with("partition_errors=")
+                || (w.contains('(') && w.contains('_') && w.ends_with(")]"));
+            if bad {
+                red(w)
+            } else {
+                w.to_string()
+            }
+        })
+        .collect();
+    words.join(" ")
+}
+
+/// ` (2.50 ms after frame 7)` for a response whose request was captured; a response stamped
+/// before its request says the clock went backwards.
+fn push_latency(s: &mut String, rec: &Record<'_>, color: bool) {
+    let (Some(lat), Some(req)) = (rec.latency_nanos(), rec.request) else {
+        return;
+    };
+    let text = latency_text(lat);
+    let text = match lat {
+        l if color && l >= VERY_SLOW_NANOS => text.red().bold().to_string(),
+        l if color && l >= SLOW_NANOS => text.yellow().to_string(),
+        _ => text,
+    };
+    let _ = write!(s, " ({text} after frame {})", req.frame);
+    if lat < 0 {
+        let m = " !! timestamped before its request: the capture's clock went backwards";
+        s.push_str(&paint(color, m.to_string(), red));
+    }
+}
+
+/// What kept the message from being read whole: a gap that cut it, an API or version without
+/// tables, or damage (in red).
+fn push_trouble(s: &mut String, rec: &Record<'_>, color: bool) {
+    let msg = &rec.msg;
     if rec.partial {
         let _ = write!(
             s,
@@ -384,34 +436,376 @@ pub fn line_styled(rec: &Record<'_>, clock: &Clock, color: bool) -> String {
             " [body not decoded: {}]",
             super::with_hint(&e.reason, e.kind.problem())
         );
-    } else if let Some(e) = &msg.error {
-        let mut m = format!(
-            " !! malformed: {}",
-            super::with_hint(&e.to_string(), e.kind.problem())
-        );
-        // When another version's layout fits, that is the news: say it on the line too.
-        if let Some(h) = msg
-            .diagnoses
-            .iter()
-            .find(|d| d.kind == crate::kafka::ProblemKind::WrongVersionLayout)
-        {
-            let _ = write!(m, "; {}", h.message);
-        }
-        s.push_str(&paint(m, |t| t.red().to_string()));
-    } else if let Some(d) = msg.diagnoses.first() {
-        let m = format!(
+    } else if let Some(m) = malformed_text(msg) {
+        s.push_str(&paint(color, m, red));
+    }
+}
+
+/// ` !! malformed: ...` where decoding stopped, else ` !! malformed at 0x...: ...` for the
+/// first problem found on the way; `None` for a sound message.
+fn malformed_text(msg: &Message) -> Option<String> {
+    let Some(e) = &msg.error else {
+        let d = msg.diagnoses.first()?;
+        return Some(format!(
             " !! malformed at 0x{:04x}: {}",
             d.offset,
             super::with_hint(&d.message, d.kind)
-        );
-        s.push_str(&paint(m, |t| t.red().to_string()));
+        ));
+    };
+    let mut m = format!(
+        " !! malformed: {}",
+        super::with_hint(&e.to_string(), e.kind.problem())
+    );
+    // When another version's layout fits, that is the news: say it on the line too.
+    if let Some(h) = msg
+        .diagnoses
+        .iter()
+        .find(|d| d.kind == crate::kafka::ProblemKind::WrongVersionLayout)
+    {
+        let _ = write!(m, "; {}", h.message);
     }
-    s
+    Some(m)
 }
 
+/// The frame's size from its size prefix (plus the prefix's 4 bytes), `?` without one.
 fn frame_size(b: &[u8]) -> String {
-    match b.get(0..4) {
-        Some(p) => (i64::from(i32::from_be_bytes([p[0], p[1], p[2], p[3]])) + 4).to_string(),
+    match b.get(0..4).and_then(|p| <[u8; 4]>::try_from(p).ok()) {
+        Some(p) => (i64::from(i32::from_be_bytes(p)) + 4).to_string(),
         None => "?".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kafka::stream::RequestInfo;
+    use crate::kafka::{decode_request, decode_response, Diagnosis, ProblemKind};
+    use crate::render::test_frames;
+
+    const CLIENT: &str = "10.0.0.1:40000";
+    const BROKER: &str = "10.0.0.2:9092";
+
+    fn addr(s: &str) -> std::net::SocketAddr {
+        s.parse()
+            .unwrap_or_else(|_| std::net::SocketAddr::from(([0, 0, 0, 0], 0)))
+    }
+
+    /// A request sent by the client in frame 7, 1.5 s into the capture, on stream 3.
+    fn request_record(msg: Message, bytes: &[u8]) -> Record<'_> {
+        Record {
+            stream: 3,
+            frame: 7,
+            first_frame: 7,
+            ts_nanos: 1_500_000_000,
+            src: addr(CLIENT),
+            dst: addr(BROKER),
+            msg,
+            bytes,
+            request: None,
+            assumed: false,
+            partial: false,
+        }
+    }
+
+    /// The broker's answer in frame 8, `latency` nanoseconds after the request above.
+    fn response_record(msg: Message, bytes: &[u8], latency: i64) -> Record<'_> {
+        let info = RequestInfo {
+            frame: 7,
+            ts_nanos: 1_500_000_000,
+            api_key: msg.api_key.unwrap_or(-1),
+            api_version: msg.api_version.unwrap_or(-1),
+            correlation_id: msg.correlation_id.unwrap_or(-1),
+        };
+        Record {
+            stream: 3,
+            frame: 8,
+            first_frame: 8,
+            ts_nanos: 1_500_000_000 + latency,
+            src: addr(BROKER),
+            dst: addr(CLIENT),
+            msg,
+            bytes,
+            request: Some(info),
+            assumed: false,
+            partial: false,
+        }
+    }
+
+    fn text(rec: &Record<'_>) -> String {
+        line(rec, &Clock::default())
+    }
+
+    /// The Metadata v13 response vector with error codes set: the topic's to 3
+    /// (UNKNOWN_TOPIC_OR_PARTITION), its partition's to 9 (REPLICA_NOT_AVAILABLE) and the
+    /// top level's to 41 (NOT_CONTROLLER).
+    fn metadata_response_with_errors() -> Vec<u8> {
+        let mut f = test_frames::bytes(test_frames::METADATA_V13_RESPONSE);
+        for (at, code) in [(0x1f, 3u8), (0x34, 9), (0x57, 41)] {
+            if let Some(b) = f.get_mut(at + 1) {
+                *b = code;
+            }
+        }
+        f
+    }
+
+    #[test]
+    fn the_prefix_is_frame_time_endpoints_and_stream() {
+        let clock = Clock {
+            first_ts: 1_000,
+            ..Clock::default()
+        };
+        let (c, b) = (addr(CLIENT), addr("[2001:db8::1]:9092"));
+        assert_eq!(
+            prefix(&clock, 1_234_567, 2_000_001_000, &c, &b, 42),
+            "1234567    2.000000 10.0.0.1:40000 → [2001:db8::1]:9092 [42]"
+        );
+        assert_eq!(
+            prefix(&clock, 9, 1_000, &b, &c, 0),
+            "     9    0.000000 [2001:db8::1]:9092 → 10.0.0.1:40000 [0]"
+        );
+    }
+
+    #[test]
+    fn a_request_line() {
+        let (f, m) = test_frames::metadata_request();
+        assert_eq!(
+            text(&request_record(m, &f)),
+            "     7    1.500000 10.0.0.1:40000 → 10.0.0.2:9092 [3] Metadata v13 Request corr=0 \
+             client_id=\"\" topics=[00000000-0000-0000-0000-000000000000]"
+        );
+    }
+
+    #[test]
+    fn a_response_line_ends_with_its_latency() {
+        let (f, m) = test_frames::metadata_response();
+        assert_eq!(
+            text(&response_record(m, &f, 2_500_000)),
+            "     8    1.502500 10.0.0.2:9092 → 10.0.0.1:40000 [3] Metadata v13 Response corr=0 \
+             brokers=1 cluster_id=\"\" topics=[00000000-0000-0000-0000-000000000000] \
+             partitions=1 (2.50 ms after frame 7)"
+        );
+    }
+
+    #[test]
+    fn errors_show_at_the_top_beside_topics_and_counted_below() {
+        let f = metadata_response_with_errors();
+        let m = decode_response(&f, 3, 13);
+        assert_eq!(
+            text(&response_record(m, &f, 7_000)),
+            "     8    1.500007 10.0.0.2:9092 → 10.0.0.1:40000 [3] Metadata v13 Response corr=0 \
+             error=NOT_CONTROLLER brokers=1 cluster_id=\"\" \
+             topics=[00000000-0000-0000-0000-000000000000(UNKNOWN_TOPIC_OR_PARTITION)] \
+             partitions=1 partition_errors=1(REPLICA_NOT_AVAILABLE) (7 µs after frame 7)"
+        );
+    }
+
+    #[test]
+    fn a_response_before_its_request_says_the_clock_went_backwards() {
+        let (f, m) = test_frames::metadata_response();
+        let line = text(&response_record(m, &f, -3_000_000));
+        assert!(
+            line.ends_with(
+                " partitions=1 (-3.00 ms after frame 7) !! timestamped before its request: the \
+                 capture's clock went backwards"
+            ),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn a_response_whose_api_was_assumed_says_so() {
+        let (f, m) = test_frames::metadata_response();
+        let mut rec = response_record(m, &f, 20_000);
+        rec.assumed = true;
+        assert!(
+            text(&rec).ends_with(
+                " partitions=1 [API assumed: request not captured] (0.02 ms after frame 7)"
+            ),
+            "{}",
+            text(&rec)
+        );
+    }
+
+    #[test]
+    fn a_partial_frame_says_how_much_was_captured() {
+        let f = test_frames::bytes(test_frames::METADATA_V13_RESPONSE);
+        let cut = f.get(..20).unwrap_or_default();
+        let m = decode_response(cut, 3, 13);
+        let mut rec = response_record(m, cut, 1_000_000);
+        rec.partial = true;
+        assert_eq!(
+            text(&rec),
+            "     8    1.501000 10.0.0.2:9092 → 10.0.0.1:40000 [3] Metadata v13 Response corr=0 \
+             brokers=1 (1.00 ms after frame 7) [partial: 20 of 90 bytes captured, the rest lost in a gap]"
+        );
+    }
+
+    #[test]
+    fn a_malformed_message_says_where_and_why() {
+        // The request vector without its last byte (the body's tagged-field count).
+        let mut f = test_frames::bytes(test_frames::METADATA_V13_REQUEST);
+        f.pop();
+        if let Some(size) = f.get_mut(3) {
+            *size -= 1;
+        }
+        let m = decode_request(&f);
+        assert_eq!(
+            text(&request_record(m, &f)),
+            "     7    1.500000 10.0.0.1:40000 → 10.0.0.2:9092 [3] Metadata v13 Request corr=0 \
+             client_id=\"\" topics=[00000000-0000-0000-0000-000000000000] !! malformed: at \
+             0x0024: tagged_fields count: unsigned varint runs past the end"
+        );
+    }
+
+    #[test]
+    fn a_diagnosis_without_an_error_is_malformed_at_its_offset() {
+        let (f, mut m) = test_frames::metadata_request();
+        m.diagnoses.push(Diagnosis {
+            kind: ProblemKind::NullNotNullable,
+            offset: 0x20,
+            message: "null where the version forbids one".into(),
+        });
+        assert!(text(&request_record(m, &f))
+            .ends_with(" !! malformed at 0x0020: null where the version forbids one"),);
+    }
+
+    #[test]
+    fn an_api_without_tables_is_shown_undecoded() {
+        let f = test_frames::request(1000, 0, 9, &[1, 2, 3]);
+        let m = decode_request(&f);
+        assert_eq!(
+            text(&request_record(m, &f)),
+            "     7    1.500000 10.0.0.1:40000 → 10.0.0.2:9092 [3] ApiKey1000 v0 Request corr=9 \
+             client_id=\"t\" [body not decoded: API key 1000 (ApiKey1000) is not known to \
+             kdissect: body shown raw]"
+        );
+    }
+
+    #[test]
+    fn an_unpaired_response_hints_at_the_flags() {
+        let (f, _) = test_frames::metadata_response();
+        let m = crate::kafka::message::decode_response_header_only(
+            &f,
+            crate::kafka::ErrorKind::Unpaired,
+            "its request is not in the input",
+        );
+        let mut rec = response_record(m, &f, 0);
+        rec.request = None;
+        assert_eq!(
+            text(&rec),
+            "     8    1.500000 10.0.0.2:9092 → 10.0.0.1:40000 [3] Unknown Response corr=0 \
+             [body not decoded: its request is not in the input: to decode it as a response, \
+             give --api-key K --api-version V]"
+        );
+    }
+
+    #[test]
+    fn a_newer_version_read_with_an_older_layout_says_which() {
+        let newest = crate::kafka::registry()
+            .get(18, crate::kafka::Direction::Request)
+            .map_or(0, |s| s.max_version());
+        // ApiVersions in the v5 layout: software "a" version "b", ClusterId null, NodeId -1.
+        let body = [2, b'a', 2, b'b', 0, 0xff, 0xff, 0xff, 0xff, 0];
+        let f = test_frames::request(18, newest + 1, 4, &body);
+        let m = decode_request(&f);
+        assert_eq!(m.assumed_version, Some(newest));
+        assert_eq!(
+            text(&request_record(m, &f)),
+            format!(
+                "     7    1.500000 10.0.0.1:40000 → 10.0.0.2:9092 [3] ApiVersions v{} Request \
+                 corr=4 client_id=\"t\" software=a/b [assumed_version: read with the v{newest} \
+                 layout]",
+                newest + 1
+            )
+        );
+    }
+
+    #[test]
+    fn colour_marks_the_api_errors_and_slow_latencies() {
+        let f = metadata_response_with_errors();
+        let m = decode_response(&f, 3, 13);
+        let rec = response_record(m, &f, 1_200_000_000);
+        assert_eq!(
+            line_styled(&rec, &Clock::default(), true),
+            "     8    2.700000 10.0.0.2:9092 → 10.0.0.1:40000 [3] \
+             \u{1b}[1m\u{1b}[36mMetadata v13 Response\u{1b}[39m\u{1b}[0m corr=0 \
+             \u{1b}[31merror=NOT_CONTROLLER\u{1b}[39m brokers=1 cluster_id=\"\" \
+             \u{1b}[31mtopics=[00000000-0000-0000-0000-000000000000(UNKNOWN_TOPIC_OR_PARTITION)]\u{1b}[39m \
+             partitions=1 \u{1b}[31mpartition_errors=1(REPLICA_NOT_AVAILABLE)\u{1b}[39m \
+             (\u{1b}[1m\u{1b}[31m1200.00 ms\u{1b}[39m\u{1b}[0m after frame 7)"
+        );
+        // Slow but under a second: yellow. Without colour, the same words and no escapes.
+        let (f, m) = test_frames::metadata_response();
+        let slow = response_record(m, &f, 150_000_000);
+        assert!(line_styled(&slow, &Clock::default(), true)
+            .ends_with(" (\u{1b}[33m150.00 ms\u{1b}[39m after frame 7)"));
+        assert!(!line_styled(&slow, &Clock::default(), false).contains('\u{1b}'));
+        // Malformed: the whole `!!` part red.
+        let (f, mut m) = test_frames::metadata_request();
+        m.diagnoses.push(Diagnosis {
+            kind: ProblemKind::Malformed,
+            offset: 4,
+            message: "bad".into(),
+        });
+        assert!(line_styled(&request_record(m, &f), &Clock::default(), true)
+            .ends_with("]\u{1b}[31m !! malformed at 0x0004: bad\u{1b}[39m"));
+    }
+
+    #[test]
+    fn sasl_words_name_the_step_and_user_and_never_the_password() {
+        let (_, m) = test_frames::sasl_plain();
+        assert_eq!(essentials(&m), r#"client_id="t" sasl="PLAIN" user="alice""#);
+        // A null client_id reads `null`. Metadata v13: header v2 with client_id null, Topics
+        // null (all topics), AllowAutoTopicCreation true.
+        let header = [0, 3, 0, 13, 0, 0, 0, 1, 0xff, 0xff, 0];
+        let body = [0, 1, 0, 0];
+        let mut f = ((header.len() + body.len()) as i32).to_be_bytes().to_vec();
+        f.extend_from_slice(&header);
+        f.extend_from_slice(&body);
+        let m = decode_request(&f);
+        assert_eq!(essentials(&m), "client_id=null topics=all");
+    }
+
+    #[test]
+    fn latencies_are_microseconds_below_a_hundredth_of_a_millisecond() {
+        assert_eq!(latency_text(0), "0 µs");
+        assert_eq!(latency_text(9_999), "9 µs");
+        assert_eq!(latency_text(-9_999), "-9 µs");
+        assert_eq!(latency_text(10_000), "0.01 ms");
+        assert_eq!(latency_text(1_234_567), "1.23 ms");
+        assert_eq!(latency_text(2_000_000_000), "2000.00 ms");
+    }
+
+    #[test]
+    fn time_columns_as_tshark_prints_them() {
+        let ts = 1_764_464_353_123_456_789;
+        let clock = |format, precision| Clock {
+            format,
+            precision,
+            first_ts: ts - 2_000_000_000,
+            prev_packet_ts: Some(ts - 1_000),
+            prev_shown_ts: None,
+        };
+        assert_eq!(clock(TimeFormat::Relative, 6).text(ts), "   2.000000");
+        assert_eq!(clock(TimeFormat::Relative, 9).text(ts), "   2.000000000");
+        assert_eq!(clock(TimeFormat::Delta, 9).text(ts), "   0.000001000");
+        assert_eq!(clock(TimeFormat::DeltaShown, 6).text(ts), "   0.000000");
+        assert_eq!(clock(TimeFormat::Epoch, 6).text(ts), "1764464353.123456");
+        assert_eq!(clock(TimeFormat::Epoch, 9).text(ts), "1764464353.123456789");
+        assert_eq!(clock(TimeFormat::Utc, 6).text(ts), "00:59:13.123456");
+        assert_eq!(
+            clock(TimeFormat::UtcDate, 9).text(ts),
+            "2025-11-30 00:59:13.123456789"
+        );
+    }
+
+    #[test]
+    fn time_formats_are_tsharks_letters() {
+        assert_eq!("ud".parse::<TimeFormat>(), Ok(TimeFormat::UtcDate));
+        assert_eq!("dd".parse::<TimeFormat>(), Ok(TimeFormat::DeltaShown));
+        assert_eq!(
+            "x".parse::<TimeFormat>(),
+            Err("\"x\" is not a time format: r, a, ad, d, dd, e, u or ud (as tshark -t)".into())
+        );
     }
 }

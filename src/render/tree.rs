@@ -11,12 +11,31 @@ pub const DESC_MAX: usize = 78;
 const CUT: usize = 75;
 
 pub fn cut_desc(desc: &str, wide: bool) -> String {
+    let (shown, more) = desc_parts(desc, wide);
+    format!("{shown}{more}")
+}
+
+/// The description as shown: its first `CUT` characters and `...` when it is too long.
+fn desc_parts(desc: &str, wide: bool) -> (&str, &'static str) {
     if wide || desc.chars().count() <= DESC_MAX {
-        desc.to_string()
-    } else {
-        let mut s: String = desc.chars().take(CUT).collect();
-        s.push_str("...");
-        s
+        return (desc, "");
+    }
+    let cut = desc.char_indices().nth(CUT).map_or(desc.len(), |(i, _)| i);
+    (desc.get(..cut).unwrap_or(desc), "...")
+}
+
+/// A node's span: `[0x0010, 4B]`, or `[#1 0x0004, 2B]` for offsets in the first decompressed
+/// buffer rather than in the frame.
+struct Span<'a>(&'a Node);
+
+impl std::fmt::Display for Span<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.0;
+        if n.source == 0 {
+            write!(f, "[0x{:04x}, {}B]", n.offset, n.len)
+        } else {
+            write!(f, "[#{} 0x{:04x}, {}B]", n.source, n.offset, n.len)
+        }
     }
 }
 
@@ -32,12 +51,7 @@ pub fn node_line(n: &Node, frame: &[u8], style: Style) -> String {
         s.push_str(" = ");
         s.push_str(&v);
     }
-    if n.source == 0 {
-        s.push_str(&format!(" [0x{:04x}, {}B]", n.offset, n.len));
-    } else {
-        // Offsets in a decompressed buffer, not in the frame.
-        s.push_str(&format!(" [#{} 0x{:04x}, {}B]", n.source, n.offset, n.len));
-    }
+    s.push_str(&format!(" {}", Span(n)));
     if !n.desc.is_empty() {
         s.push(' ');
         s.push_str(&cut_desc(&n.desc, style.wide));
@@ -86,21 +100,12 @@ fn write_line(
             }
         }
     }
-    if n.source == 0 {
-        write!(out, " [0x{:04x}, {}B]", n.offset, n.len)?;
-    } else {
-        write!(out, " [#{} 0x{:04x}, {}B]", n.source, n.offset, n.len)?;
-    }
+    write!(out, " {}", Span(n))?;
     if !n.desc.is_empty() {
+        let (shown, more) = desc_parts(&n.desc, style.wide);
         out.write_all(b" ")?;
-        let d: &str = &n.desc;
-        if style.wide || d.chars().count() <= DESC_MAX {
-            out.write_all(d.as_bytes())?;
-        } else {
-            let cut = d.char_indices().nth(CUT).map_or(d.len(), |(i, _)| i);
-            out.write_all(d.get(..cut).unwrap_or(d).as_bytes())?;
-            out.write_all(b"...")?;
-        }
+        out.write_all(shown.as_bytes())?;
+        out.write_all(more.as_bytes())?;
     }
     out.write_all(b"\n")
 }
@@ -129,11 +134,7 @@ fn write_colored(
             format!(" = {v}")
         }
     });
-    let span = if n.source == 0 {
-        format!("[0x{:04x}, {}B]", n.offset, n.len)
-    } else {
-        format!("[#{} 0x{:04x}, {}B]", n.source, n.offset, n.len)
-    };
+    let span = Span(n).to_string();
     let desc = if n.desc.is_empty() {
         String::new()
     } else {
@@ -172,4 +173,239 @@ fn children(
 pub fn write(out: &mut impl Write, root: &Node, frame: &[u8], style: Style) -> io::Result<()> {
     write_line(out, "", "", root, frame, style)?;
     children(out, root, frame, style, &mut String::new())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kafka::Region;
+    use crate::render::test_frames;
+
+    fn node(name: &'static str, ty: &'static str, offset: usize, len: usize, v: Value) -> Node {
+        let mut n = Node::new(name, ty, offset, Region::RequestBody, NodeKind::Field);
+        n.len = len;
+        n.value = v;
+        n
+    }
+
+    /// Root (no value) with two arrays: the first has one element with a field, the second
+    /// one field; the drawing keeps `|` under the first and spaces under the last.
+    fn small_tree() -> Node {
+        let mut root = Node::new("Body", "struct", 0, Region::RequestBody, NodeKind::Group);
+        root.len = 8;
+        root.desc = "message body".into();
+        let mut a = node("Topics", "[]Topic", 0, 4, Value::Array(1));
+        let mut el = node("Topic", "Topic", 0, 4, Value::Struct);
+        el.index = Some(0);
+        let mut code = node("ErrorCode", "int16", 0, 2, Value::Int(3));
+        code.note = Note::Error(3);
+        code.desc = "why it failed".into();
+        el.children.push(code);
+        el.children
+            .push(node("PartitionCount", "int32", 2, 2, Value::Int(12)));
+        a.children.push(el);
+        let mut b = node("Flags", "[]bool", 4, 4, Value::Array(2));
+        b.children
+            .push(node("Enabled", "bool", 4, 1, Value::Bool(true)));
+        root.children.push(a);
+        root.children.push(b);
+        root
+    }
+
+    fn tree_text(root: &Node, frame: &[u8], style: Style) -> String {
+        let mut out = Vec::new();
+        let r = write(&mut out, root, frame, style);
+        assert!(r.is_ok());
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    #[test]
+    fn a_line_holds_name_type_value_span_and_description() {
+        let mut n = node("ErrorCode", "int16", 0x1f, 2, Value::Int(3));
+        n.note = Note::Error(3);
+        n.desc = "what went wrong".into();
+        assert_eq!(
+            node_line(&n, &[], Style::default()),
+            "ErrorCode int16 = 3 (UNKNOWN_TOPIC_OR_PARTITION) [0x001f, 2B] what went wrong"
+        );
+        // An element shows its index; a group without type or value only its span.
+        let mut el = Node::new("Broker", "", 0x12345, Region::Record, NodeKind::Group);
+        el.index = Some(7);
+        el.len = 300;
+        assert_eq!(
+            node_line(&el, &[], Style::default()),
+            "Broker[7] [0x12345, 300B]"
+        );
+        // Offsets in a decompressed buffer name their source.
+        let mut d = node("Key", "varbytes", 4, 2, Value::Blob(b"k1".to_vec()));
+        d.source = 2;
+        assert_eq!(
+            node_line(&d, &[], Style::default()),
+            r#"Key varbytes = "k1" [#2 0x0004, 2B]"#
+        );
+    }
+
+    #[test]
+    fn descriptions_are_cut_at_78_characters_unless_wide() {
+        let short = "x".repeat(78);
+        assert_eq!(cut_desc(&short, false), short);
+        let long = format!("{}é{}", "a".repeat(74), "b".repeat(10));
+        let cut = format!("{}é...", "a".repeat(74));
+        assert_eq!(cut_desc(&long, false), cut);
+        assert_eq!(cut_desc(&long, true), long);
+        // The tree writes the same cut as node_line, on a character boundary.
+        let mut n = node("F", "int8", 0, 1, Value::Int(0));
+        n.desc = long.clone().into();
+        assert_eq!(
+            tree_text(&n, &[0], Style::default()),
+            format!("F int8 = 0 [0x0000, 1B] {cut}\n")
+        );
+        let wide = Style {
+            wide: true,
+            ..Style::default()
+        };
+        assert_eq!(
+            tree_text(&n, &[0], wide),
+            format!("F int8 = 0 [0x0000, 1B] {long}\n")
+        );
+    }
+
+    #[test]
+    fn children_are_drawn_with_branches_and_bars() {
+        assert_eq!(
+            tree_text(&small_tree(), &[0; 8], Style::default()),
+            "\
+Body struct [0x0000, 8B] message body
++-- Topics []Topic = 1 element [0x0000, 4B]
+|   +-- Topic[0] Topic = struct [0x0000, 4B]
+|       +-- ErrorCode int16 = 3 (UNKNOWN_TOPIC_OR_PARTITION) [0x0000, 2B] why it failed
+|       +-- PartitionCount int32 = 12 [0x0002, 2B]
++-- Flags []bool = 2 elements [0x0004, 4B]
+    +-- Enabled bool = true [0x0004, 1B]
+"
+        );
+    }
+
+    #[test]
+    fn the_header_of_a_spec_vector() {
+        let (frame, msg) = test_frames::metadata_request();
+        let text = tree_text(&msg.root, &frame, Style::default());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 19, "{text}");
+        assert_eq!(
+            lines.get(..9).unwrap_or_default().join("\n"),
+            "\
+MetadataRequest message v13 [0x0000, 37B]
++-- Frame [0x0000, 4B] length-delimited framing
+|   +-- size int32 = 33 [0x0000, 4B] number of bytes that follow, patched after encoding
++-- RequestHeader v2 [0x0004, 11B] common request header
+|   +-- request_api_key int16 = 3 (Metadata) [0x0004, 2B] numeric id of the API being invoked
+|   +-- request_api_version int16 = 13 [0x0006, 2B] version of the API being invoked
+|   +-- correlation_id int32 = 0 [0x0008, 4B] echoed back by the broker in the response
+|   +-- client_id nullable_string = \"\" (int16 len=0) [0x000c, 2B] always a non-flexible int16-prefixed string
+|   +-- tagged_fields uvarint = 0 [0x000e, 1B] number of tagged fields in the header"
+        );
+        assert_eq!(
+            lines.get(9).copied(),
+            Some("+-- MetadataRequest struct [0x000f, 22B] message body, version 13")
+        );
+        assert_eq!(
+            lines.get(11).copied(),
+            Some("    |   +-- length uvarint = 2 (compact, n+1) [0x000f, 1B] one element follows")
+        );
+        assert_eq!(
+            lines.get(12).copied(),
+            Some("    |   +-- MetadataRequestTopic[0] MetadataRequestTopic = struct [0x0010, 18B]")
+        );
+        assert_eq!(
+            lines.last().copied(),
+            Some("    +-- tagged_fields uvarint = 0 [0x0024, 1B] number of tagged fields in this struct")
+        );
+    }
+
+    /// The plain tree writes its common values without building a line; every line must still
+    /// read as `node_line` after the drawing.
+    #[test]
+    fn plain_lines_are_node_lines_after_the_drawing() {
+        let (frame, msg) = test_frames::metadata_response();
+        let text = tree_text(&msg.root, &frame, Style::default());
+        let mut expected = Vec::new();
+        msg.root
+            .walk(&mut |n, _| expected.push(node_line(n, &frame, Style::default())));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), expected.len());
+        assert_eq!(lines.len(), 46);
+        for (line, want) in lines.iter().zip(&expected) {
+            let drawing = line.strip_suffix(want.as_str());
+            assert!(
+                drawing.is_some_and(|d| d.chars().all(|c| "|+- ".contains(c))),
+                "{line:?} is not a drawing before {want:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn colour_makes_names_bold_and_dims_spans_and_descriptions() {
+        let color = Style {
+            color: true,
+            ..Style::default()
+        };
+        let mut code = node("ErrorCode", "int16", 0, 2, Value::Int(3));
+        code.note = Note::Error(3);
+        code.desc = "why".into();
+        let mut root = Node::new("Body", "", 0, Region::RequestBody, NodeKind::Group);
+        root.len = 2;
+        root.children.push(code);
+        assert_eq!(
+            tree_text(&root, &[0, 3], color),
+            // The root's empty lead and branch are painted too: empty escapes before its name.
+            "\u{1b}[90m\u{1b}[39m\u{1b}[90m\u{1b}[39m\u{1b}[1mBody\u{1b}[0m \u{1b}[90m[0x0000, 2B]\u{1b}[39m\n\
+             \u{1b}[90m\u{1b}[39m\u{1b}[90m+-- \u{1b}[39m\u{1b}[1mErrorCode\u{1b}[0m \u{1b}[90mint16\u{1b}[39m = \
+             \u{1b}[1m\u{1b}[31m3 (UNKNOWN_TOPIC_OR_PARTITION)\u{1b}[39m\u{1b}[0m \
+             \u{1b}[90m[0x0000, 2B]\u{1b}[39m \u{1b}[90mwhy\u{1b}[39m\n"
+        );
+    }
+
+    #[test]
+    fn an_error_node_is_red_and_bold_in_colour() {
+        let mut e = Node::new("error", "", 5, Region::Unparsed, NodeKind::Error);
+        e.value = Value::Text("truncated".into());
+        let color = Style {
+            color: true,
+            ..Style::default()
+        };
+        assert_eq!(
+            tree_text(&e, &[], color),
+            "\u{1b}[1m\u{1b}[31merror = truncated [0x0005, 0B]\u{1b}[39m\u{1b}[0m\n"
+        );
+        assert_eq!(
+            tree_text(&e, &[], Style::default()),
+            "error = truncated [0x0005, 0B]\n"
+        );
+    }
+
+    #[test]
+    fn secrets_are_masked_unless_shown() {
+        let (frame, msg) = test_frames::sasl_plain();
+        let passwd = |style: Style| {
+            let shown = crate::render::masked(&msg, &frame, style);
+            let text = tree_text(&msg.root, &shown, style);
+            text.lines()
+                .find(|l| l.contains("passwd"))
+                .map(str::to_string)
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            passwd(Style::default()),
+            "    |   +-- passwd varbytes = \"**\" [0x0018, 2B] password (a secret: masked unless secrets are shown)"
+        );
+        let show = Style {
+            show_secrets: true,
+            ..Style::default()
+        };
+        assert_eq!(
+            passwd(show),
+            "    |   +-- passwd varbytes = \"pw\" [0x0018, 2B] password (a secret: masked unless secrets are shown)"
+        );
+    }
 }

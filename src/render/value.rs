@@ -9,16 +9,16 @@ pub const MAX_HEX_BYTES: usize = 32;
 /// Most bytes of a record key or value shown (text or hex) without `--wide`.
 pub const MAX_VALUE_BYTES: usize = 64;
 
+/// `8-4-4-4-12` hex digits, as Kafka prints a Uuid.
 pub fn uuid(b: &[u8; 16]) -> String {
-    let h = hex::encode(b);
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+    let mut s = String::with_capacity(36);
+    for (i, x) in b.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            s.push('-');
+        }
+        let _ = write!(s, "{x:02x}");
+    }
+    s
 }
 
 pub fn quote(s: &str) -> String {
@@ -41,7 +41,7 @@ pub fn quote(s: &str) -> String {
 /// Record keys and values: text when they are UTF-8 (and printable), hex otherwise, at most
 /// `max` bytes of either.
 pub fn payload(data: &[u8], max: usize) -> String {
-    let shown = &data[..data.len().min(max)];
+    let shown = data.get(..max).unwrap_or(data);
     let more = if shown.len() < data.len() {
         format!("... ({} bytes)", data.len())
     } else {
@@ -120,11 +120,10 @@ pub fn codec_name(c: u8) -> &'static str {
     }
 }
 
-/// Milliseconds since 1970 as RFC 3339 in UTC, with milliseconds only when there are some.
+/// Milliseconds since 1970 as RFC 3339 in UTC, always with three digits of milliseconds
+/// (`1970-01-01T00:00:01.000Z`): the nanosecond text with its last six zeros taken off.
 pub fn rfc3339_ms(ms: i64) -> String {
-    super::json::rfc3339(ms.saturating_mul(1_000_000))
-        .replace(".000000Z", "Z")
-        .replacen("000000Z", "Z", 1)
+    super::json::rfc3339(ms.saturating_mul(1_000_000)).replacen("000000Z", "Z", 1)
 }
 
 /// Record batch v2 attributes spelled out.
@@ -190,4 +189,237 @@ pub fn note_text(note: &Note) -> Option<String> {
         Note::ControlType(1) => "(control: COMMIT marker)".into(),
         Note::ControlType(t) => format!("(control type {t})"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kafka::{Enc, NodeKind, Region};
+
+    /// A field node of type `ty` holding `value`, at 0x0010 and 2 bytes long.
+    fn field(ty: &'static str, value: Value) -> Node {
+        let mut n = Node::new("F", ty, 0x10, Region::RequestBody, NodeKind::Field);
+        n.len = 2;
+        n.value = value;
+        n
+    }
+
+    fn shown(n: &Node, frame: &[u8]) -> String {
+        text(n, frame, false).unwrap_or_else(|| "<none>".to_string())
+    }
+
+    #[test]
+    fn uuids_are_grouped_8_4_4_4_12() {
+        let mut b = [0u8; 16];
+        for (i, x) in b.iter_mut().enumerate() {
+            *x = i as u8 * 0x11;
+        }
+        assert_eq!(uuid(&b), "00112233-4455-6677-8899-aabbccddeeff");
+    }
+
+    #[test]
+    fn quoted_strings_escape_quotes_backslashes_and_control_characters() {
+        assert_eq!(quote(""), r#""""#);
+        assert_eq!(quote("orders"), r#""orders""#);
+        assert_eq!(quote("a\"b\\c"), r#""a\"b\\c""#);
+        assert_eq!(quote("line\nnext\t\u{1b}"), r#""line\u{a}next\u{9}\u{1b}""#);
+        assert_eq!(quote("héllo"), "\"héllo\"");
+    }
+
+    #[test]
+    fn payloads_are_text_when_printable_and_hex_otherwise() {
+        assert_eq!(payload(b"hello", 64), r#""hello""#);
+        // Newlines and tabs still read as text (quoted with escapes); other controls do not.
+        assert_eq!(payload(b"a\nb", 64), r#""a\u{a}b""#);
+        assert_eq!(payload(&[0x00, 0xff, 0x10], 64), "00ff10");
+        assert_eq!(payload(b"hello world", 5), r#""hello"... (11 bytes)"#);
+        assert_eq!(payload(&[1, 2, 3, 4], 2), "0102... (4 bytes)");
+        assert_eq!(payload(b"", 64), r#""""#);
+    }
+
+    #[test]
+    fn scalar_values() {
+        assert_eq!(text(&field("int32", Value::None), &[], false), None);
+        assert_eq!(shown(&field("int32", Value::Int(-7)), &[]), "-7");
+        assert_eq!(shown(&field("float64", Value::Float(0.5)), &[]), "0.5");
+        assert_eq!(shown(&field("bool", Value::Bool(true)), &[]), "true");
+        assert_eq!(
+            shown(&field("string", Value::Str(Some("t\"x".into()))), &[]),
+            r#""t\"x""#
+        );
+        assert_eq!(shown(&field("string", Value::Str(None)), &[]), "null");
+        assert_eq!(shown(&field("bytes", Value::Bytes(None)), &[]), "null");
+        assert_eq!(shown(&field("struct", Value::Null), &[]), "null");
+        assert_eq!(shown(&field("struct", Value::Struct), &[]), "struct");
+        assert_eq!(shown(&field("[]int32", Value::Array(1)), &[]), "1 element");
+        assert_eq!(shown(&field("[]int32", Value::Array(0)), &[]), "0 elements");
+        assert_eq!(shown(&field("[]int32", Value::Array(3)), &[]), "3 elements");
+        assert_eq!(
+            shown(
+                &field("", Value::Text("PLAIN initial response".into())),
+                &[]
+            ),
+            "PLAIN initial response"
+        );
+        assert_eq!(
+            shown(&field("uuid", Value::Uuid([0xab; 16])), &[]),
+            "abababab-abab-abab-abab-abababababab"
+        );
+    }
+
+    #[test]
+    fn bytes_read_from_the_frame_and_are_cut_at_32_unless_wide() {
+        let frame: Vec<u8> = (0..=0x40).collect();
+        assert_eq!(
+            shown(&field("bytes", Value::Bytes(Some((2, 3)))), &frame),
+            "020304"
+        );
+        assert_eq!(
+            shown(&field("bytes", Value::Bytes(Some((5, 0)))), &frame),
+            r#""""#
+        );
+        let long = field("bytes", Value::Bytes(Some((0, 33))));
+        let cut = format!("{}...", hex::encode(&frame[..32]));
+        assert_eq!(shown(&long, &frame), cut);
+        assert_eq!(
+            text(&long, &frame, true).as_deref(),
+            Some(hex::encode(&frame[..33]).as_str())
+        );
+        // A span past the frame's end shows nothing rather than panicking.
+        assert_eq!(
+            shown(&field("bytes", Value::Bytes(Some((0x40, 4)))), &frame),
+            ""
+        );
+    }
+
+    #[test]
+    fn record_keys_and_values_are_payloads_cut_at_max_value() {
+        let frame = b"....hello, world";
+        let v = field("varbytes", Value::Bytes(Some((4, 12))));
+        assert_eq!(shown(&v, frame), r#""hello, world""#);
+        assert_eq!(
+            text_limited(&v, frame, false, 5).as_deref(),
+            Some(r#""hello"... (12 bytes)"#)
+        );
+        assert_eq!(
+            text_limited(&v, frame, true, 5).as_deref(),
+            Some(r#""hello, world""#)
+        );
+        let blob = field("varbytes", Value::Blob(vec![0xff, 0xfe, 0x00, 0x01]));
+        assert_eq!(
+            text_limited(&blob, &[], false, 2).as_deref(),
+            Some("fffe... (4 bytes)")
+        );
+        let mut group = field("records", Value::Blob(vec![0; 300]));
+        group.kind = NodeKind::Group;
+        assert_eq!(shown(&group, &[]), "300 bytes");
+    }
+
+    #[test]
+    fn length_encodings_follow_the_value() {
+        let mut n = field("string", Value::Str(Some("ab".into())));
+        n.enc = Enc::CompactLen(3);
+        assert_eq!(shown(&n, &[]), r#""ab" (compact, len+1=3)"#);
+        n.enc = Enc::Int16Len(2);
+        assert_eq!(shown(&n, &[]), r#""ab" (int16 len=2)"#);
+        let mut a = field("uvarint", Value::Int(2));
+        a.enc = Enc::CompactCount;
+        assert_eq!(shown(&a, &[]), "2 (compact, n+1)");
+        a.enc = Enc::CompactNull;
+        assert_eq!(shown(&a, &[]), "2 (compact, null)");
+    }
+
+    #[test]
+    fn notes_name_errors_apis_topics_and_checksums() {
+        let note = |n: Note| note_text(&n).unwrap_or_else(|| "<none>".to_string());
+        assert_eq!(note_text(&Note::None), None);
+        assert_eq!(note(Note::Api(3)), "(Metadata)");
+        assert_eq!(note(Note::Api(1001)), "(ApiKey1001)");
+        assert_eq!(note(Note::Error(3)), "(UNKNOWN_TOPIC_OR_PARTITION)");
+        assert_eq!(note(Note::Error(-1)), "(UNKNOWN_SERVER_ERROR)");
+        assert_eq!(note(Note::Error(9999)), "(unknown error code)");
+        assert_eq!(note(Note::TopicName("orders".into())), "(orders)");
+        assert_eq!(note(Note::AclOperations(0b1_1000)), "(READ, WRITE)");
+        assert_eq!(note(Note::AclOperations(i32::MIN)), "(not requested)");
+        assert_eq!(
+            note(Note::Crc {
+                stored: 0xc8c0_edff,
+                computed: 0xc8c0_edff,
+                castagnoli: true
+            }),
+            "(0xc8c0edff, CRC-32C valid)"
+        );
+        assert_eq!(
+            note(Note::Crc {
+                stored: 1,
+                computed: 0xabc,
+                castagnoli: false
+            }),
+            "(0x00000001, INVALID: the bytes give 0x00000abc)"
+        );
+        assert_eq!(note(Note::Offset(42)), "(offset 42)");
+        assert_eq!(note(Note::ControlType(0)), "(control: ABORT marker)");
+        assert_eq!(note(Note::ControlType(1)), "(control: COMMIT marker)");
+        assert_eq!(note(Note::ControlType(7)), "(control type 7)");
+    }
+
+    #[test]
+    fn a_note_follows_the_value_and_its_encoding() {
+        let mut n = field("int16", Value::Int(3));
+        n.note = Note::Error(3);
+        assert_eq!(shown(&n, &[]), "3 (UNKNOWN_TOPIC_OR_PARTITION)");
+        let mut id = field("uuid", Value::Uuid([0; 16]));
+        id.note = Note::TopicName("orders".into());
+        assert_eq!(
+            shown(&id, &[]),
+            "00000000-0000-0000-0000-000000000000 (orders)"
+        );
+        let mut s = field("string", Value::Str(Some("x".into())));
+        s.enc = Enc::CompactLen(2);
+        s.note = Note::Offset(9);
+        assert_eq!(shown(&s, &[]), r#""x" (compact, len+1=2) (offset 9)"#);
+    }
+
+    #[test]
+    fn attributes_are_spelled_out() {
+        let note = |n: Note| note_text(&n).unwrap_or_default();
+        assert_eq!(
+            note(Note::BatchAttributes(0)),
+            "(compression=none, timestamp=CreateTime)"
+        );
+        assert_eq!(
+            note(Note::BatchAttributes(4 | 8 | 16 | 32 | 64)),
+            "(compression=zstd, timestamp=LogAppendTime, transactional, control, delete-horizon)"
+        );
+        assert_eq!(
+            note(Note::MessageAttributes {
+                attrs: 1 | 8,
+                magic: 1
+            }),
+            "(compression=gzip, timestamp=LogAppendTime)"
+        );
+        // Magic 0 has no timestamp type: the bit means nothing there.
+        assert_eq!(
+            note(Note::MessageAttributes {
+                attrs: 2 | 8,
+                magic: 0
+            }),
+            "(compression=snappy)"
+        );
+        assert_eq!(codec_name(3), "lz4");
+        assert_eq!(codec_name(5), "unknown");
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339_in_utc_with_milliseconds() {
+        // Whole seconds keep their `.000`: the milliseconds column is always there.
+        assert_eq!(rfc3339_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339_ms(1_500), "1970-01-01T00:00:01.500Z");
+        assert_eq!(rfc3339_ms(1_764_464_353_007), "2025-11-30T00:59:13.007Z");
+        assert_eq!(rfc3339_ms(-1), "1969-12-31T23:59:59.999Z");
+        assert_eq!(
+            note_text(&Note::TimestampMs(86_400_000)).as_deref(),
+            Some("(1970-01-02T00:00:00.000Z)")
+        );
+    }
 }

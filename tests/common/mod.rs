@@ -508,7 +508,7 @@ pub mod collect {
     pub fn run_bytes(pcap: &[u8], opts: &Options) -> (Collected, Health, Option<String>) {
         let mut c = Collected::default();
         let mut h = Health::default();
-        let err = run(pcap, opts, &mut c, &mut h).map(|e| e.to_string());
+        let err = run(pcap, opts, &mut c, &mut h).err().map(|e| e.to_string());
         (c, h, err)
     }
 

@@ -1,0 +1,384 @@
+//! The command line as clap reads it: every flag, its help text and its value parser. What
+//! the flags mean together is decided once, in [`super::hi`].
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Commands {
+    /// Print a shell completion script: `kdissect completions bash > /etc/bash_completion.d/kdissect`.
+    Completions {
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// Print the manual page (roff): `kdissect man | man -l -`.
+    Man,
+    /// Build and decode the smallest legal instance of an API: `kdissect example metadata --version 13`.
+    Example {
+        /// API name or key (metadata, 3, describe-cluster, ...).
+        api: String,
+        /// Version (default: the newest).
+        #[arg(long, short = 'v')]
+        version: Option<i16>,
+        /// Only the request.
+        #[arg(long, conflicts_with = "response")]
+        request: bool,
+        /// Only the response.
+        #[arg(long)]
+        response: bool,
+        /// Only the object tree.
+        #[arg(short = 'V', long = "tree")]
+        tree: bool,
+        /// Only the byte layout.
+        #[arg(short = 'x', long = "bytes")]
+        bytes: bool,
+        /// Print the frame as hex too (input for `kdissect --hex`).
+        #[arg(long = "print-hex")]
+        print_hex: bool,
+        /// When to colour output.
+        #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+        color: ColorChoice,
+    },
+}
+
+const EXAMPLES: &str = "Examples:
+  kdissect capture.pcap                 a line per Kafka message, with latencies
+  kdissect -V -p 19092 capture.pcapng   object trees; broker on port 19092
+  kdissect --api metadata --errors capture.pcap
+                                        Metadata exchanges with an error code
+  kdissect --stats -q capture.pcap      statistics tables only
+  tcpdump -i eth0 -U -w - port 9092 | kdissect -
+                                        decode a live capture as it comes
+  kdissect -i any -a duration:60 -w meta.pcap --api metadata
+                                        a minute live; keep the Metadata ones
+  kdissect --json capture.pcap | jq -c 'select(.latency_us > 50000)'
+  xxd frame.bin | kdissect --hex -V     a frame from a hex dump, as a tree
+  kdissect --hex --at 30 frame.hex      which field covers byte 30";
+
+/// Kafka wire-protocol dissector: decodes captures (pcap, pcapng) and hex frames byte by byte.
+#[derive(Debug, Parser)]
+#[command(
+    name = "kdissect",
+    version,
+    about,
+    disable_version_flag = true,
+    args_conflicts_with_subcommands = true,
+    after_help = EXAMPLES
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Option<Commands>,
+
+    /// Print version.
+    #[arg(long, action = clap::ArgAction::Version)]
+    pub(crate) version: Option<bool>,
+
+    /// Input files (pcap, pcapng, or hex text with --hex); `-` or nothing reads standard input.
+    pub(crate) files: Vec<String>,
+
+    /// Capture file to read (as tshark's -r); the same as naming it after the options.
+    #[arg(
+        short = 'r',
+        long = "read-file",
+        value_name = "FILE",
+        help_heading = "Input"
+    )]
+    pub(crate) read_file: Vec<String>,
+
+    /// Capture live on this interface (repeatable; `any` for all), through libpcap.
+    #[arg(
+        short = 'i',
+        long = "interface",
+        value_name = "IFACE",
+        help_heading = "Live capture"
+    )]
+    pub(crate) interfaces: Vec<String>,
+
+    /// Capture filter (BPF, tcpdump syntax) instead of the one made from the -p ports.
+    #[arg(
+        short = 'f',
+        long = "capture-filter",
+        value_name = "BPF",
+        help_heading = "Live capture"
+    )]
+    pub(crate) filter: Option<String>,
+
+    /// Put the interfaces in promiscuous mode (off by default).
+    #[arg(long, help_heading = "Live capture")]
+    pub(crate) promisc: bool,
+
+    /// List the interfaces a live capture can use, and exit.
+    #[arg(short = 'D', long = "list-interfaces", help_heading = "Live capture")]
+    pub(crate) list_interfaces: bool,
+
+    /// Stop a live capture: `duration:SECONDS` (as tshark's -a).
+    #[arg(short = 'a', long = "autostop", value_name = "duration:N", value_parser = parse_autostop, help_heading = "Live capture")]
+    pub(crate) autostop: Option<std::time::Duration>,
+
+    /// Write the packets of the messages shown (after the filters) to FILE, as pcap (pcapng
+    /// when the input is pcapng), for tshark or Wireshark.
+    #[arg(
+        short = 'w',
+        long = "write",
+        value_name = "FILE",
+        help_heading = "Input"
+    )]
+    pub(crate) write: Option<std::path::PathBuf>,
+
+    /// Stop after N Kafka messages have been shown (after the filters).
+    #[arg(short = 'c', long = "count", value_name = "N", help_heading = "Input")]
+    pub(crate) count: Option<u64>,
+
+    /// Read hex text (plain hex, xxd, hexdump -C, od -An -tx1 or tshark -x dumps) instead of a capture.
+    #[arg(long, help_heading = "Input")]
+    pub(crate) hex: bool,
+
+    /// Broker port (repeatable); connections to it are Kafka.
+    #[arg(short = 'p', long = "port", value_name = "PORT", default_values_t = vec![9092u16], help_heading = "Input")]
+    pub(crate) ports: Vec<u16>,
+
+    /// Do not look for Kafka on other ports by what a client sends first.
+    #[arg(long, help_heading = "Input")]
+    pub(crate) no_detect: bool,
+
+    /// Largest frame size accepted; a size prefix above it is garbage (bytes, or with K/M/G).
+    #[arg(long, value_name = "SIZE", default_value = "100M", value_parser = parse_frame_size, help_heading = "Input")]
+    pub(crate) max_frame: usize,
+
+    /// API of a response whose request is not in the hex input (name or number).
+    #[arg(long, value_name = "K", help_heading = "Input")]
+    pub(crate) api_key: Option<String>,
+
+    /// API version of a response whose request is not in the hex input.
+    #[arg(
+        long,
+        value_name = "V",
+        allow_negative_numbers = true,
+        help_heading = "Input"
+    )]
+    pub(crate) api_version: Option<i16>,
+
+    /// Decode every hex frame as a response (with --api-key and --api-version, or by pairing).
+    #[arg(long, help_heading = "Input")]
+    pub(crate) response: bool,
+
+    /// Print the annotated object tree of each message.
+    #[arg(short = 'V', long = "tree", help_heading = "Views")]
+    pub(crate) tree: bool,
+
+    /// Print the byte layout of each message, coloured by region (repeated rows become `*`).
+    #[arg(short = 'x', long = "bytes", help_heading = "Views")]
+    pub(crate) bytes: bool,
+
+    /// One JSON object per message (NDJSON); with --stats, the statistics as one JSON object.
+    #[arg(long, help_heading = "Views")]
+    pub(crate) json: bool,
+
+    /// With --json: every value becomes {value, offset, length}.
+    #[arg(long, help_heading = "Views")]
+    pub(crate) json_spans: bool,
+
+    /// Statistics tables after the messages (per API, connection, error code, version skew, capture health).
+    #[arg(long, help_heading = "Views")]
+    pub(crate) stats: bool,
+
+    /// Print no messages (with --stats: only the statistics).
+    #[arg(short = 'q', long, help_heading = "Views")]
+    pub(crate) quiet: bool,
+
+    /// Print descriptions and byte values whole instead of cutting them.
+    #[arg(long, help_heading = "Views")]
+    pub(crate) wide: bool,
+
+    /// With -x: a character column beside the bytes, as xxd prints.
+    #[arg(long, help_heading = "Views")]
+    pub(crate) ascii: bool,
+
+    /// Write each message as soon as it is complete (the default on a terminal and for input
+    /// that is not a regular file: pipes, standard input).
+    #[arg(short = 'l', long, help_heading = "Views")]
+    pub(crate) line_buffered: bool,
+
+    /// Time column format, as tshark's -t: r relative to the first packet (default), a
+    /// absolute local time, ad with the date, d delta to the previous packet, dd to the previous
+    /// message shown, e epoch, u UTC, ud UTC with the date.
+    #[arg(short = 't', long = "time-format", value_name = "FORMAT", value_parser = parse_time_format, default_value = "r", help_heading = "Views")]
+    pub(crate) time_format: kdissect::render::summary::TimeFormat,
+
+    /// When to colour output (NO_COLOR in the environment also turns it off).
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, help_heading = "Views")]
+    pub(crate) color: ColorChoice,
+
+    /// No progress bar on stderr.
+    #[arg(long, help_heading = "Views")]
+    pub(crate) no_progress: bool,
+
+    /// Show passwords, tokens and other secrets (SASL PLAIN passwords, SCRAM proofs, OAUTHBEARER
+    /// tokens, delegation-token HMACs), which are masked with `*` by default.
+    #[arg(long, help_heading = "Views")]
+    pub(crate) show_secrets: bool,
+
+    /// Bytes of a record key or value printed (text or hex); --wide prints them whole.
+    #[arg(long, value_name = "N", default_value_t = kdissect::render::value::MAX_VALUE_BYTES, help_heading = "Views")]
+    pub(crate) max_value: usize,
+
+    /// Array elements (and records per batch) kept per array; the rest are decoded and summarised.
+    #[arg(long, value_name = "N", default_value_t = kdissect::kafka::decode::MAX_ELEMENTS, help_heading = "Limits")]
+    pub(crate) max_elements: usize,
+
+    /// Memory per direction for data waiting for a hole to fill, out of order or held for the other direction (K/M/G; each piece counts its bytes plus 160 for bookkeeping); past it the hole is declared lost.
+    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = parse_size, help_heading = "Limits")]
+    pub(crate) max_buffered: usize,
+
+    /// The same memory for all connections together (K/M/G); past it the direction holding the most has its holes declared lost.
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size, help_heading = "Limits")]
+    pub(crate) max_buffered_total: usize,
+
+    /// Requests waiting for their response per connection; past it the oldest is dropped.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 10_000,
+        help_heading = "Limits"
+    )]
+    pub(crate) max_pending: usize,
+
+    /// TCP connections tracked at once (about 5 KiB each); past it the one idle longest is
+    /// dropped, and picked up mid-stream if it speaks again.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = kdissect::tcp::Limits::default().max_connections,
+        help_heading = "Limits"
+    )]
+    pub(crate) max_connections: usize,
+
+    /// Bytes the record batches of one message may decompress to, together (K/M/G suffixes); past it the records are cut.
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size, help_heading = "Limits")]
+    pub(crate) max_decompressed: usize,
+
+    /// Nodes of the tree kept per message over all its arrays and records (about 250 bytes
+    /// each); past it elements are decoded and summarised, as past --max-elements.
+    #[arg(long, value_name = "N", default_value_t = kdissect::kafka::decode::MAX_NODES, help_heading = "Limits")]
+    pub(crate) max_nodes: usize,
+
+    /// With --hex: name the field that covers this byte offset of the input (decimal or 0x hex).
+    #[arg(long, value_name = "OFFSET", value_parser = parse_offset, help_heading = "Views")]
+    pub(crate) at: Option<usize>,
+
+    /// Only exchanges of these APIs (names or keys, comma-separated: metadata,60).
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        help_heading = "Filters (whole exchanges)"
+    )]
+    pub(crate) api: Vec<String>,
+
+    /// Only exchanges on this TCP stream.
+    #[arg(long, value_name = "N", help_heading = "Filters (whole exchanges)")]
+    pub(crate) stream: Option<u32>,
+
+    /// Only exchanges with this correlation id.
+    #[arg(
+        long,
+        value_name = "N",
+        allow_hyphen_values = true,
+        help_heading = "Filters (whole exchanges)"
+    )]
+    pub(crate) correlation_id: Option<i32>,
+
+    /// Only exchanges whose request has this client_id.
+    #[arg(long, value_name = "ID", help_heading = "Filters (whole exchanges)")]
+    pub(crate) client_id: Option<String>,
+
+    /// Only exchanges whose request or response matches this display filter
+    /// (docs/filters.md): -Y 'api == Metadata && latency > 50ms'.
+    #[arg(
+        short = 'Y',
+        long = "display-filter",
+        value_name = "EXPR",
+        help_heading = "Filters (whole exchanges)"
+    )]
+    pub(crate) display_filter: Option<String>,
+
+    /// Only exchanges that carry a non-zero error code.
+    #[arg(long, help_heading = "Filters (whole exchanges)")]
+    pub(crate) errors: bool,
+
+    /// Only exchanges that name this topic (by name, or by an id whose name is known).
+    #[arg(long, value_name = "NAME", help_heading = "Filters (whole exchanges)")]
+    pub(crate) topic: Option<String>,
+
+    /// Let --stats count every message, not only the exchanges the filters keep.
+    #[arg(long, help_heading = "Filters (whole exchanges)")]
+    pub(crate) stats_all: bool,
+
+    /// The default now: statistics count the exchanges the filters keep.
+    #[arg(long, hide = true, conflicts_with = "stats_all")]
+    pub(crate) stats_filtered: bool,
+}
+
+fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let (num, mul) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1024),
+        Some('m' | 'M') => (&t[..t.len() - 1], 1024 * 1024),
+        Some('g' | 'G') => (&t[..t.len() - 1], 1024 * 1024 * 1024),
+        _ => (t, 1),
+    };
+    num.trim()
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(mul))
+        .ok_or_else(|| format!("{s:?} is not a size (examples: 1048576, 512K, 100M)"))
+}
+
+/// A frame is at least a size prefix and a header: anything under 64 bytes would reject every
+/// real frame, which is a mistake in the option, not in the capture.
+fn parse_frame_size(s: &str) -> Result<usize, String> {
+    let n = parse_size(s)?;
+    if n < 64 {
+        return Err(format!(
+            "{n} bytes is too small for a Kafka frame (give at least 64, e.g. 1M)"
+        ));
+    }
+    Ok(n)
+}
+
+fn parse_autostop(s: &str) -> Result<std::time::Duration, String> {
+    let secs = s
+        .strip_prefix("duration:")
+        .ok_or_else(|| format!("{s:?}: the condition kdissect knows is duration:SECONDS"))?;
+    secs.parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .map(std::time::Duration::from_secs_f64)
+        .ok_or_else(|| format!("{secs:?} is not a number of seconds"))
+}
+
+fn parse_time_format(s: &str) -> Result<kdissect::render::summary::TimeFormat, String> {
+    s.parse()
+}
+
+fn parse_offset(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => usize::from_str_radix(h, 16),
+        None => t.parse::<usize>(),
+    };
+    r.map_err(|_| format!("{s:?} is not an offset (examples: 30, 0x1e)"))
+}

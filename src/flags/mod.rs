@@ -1,0 +1,7 @@
+//! Flags: `low` is what clap parses, `hi` the settings the run uses, resolved once.
+
+mod hi;
+mod low;
+
+pub(crate) use hi::{Hex, Live, Mode, Settings, Show, StatsScope};
+pub(crate) use low::{Cli, ColorChoice, Commands, Shell};

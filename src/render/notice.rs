@@ -1,0 +1,97 @@
+//! Lines for what happened on a connection rather than in a message: frames lost in gaps,
+//! resynchronisations, unanswered requests, TLS connections.
+
+use super::summary::{prefix, Clock};
+use crate::kafka::message::api_display_name;
+use crate::kafka::stream::{Notice, ResyncReason};
+use crate::tcp::GapKind;
+use crate::tls::{self, TlsConnection};
+
+/// The line for a notice, or none for those only counted (retransmissions, connections).
+pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
+    let rel = |ts: i64| clock.text(ts);
+    Some(match n {
+        Notice::LostInGap { stream, src, dst, at, present, kind } => {
+            let why = match kind {
+                GapKind::Lost(b) => format!("{b} bytes of the stream were not captured"),
+                GapKind::Truncated(b) => format!("the snap length cut {b} bytes off a packet"),
+                GapKind::MidStream => "the capture started inside it".to_string(),
+            };
+            format!(
+                "{} !! a Kafka frame was lost in a gap: {why} ({present} of its bytes captured before the gap)",
+                prefix(clock, at.frame, at.ts_nanos, src, dst, *stream)
+            )
+        }
+        Notice::Resync { stream, src, dst, at, skipped, reason } => {
+            let why = match reason {
+                ResyncReason::MidStream => "the capture starts mid-stream",
+                ResyncReason::Gap => "after a gap",
+                ResyncReason::BadSize => "after a size prefix that cannot be a frame",
+            };
+            format!(
+                "{} !! {why}: skipped {skipped} bytes to the next frame boundary",
+                prefix(clock, at.frame, at.ts_nanos, src, dst, *stream)
+            )
+        }
+        Notice::BadSize { stream, src, at, size } => format!(
+            "{:>6} {} {src} [{stream}] !! size prefix {size} cannot start a frame: looking for the next boundary",
+            at.frame,
+            rel(at.ts_nanos)
+        ),
+        Notice::EndedInFrame { stream, src, present, want } => format!(
+            "{:>6} {:>11} {src} [{stream}] !! the connection ended inside a frame ({present} of {want} bytes)",
+            "-", "-"
+        ),
+        Notice::Unanswered { stream, src, dst, request } => format!(
+            "{} !! unanswered: {} v{} Request corr={} got no response in the capture",
+            prefix(clock, request.frame, request.ts_nanos, src, dst, *stream),
+            api_display_name(request.api_key),
+            request.api_version,
+            request.correlation_id
+        ),
+        Notice::ConflictingOverlap { stream, at, offset } => format!(
+            "{:>6} {} [{stream}] !! a retransmitted segment's bytes differ from the first copy at stream offset {offset}",
+            at.frame,
+            rel(at.ts_nanos)
+        ),
+        Notice::PendingDropped { stream, request } => format!(
+            "{:>6} {} [{stream}] !! too many requests waiting: stopped waiting for corr={}",
+            request.frame,
+            rel(request.ts_nanos),
+            request.correlation_id
+        ),
+        Notice::Retransmission { .. } | Notice::Connection { .. } => return None,
+    })
+}
+
+/// `frame time client → server [stream] TLS 1.3 connection (SNI "x"): N bytes encrypted ...`
+pub fn tls_line(t: &TlsConnection, clock: &Clock) -> String {
+    let version = match (t.version, t.negotiated) {
+        (Some(v), true) => tls::version_name(v),
+        (Some(v), false) => format!("{} offered (no ServerHello seen)", tls::version_name(v)),
+        (None, _) => "handshake not seen".to_string(),
+    };
+    let mut about = Vec::new();
+    if let Some(sni) = &t.sni {
+        about.push(format!("SNI {}", super::value::quote(sni)));
+    }
+    if !t.alpn.is_empty() {
+        about.push(format!("ALPN {}", t.alpn.join(",")));
+    }
+    let about = if about.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", about.join(", "))
+    };
+    let lost = if t.lost_bytes > 0 {
+        format!(", {} bytes not captured", t.lost_bytes)
+    } else {
+        String::new()
+    };
+    format!(
+        "{} TLS connection, {version}{about}: {} bytes of Kafka traffic encrypted in {} records{lost}; cannot be decoded without the session keys",
+        prefix(clock, t.first.frame, t.first.ts_nanos, &t.client, &t.server, t.stream),
+        t.encrypted_bytes,
+        t.records
+    )
+}

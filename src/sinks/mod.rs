@@ -1,0 +1,175 @@
+//! What the capture run does with the pipeline's messages and notices, as small sinks
+//! composed in one direction: every message is tallied (exit status) and, with
+//! `--stats-all`, counted; the exchange filter passes on what is shown; what is shown is
+//! counted against `-c`, kept for `-w`, counted by `--stats` and printed.
+
+mod printer;
+mod select;
+mod tally;
+
+pub(crate) use printer::Printer;
+pub(crate) use select::{Exchanges, Selection};
+pub(crate) use tally::Tally;
+
+use crate::flags::{Settings, StatsScope};
+use crate::interrupt;
+use kdissect::kafka::stream::{Notice, Record, Sink};
+use kdissect::pipeline::{CaptureSink, Stop};
+use kdissect::render::stats::Stats;
+use kdissect::tls::TlsConnection;
+use std::io::Write;
+use std::net::SocketAddr;
+
+/// The packets a message shown came in, for `-w`: its direction (src, dst) and frames
+/// `first..=last` of that direction.
+pub(crate) type Kept = (SocketAddr, SocketAddr, u64, u64);
+
+/// Where the messages the filter keeps go.
+pub(crate) struct Shown<W: Write> {
+    pub(crate) printer: Printer<W>,
+    /// `--stats` over what is shown (the default scope).
+    pub(crate) stats: Option<Stats>,
+    /// `-c N`: messages still to show before stopping.
+    remaining: Option<u64>,
+    /// The messages shown, when `-w` writes them out.
+    pub(crate) keep: Option<Vec<Kept>>,
+}
+
+impl<W: Write> Shown<W> {
+    fn take(&mut self, rec: &Record<'_>) {
+        if self.count_reached() {
+            return;
+        }
+        if let Some(n) = self.remaining.as_mut() {
+            *n -= 1;
+        }
+        if let Some(k) = self.keep.as_mut() {
+            k.push((rec.src, rec.dst, rec.first_frame, rec.frame));
+        }
+        if let Some(s) = self.stats.as_mut() {
+            s.message(rec);
+        }
+        self.printer.message(rec);
+    }
+
+    /// Whether `-c` has been reached.
+    pub(crate) fn count_reached(&self) -> bool {
+        self.remaining == Some(0)
+    }
+}
+
+pub(crate) struct Output<W: Write> {
+    pub(crate) tally: Tally,
+    /// `--stats-all`: statistics over every message.
+    pub(crate) all_stats: Option<Stats>,
+    pub(crate) exchanges: Exchanges,
+    pub(crate) shown: Shown<W>,
+    /// The time of the packet being read (for `-t d`).
+    packet_ts: Option<i64>,
+    /// Broker ports given with -p: TLS connections on them are listed one by one.
+    ports: Vec<u16>,
+}
+
+impl<W: Write> Output<W> {
+    pub(crate) fn new(s: &mut Settings, printer: Printer<W>) -> Output<W> {
+        let stats = |scope| (s.stats == Some(scope)).then(Stats::default);
+        Output {
+            tally: Tally::default(),
+            all_stats: stats(StatsScope::All),
+            exchanges: Exchanges::new(std::mem::take(&mut s.selection)),
+            shown: Shown {
+                printer,
+                stats: stats(StatsScope::Shown),
+                remaining: s.count,
+                keep: s.write.is_some().then(Vec::new),
+            },
+            packet_ts: None,
+            ports: s.ports.clone(),
+        }
+    }
+
+    /// The statistics, whichever their scope.
+    pub(crate) fn stats_mut(&mut self) -> Option<&mut Stats> {
+        self.all_stats.as_mut().or(self.shown.stats.as_mut())
+    }
+
+    /// At the end of an input: the requests held for the filter that match on their own.
+    pub(crate) fn flush_held(&mut self) {
+        let shown = &mut self.shown;
+        self.exchanges.flush(&mut |r| shown.take(r));
+    }
+}
+
+impl<W: Write> Sink for Output<W> {
+    fn message(&mut self, rec: &Record<'_>) {
+        self.tally.message(rec);
+        if let Some(s) = self.all_stats.as_mut() {
+            s.message(rec);
+        }
+        let shown = &mut self.shown;
+        self.exchanges.message(rec, &mut |r| shown.take(r));
+    }
+
+    fn notice(&mut self, n: &Notice) {
+        self.tally.notice(n);
+        let selection = &self.exchanges.selection;
+        if let Some(s) = self.all_stats.as_mut() {
+            s.notice(n);
+        }
+        if let (Some(s), true) = (self.shown.stats.as_mut(), selection.counts_notice(n)) {
+            s.notice(n);
+        }
+        if selection.shows_notice(notice_stream(n)) {
+            self.shown.printer.notice(n);
+        }
+    }
+}
+
+impl<W: Write> CaptureSink for Output<W> {
+    fn first_packet(&mut self, ts_nanos: i64, precision: u8) {
+        let clock = &mut self.shown.printer.clock;
+        clock.first_ts = ts_nanos;
+        clock.precision = precision;
+    }
+
+    fn packet(&mut self, ts_nanos: i64) {
+        self.shown.printer.clock.prev_packet_ts = self.packet_ts.replace(ts_nanos);
+    }
+
+    fn stop(&self) -> Stop {
+        if self.shown.printer.io_error.is_some() || self.shown.count_reached() {
+            Stop::Now
+        } else if interrupt::received().is_some() {
+            Stop::Finish
+        } else {
+            Stop::Go
+        }
+    }
+
+    /// One line per TLS connection on a Kafka port, when it ends; those on other ports are
+    /// only counted (a capture may hold unrelated HTTPS).
+    fn tls(&mut self, t: &TlsConnection) {
+        let on_kafka_port = [t.client.port(), t.server.port()]
+            .iter()
+            .any(|p| self.ports.contains(p));
+        self.tally.tls(t, on_kafka_port);
+        if on_kafka_port && self.exchanges.selection.shows_notice(Some(t.stream)) {
+            self.shown.printer.tls(t);
+        }
+    }
+}
+
+/// The TCP stream a notice belongs to.
+pub(crate) fn notice_stream(n: &Notice) -> Option<u32> {
+    match n {
+        Notice::LostInGap { stream, .. }
+        | Notice::Resync { stream, .. }
+        | Notice::BadSize { stream, .. }
+        | Notice::EndedInFrame { stream, .. }
+        | Notice::Unanswered { stream, .. }
+        | Notice::Retransmission { stream, .. }
+        | Notice::ConflictingOverlap { stream, .. }
+        | Notice::Connection { stream, .. }
+        | Notice::PendingDropped { stream, .. } => Some(*stream),
+    }
+}

@@ -1,0 +1,156 @@
+//! The printer: writes each shown message in the chosen views, and the notices, as they come.
+//! The first write error is kept and stops the run.
+
+use crate::flags::Show;
+use kdissect::kafka::stream::{Notice, Record};
+use kdissect::render::json::Meta;
+use kdissect::render::summary::Clock;
+use kdissect::render::{self, notice, summary, Style};
+use kdissect::tls::TlsConnection;
+use std::io::{self, Write};
+
+pub(crate) struct Printer<W: Write> {
+    pub(crate) out: W,
+    show: Show,
+    quiet: bool,
+    style: Style,
+    pub(crate) clock: Clock,
+    /// Write each message out as soon as it is complete (a terminal, a pipe, -l).
+    pub(crate) flush_each: bool,
+    /// The first write error: nothing more is written after it.
+    pub(crate) io_error: Option<io::Error>,
+}
+
+impl<W: Write> Printer<W> {
+    pub(crate) fn new(out: W, show: Show, quiet: bool, style: Style, clock: Clock) -> Self {
+        Printer {
+            out,
+            show,
+            quiet,
+            style,
+            clock,
+            flush_each: false,
+            io_error: None,
+        }
+    }
+
+    /// Whether anything is printed at all.
+    fn silent(&self) -> bool {
+        self.quiet || self.io_error.is_some()
+    }
+
+    pub(crate) fn message(&mut self, rec: &Record<'_>) {
+        if !self.silent() {
+            let r = self.write_record(rec).and_then(|()| self.flushed());
+            self.keep_error(r);
+        }
+        self.clock.prev_shown_ts = Some(rec.ts_nanos);
+    }
+
+    pub(crate) fn notice(&mut self, n: &Notice) {
+        if self.silent() {
+            return;
+        }
+        if let Some(line) = notice::notice_line(n, &self.clock) {
+            self.notice_text(line);
+        }
+    }
+
+    pub(crate) fn tls(&mut self, t: &TlsConnection) {
+        if !self.silent() {
+            let line = notice::tls_line(t, &self.clock);
+            self.notice_text(line);
+        }
+    }
+
+    /// `==> name <==` before each input when there are several (as `tail` does).
+    pub(crate) fn banner(&mut self, display: &str) {
+        if !self.silent() && !self.show.json {
+            let r = writeln!(self.out, "==> {display} <==");
+            self.keep_error(r);
+        }
+    }
+
+    /// A notice in red; NDJSON on stdout holds only messages, so there it goes to stderr.
+    fn notice_text(&mut self, line: String) {
+        let line = if self.style.color {
+            use owo_colors::OwoColorize;
+            line.red().to_string()
+        } else {
+            line
+        };
+        let r = if self.show.json {
+            writeln!(io::stderr(), "kdissect: {}", line.trim_start())
+        } else {
+            writeln!(self.out, "{line}").and_then(|()| self.flushed())
+        };
+        self.keep_error(r);
+    }
+
+    fn keep_error(&mut self, r: io::Result<()>) {
+        if let Err(e) = r {
+            self.io_error.get_or_insert(e);
+        }
+    }
+
+    /// Flushes when each message is to appear at once.
+    fn flushed(&mut self) -> io::Result<()> {
+        if self.flush_each {
+            self.out.flush()
+        } else {
+            Ok(())
+        }
+    }
+
+    fn write_record(&mut self, rec: &Record<'_>) -> io::Result<()> {
+        if self.show.json {
+            return self.write_json(rec);
+        }
+        writeln!(
+            self.out,
+            "{}",
+            summary::line_styled(rec, &self.clock, self.style.color)
+        )?;
+        if self.show.summary {
+            return Ok(());
+        }
+        let shown = render::masked(&rec.msg, rec.bytes, self.style);
+        if self.show.tree {
+            render::tree::write(&mut self.out, &rec.msg.root, &shown, self.style)?;
+        }
+        if self.show.bytes {
+            let hidden = render::hidden_spans(&rec.msg, self.style);
+            render::bytes::write_masked(&mut self.out, &rec.msg.root, &shown, hidden, self.style)?;
+        }
+        if let Some(notice) = render::assumed_version_notice(&rec.msg) {
+            writeln!(self.out, "{notice}")?;
+        }
+        // The summary line already names the first problem when decoding did not stop.
+        let skip = usize::from(rec.msg.error.is_none());
+        for d in rec.msg.diagnoses.iter().skip(skip) {
+            let m = render::with_hint(&d.message, d.kind);
+            writeln!(self.out, "!! malformed at 0x{:04x}: {m}", d.offset)?;
+        }
+        writeln!(self.out)
+    }
+
+    fn write_json(&mut self, rec: &Record<'_>) -> io::Result<()> {
+        let meta = Meta {
+            frame: rec.frame,
+            ts_nanos: Some(rec.ts_nanos),
+            stream: Some(rec.stream),
+            src: Some(rec.src.to_string()),
+            dst: Some(rec.dst.to_string()),
+            request_frame: rec.request.map(|r| r.frame),
+            latency_nanos: rec.latency_nanos(),
+            assumed: rec.assumed,
+            partial: rec.partial,
+            input_offset: None,
+        };
+        let mut line = Vec::with_capacity(rec.bytes.len() * 4 + 256);
+        let shown = render::masked(&rec.msg, rec.bytes, self.style);
+        render::json::write_message(&mut line, &rec.msg, &shown, &meta, self.show.spans);
+        line.push(b'\n');
+        self.out.write_all(&line)
+    }
+}

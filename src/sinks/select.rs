@@ -1,0 +1,311 @@
+//! The exchange filter: which exchanges are shown, with the requests held until their
+//! answer decides.
+
+use crate::flags::Cli;
+use kdissect::filter::{
+    from_flags, Builtin, ExchangeFields, FieldPath, FieldValue, Fields, Filter, FilterError,
+    RecordFields,
+};
+use kdissect::kafka::stream::{Notice, Record, RequestInfo};
+use kdissect::kafka::{Direction, Message};
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+
+/// Frame bytes of requests held for the exchange filters (their decoded trees cost a few
+/// times more): past it the oldest held request is judged on its own.
+const HELD_BYTES: usize = 16 * 1024 * 1024;
+
+/// Which exchanges to print: the exchange flags (as a filter expression judged on request
+/// and response together) and `-Y` (an exchange matches when either half does). Both must
+/// hold.
+#[derive(Debug, Default)]
+pub(crate) struct Selection {
+    /// `--api`, `--errors`, `--topic`, `--stream`, `--correlation-id`, `--client-id`.
+    flags: Option<Filter>,
+    /// `-Y EXPR`.
+    display: Option<Filter>,
+    /// `--stream` alone lets the notices of its stream through; any other condition hides
+    /// notices, which belong to no exchange.
+    stream: Option<u32>,
+    only_stream: bool,
+}
+
+impl Selection {
+    /// Compiles the flags and `-Y`; an error says where in which expression.
+    pub(crate) fn new(cli: &Cli, apis: &[i16]) -> Result<Selection, String> {
+        let text = from_flags(
+            apis,
+            cli.errors,
+            cli.topic.as_deref(),
+            cli.stream,
+            cli.correlation_id,
+            cli.client_id.as_deref(),
+        );
+        let flags = (!text.is_empty())
+            .then(|| Filter::compile(&text))
+            .transpose()
+            .map_err(|e| format!("the filter flags make an invalid expression: {e}"))?;
+        let display = cli
+            .display_filter
+            .as_deref()
+            .map(|y| Filter::compile(y).map_err(|e| filter_error(y, &e)))
+            .transpose()?;
+        let only_stream = display.is_none()
+            && apis.is_empty()
+            && cli.correlation_id.is_none()
+            && cli.client_id.is_none()
+            && !cli.errors
+            && cli.topic.is_none();
+        Ok(Selection {
+            flags,
+            display,
+            stream: cli.stream,
+            only_stream,
+        })
+    }
+
+    /// Whether a filter reads fields below the levels a summary keeps.
+    pub(crate) fn needs_tree(&self) -> bool {
+        [&self.flags, &self.display]
+            .into_iter()
+            .flatten()
+            .any(Filter::needs_tree)
+    }
+
+    pub(crate) fn active(&self) -> bool {
+        self.flags.is_some() || self.display.is_some()
+    }
+
+    /// Notices are shown only when no condition but the stream is given.
+    pub(crate) fn shows_notice(&self, stream: Option<u32>) -> bool {
+        self.only_stream && self.stream.is_none_or(|s| stream == Some(s))
+    }
+
+    /// Whether statistics limited to the selection count a notice: an unanswered request
+    /// is judged on what is known of it, other notices go with their stream.
+    pub(crate) fn counts_notice(&self, n: &Notice) -> bool {
+        match n {
+            Notice::Unanswered {
+                stream, request, ..
+            } => self.matches_request(*stream, request),
+            other => self.shows_notice(super::notice_stream(other)),
+        }
+    }
+
+    /// For a request known only by its pairing information (unanswered at the end).
+    fn matches_request(&self, stream: u32, r: &RequestInfo) -> bool {
+        let f = PairingFields { stream, request: r };
+        self.flags.as_ref().is_none_or(|x| x.matches(&f))
+            && self.display.as_ref().is_none_or(|x| x.matches(&f))
+    }
+
+    fn matches(&self, req: Option<&Record<'_>>, resp: Option<&Record<'_>>) -> bool {
+        let q = req.map(RecordFields::new);
+        let p = resp.map(RecordFields::new);
+        let (q, p) = (q.as_ref(), p.as_ref());
+        let flags = || {
+            let both =
+                ExchangeFields::new(q.map(|f| f as &dyn Fields), p.map(|f| f as &dyn Fields));
+            self.flags.as_ref().is_none_or(|x| x.matches(&both))
+        };
+        let display = || {
+            self.display
+                .as_ref()
+                .is_none_or(|x| q.is_some_and(|f| x.matches(f)) || p.is_some_and(|f| x.matches(f)))
+        };
+        flags() && display()
+    }
+}
+
+/// A display filter that does not compile: the message, then the expression with a caret
+/// under the column where the problem is.
+fn filter_error(expr: &str, e: &FilterError) -> String {
+    let pad = " ".repeat(e.column.saturating_sub(1));
+    format!("-Y: {}\n    {expr}\n    {pad}^", e.message)
+}
+
+/// What is known of a request that got no answer: its pairing information and stream. Other
+/// fields have no values, so tests of them do not hold.
+struct PairingFields<'a> {
+    stream: u32,
+    request: &'a RequestInfo,
+}
+
+impl Fields for PairingFields<'_> {
+    fn builtin(&self, field: Builtin) -> Vec<FieldValue> {
+        let r = self.request;
+        match field {
+            Builtin::Api => vec![FieldValue::Int(i64::from(r.api_key))],
+            Builtin::Version => vec![FieldValue::Int(i64::from(r.api_version))],
+            Builtin::Corr => vec![FieldValue::Int(i64::from(r.correlation_id))],
+            Builtin::Request => vec![FieldValue::Bool(true)],
+            Builtin::Response => vec![FieldValue::Bool(false)],
+            Builtin::Stream => vec![FieldValue::Int(i64::from(self.stream))],
+            _ => Vec::new(),
+        }
+    }
+    fn path(&self, _: &FieldPath) -> Vec<FieldValue> {
+        Vec::new()
+    }
+}
+
+/// A request kept until its exchange is complete: the pipeline lends its records, so a held
+/// one is copied once, and given back as a record when its answer comes.
+struct Held {
+    stream: u32,
+    frame: u64,
+    first_frame: u64,
+    ts_nanos: i64,
+    src: SocketAddr,
+    dst: SocketAddr,
+    msg: Message,
+    bytes: Vec<u8>,
+    request: Option<RequestInfo>,
+    assumed: bool,
+    partial: bool,
+}
+
+impl Held {
+    fn of(r: &Record<'_>) -> Held {
+        Held {
+            stream: r.stream,
+            frame: r.frame,
+            first_frame: r.first_frame,
+            ts_nanos: r.ts_nanos,
+            src: r.src,
+            dst: r.dst,
+            msg: r.msg.clone(),
+            bytes: r.bytes.to_vec(),
+            request: r.request,
+            assumed: r.assumed,
+            partial: r.partial,
+        }
+    }
+
+    /// The record again, its message moved rather than copied.
+    fn with_record<T>(self, f: impl FnOnce(&Record<'_>) -> T) -> T {
+        let Held { msg, bytes, .. } = self;
+        f(&Record {
+            stream: self.stream,
+            frame: self.frame,
+            first_frame: self.first_frame,
+            ts_nanos: self.ts_nanos,
+            src: self.src,
+            dst: self.dst,
+            msg,
+            bytes: &bytes,
+            request: self.request,
+            assumed: self.assumed,
+            partial: self.partial,
+        })
+    }
+}
+
+/// The filter over exchanges: passes every message through when nothing is selected,
+/// otherwise holds requests until their answer and passes both halves of the exchanges that
+/// match.
+#[derive(Default)]
+pub(crate) struct Exchanges {
+    pub(crate) selection: Selection,
+    /// Requests waiting for their response, by (stream, correlation id).
+    waiting: HashMap<(u32, i32), Held>,
+    /// The order they came in; keys already answered are skipped when met.
+    waiting_order: VecDeque<(u32, i32)>,
+    /// Frame bytes held in `waiting`: past `HELD_BYTES` the oldest is let go.
+    waiting_bytes: usize,
+}
+
+impl Exchanges {
+    pub(crate) fn new(selection: Selection) -> Exchanges {
+        Exchanges {
+            selection,
+            ..Exchanges::default()
+        }
+    }
+
+    /// Takes a message; `show` gets each record to be shown, in order.
+    pub(crate) fn message(&mut self, rec: &Record<'_>, show: &mut dyn FnMut(&Record<'_>)) {
+        if !self.selection.active() {
+            return show(rec);
+        }
+        match (rec.msg.direction, rec.msg.correlation_id) {
+            (Direction::Request, Some(c)) => self.hold((rec.stream, c), rec, show),
+            (Direction::Response, Some(c)) if rec.request.is_some() => {
+                let req = self.waiting.remove(&(rec.stream, c));
+                if let Some(r) = &req {
+                    // Its place in the order is skipped when met.
+                    self.waiting_bytes = self.waiting_bytes.saturating_sub(r.bytes.len());
+                }
+                self.answer(req, rec, show);
+            }
+            _ => {
+                let (q, p) = match rec.msg.direction {
+                    Direction::Request => (Some(rec), None),
+                    Direction::Response => (None, Some(rec)),
+                };
+                if self.selection.matches(q, p) {
+                    show(rec);
+                }
+            }
+        }
+    }
+
+    /// A response with the request held for it (if any): both shown when they match.
+    fn answer(&self, req: Option<Held>, resp: &Record<'_>, show: &mut dyn FnMut(&Record<'_>)) {
+        match req {
+            Some(held) => held.with_record(|q| {
+                if self.selection.matches(Some(q), Some(resp)) {
+                    show(q);
+                    show(resp);
+                }
+            }),
+            None => {
+                if self.selection.matches(None, Some(resp)) {
+                    show(resp);
+                }
+            }
+        }
+    }
+
+    /// Shows the requests still waiting (unanswered) that match on their own.
+    pub(crate) fn flush(&mut self, show: &mut dyn FnMut(&Record<'_>)) {
+        while let Some(key) = self.waiting_order.pop_front() {
+            self.let_go(key, show);
+        }
+    }
+
+    /// Stops holding a request: shown now if it matches on its own.
+    fn let_go(&mut self, key: (u32, i32), show: &mut dyn FnMut(&Record<'_>)) {
+        if let Some(held) = self.waiting.remove(&key) {
+            self.waiting_bytes = self.waiting_bytes.saturating_sub(held.bytes.len());
+            held.with_record(|r| {
+                if self.selection.matches(Some(r), None) {
+                    show(r);
+                }
+            });
+        }
+    }
+
+    /// Holds a request until its answer (filters judge whole exchanges), within `HELD_BYTES`:
+    /// past it the oldest held request is judged on its own, so memory does not follow how
+    /// many requests a capture leaves unanswered.
+    fn hold(&mut self, key: (u32, i32), rec: &Record<'_>, show: &mut dyn FnMut(&Record<'_>)) {
+        self.waiting_bytes += rec.bytes.len();
+        if let Some(old) = self.waiting.insert(key, Held::of(rec)) {
+            self.waiting_bytes = self.waiting_bytes.saturating_sub(old.bytes.len());
+        } else {
+            self.waiting_order.push_back(key);
+        }
+        // Answered keys linger in the order until met: drop them now and then (amortised).
+        if self.waiting_order.len() > 2 * self.waiting.len() + 1024 {
+            let held = &self.waiting;
+            self.waiting_order.retain(|k| held.contains_key(k));
+        }
+        while self.waiting_bytes > HELD_BYTES {
+            let Some(oldest) = self.waiting_order.pop_front() else {
+                break;
+            };
+            self.let_go(oldest, show);
+        }
+    }
+}

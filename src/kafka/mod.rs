@@ -6,6 +6,7 @@ pub mod decode;
 pub mod example;
 pub mod facts;
 pub mod frames;
+pub mod header;
 pub mod message;
 pub mod names;
 pub mod node;

@@ -1,6 +1,11 @@
 //! Embeds every message spec under `schema/` (and `schema/legacy/`) so that adding an API is
-//! adding a JSON file: no Rust code lists the files by hand.
+//! adding a JSON file: no Rust code lists the files by hand. The two header specs, under
+//! `schema/headers/`, are embedded apart, so that every file of the first list is one direction
+//! of one API.
 use std::{env, fs, path::Path};
+
+/// Folder of the header specs, inside `schema/`.
+const HEADERS: &str = "headers";
 
 fn collect(dir: &Path, rel: &str, out: &mut Vec<String>) {
     let Ok(entries) = fs::read_dir(dir) else {
@@ -22,20 +27,32 @@ fn collect(dir: &Path, rel: &str, out: &mut Vec<String>) {
     }
 }
 
-fn main() {
-    println!("cargo:rerun-if-changed=schema");
-    println!("cargo:rerun-if-changed=schema/legacy");
-    let mut names = Vec::new();
-    collect(Path::new("schema"), "", &mut names);
-    names.sort();
-    let mut out = String::from("pub(crate) static SPEC_FILES: &[(&str, &str)] = &[\n");
-    for n in &names {
+/// A static list of (name, text) of the files `names` under `schema/`, named without `strip`.
+fn list(var: &str, names: &[String], strip: &str) -> String {
+    let mut out = format!("pub(crate) static {var}: &[(&str, &str)] = &[\n");
+    for n in names {
         println!("cargo:rerun-if-changed=schema/{n}");
+        let shown = n.strip_prefix(strip).unwrap_or(n);
         out.push_str(&format!(
-            "    ({n:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/schema/{n}\"))),\n"
+            "    ({shown:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/schema/{n}\"))),\n"
         ));
     }
     out.push_str("];\n");
+    out
+}
+
+fn main() {
+    println!("cargo:rerun-if-changed=schema");
+    println!("cargo:rerun-if-changed=schema/legacy");
+    println!("cargo:rerun-if-changed=schema/{HEADERS}");
+    println!("cargo:rerun-if-changed=schema/{HEADERS}/legacy");
+    let mut names = Vec::new();
+    collect(Path::new("schema"), "", &mut names);
+    names.sort();
+    let prefix = format!("{HEADERS}/");
+    let (headers, bodies): (Vec<String>, Vec<String>) =
+        names.into_iter().partition(|n| n.starts_with(&prefix));
+    let out = list("SPEC_FILES", &bodies, "") + &list("HEADER_FILES", &headers, &prefix);
     let dest = Path::new(&env::var("OUT_DIR").expect("OUT_DIR")).join("spec_files.rs");
     fs::write(dest, out).expect("write spec_files.rs");
 }

@@ -2,16 +2,20 @@
 """Derive kdissect's message tables (schema/) from Kafka's JSON message specs.
 
 Kafka keeps one JSON file per message in clients/src/main/resources/common/message of
-apache/kafka. This script reads such a folder and writes, for every request and response:
+apache/kafka. This script reads such a folder and writes, for every request and response, and
+for the two headers (RequestHeader, ResponseHeader: "type": "header", no apiKey):
 
   schema/<Name>.json          the current versions
   schema/legacy/<Name>.json   versions a newer Kafka removed (Produce v0-2, Fetch v0-3, ...),
                               from an older copy of the folder, so old clients still decode
+  schema/headers/...          the same for the two headers (RequestHeader v0, which only
+                              ControlledShutdown v0 uses, is in schema/headers/legacy/), with
+                              their own schema/headers/MANIFEST.txt
 
 Fields named in schema-src/content.json get a "content" key of ours: "sasl" (the bytes are a
 SASL message, split into parts) or "secret" (masked in output unless secrets are asked for).
 
-Kept: apiKey, type, name, validVersions, flexibleVersions, and for each field name, type,
+Kept: apiKey (not in headers), type, name, validVersions, flexibleVersions, and for each field name, type,
 versions, nullableVersions, taggedVersions, tag, ignorable, default, entityType, mapKey,
 flexibleVersions, nested fields, and commonStructs. Kafka's comments and descriptions are not
 copied: descriptions come from schema-src/descriptions.json (the seed APIs' texts and our own),
@@ -116,9 +120,10 @@ def clean_fields(fields, descs, prefix, content=None):
 
 
 def clean_spec(d, descs, valid=None, content=None):
-    o = {"apiKey": d["apiKey"], "type": d["type"], "name": d["name"],
-         "validVersions": valid or d["validVersions"],
-         "flexibleVersions": d.get("flexibleVersions", "none")}
+    o = {"apiKey": d["apiKey"]} if "apiKey" in d else {}
+    o.update({"type": d["type"], "name": d["name"],
+              "validVersions": valid or d["validVersions"],
+              "flexibleVersions": d.get("flexibleVersions", "none")})
     if d.get("latestVersionUnstable"):
         o["latestVersionUnstable"] = True
     o["fields"] = clean_fields(d.get("fields", []), descs, "", content)
@@ -168,13 +173,20 @@ class Source:
         return self.path
 
 
+def is_message(d):
+    """A request or response body (with its API key), or one of the two headers."""
+    if d.get("type") in ("request", "response"):
+        return "apiKey" in d
+    return d.get("type") == "header" and d.get("name") in ("RequestHeader", "ResponseHeader")
+
+
 def messages(source):
     out = {}
     for fn, text in source.files():
-        if not re.search(r"(Request|Response)\.json$", fn):
+        if not re.search(r"(Request|Response|Header)\.json$", fn):
             continue
         d = loose_bools(json.loads(strip_comments(text)))
-        if d.get("type") not in ("request", "response") or "apiKey" not in d:
+        if not is_message(d):
             continue
         out[d["name"]] = d
     return out
@@ -224,6 +236,15 @@ def missing_descriptions(files, apis, descs_all):
     return missing, stray, long, unknown
 
 
+HEADERS = "headers/"
+
+
+def table_path(d, legacy=False):
+    """Where a table goes under the output folder: headers apart from the message bodies, so
+    that every file of schema/ and schema/legacy/ is one direction of one API."""
+    return (HEADERS if d["type"] == "header" else "") + ("legacy/" if legacy else "") + f"{d['name']}.json"
+
+
 def render(obj):
     return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
 
@@ -252,33 +273,39 @@ def main():
     files = {}
     new_src = Source(a.new)
     legacy_src = Source(a.legacy) if a.legacy else None
-    new = {n: d for n, d in messages(new_src).items() if d["apiKey"] not in skip}
+    new = {n: d for n, d in messages(new_src).items() if d.get("apiKey") not in skip}
     for name, d in new.items():
-        files[f"{name}.json"] = render(clean_spec(d, descs_all.get(name, {}), content=content_all.get(name)))
+        files[table_path(d)] = render(clean_spec(d, descs_all.get(name, {}), content=content_all.get(name)))
     if a.legacy:
         for name, d in messages(legacy_src).items():
-            if d["apiKey"] in skip:
+            if d.get("apiKey") in skip:
                 continue
             if name not in new:
                 # An API a newer Kafka removed altogether (LeaderAndIsr, ControlledShutdown...).
-                files[f"legacy/{name}.json"] = render(clean_spec(d, descs_all.get(name, {}), content=content_all.get(name)))
+                files[table_path(d, legacy=True)] = render(clean_spec(d, descs_all.get(name, {}), content=content_all.get(name)))
                 continue
             old = parse_versions(d["validVersions"])
             cur = parse_versions(new[name]["validVersions"])
             if old and cur is None:
                 # Still listed, with no valid version left: all its versions are legacy.
-                files[f"legacy/{name}.json"] = render(clean_spec(d, descs_all.get(name, {}), content=content_all.get(name)))
+                files[table_path(d, legacy=True)] = render(clean_spec(d, descs_all.get(name, {}), content=content_all.get(name)))
             elif old and cur and old[0] < cur[0]:
                 valid = f"{old[0]}-{cur[0] - 1}" if cur[0] - 1 > old[0] else f"{old[0]}"
-                files[f"legacy/{name}.json"] = render(clean_spec(d, descs_all.get(name, {}), valid, content_all.get(name)))
+                files[table_path(d, legacy=True)] = render(clean_spec(d, descs_all.get(name, {}), valid, content_all.get(name)))
 
-    manifest = ["# kdissect message tables, written by scripts/gen-schemas.py; do not edit by hand.",
-                f"# current: {new_src.label(a.new_label)}"]
-    if a.legacy:
-        manifest.append(f"# legacy: {legacy_src.label(a.legacy_label)}")
-    for rel in sorted(files):
-        manifest.append(f"{hashlib.sha256(files[rel].encode()).hexdigest()}  {rel}")
-    files["MANIFEST.txt"] = "\n".join(manifest) + "\n"
+    def manifest(what, rels, strip=""):
+        lines = [f"# kdissect {what}, written by scripts/gen-schemas.py; do not edit by hand.",
+                 f"# current: {new_src.label(a.new_label)}"]
+        if a.legacy:
+            lines.append(f"# legacy: {legacy_src.label(a.legacy_label)}")
+        for rel in sorted(rels):
+            lines.append(f"{hashlib.sha256(files[rel].encode()).hexdigest()}  {rel[len(strip):]}")
+        return "\n".join(lines) + "\n"
+
+    headers = [rel for rel in files if rel.startswith(HEADERS)]
+    bodies = [rel for rel in files if not rel.startswith(HEADERS)]
+    files["MANIFEST.txt"] = manifest("message tables", bodies)
+    files[HEADERS + "MANIFEST.txt"] = manifest("header tables", headers, HEADERS)
 
     required = [x.strip() for x in a.require_descriptions.split(",") if x.strip()]
     desc_problems = 0
@@ -301,21 +328,21 @@ def main():
         for rel, text in sorted(files.items()):
             p = os.path.join(a.out, rel)
             cur = open(p, encoding="utf-8").read() if os.path.exists(p) else None
-            if rel != "MANIFEST.txt" and cur != text:
+            if not rel.endswith("MANIFEST.txt") and cur != text:
                 print(f"differs: {p}")
                 bad += 1
-        print(f"{len(files) - 1} tables checked, {bad} differ")
+        print(f"{len(files) - 2} tables checked, {bad} differ")
         return 1 if bad or desc_problems else 0
-    os.makedirs(os.path.join(a.out, "legacy"), exist_ok=True)
-    for rel in os.listdir(a.out):
-        if rel.endswith(".json"):
-            os.remove(os.path.join(a.out, rel))
-    for rel in os.listdir(os.path.join(a.out, "legacy")):
-        os.remove(os.path.join(a.out, "legacy", rel))
+    for sub in ("", "legacy", HEADERS, HEADERS + "legacy"):
+        d = os.path.join(a.out, sub)
+        os.makedirs(d, exist_ok=True)
+        for rel in os.listdir(d):
+            if rel.endswith(".json"):
+                os.remove(os.path.join(d, rel))
     for rel, text in files.items():
         with open(os.path.join(a.out, rel), "w", encoding="utf-8") as f:
             f.write(text)
-    print(f"wrote {len(files) - 1} tables to {a.out}/")
+    print(f"wrote {len(files) - 2} tables to {a.out}/")
     return 1 if desc_problems else 0
 
 

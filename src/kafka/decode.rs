@@ -289,12 +289,6 @@ impl<'a> Decoder<'a> {
     pub(crate) fn i8(&mut self) -> R<i8> {
         self.read(|c| c.i8("int8"))
     }
-    pub(crate) fn i16(&mut self) -> R<i16> {
-        self.read(|c| c.i16("int16"))
-    }
-    pub(crate) fn i32(&mut self) -> R<i32> {
-        self.read(|c| c.i32("int32"))
-    }
 
     /// Unsigned varint of at most 5 bytes (Kafka's `readUnsignedVarint`).
     pub(crate) fn uvarint(&mut self) -> R<u32> {

@@ -1,12 +1,19 @@
-//! One Kafka frame: size prefix, request or response header, body. Header versions are chosen
-//! from the API key and version exactly as Kafka chooses them.
+//! One Kafka frame: size prefix, request or response header, body. Requests and responses are
+//! read by one function: the header (walked from its spec, see [`super::header`]) then the
+//! body of the API and version the header or the request names.
 
 use super::decode::{DecodeError, DecodeOptions, Decoder, Diagnosis, ErrorKind};
+use super::header::{self, HeaderValues};
 use super::names;
 use super::node::{Node, NodeKind, Region, Value};
 use super::problem::ProblemKind;
 use super::schema::{registry, Direction, FieldSpec, FieldType, MessageSpec};
 use std::borrow::Cow;
+
+pub use super::header::{
+    peek_request, peek_response_correlation, request_header_version, response_header_version,
+    RequestPeek,
+};
 
 /// A decoded frame.
 #[derive(Debug, Clone)]
@@ -87,67 +94,6 @@ pub fn api_display_name(key: i16) -> Cow<'static, str> {
         Some(n) => Cow::Borrowed(n),
         None => Cow::Owned(format!("ApiKey{key}")),
     }
-}
-
-/// Request header version for (key, version): v2 in flexible versions, v1 otherwise, and v0
-/// for ControlledShutdown v0 (Kafka's one exception).
-pub fn request_header_version(api_key: i16, version: i16) -> i16 {
-    if api_key == 7 && version == 0 {
-        return 0;
-    }
-    if header_flexible(api_key, Direction::Request, version) {
-        2
-    } else {
-        1
-    }
-}
-
-/// Whether (key, version) uses the flexible header. A version newer than the tables is
-/// flexible when the newest one is: Kafka never turns flexible versions back.
-fn header_flexible(api_key: i16, direction: Direction, version: i16) -> bool {
-    match registry().get_for(api_key, direction, version) {
-        Some(s) if s.valid_versions.contains(version) => s.is_flexible(version),
-        _ => registry()
-            .newest_layout(api_key, direction, version)
-            .is_some_and(|(s, newest)| s.is_flexible(newest)),
-    }
-}
-
-/// Response header version: v1 in flexible versions, v0 otherwise, and always v0 for
-/// ApiVersions so that a client can read the answer before it knows the broker's versions.
-pub fn response_header_version(api_key: i16, version: i16) -> i16 {
-    if api_key == 18 {
-        return 0;
-    }
-    if header_flexible(api_key, Direction::Response, version) {
-        1
-    } else {
-        0
-    }
-}
-
-/// The first fields of a request header, read without decoding the body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RequestPeek {
-    pub api_key: i16,
-    pub api_version: i16,
-    pub correlation_id: i32,
-}
-
-/// Reads api key, version and correlation id of a frame that would be a request.
-pub fn peek_request(frame: &[u8]) -> Option<RequestPeek> {
-    let b = frame.get(4..12)?;
-    Some(RequestPeek {
-        api_key: crate::be::i16_at(b, 0),
-        api_version: crate::be::i16_at(b, 2),
-        correlation_id: crate::be::i32_at(b, 4),
-    })
-}
-
-/// Reads the correlation id of a frame that would be a response.
-pub fn peek_response_correlation(frame: &[u8]) -> Option<i32> {
-    let b = frame.get(4..8)?;
-    Some(crate::be::i32_at(b, 0))
 }
 
 fn leaf(
@@ -427,208 +373,7 @@ pub fn decode_request(frame: &[u8]) -> Message {
 
 /// [`decode_request`] with limits of the caller's choosing.
 pub fn decode_request_with(frame: &[u8], opts: DecodeOptions) -> Message {
-    let mut diagnoses = Vec::new();
-    let mut msg = Message {
-        root: Node::new("Request", "message", 0, Region::Frame, NodeKind::Group),
-        direction: Direction::Request,
-        api_key: None,
-        api_version: None,
-        correlation_id: None,
-        client_id: None,
-        diagnoses: Vec::new(),
-        error: None,
-        size: frame.len(),
-        errors: Vec::new(),
-        records: (0, 0),
-        assumed_version: None,
-        secrets: Vec::new(),
-        sasl: None,
-        facts: Default::default(),
-    };
-    let (fg, end) = match frame_group(frame, &mut diagnoses) {
-        Ok(x) => x,
-        Err(e) => {
-            msg.root.len = frame.len();
-            finish(
-                &mut msg.root,
-                &Some(e.clone()),
-                0,
-                frame.len(),
-                &mut diagnoses,
-            );
-            msg.error = Some(e);
-            msg.diagnoses = diagnoses;
-            return msg;
-        }
-    };
-    msg.root.children.push(fg);
-    let mut d = Decoder::new(frame, 4, end, Region::RpcHeader);
-    let err = (|| -> Result<(), DecodeError> {
-        let mut h = Node::new("RequestHeader", "", 4, Region::RpcHeader, NodeKind::Group);
-        h.desc = Cow::Borrowed("common request header");
-        let r = request_header(&mut d, &mut h, &mut msg);
-        let hv = msg
-            .api_key
-            .zip(msg.api_version)
-            .map(|(k, v)| request_header_version(k, v));
-        h.name = Cow::Owned(format!("RequestHeader v{}", hv.unwrap_or(1)));
-        h.len = d.pos - 4;
-        msg.root.children.push(h);
-        r?;
-        let (key, version) = (msg.api_key.unwrap_or(-1), msg.api_version.unwrap_or(-1));
-        let spec = match registry().get_for(key, Direction::Request, version) {
-            Some(s) => s,
-            None => {
-                return Err(DecodeError {
-                    kind: ErrorKind::UnknownApi,
-                    offset: d.pos,
-                    path: String::new(),
-                    reason: format!(
-                        "API key {key} ({}) is not known to kdissect: body shown raw",
-                        api_display_name(key)
-                    ),
-                })
-            }
-        };
-        msg.root.name = Cow::Owned(spec.name.clone());
-        msg.root.ty = Cow::Owned(format!("message v{version}"));
-        d.region = Region::RequestBody;
-        versioned_body(
-            &mut d,
-            (key, Direction::Request, version),
-            &mut msg,
-            frame,
-            end,
-            opts,
-        )
-    })()
-    .err();
-    if msg.api_key.is_some() && msg.root.name == "Request" {
-        msg.root.name = Cow::Owned(format!("{}Request", msg.api_name()));
-        msg.root.ty = Cow::Owned(format!("message v{}", msg.api_version.unwrap_or(0)));
-    }
-    diagnoses.append(&mut d.diagnoses);
-    if d.spent.dropped_diagnoses > 0 {
-        diagnoses.push(Diagnosis {
-            kind: ProblemKind::TooManyProblems,
-            offset: d.pos,
-            message: format!(
-                "and {} more problems in this message, not listed",
-                d.spent.dropped_diagnoses
-            ),
-        });
-    }
-    msg.errors = std::mem::take(&mut d.errors);
-    msg.records = d.records;
-    msg.secrets = std::mem::take(&mut d.secrets);
-    msg.sasl = d.sasl.take();
-    finish(&mut msg.root, &err, d.pos, end, &mut diagnoses);
-    msg.root.len = frame.len();
-    msg.error = err;
-    msg.diagnoses = diagnoses;
-    mask_undecoded_secrets(&mut msg);
-    msg.refresh_facts();
-    msg
-}
-
-fn request_header(d: &mut Decoder<'_>, h: &mut Node, msg: &mut Message) -> Result<(), DecodeError> {
-    let at = d.pos;
-    let key = d.i16()?;
-    let mut n = leaf(
-        "request_api_key",
-        "int16",
-        at,
-        2,
-        Region::RpcHeader,
-        Value::Int(key.into()),
-        "numeric id of the API being invoked",
-    );
-    n.note = super::node::Note::Api(key);
-    h.children.push(n);
-    msg.api_key = Some(key);
-    let at = d.pos;
-    let version = d.i16()?;
-    h.children.push(leaf(
-        "request_api_version",
-        "int16",
-        at,
-        2,
-        Region::RpcHeader,
-        Value::Int(version.into()),
-        "version of the API being invoked",
-    ));
-    msg.api_version = Some(version);
-    let at = d.pos;
-    let corr = d.i32()?;
-    h.children.push(leaf(
-        "correlation_id",
-        "int32",
-        at,
-        4,
-        Region::RpcHeader,
-        Value::Int(corr.into()),
-        "echoed back by the broker in the response",
-    ));
-    msg.correlation_id = Some(corr);
-    let hv = request_header_version(key, version);
-    if hv == 0 {
-        return Ok(());
-    }
-    // client_id is an int16-prefixed nullable string even in flexible versions.
-    let at = d.pos;
-    let len = d.i16()?;
-    let value = if len < 0 {
-        if len != -1 {
-            d.pos = at;
-            return Err(DecodeError {
-                kind: ErrorKind::Malformed,
-                offset: at,
-                path: "client_id".into(),
-                reason: format!("string length {len} is negative"),
-            });
-        }
-        None
-    } else {
-        let n = len as usize;
-        if n > d.remaining() {
-            let left = d.remaining();
-            d.pos = at;
-            return Err(DecodeError {
-                kind: ErrorKind::Malformed,
-                offset: at,
-                path: "client_id".into(),
-                reason: format!("string length {n} exceeds the {left} bytes left"),
-            });
-        }
-        let s = d.pos;
-        d.pos += n;
-        Some(String::from_utf8_lossy(frame_slice(d, s, n)).into_owned())
-    };
-    let mut n = leaf(
-        "client_id",
-        "nullable_string",
-        at,
-        d.pos - at,
-        Region::RpcHeader,
-        Value::Str(value.clone()),
-        "always a non-flexible int16-prefixed string",
-    );
-    n.enc = super::node::Enc::Int16Len(len);
-    h.children.push(n);
-    msg.client_id = Some(value);
-    if hv == 2 {
-        d.region = Region::RpcHeader;
-        d.tagged_section(
-            &[],
-            &mut h.children,
-            "number of tagged fields in the header",
-        )?;
-    }
-    Ok(())
-}
-
-fn frame_slice<'a>(d: &Decoder<'a>, start: usize, n: usize) -> &'a [u8] {
-    d.slice(start, n)
+    decode_frame(frame, Direction::Request, None, opts)
 }
 
 /// Decodes a response frame with the API key and version of its request.
@@ -643,35 +388,92 @@ pub fn decode_response_with(
     api_version: i16,
     opts: DecodeOptions,
 ) -> Message {
-    let mut diagnoses = Vec::new();
-    let spec = registry().get_for(api_key, Direction::Response, api_version);
-    let root_name = spec.map_or_else(
-        || format!("{}Response", api_display_name(api_key)),
-        |s| s.name.clone(),
-    );
-    let mut msg = Message {
-        root: Node::new(
-            root_name,
-            format!("message v{api_version}"),
+    decode_frame(
+        frame,
+        Direction::Response,
+        Some((api_key, api_version)),
+        opts,
+    )
+}
+
+impl Message {
+    /// A message of `direction` with nothing decoded yet; `api` when it is known beforehand
+    /// (a response, from its request).
+    fn empty(direction: Direction, api: Option<(i16, i16)>, size: usize) -> Message {
+        let root = Node::new(
+            match direction {
+                Direction::Request => "Request",
+                Direction::Response => "Response",
+            },
+            "message",
             0,
             Region::Frame,
             NodeKind::Group,
-        ),
-        direction: Direction::Response,
-        api_key: Some(api_key),
-        api_version: Some(api_version),
-        correlation_id: None,
-        client_id: None,
-        diagnoses: Vec::new(),
-        error: None,
-        size: frame.len(),
-        errors: Vec::new(),
-        records: (0, 0),
-        assumed_version: None,
-        secrets: Vec::new(),
-        sasl: None,
-        facts: Default::default(),
-    };
+        );
+        let mut msg = Message {
+            root,
+            direction,
+            api_key: api.map(|a| a.0),
+            api_version: api.map(|a| a.1),
+            correlation_id: None,
+            client_id: None,
+            diagnoses: Vec::new(),
+            error: None,
+            size,
+            errors: Vec::new(),
+            records: (0, 0),
+            assumed_version: None,
+            secrets: Vec::new(),
+            sasl: None,
+            facts: Default::default(),
+        };
+        msg.name_root();
+        msg
+    }
+
+    /// Names the root after the API once it is known: the spec's message name
+    /// (`MetadataRequest`), or `ApiKey1001Response` for an API without a table.
+    fn name_root(&mut self) {
+        let Some(key) = self.api_key else {
+            return;
+        };
+        let version = self.api_version.unwrap_or(0);
+        self.root.name = match registry().get_for(key, self.direction, version) {
+            Some(spec) => Cow::Owned(spec.name.clone()),
+            None => Cow::Owned(format!(
+                "{}{}",
+                api_display_name(key),
+                match self.direction {
+                    Direction::Request => "Request",
+                    Direction::Response => "Response",
+                }
+            )),
+        };
+        self.root.ty = Cow::Owned(format!("message v{version}"));
+    }
+
+    /// Takes what the header said: a request's header names its API.
+    fn take_header(&mut self, h: HeaderValues) {
+        if self.direction == Direction::Request {
+            self.api_key = h.api_key;
+            self.api_version = h.api_version;
+            self.client_id = h.client_id;
+        }
+        self.correlation_id = h.correlation_id;
+    }
+}
+
+/// Decodes one frame of `direction`: size prefix, header, body. `api` is the API key and
+/// version when they are known beforehand (a response's, from its request); a request's are
+/// read from its header.
+fn decode_frame(
+    frame: &[u8],
+    direction: Direction,
+    api: Option<(i16, i16)>,
+    opts: DecodeOptions,
+) -> Message {
+    let mut diagnoses = Vec::new();
+    let mut msg = Message::empty(direction, api, frame.len());
     let (fg, end) = match frame_group(frame, &mut diagnoses) {
         Ok(x) => x,
         Err(e) => {
@@ -689,58 +491,50 @@ pub fn decode_response_with(
         }
     };
     msg.root.children.push(fg);
-    let hv = response_header_version(api_key, api_version);
     let mut d = Decoder::new(frame, 4, end, Region::RpcHeader);
-    let err = (|| -> Result<(), DecodeError> {
-        let mut h = Node::new(
-            format!("ResponseHeader v{hv}"),
-            "",
-            4,
-            Region::RpcHeader,
-            NodeKind::Group,
-        );
-        h.desc = Cow::Borrowed("common response header");
-        let r = (|| {
-            let at = d.pos;
-            let corr = d.i32()?;
-            h.children.push(leaf(
-                "correlation_id",
-                "int32",
-                at,
-                4,
-                Region::RpcHeader,
-                Value::Int(corr.into()),
-                "matches the correlation_id of the request",
-            ));
-            msg.correlation_id = Some(corr);
-            if hv >= 1 {
-                d.tagged_section(
-                    &[],
-                    &mut h.children,
-                    "number of tagged fields in the header",
-                )?;
-            }
-            Ok(())
-        })();
-        h.len = d.pos - 4;
-        msg.root.children.push(h);
-        r?;
-        if spec.is_none() {
-            return Err(DecodeError {
-                kind: ErrorKind::UnknownApi,
-                offset: d.pos,
-                path: String::new(),
-                reason: format!(
-                    "API key {api_key} ({}) is not known to kdissect: body shown raw",
-                    api_display_name(api_key)
-                ),
-            });
-        }
-        d.region = Region::ResponseBody;
-        let at = (api_key, Direction::Response, api_version);
-        versioned_body(&mut d, at, &mut msg, frame, end, opts)
-    })()
-    .err();
+    let err = header_and_body(&mut d, &mut msg, frame, end, opts).err();
+    conclude(&mut msg, d, err, end, diagnoses);
+    msg
+}
+
+/// The header, then the body of the API and version known by then.
+fn header_and_body(
+    d: &mut Decoder<'_>,
+    msg: &mut Message,
+    frame: &[u8],
+    end: usize,
+    opts: DecodeOptions,
+) -> Result<(), DecodeError> {
+    let named = msg
+        .api_key
+        .zip(msg.api_version)
+        .or_else(|| header::peek_request_api(d.slice(d.pos, d.remaining())));
+    let hv = header::header_version(msg.direction, named);
+    let (node, values, read) = header::decode(d, msg.direction, hv, opts);
+    msg.root.children.push(node);
+    msg.take_header(values);
+    msg.name_root();
+    read?;
+    let (key, version) = (msg.api_key.unwrap_or(-1), msg.api_version.unwrap_or(-1));
+    if registry().get_for(key, msg.direction, version).is_none() {
+        return Err(unknown_api(key, d.pos));
+    }
+    d.region = match msg.direction {
+        Direction::Request => Region::RequestBody,
+        Direction::Response => Region::ResponseBody,
+    };
+    versioned_body(d, (key, msg.direction, version), msg, frame, end, opts)
+}
+
+/// Moves what the decoder gathered into the message, closes the tree (error node, undecoded
+/// rest) and gathers the facts.
+fn conclude(
+    msg: &mut Message,
+    mut d: Decoder<'_>,
+    err: Option<DecodeError>,
+    end: usize,
+    mut diagnoses: Vec<Diagnosis>,
+) {
     diagnoses.append(&mut d.diagnoses);
     if d.spent.dropped_diagnoses > 0 {
         diagnoses.push(Diagnosis {
@@ -757,12 +551,11 @@ pub fn decode_response_with(
     msg.secrets = std::mem::take(&mut d.secrets);
     msg.sasl = d.sasl.take();
     finish(&mut msg.root, &err, d.pos, end, &mut diagnoses);
-    msg.root.len = frame.len();
+    msg.root.len = msg.size;
     msg.error = err;
     msg.diagnoses = diagnoses;
-    mask_undecoded_secrets(&mut msg);
+    mask_undecoded_secrets(msg);
     msg.refresh_facts();
-    msg
 }
 
 /// A response with only its header decoded and the body raw, for when the API is unknown:

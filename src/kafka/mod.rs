@@ -8,6 +8,7 @@ pub mod decode;
 pub mod example;
 pub mod facts;
 pub mod frames;
+pub mod header;
 pub mod health;
 pub mod message;
 pub mod names;

@@ -161,6 +161,8 @@ struct RawField {
     #[serde(default)]
     content: Content,
     #[serde(default)]
+    flexible_versions: Option<Versions>,
+    #[serde(default)]
     fields: Option<Vec<RawField>>,
 }
 
@@ -202,7 +204,9 @@ struct RawStruct {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RawSpec {
-    api_key: i16,
+    /// Absent in the two header specs.
+    #[serde(default)]
+    api_key: Option<i16>,
     #[serde(rename = "type")]
     kind: String,
     name: String,
@@ -229,6 +233,10 @@ pub struct FieldSpec {
     pub about: String,
     /// What the bytes hold, for fields that carry SASL messages or secrets.
     pub content: Content,
+    /// The field's own flexible versions where its spec sets them: `none` keeps the old
+    /// (int16 or int32) length prefix even in flexible versions, as the request header's
+    /// ClientId does. `None` follows the message's flexible versions.
+    pub flexible_versions: Option<Versions>,
     /// Fields of the struct this field holds (inline or resolved from the common structs).
     pub fields: Vec<FieldSpec>,
     /// The type as shown: `int32`, `[]MetadataRequestTopic` (made once, not per message).
@@ -252,11 +260,14 @@ impl Direction {
     }
 }
 
-/// A whole message spec: one direction of one API.
+/// A whole message spec: one direction of one API, or one of the two headers.
 #[derive(Debug, Clone)]
 pub struct MessageSpec {
+    /// The API key; -1 for a header, which every API shares.
     pub api_key: i16,
     pub direction: Direction,
+    /// Kafka's `"type": "header"`: RequestHeader or ResponseHeader, not a message body.
+    pub header: bool,
     pub name: String,
     pub valid_versions: Versions,
     pub flexible_versions: Versions,
@@ -333,6 +344,7 @@ fn convert_fields(
                 map_key: f.map_key,
                 about: f.about.clone(),
                 content: f.content,
+                flexible_versions: f.flexible_versions,
                 fields,
             })
         })
@@ -352,19 +364,28 @@ pub fn parse_spec(text: &str) -> Result<MessageSpec, String> {
         .iter()
         .map(|s| (s.name.clone(), s.clone()))
         .collect();
-    let direction = match raw.kind.as_str() {
-        "request" => Direction::Request,
-        "response" => Direction::Response,
-        other => {
+    let (direction, header) = match (raw.kind.as_str(), raw.name.as_str()) {
+        ("request", _) => (Direction::Request, false),
+        ("response", _) => (Direction::Response, false),
+        ("header", "RequestHeader") => (Direction::Request, true),
+        ("header", "ResponseHeader") => (Direction::Response, true),
+        (other, name) => {
             return Err(format!(
-                "spec type {other:?} is neither request nor response"
-            ))
+            "spec {name} of type {other:?} is neither a request, a response nor one of the headers"
+        ))
         }
+    };
+    let api_key = match raw.api_key {
+        Some(k) if !header => k,
+        None if header => -1,
+        Some(_) => return Err(format!("header {} has an apiKey", raw.name)),
+        None => return Err(format!("{} has no apiKey", raw.name)),
     };
     let fields = convert_fields(&raw.fields, &common, 0)?;
     Ok(MessageSpec {
-        api_key: raw.api_key,
+        api_key,
         direction,
+        header,
         name: raw.name,
         valid_versions: raw.valid_versions,
         flexible_versions: raw.flexible_versions,
@@ -379,12 +400,28 @@ pub fn parse_spec(text: &str) -> Result<MessageSpec, String> {
 pub const NEWER_VERSIONS: i16 = 8;
 
 /// All embedded specs, keyed by (api key, direction). An API may have a current spec and a
-/// legacy one for versions a newer Kafka removed; the current one comes first.
+/// legacy one for versions a newer Kafka removed; the current one comes first. The two headers
+/// are kept apart, by direction, in the same order (RequestHeader v0, which only
+/// ControlledShutdown v0 uses, is legacy).
 pub struct Registry {
     specs: HashMap<(i16, Direction), Vec<MessageSpec>>,
+    headers: HashMap<Direction, Vec<MessageSpec>>,
 }
 
 impl Registry {
+    /// The header spec of a direction that has `version`, or else the current one.
+    pub fn header(&self, direction: Direction, version: i16) -> Option<&MessageSpec> {
+        let v = self.headers.get(&direction)?;
+        v.iter()
+            .find(|s| s.valid_versions.contains(version))
+            .or_else(|| v.first())
+    }
+
+    /// Every header spec, current and legacy.
+    pub fn header_specs(&self) -> impl Iterator<Item = &MessageSpec> {
+        self.headers.values().flatten()
+    }
+
     /// The current spec of an API (the one with valid versions, preferring the newest).
     pub fn get(&self, api_key: i16, direction: Direction) -> Option<&MessageSpec> {
         self.specs
@@ -470,21 +507,77 @@ pub fn registry() -> &'static Registry {
     static REG: OnceLock<Registry> = OnceLock::new();
     REG.get_or_init(|| {
         let mut specs: HashMap<(i16, Direction), Vec<MessageSpec>> = HashMap::new();
-        for (file, text) in SPEC_FILES {
+        let mut headers: HashMap<Direction, Vec<MessageSpec>> = HashMap::new();
+        for (file, text) in SPEC_FILES.iter().chain(HEADER_FILES) {
             match parse_spec(text) {
+                Ok(s) if s.header => headers.entry(s.direction).or_default().push(s),
                 Ok(s) => specs.entry((s.api_key, s.direction)).or_default().push(s),
                 Err(e) => eprintln!("kdissect: internal spec {file} is invalid: {e}"),
             }
         }
         // Current (highest versions, then non-empty) first.
-        for v in specs.values_mut() {
+        for v in specs.values_mut().chain(headers.values_mut()) {
             v.sort_by_key(|s| std::cmp::Reverse((!s.valid_versions.none, s.max_version())));
         }
-        Registry { specs }
+        Registry { specs, headers }
     })
 }
 
 /// Names of the embedded spec files, for tests.
 pub fn spec_files() -> impl Iterator<Item = (&'static str, &'static str)> {
     SPEC_FILES.iter().copied()
+}
+
+/// Names (under `schema/headers/`) and texts of the embedded header specs, for tests.
+pub fn header_files() -> impl Iterator<Item = (&'static str, &'static str)> {
+    HEADER_FILES.iter().copied()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use sha2::{Digest, Sha256};
+
+    /// The header tables are the generator's output, as schema/MANIFEST.txt is for the
+    /// message tables (tests/schema.rs): schema/headers/MANIFEST.txt holds their SHA-256.
+    #[test]
+    fn header_tables_match_their_manifest() {
+        let manifest = include_str!("../../schema/headers/MANIFEST.txt");
+        let want: Vec<(String, String)> = manifest
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .map(|l| {
+                let (hash, file) = l.split_once("  ").expect("hash  file");
+                (file.to_string(), hash.to_string())
+            })
+            .collect();
+        let mut got: Vec<(String, String)> = header_files()
+            .map(|(f, t)| (f.to_string(), hex::encode(Sha256::digest(t.as_bytes()))))
+            .collect();
+        got.sort();
+        let mut want = want;
+        want.sort();
+        assert_eq!(got, want);
+        assert!(
+            manifest.contains("tag=4.4.0 "),
+            "current tables are Kafka 4.4.0"
+        );
+    }
+
+    #[test]
+    fn both_headers_are_known_at_every_version() {
+        for (direction, versions) in [(Direction::Request, 0..=2), (Direction::Response, 0..=1)] {
+            for v in versions {
+                let s = registry().header(direction, v).expect("header");
+                assert!(
+                    s.header && s.valid_versions.contains(v),
+                    "{direction:?} v{v}"
+                );
+                assert_eq!(s.api_key, -1);
+            }
+        }
+        // The headers are not APIs.
+        assert!(registry().get(-1, Direction::Request).is_none());
+    }
 }

@@ -1,0 +1,302 @@
+//! The request and response headers, read from Kafka's own RequestHeader and ResponseHeader
+//! specs by the generic decoder that reads bodies. Header versions are chosen from the API key
+//! and version exactly as Kafka chooses them.
+
+use super::decode::{DecodeError, DecodeOptions, Decoder};
+use super::node::{Node, NodeKind, Note, Region, Value};
+use super::schema::{registry, Direction, FieldSpec, FieldType, MessageSpec, Versions};
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+/// Request header version for (key, version): v2 in flexible versions, v1 otherwise, and v0
+/// for ControlledShutdown v0 (Kafka's one exception).
+pub fn request_header_version(api_key: i16, version: i16) -> i16 {
+    if api_key == 7 && version == 0 {
+        return 0;
+    }
+    if header_flexible(api_key, Direction::Request, version) {
+        2
+    } else {
+        1
+    }
+}
+
+/// Response header version: v1 in flexible versions, v0 otherwise, and always v0 for
+/// ApiVersions so that a client can read the answer before it knows the broker's versions.
+pub fn response_header_version(api_key: i16, version: i16) -> i16 {
+    if api_key == 18 {
+        return 0;
+    }
+    if header_flexible(api_key, Direction::Response, version) {
+        1
+    } else {
+        0
+    }
+}
+
+/// The header version of a frame of `direction` whose API is (key, version), if known. A
+/// request whose header is too short to name its API is read at v1, the baseline.
+pub(crate) fn header_version(direction: Direction, api: Option<(i16, i16)>) -> i16 {
+    match (direction, api) {
+        (Direction::Request, Some((k, v))) => request_header_version(k, v),
+        (Direction::Request, None) => 1,
+        (Direction::Response, Some((k, v))) => response_header_version(k, v),
+        (Direction::Response, None) => 0,
+    }
+}
+
+/// Whether (key, version) uses the flexible header. A version newer than the tables is
+/// flexible when the newest one is: Kafka never turns flexible versions back.
+fn header_flexible(api_key: i16, direction: Direction, version: i16) -> bool {
+    match registry().get_for(api_key, direction, version) {
+        Some(s) if s.valid_versions.contains(version) => s.is_flexible(version),
+        _ => registry()
+            .newest_layout(api_key, direction, version)
+            .is_some_and(|(s, newest)| s.is_flexible(newest)),
+    }
+}
+
+/// The first fields of a request header, read without decoding the body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestPeek {
+    pub api_key: i16,
+    pub api_version: i16,
+    pub correlation_id: i32,
+}
+
+/// Reads api key, version and correlation id of a frame that would be a request.
+pub fn peek_request(frame: &[u8]) -> Option<RequestPeek> {
+    let b = frame.get(4..12)?;
+    Some(RequestPeek {
+        api_key: crate::be::i16_at(b, 0),
+        api_version: crate::be::i16_at(b, 2),
+        correlation_id: crate::be::i32_at(b, 4),
+    })
+}
+
+/// Reads the API key and version a request header names (`header` starts after the size
+/// prefix and ends with the frame), which fix the header's own version, before the header is
+/// walked.
+pub(crate) fn peek_request_api(header: &[u8]) -> Option<(i16, i16)> {
+    let b = header.get(0..4)?;
+    Some((crate::be::i16_at(b, 0), crate::be::i16_at(b, 2)))
+}
+
+/// Reads the correlation id of a frame that would be a response.
+pub fn peek_response_correlation(frame: &[u8]) -> Option<i32> {
+    let b = frame.get(4..8)?;
+    Some(crate::be::i32_at(b, 0))
+}
+
+/// What a header said.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HeaderValues {
+    pub api_key: Option<i16>,
+    pub api_version: Option<i16>,
+    pub correlation_id: Option<i32>,
+    /// `Some(None)` is a null client_id.
+    pub client_id: Option<Option<String>>,
+}
+
+/// A header spec as the generic decoder walks it. Kafka marks every variable-length header
+/// field `"flexibleVersions": "none"` (ClientId keeps its int16 length, so that any broker can
+/// read who asks, whatever the version), so the fields are read as those of a non-flexible
+/// struct, and the tagged-field section a flexible header version adds is read after them.
+/// The fields carry the names of Kafka's protocol guide (request_api_key, client_id), which
+/// the tree has always shown for headers.
+struct Walk {
+    /// The spec in the registry, with Kafka's own field names.
+    source: &'static MessageSpec,
+    spec: MessageSpec,
+}
+
+/// The walks of the header specs in the registry, made once.
+fn walks() -> &'static [Walk] {
+    static WALKS: OnceLock<Vec<Walk>> = OnceLock::new();
+    WALKS.get_or_init(|| {
+        registry()
+            .header_specs()
+            .map(|source| Walk {
+                source,
+                spec: MessageSpec {
+                    flexible_versions: Versions::NONE,
+                    fields: source.fields.iter().map(guide_field).collect(),
+                    ..source.clone()
+                },
+            })
+            .collect()
+    })
+}
+
+fn guide_field(f: &FieldSpec) -> FieldSpec {
+    FieldSpec {
+        name: snake_case(&f.name),
+        ..f.clone()
+    }
+}
+
+/// `RequestApiKey` → `request_api_key`.
+fn snake_case(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+/// The walk of the header of `direction` at `version`.
+fn walk_for(direction: Direction, version: i16) -> Option<&'static Walk> {
+    let spec = registry().header(direction, version)?;
+    walks().iter().find(|w| std::ptr::eq(w.source, spec))
+}
+
+/// Reads the header of `direction` at `version` from the decoder's position: its group node,
+/// the values it holds, and where it stopped if it did.
+pub(crate) fn decode(
+    d: &mut Decoder<'_>,
+    direction: Direction,
+    version: i16,
+    opts: DecodeOptions,
+) -> (Node, HeaderValues, Result<(), DecodeError>) {
+    let start = d.pos;
+    let Some(walk) = walk_for(direction, version) else {
+        let mut g = Node::new("Header", "", start, Region::RpcHeader, NodeKind::Group);
+        g.len = 0;
+        return (g, HeaderValues::default(), Err(missing_table(start)));
+    };
+    let mut g = Node::new(
+        format!("{} v{version}", walk.spec.name),
+        "",
+        start,
+        Region::RpcHeader,
+        NodeKind::Group,
+    );
+    g.desc = Cow::Borrowed(match direction {
+        Direction::Request => "common request header",
+        Direction::Response => "common response header",
+    });
+    let end = d.pos + d.remaining();
+    let (fields, err) = d.message_body(&walk.spec, version, opts);
+    g.children = fields.children;
+    let mut result = err.map_or(Ok(()), |e| Err(unnamed_if_cut_short(e, &walk.spec, end)));
+    let values = show_as_guide(walk, version, &mut g.children);
+    if result.is_ok() && walk.source.is_flexible(version) {
+        result = d.tagged_section(
+            &walk.spec.fields,
+            &mut g.children,
+            "number of tagged fields in the header",
+        );
+    }
+    g.len = d.pos - start;
+    (g, values, result)
+}
+
+/// The header's leaves as the protocol guide spells them (a nullable string is a
+/// `nullable_string`, the API key names its API), and the values they hold, found by the
+/// spec's own field names.
+fn show_as_guide(walk: &Walk, version: i16, leaves: &mut [Node]) -> HeaderValues {
+    let mut v = HeaderValues::default();
+    let present = walk
+        .source
+        .fields
+        .iter()
+        .filter(|f| f.versions.contains(version));
+    for (n, f) in leaves.iter_mut().zip(present) {
+        if f.ty == FieldType::String && f.nullable_versions.contains(version) {
+            n.ty = Cow::Borrowed("nullable_string");
+        }
+        match (f.name.as_str(), &n.value) {
+            ("RequestApiKey", Value::Int(k)) => {
+                v.api_key = Some(*k as i16);
+                n.note = Note::Api(*k as i16);
+            }
+            ("RequestApiVersion", Value::Int(x)) => v.api_version = Some(*x as i16),
+            ("CorrelationId", Value::Int(c)) => v.correlation_id = Some(*c as i32),
+            ("ClientId", Value::Str(s)) => v.client_id = Some(s.clone()),
+            _ => {}
+        }
+    }
+    v
+}
+
+/// A header cut short (fewer bytes left than a field's fixed part: an int, a string's length)
+/// has always been reported by its offset alone (`at 0x0006: int16 needs 2 bytes, only 1
+/// left`); a client_id whose length is wrong is named. Kept so that the output does not change.
+fn unnamed_if_cut_short(mut e: DecodeError, spec: &MessageSpec, end: usize) -> DecodeError {
+    let cut_short = spec
+        .fields
+        .iter()
+        .find(|f| f.name == e.path)
+        .and_then(|f| fixed_part(&f.ty))
+        .is_some_and(|n| e.offset + n > end);
+    if cut_short {
+        e.path.clear();
+    }
+    e
+}
+
+/// Bytes a field of a non-flexible struct takes before anything variable: the whole of a
+/// number, the length of a string or bytes.
+fn fixed_part(ty: &FieldType) -> Option<usize> {
+    Some(match ty {
+        FieldType::Bool | FieldType::Int8 => 1,
+        FieldType::Int16 | FieldType::Uint16 | FieldType::String => 2,
+        FieldType::Int32 | FieldType::Uint32 | FieldType::Bytes | FieldType::Array(_) => 4,
+        FieldType::Int64 | FieldType::Float64 => 8,
+        FieldType::Uuid => 16,
+        FieldType::Records | FieldType::Struct(_) => return None,
+    })
+}
+
+fn missing_table(offset: usize) -> DecodeError {
+    DecodeError {
+        kind: super::decode::ErrorKind::Malformed,
+        offset,
+        path: String::new(),
+        reason: "kdissect has no table for this header version".into(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    /// The walk reads header fields non-flexibly: that holds only while every variable-length
+    /// field of Kafka's header specs opts out of flexible encoding.
+    #[test]
+    fn header_fields_are_never_compact() {
+        for direction in [Direction::Request, Direction::Response] {
+            for version in 0..=2 {
+                let spec = registry().header(direction, version).expect("header table");
+                for f in &spec.fields {
+                    let fixed = !matches!(
+                        f.ty,
+                        FieldType::String | FieldType::Bytes | FieldType::Array(_)
+                    );
+                    assert!(
+                        fixed || f.flexible_versions == Some(Versions::NONE),
+                        "{} {} is flexible",
+                        spec.name,
+                        f.name
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_header_version_has_a_walk() {
+        for (direction, versions) in [(Direction::Request, 0..=2), (Direction::Response, 0..=1)] {
+            for v in versions {
+                let w = walk_for(direction, v).expect("walk");
+                assert!(w.spec.valid_versions.contains(v), "{direction:?} v{v}");
+            }
+        }
+        assert_eq!(snake_case("RequestApiKey"), "request_api_key");
+        assert_eq!(snake_case("ClientId"), "client_id");
+    }
+}

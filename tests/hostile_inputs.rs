@@ -284,6 +284,17 @@ fn batch_bombs_every_view_finishes() {
     let runs = all_views("batch-bombs", &[]);
     assert_eq!(runs[0].lines_with("Produce v8 Request corr=1"), 1);
     assert_eq!(runs[0].lines_with("Produce v8 Response corr=1"), 1);
+    // 16 batches of 1 MiB each pass the 4 MiB the message may decompress to in every view,
+    // the summary and the statistics included (they inflate to check, within the same
+    // budget), so every view exits 1.
+    let r = summary("batch-bombs", &["--max-decompressed", "4M"]);
+    assert_eq!(r.code, Some(1), "{}", r.stdout);
+    for v in VIEWS {
+        let mut args = v.to_vec();
+        args.extend(["--max-decompressed", "4M"]);
+        let r = kd(&args, &generate("batch-bombs"));
+        assert_eq!(r.code, Some(1), "{args:?}: {}", tail(&r.stdout));
+    }
 }
 
 #[test]

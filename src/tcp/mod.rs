@@ -114,8 +114,12 @@ pub enum Event<'a> {
     Close { stream: u32 },
 }
 
-/// Bytes of delivered data kept per direction to check overlaps against.
-const RECENT: usize = 64 * 1024;
+/// Bytes of delivered data kept per direction to check overlaps against: a retransmission
+/// reaching back further is not compared. 16 KiB covers a dozen full-size segments. Every
+/// direction with traffic keeps up to twice this, allocated once (`deliver`): 32 KiB a
+/// direction, a term of the worst case that only `max_connections` bounds
+/// (docs/robustness.md), so it is kept small.
+const RECENT: usize = 16 * 1024;
 
 /// What a piece waiting in a direction (out of order, or held) costs beyond its bytes, so that
 /// `max_buffered` and `max_buffered_total` bound memory, not payload: a million 1-byte pieces
@@ -830,8 +834,15 @@ impl Reassembler {
             half.recent.drain(..drop);
         }
         let tail = bytes.len().saturating_sub(2 * RECENT);
-        half.recent
-            .extend_from_slice(bytes.get(tail..).unwrap_or(&[]));
+        let add = bytes.get(tail..).unwrap_or(&[]);
+        // Grow by doubling, as Vec would, but never past 2 * RECENT: a quiet connection keeps
+        // a few bytes, a busy one exactly 2 * RECENT.
+        let need = half.recent.len() + add.len();
+        if need > half.recent.capacity() {
+            let cap = (half.recent.capacity() * 2).clamp(need, 2 * RECENT.max(need / 2));
+            half.recent.reserve_exact(cap - half.recent.len());
+        }
+        half.recent.extend_from_slice(add);
         half.acked_hole_since = None;
         half.acked_to = None;
         Self::put(half, Piece::Data(bytes), seq, ack, at, dir, emit);

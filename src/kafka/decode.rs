@@ -5,6 +5,7 @@
 //! against the bytes that remain before anything is sized by them, and every failure is a
 //! typed error with the offset where it happened, to which the decoder adds the field's path.
 
+use super::codes::{ApiKey, ErrorCode};
 use super::cursor::{self, Cursor, Length, Prefix, ReadError};
 use super::node::{Enc, Node, NodeKind, Note, Region, Value};
 use super::problem::ProblemKind;
@@ -1085,9 +1086,9 @@ fn enc(l: Length) -> Enc {
 fn annotate(f: &FieldSpec, n: &mut Node) {
     let Value::Int(v) = n.value else { return };
     if f.ty == FieldType::Int16 && f.name.ends_with("ErrorCode") && v != 0 {
-        n.note = Note::Error(v as i16);
+        n.note = Note::Error(ErrorCode(v as i16));
     } else if f.ty == FieldType::Int16 && f.name == "ApiKey" {
-        n.note = Note::Api(v as i16);
+        n.note = Note::Api(ApiKey(v as i16));
     } else if f.ty == FieldType::Int32 && f.name.ends_with("AuthorizedOperations") && v != 0 {
         n.note = Note::AclOperations(v as i32);
     }

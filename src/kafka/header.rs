@@ -2,6 +2,7 @@
 //! specs by the generic decoder that reads bodies. Header versions are chosen from the API key
 //! and version exactly as Kafka chooses them.
 
+use super::codes::ApiKey;
 use super::decode::{DecodeError, DecodeOptions, Decoder};
 use super::node::{Node, NodeKind, Note, Region, Value};
 use super::schema::{registry, Direction, FieldSpec, FieldType, MessageSpec, Versions};
@@ -211,7 +212,7 @@ fn show_as_guide(walk: &Walk, version: i16, leaves: &mut [Node]) -> HeaderValues
         match (f.name.as_str(), &n.value) {
             ("RequestApiKey", Value::Int(k)) => {
                 v.api_key = Some(*k as i16);
-                n.note = Note::Api(*k as i16);
+                n.note = Note::Api(ApiKey(*k as i16));
             }
             ("RequestApiVersion", Value::Int(x)) => v.api_version = Some(*x as i16),
             ("CorrelationId", Value::Int(c)) => v.correlation_id = Some(*c as i32),

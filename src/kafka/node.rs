@@ -1,5 +1,6 @@
 //! The decoded tree: every node knows its byte span, its type, its value and what it means.
 
+use super::codes::{ApiKey, ErrorCode};
 use std::borrow::Cow;
 
 /// What part of a frame a byte belongs to; the byte layout colours bytes by it.
@@ -98,9 +99,9 @@ pub enum Note {
     #[default]
     None,
     /// An API key.
-    Api(i16),
+    Api(ApiKey),
     /// A non-zero error code.
-    Error(i16),
+    Error(ErrorCode),
     /// An authorized-operations bitfield (`i32::MIN`: not requested).
     AclOperations(i32),
     /// The name an earlier message gave this topic id.

@@ -178,7 +178,7 @@ pub fn write(out: &mut impl Write, root: &Node, frame: &[u8], style: Style) -> i
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kafka::Region;
+    use crate::kafka::{ErrorCode, Region};
     use crate::render::test_frames;
 
     fn node(name: &'static str, ty: &'static str, offset: usize, len: usize, v: Value) -> Node {
@@ -198,7 +198,7 @@ mod tests {
         let mut el = node("Topic", "Topic", 0, 4, Value::Struct);
         el.index = Some(0);
         let mut code = node("ErrorCode", "int16", 0, 2, Value::Int(3));
-        code.note = Note::Error(3);
+        code.note = Note::Error(ErrorCode(3));
         code.desc = "why it failed".into();
         el.children.push(code);
         el.children
@@ -222,7 +222,7 @@ mod tests {
     #[test]
     fn a_line_holds_name_type_value_span_and_description() {
         let mut n = node("ErrorCode", "int16", 0x1f, 2, Value::Int(3));
-        n.note = Note::Error(3);
+        n.note = Note::Error(ErrorCode(3));
         n.desc = "what went wrong".into();
         assert_eq!(
             node_line(&n, &[], Style::default()),
@@ -351,7 +351,7 @@ MetadataRequest message v13 [0x0000, 37B]
             ..Style::default()
         };
         let mut code = node("ErrorCode", "int16", 0, 2, Value::Int(3));
-        code.note = Note::Error(3);
+        code.note = Note::Error(ErrorCode(3));
         code.desc = "why".into();
         let mut root = Node::new("Body", "", 0, Region::RequestBody, NodeKind::Group);
         root.len = 2;

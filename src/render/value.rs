@@ -153,12 +153,10 @@ pub fn note_text(note: &Note) -> Option<String> {
         Note::None => return None,
         Note::Api(k) => format!(
             "({})",
-            names::api_name(*k).map_or_else(|| format!("ApiKey{k}"), str::to_string)
+            k.name()
+                .map_or_else(|| format!("ApiKey{}", k.0), str::to_string)
         ),
-        Note::Error(c) => format!(
-            "({})",
-            names::error_name(*c).unwrap_or("unknown error code")
-        ),
+        Note::Error(c) => format!("({})", c.name().unwrap_or("unknown error code")),
         Note::AclOperations(bits) => format!("({})", names::acl_operations(*bits)),
         Note::TopicName(n) => format!("({n})"),
         Note::Crc {
@@ -194,7 +192,7 @@ pub fn note_text(note: &Note) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kafka::{Enc, NodeKind, Region};
+    use crate::kafka::{ApiKey, Enc, ErrorCode, NodeKind, Region};
 
     /// A field node of type `ty` holding `value`, at 0x0010 and 2 bytes long.
     fn field(ty: &'static str, value: Value) -> Node {
@@ -333,11 +331,14 @@ mod tests {
     fn notes_name_errors_apis_topics_and_checksums() {
         let note = |n: Note| note_text(&n).unwrap_or_else(|| "<none>".to_string());
         assert_eq!(note_text(&Note::None), None);
-        assert_eq!(note(Note::Api(3)), "(Metadata)");
-        assert_eq!(note(Note::Api(1001)), "(ApiKey1001)");
-        assert_eq!(note(Note::Error(3)), "(UNKNOWN_TOPIC_OR_PARTITION)");
-        assert_eq!(note(Note::Error(-1)), "(UNKNOWN_SERVER_ERROR)");
-        assert_eq!(note(Note::Error(9999)), "(unknown error code)");
+        assert_eq!(note(Note::Api(ApiKey(3))), "(Metadata)");
+        assert_eq!(note(Note::Api(ApiKey(1001))), "(ApiKey1001)");
+        assert_eq!(
+            note(Note::Error(ErrorCode(3))),
+            "(UNKNOWN_TOPIC_OR_PARTITION)"
+        );
+        assert_eq!(note(Note::Error(ErrorCode(-1))), "(UNKNOWN_SERVER_ERROR)");
+        assert_eq!(note(Note::Error(ErrorCode(9999))), "(unknown error code)");
         assert_eq!(note(Note::TopicName("orders".into())), "(orders)");
         assert_eq!(note(Note::AclOperations(0b1_1000)), "(READ, WRITE)");
         assert_eq!(note(Note::AclOperations(i32::MIN)), "(not requested)");
@@ -366,7 +367,7 @@ mod tests {
     #[test]
     fn a_note_follows_the_value_and_its_encoding() {
         let mut n = field("int16", Value::Int(3));
-        n.note = Note::Error(3);
+        n.note = Note::Error(ErrorCode(3));
         assert_eq!(shown(&n, &[]), "3 (UNKNOWN_TOPIC_OR_PARTITION)");
         let mut id = field("uuid", Value::Uuid([0; 16]));
         id.note = Note::TopicName("orders".into());

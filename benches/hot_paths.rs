@@ -2,9 +2,9 @@
 //! each renderer. Run: cargo bench --bench hot_paths. Timings live here, never in tests.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use kdissect::kafka::decode::DecodeOptions;
 use kdissect::kafka::message::{decode_request_with, decode_response_with};
 use kdissect::kafka::stream::{Notice, Record, Sink};
+use kdissect::kafka::DecodeOptions;
 use kdissect::pipeline::{self, CaptureSink, Health, Options};
 use kdissect::render::{self, json::Meta, Style};
 use std::path::PathBuf;

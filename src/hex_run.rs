@@ -5,7 +5,7 @@ use crate::{fail, input, interrupt, write_failed};
 use kdissect::capture::hex;
 use kdissect::kafka::frames::{self, Conversation, ResponseHint};
 use kdissect::kafka::message::{request_header_version, response_header_version};
-use kdissect::kafka::topics::TopicNames;
+use kdissect::kafka::TopicNames;
 use kdissect::kafka::{Direction, Message, Node, NodeKind};
 use kdissect::render::{self, json::Meta, value, Style};
 use std::io::{self, BufRead, IsTerminal, Read, Write};

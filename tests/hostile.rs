@@ -5,8 +5,8 @@ mod common;
 
 use common::collect::run_bytes;
 use common::pcapgen::{packet, pcap, Seg};
-use kdissect::kafka::decode::MAX_ELEMENTS;
 use kdissect::kafka::decode_request;
+use kdissect::kafka::MAX_ELEMENTS;
 use kdissect::pipeline::Options;
 
 /// A Metadata v13 request with `n` topics (all-zero ids, empty names).

@@ -6,8 +6,8 @@
 mod common;
 
 use common::collect::{run_bytes, Collected, Row};
-use kdissect::kafka::decode::DecodeOptions;
 use kdissect::kafka::schema::{registry, Direction};
+use kdissect::kafka::DecodeOptions;
 use kdissect::kafka::{decode_request, decode_response};
 use kdissect::pipeline::Options;
 use std::path::PathBuf;

@@ -4,10 +4,10 @@
 
 use super::low::{Cli, ColorChoice};
 use crate::sinks::Selection;
-use kdissect::kafka::decode::DecodeOptions;
 use kdissect::kafka::frames::ResponseHint;
 use kdissect::kafka::names;
 use kdissect::kafka::stream::Config;
+use kdissect::kafka::DecodeOptions;
 use kdissect::pipeline::Options;
 use kdissect::render::summary::TimeFormat;
 use kdissect::render::Style;

@@ -236,7 +236,7 @@ pub(crate) struct Cli {
     pub(crate) max_value: usize,
 
     /// Array elements (and records per batch) kept per array; the rest are decoded and summarised.
-    #[arg(long, value_name = "N", default_value_t = kdissect::kafka::decode::MAX_ELEMENTS, help_heading = "Limits")]
+    #[arg(long, value_name = "N", default_value_t = kdissect::kafka::MAX_ELEMENTS, help_heading = "Limits")]
     pub(crate) max_elements: usize,
 
     /// Memory per direction for data waiting for a hole to fill, out of order or held for the other direction (K/M/G; each piece counts its bytes plus 160 for bookkeeping); past it the hole is declared lost.
@@ -272,7 +272,7 @@ pub(crate) struct Cli {
 
     /// Nodes of the tree kept per message over all its arrays and records (about 250 bytes
     /// each); past it elements are decoded and summarised, as past --max-elements.
-    #[arg(long, value_name = "N", default_value_t = kdissect::kafka::decode::MAX_NODES, help_heading = "Limits")]
+    #[arg(long, value_name = "N", default_value_t = kdissect::kafka::MAX_NODES, help_heading = "Limits")]
     pub(crate) max_nodes: usize,
 
     /// With --hex: name the field that covers this byte offset of the input (decimal or 0x hex).

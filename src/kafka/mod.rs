@@ -2,27 +2,36 @@
 // Input-derived values never index, unwrap or expect here: a hostile capture must not panic.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-pub mod codes;
-pub mod cursor;
-pub mod decode;
+pub(crate) mod codes;
+pub(crate) mod cursor;
+pub(crate) mod decode;
 pub mod example;
-pub mod facts;
+pub(crate) mod facts;
 pub mod frames;
-pub mod header;
-pub mod health;
+pub(crate) mod header;
+pub(crate) mod health;
 pub mod message;
 pub mod names;
-pub mod node;
-pub mod problem;
-pub mod records;
-pub mod sasl;
+pub(crate) mod node;
+pub(crate) mod problem;
+pub(crate) mod records;
+pub(crate) mod sasl;
 pub mod schema;
 pub mod stream;
-pub mod topics;
+pub(crate) mod topics;
 
+// The stages' interfaces (framing, pairing and the stream of records, the message and its
+// schema) are public modules; the decoder's inner parts are private, and what of them a
+// caller sees is named here.
 pub use codes::{ApiKey, ErrorCode};
-pub use decode::{DecodeError, Diagnosis, ErrorKind};
+pub use cursor::ReadError;
+pub use decode::{DecodeError, DecodeOptions, Diagnosis, ErrorKind, MAX_ELEMENTS, MAX_NODES};
+pub use facts::{Facts, Scalar, TopicFact, TopicList, TopicRef};
+pub use health::StreamHealth;
 pub use message::{decode_request, decode_response, Message};
 pub use node::{Enc, Node, NodeKind, Note, Region, Value};
 pub use problem::ProblemKind;
+pub use records::{RecordsOptions, MAX_DECOMPRESSED};
+pub use sasl::{SaslFact, SaslStep};
 pub use schema::{registry, Direction};
+pub use topics::TopicNames;

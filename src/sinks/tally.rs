@@ -2,8 +2,8 @@
 //! the closing report on stderr and the exit status. The counting itself is the library's
 //! [`StreamHealth`], the same the statistics use.
 
-use kdissect::kafka::health::StreamHealth;
 use kdissect::kafka::stream::{Notice, Record};
+use kdissect::kafka::StreamHealth;
 use kdissect::tls::TlsConnection;
 use std::process::ExitCode;
 

@@ -359,95 +359,122 @@ impl<R: Read> CaptureReader<R> {
     fn next_ng(&mut self) -> Result<Option<Packet<'_>>, CaptureError> {
         loop {
             let start = self.offset;
-            let mut t = [0u8; 4];
-            let n = read_full(&mut self.r, &mut t).map_err(CaptureError::Io)?;
-            if n == 0 {
+            let Some(block_type) = self.read_ng_block(start)? else {
                 return Ok(None);
-            }
-            if n < 4 {
-                return Err(CaptureError::Truncated {
-                    offset: start,
-                    what: "pcapng block header",
-                    need: 8,
-                    have: n,
-                });
-            }
-            self.buf.clear();
-            self.buf.extend_from_slice(&t);
-            self.read_ng_block_rest(start)?;
-            if t == [0x0a, 0x0d, 0x0d, 0x0a] {
+            };
+            if block_type == [0x0a, 0x0d, 0x0d, 0x0a] {
                 self.ng_section()?;
                 continue;
             }
-            let parsed = if self.ng_big_endian {
-                parse_block_be(&self.buf)
-            } else {
-                parse_block_le(&self.buf)
-            };
-            let block = match parsed {
-                Ok((_, b)) => b,
-                Err(e) => {
-                    self.warnings.push(format!(
-                        "offset {start}: pcapng block not understood ({e:?}); skipped"
-                    ));
-                    continue;
-                }
-            };
-            match block {
-                Block::InterfaceDescription(idb) => {
-                    self.interfaces.push(Interface {
-                        linktype: idb.linktype.0 as u32,
-                        resolution: idb.ts_resolution().unwrap_or(1_000_000),
-                        offset_secs: idb.ts_offset(),
-                    });
-                }
-                Block::EnhancedPacket(epb) => {
-                    let Some(iface) = self.interfaces.get(epb.if_id as usize).copied() else {
-                        self.warnings.push(format!(
-                            "offset {start}: packet on interface {} that no interface block describes; skipped",
-                            epb.if_id
-                        ));
-                        continue;
-                    };
-                    let units = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
-                    let res = iface.resolution.max(1);
-                    let secs = (units / res) as i64 + iface.offset_secs;
-                    let frac = units % res;
-                    let nanos = (u128::from(frac) * 1_000_000_000 / u128::from(res)) as i64;
-                    let caplen = (epb.caplen as usize).min(epb.data.len());
-                    let data_off = epb.data.as_ptr() as usize - self.buf.as_ptr() as usize;
-                    let orig_len = epb.origlen.max(caplen as u32);
-                    self.number += 1;
-                    return Ok(Some(Packet {
-                        number: self.number,
-                        ts_nanos: secs.saturating_mul(1_000_000_000).saturating_add(nanos),
-                        linktype: iface.linktype,
-                        data: self.buf.get(data_off..data_off + caplen).unwrap_or(&[]),
-                        orig_len,
-                        file_offset: start,
-                        precision: if res > 1_000_000 { 9 } else { 6 },
-                    }));
-                }
-                Block::SimplePacket(spb) => {
-                    let Some(iface) = self.interfaces.first().copied() else {
-                        continue;
-                    };
-                    let data_off = spb.data.as_ptr() as usize - self.buf.as_ptr() as usize;
-                    let len = spb.data.len();
-                    let orig_len = spb.origlen.max(len as u32);
-                    self.number += 1;
-                    return Ok(Some(Packet {
-                        number: self.number,
-                        ts_nanos: 0,
-                        linktype: iface.linktype,
-                        data: self.buf.get(data_off..data_off + len).unwrap_or(&[]),
-                        orig_len,
-                        file_offset: start,
-                        precision: if iface.resolution > 1_000_000 { 9 } else { 6 },
-                    }));
-                }
-                _ => continue,
+            if let Some(found) = self.ng_packet(start) {
+                self.number += 1;
+                return Ok(Some(Packet {
+                    number: self.number,
+                    ts_nanos: found.ts_nanos,
+                    linktype: found.linktype,
+                    data: self.buf.get(found.data.clone()).unwrap_or(&[]),
+                    orig_len: found.orig_len,
+                    file_offset: start,
+                    precision: found.precision,
+                }));
             }
         }
     }
+
+    /// Reads the pcapng block at `start` into `buf`; its block type, or `None` at the end of
+    /// the file.
+    fn read_ng_block(&mut self, start: u64) -> Result<Option<[u8; 4]>, CaptureError> {
+        let mut t = [0u8; 4];
+        let n = read_full(&mut self.r, &mut t).map_err(CaptureError::Io)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        if n < 4 {
+            return Err(CaptureError::Truncated {
+                offset: start,
+                what: "pcapng block header",
+                need: 8,
+                have: n,
+            });
+        }
+        self.buf.clear();
+        self.buf.extend_from_slice(&t);
+        self.read_ng_block_rest(start)?;
+        Ok(Some(t))
+    }
+
+    /// The packet in the block in `buf`, if it holds one; an interface description is
+    /// remembered, and a block that does not parse is skipped with a warning.
+    fn ng_packet(&mut self, start: u64) -> Option<NgPacket> {
+        let parsed = if self.ng_big_endian {
+            parse_block_be(&self.buf)
+        } else {
+            parse_block_le(&self.buf)
+        };
+        let block = match parsed {
+            Ok((_, b)) => b,
+            Err(e) => {
+                self.warnings.push(format!(
+                    "offset {start}: pcapng block not understood ({e:?}); skipped"
+                ));
+                return None;
+            }
+        };
+        let base = self.buf.as_ptr() as usize;
+        match block {
+            Block::InterfaceDescription(idb) => {
+                self.interfaces.push(Interface {
+                    linktype: idb.linktype.0 as u32,
+                    resolution: idb.ts_resolution().unwrap_or(1_000_000),
+                    offset_secs: idb.ts_offset(),
+                });
+                None
+            }
+            Block::EnhancedPacket(epb) => {
+                let Some(iface) = self.interfaces.get(epb.if_id as usize).copied() else {
+                    self.warnings.push(format!(
+                        "offset {start}: packet on interface {} that no interface block describes; skipped",
+                        epb.if_id
+                    ));
+                    return None;
+                };
+                let units = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
+                let res = iface.resolution.max(1);
+                let secs = (units / res) as i64 + iface.offset_secs;
+                let nanos = (u128::from(units % res) * 1_000_000_000 / u128::from(res)) as i64;
+                let caplen = (epb.caplen as usize).min(epb.data.len());
+                let data_off = epb.data.as_ptr() as usize - base;
+                Some(NgPacket {
+                    data: data_off..data_off + caplen,
+                    ts_nanos: secs.saturating_mul(1_000_000_000).saturating_add(nanos),
+                    linktype: iface.linktype,
+                    orig_len: epb.origlen.max(caplen as u32),
+                    precision: if res > 1_000_000 { 9 } else { 6 },
+                })
+            }
+            Block::SimplePacket(spb) => {
+                // A simple packet block has no timestamp and belongs to the first interface.
+                let iface = self.interfaces.first().copied()?;
+                let data_off = spb.data.as_ptr() as usize - base;
+                let len = spb.data.len();
+                Some(NgPacket {
+                    data: data_off..data_off + len,
+                    ts_nanos: 0,
+                    linktype: iface.linktype,
+                    orig_len: spb.origlen.max(len as u32),
+                    precision: if iface.resolution > 1_000_000 { 9 } else { 6 },
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Where a pcapng packet lies in the block buffer, and what its block says of it.
+struct NgPacket {
+    data: std::ops::Range<usize>,
+    ts_nanos: i64,
+    linktype: u32,
+    orig_len: u32,
+    precision: u8,
 }

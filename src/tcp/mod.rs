@@ -115,10 +115,9 @@ pub enum Event<'a> {
 }
 
 /// Bytes of delivered data kept per direction to check overlaps against: a retransmission
-/// reaching back further is not compared. 16 KiB covers a dozen full-size segments. Every
-/// direction with traffic keeps up to twice this, allocated once (`deliver`): 32 KiB a
-/// direction, a term of the worst case that only `max_connections` bounds
-/// (docs/robustness.md), so it is kept small.
+/// reaching back further is not compared. 16 KiB covers a dozen full-size segments. A
+/// direction keeps up to twice this (`deliver`), and only the `table::MAX_RECENT`
+/// connections active last keep theirs (docs/robustness.md, "Memory model").
 const RECENT: usize = 16 * 1024;
 
 /// What a piece waiting in a direction (out of order, or held) costs beyond its bytes, so that
@@ -1057,6 +1056,47 @@ mod tests {
         assert!(r.conns.len() >= KEEP_CLOSED - 1);
         assert_eq!(closes, KEEP_CLOSED + 1000);
     }
+    /// Only the `MAX_RECENT` connections active last keep a copy of their last bytes: with
+    /// more connections open than that, the memory of those copies stays bounded.
+    #[test]
+    fn only_the_most_recently_active_keep_their_last_bytes() {
+        let mut r = Reassembler::new(Limits::default());
+        let n = table::MAX_RECENT as u32 + 500;
+        for i in 0..n {
+            let port = 1024 + u16::try_from(i).unwrap_or(0);
+            let at = At {
+                frame: u64::from(i) + 1,
+                ..At::default()
+            };
+            let mut emit = |_: Event<'_>| {};
+            r.segment(&seg(port, true, false, 100, b""), at, &mut emit);
+            r.segment(&seg(port, false, false, 101, b"abcd"), at, &mut emit);
+        }
+        r.conns.check();
+        let keeping = (0..n)
+            .filter(|i| {
+                let port = 1024 + u16::try_from(*i).unwrap_or(0);
+                let k = table_key(port);
+                r.conns
+                    .get(&k)
+                    .is_some_and(|c| c.halves.iter().any(|h| h.recent.capacity() > 0))
+            })
+            .collect::<Vec<_>>();
+        assert_eq!(keeping.len(), table::MAX_RECENT);
+        // The first 500 connections were active least recently: theirs were let go.
+        assert_eq!(keeping.first(), Some(&500));
+    }
+
+    fn table_key(port: u16) -> table::Key {
+        let a = SocketAddr::from(([10, 0, 0, 1], port));
+        let b = SocketAddr::from(([10, 0, 0, 2], 9092));
+        if a < b {
+            (a, b)
+        } else {
+            (b, a)
+        }
+    }
+
     /// One connection, client port 40000 to broker 9092, with events logged as short lines:
     /// `FRAME c|b TEXT` for data, `FRAME c|b gap KIND` for gaps, `close`.
     struct Talk {

@@ -6,7 +6,11 @@
 //! - by memory, `(bytes, id, side)` for each direction that buffers or holds anything: the last
 //!   entry is the direction holding the most, the one `max_buffered_total` frees first.
 //!
-//! Both are B-trees, so each update and each lookup is O(log n). A connection's idle entry moves
+//! - by idleness again, for the connections that keep a copy of their last bytes (to compare
+//!   retransmissions against): only the `MAX_RECENT` most recently active keep one, so that
+//!   those copies cost at most `MAX_RECENT` times 64 KiB however many connections are tracked.
+//!
+//! All are B-trees, so each update and each lookup is O(log n). A connection's idle entry moves
 //! on each of its packets unless it is last already (`touch`); its memory entries move when what
 //! it buffers changes (`settle`, called after each packet has been dealt with).
 // Input-derived values never index, unwrap or expect here: a hostile capture must not panic.
@@ -15,6 +19,11 @@
 use super::Conn;
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
+
+/// Connections that keep a copy of their last bytes: the most recently active. At 64 KiB a
+/// connection (`2 * RECENT` each way) that is 128 MiB, where 20 000 connections tracked would
+/// otherwise keep 1.25 GiB.
+pub(super) const MAX_RECENT: usize = 2048;
 
 /// A connection's key: its two endpoints, the lower first.
 pub(super) type Key = (SocketAddr, SocketAddr);
@@ -28,6 +37,8 @@ pub(super) struct Table {
     memory: BTreeMap<(usize, u32, usize), Key>,
     /// The sum of `memory`: what all connections buffer and hold together.
     total: usize,
+    /// The connections keeping a copy of their last bytes, by `(last_seen, id)`.
+    recent: BTreeMap<(u64, u32), Key>,
 }
 
 impl Table {
@@ -59,6 +70,7 @@ impl Table {
     pub(super) fn remove(&mut self, k: &Key) -> Option<Conn> {
         let c = self.conns.remove(k)?;
         self.idle.remove(&(c.last_seen, c.id));
+        self.recent.remove(&(c.last_seen, c.id));
         for (side, &bytes) in c.charged.iter().enumerate() {
             self.uncharge(bytes, c.id, side);
         }
@@ -77,6 +89,9 @@ impl Table {
             return;
         }
         self.idle.remove(&entry);
+        if self.recent.remove(&entry).is_some() {
+            self.recent.insert((frame, c.id), *k);
+        }
         c.last_seen = frame;
         self.idle.insert((frame, c.id), *k);
     }
@@ -115,11 +130,38 @@ impl Table {
                 self.charge(now, id, side, *k);
             }
         }
+        self.settle_recent(k);
+    }
+
+    /// Enters the connection in the order of those keeping a copy of their last bytes if it
+    /// keeps one now, and lets the copies of the least recently active go past `MAX_RECENT`.
+    fn settle_recent(&mut self, k: &Key) {
+        let Some(c) = self.conns.get(k) else {
+            return;
+        };
+        let entry = (c.last_seen, c.id);
+        if c.halves.iter().any(|h| h.recent.capacity() > 0) {
+            self.recent.insert(entry, *k);
+        } else {
+            // Closed, or never carried data: nothing to let go later.
+            self.recent.remove(&entry);
+        }
+        while self.recent.len() > MAX_RECENT {
+            let Some((_, old)) = self.recent.pop_first() else {
+                break;
+            };
+            if let Some(c) = self.conns.get_mut(&old) {
+                for h in &mut c.halves {
+                    h.recent = Vec::new();
+                }
+            }
+        }
     }
 
     /// Every connection, in order of creation, leaving the table empty.
     pub(super) fn drain_in_order(&mut self) -> Vec<Conn> {
         self.idle.clear();
+        self.recent.clear();
         self.memory.clear();
         self.total = 0;
         let mut all: Vec<Conn> = self.conns.drain().map(|(_, c)| c).collect();
@@ -158,6 +200,11 @@ impl Table {
             sum += bytes;
         }
         assert_eq!(sum, self.total);
+        assert!(self.recent.len() <= MAX_RECENT);
+        for (&(seen, id), k) in &self.recent {
+            let c = self.conns.get(k);
+            assert!(c.is_some_and(|c| c.last_seen == seen && c.id == id));
+        }
         for c in self.conns.values() {
             for (half, &charged) in c.halves.iter().zip(&c.charged) {
                 assert_eq!(half.memory(), charged, "stream {}", c.id);

@@ -448,6 +448,42 @@ fn tiny_pieces_count_against_max_buffered_by_what_they_hold() {
     );
 }
 
+// Frames still arriving on many connections at once: --max-frames-total.
+
+#[test]
+fn frames_in_progress_past_the_budget_are_dropped_and_the_streams_go_on() {
+    // Five frames of 512 KiB held at once against a 1 MiB budget: all but one are let go,
+    // each with a notice, and every connection's next exchange is still shown.
+    let r = summary("frames-in-progress", &["--max-frames-total", "1M"]);
+    r.assert_sane("frames-in-progress --max-frames-total 1M");
+    let dropped = r.lines_with("a frame still arriving was dropped");
+    assert!((1..5).contains(&dropped), "{dropped} dropped: {}", r.stdout);
+    assert!(
+        r.stderr.contains("--max-frames-total"),
+        "{}",
+        tail(&r.stderr)
+    );
+    assert_eq!(r.code, Some(1), "a dropped frame is damage reported");
+    for stream in 0..5 {
+        let shown = r
+            .stdout
+            .lines()
+            .filter(|l| l.contains(&format!("[{stream}] Metadata v12 Request corr=3 ")))
+            .count();
+        assert_eq!(shown, 1, "stream {stream}: {}", r.stdout);
+    }
+    // With the default budget nothing is dropped: the same frames all decode (as requests
+    // with trailing zeros).
+    let r = summary("frames-in-progress", &[]);
+    assert_eq!(r.lines_with("a frame still arriving was dropped"), 0);
+    assert_eq!(
+        r.lines_with("] Metadata v12 Request corr=2 "),
+        5,
+        "{}",
+        r.stdout
+    );
+}
+
 // Item 9: a bogus size prefix swallows the rest of a direction.
 
 #[test]

@@ -537,6 +537,31 @@ def gen_bogus_prefix(out, scale, opts):
     c.fin()
 
 
+def gen_frames_in_progress(out, scale, opts):
+    """Frames still arriving on several connections at once: 5 connections each send a
+    Metadata request header with a size prefix of 100 MiB (small: 512 KiB) and all but the
+    last KiB of its zeros, one connection after the other, so that all five are held at once
+    (500 MiB; small: 2.5 MiB, past `--max-frames-total 1M`). Then each frame is finished and
+    followed by an answered request: those must be shown whatever was let go."""
+    size = big(scale, 512 * 1024, 100 * MiB)
+    cap = Pcap(out)
+    conns = []
+    for i in range(5):
+        c = Conn(cap, i)
+        c.send(True, metadata_request_v12(1))
+        c.send(False, metadata_response_v1_like(1))
+        conns.append(c)
+    head = i16(3) + i16(12) + i32(2) + string("hostile") + b"\x00" * 8
+    body = head + bytes(size - len(head))
+    for c in conns:
+        c.send(True, i32(size) + body[:-1024], mss=65000)
+    for c in conns:
+        c.send(True, body[-1024:])
+        c.send(True, metadata_request_v12(3))
+        c.send(False, metadata_response_v1_like(3))
+        c.fin()
+
+
 def metadata_response_v1_like(corr):
     """A Metadata v12 response (flexible): no brokers, no topics."""
     body = response_header(corr, flexible=True)
@@ -753,6 +778,8 @@ GENERATORS = [
      "1 000 000 one-byte segments behind holes (--max-buffered counts payload only)"),
     ("bogus-prefix", "pcap", "9", gen_bogus_prefix,
      "a 90 MiB size prefix, then answered requests that must still be shown"),
+    ("frames-in-progress", "pcap", "mem", gen_frames_in_progress,
+     "5 frames of 100 MiB arriving at once on 5 connections (--max-frames-total)"),
     ("hex-bogus-prefix", "hex", "9", gen_hex_bogus_prefix,
      "hex: a size prefix over --max-frame, then frames that must still be shown"),
     ("junk", "pcap", "10", gen_junk,

@@ -250,6 +250,7 @@ fn options(cli: &Cli, whole_tree: bool) -> Options {
             max_frame: cli.max_frame,
             decode: decode_options(cli, whole_tree),
             max_pending: cli.max_pending.max(1),
+            max_held_total: cli.max_frames_total,
         },
         tcp: Limits {
             max_buffered: cli.max_buffered,

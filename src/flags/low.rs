@@ -247,6 +247,10 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size, help_heading = "Limits")]
     pub(crate) max_buffered_total: usize,
 
+    /// Memory for frames still arriving and requests waiting for their response, all connections together (K/M/G); past it the connection holding the most lets go of them.
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size, help_heading = "Limits")]
+    pub(crate) max_frames_total: usize,
+
     /// Requests waiting for their response per connection; past it the oldest is dropped.
     #[arg(
         long,

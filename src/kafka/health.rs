@@ -39,6 +39,8 @@ pub struct StreamHealth {
     pub unanswered: u64,
     /// Requests no longer waited for (too many pending on a connection).
     pub pending_dropped: u64,
+    /// Frames still arriving let go to keep within the memory budget of the Kafka layer.
+    pub frames_dropped: u64,
 }
 
 impl StreamHealth {
@@ -85,14 +87,16 @@ impl StreamHealth {
             Notice::EndedInFrame { .. } => self.ended_in_frame += 1,
             Notice::Unanswered { .. } => self.unanswered += 1,
             Notice::PendingDropped { .. } => self.pending_dropped += 1,
+            Notice::FrameDropped { .. } => self.frames_dropped += 1,
             Notice::Connection { .. } => {}
         }
     }
 
     /// Damage to the streams other than whole malformed messages: overlaps that disagree,
-    /// connections ending inside a frame, size prefixes that cannot be frames.
+    /// connections ending inside a frame, size prefixes that cannot be frames, frames dropped
+    /// for memory.
     pub fn other_damage(&self) -> u64 {
-        self.conflicting_overlaps + self.ended_in_frame + self.bad_sizes
+        self.conflicting_overlaps + self.ended_in_frame + self.bad_sizes + self.frames_dropped
     }
 
     /// Anything that could not be decoded as a whole message (counted in its own units:

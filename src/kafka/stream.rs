@@ -28,6 +28,9 @@ pub struct Config {
     pub max_frame: usize,
     /// Requests waiting for a response per connection; the oldest is dropped past it.
     pub max_pending: usize,
+    /// Memory all connections together hold for frames still arriving and requests waiting
+    /// for their response ([`Tracker::held`]); past it the largest holding is let go.
+    pub max_held_total: usize,
     /// Limits for decoding each message.
     pub decode: DecodeOptions,
 }
@@ -39,10 +42,19 @@ impl Default for Config {
             detect: true,
             max_frame: 100 * 1024 * 1024,
             max_pending: 10_000,
+            max_held_total: MAX_HELD_TOTAL,
             decode: DecodeOptions::default(),
         }
     }
 }
+
+/// Default of `Config::max_held_total`: room for two frames of the default `max_frame`
+/// arriving at once, with the requests of many connections waiting.
+pub const MAX_HELD_TOTAL: usize = 256 * 1024 * 1024;
+
+/// What one request waiting for its response costs: its entry in the pending table (a hash
+/// map slot of key and `RequestInfo`, at most half full) and in the order queue.
+const PENDING_COST: usize = 96;
 
 /// The request a response answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,10 +154,21 @@ pub enum Notice {
         broker: SocketAddr,
         detected: bool,
     },
-    /// A request dropped from the pending table because of `max_pending`.
+    /// A request dropped from the pending table because of `max_pending`, or because of
+    /// `max_held_total` (`budget`).
     PendingDropped {
         stream: u32,
         request: RequestInfo,
+    },
+    /// A frame still arriving was let go because all connections together held more than
+    /// `max_held_total`: `present` of its bytes were held. The direction then looks for the
+    /// next frame boundary, as after a gap.
+    FrameDropped {
+        stream: u32,
+        src: SocketAddr,
+        dst: SocketAddr,
+        at: At,
+        present: usize,
     },
 }
 
@@ -203,7 +226,9 @@ impl KHalf {
         }
     }
 
-    /// Drops the consumed bytes once they are the larger part of the buffer.
+    /// Drops the consumed bytes once they are the larger part of the buffer, and gives back
+    /// the memory a large frame left behind: a direction that once carried a 100 MiB frame
+    /// would otherwise keep 100 MiB for as long as its connection lasts.
     fn compact(&mut self) {
         if self.pos > 0 && self.pos * 2 >= self.buf.len() {
             self.prune_marks();
@@ -212,6 +237,9 @@ impl KHalf {
                 m.0 = m.0.saturating_sub(self.pos);
             }
             self.pos = 0;
+        }
+        if self.buf.capacity() > KEEP_CAPACITY && self.buf.capacity() / 4 > self.buf.len() {
+            self.buf.shrink_to(self.buf.len().max(KEEP_CAPACITY));
         }
     }
 
@@ -240,6 +268,17 @@ struct KConn {
     pending_order: std::collections::VecDeque<i32>,
     used: Vec<(i16, i16)>,
     data_events: u32,
+    /// What the connection holds as `Tracker::held` last counted it (`KConn::footprint`).
+    charged: usize,
+}
+
+impl KConn {
+    /// The memory the connection holds: both directions' buffers as allocated, and its
+    /// requests waiting.
+    fn footprint(&self) -> usize {
+        let bufs: usize = self.halves.iter().map(|h| h.buf.capacity()).sum();
+        bufs.saturating_add(self.pending.len().saturating_mul(PENDING_COST))
+    }
 }
 
 /// Where a message's bytes came from: the packet of its first byte and the one completing it.
@@ -248,6 +287,9 @@ struct Span {
     first: u64,
     at: At,
 }
+
+/// Buffer capacity a direction keeps between frames (`KHalf::compact`).
+const KEEP_CAPACITY: usize = 64 * 1024;
 
 /// Bytes kept while deciding whether a connection on an unknown port is Kafka.
 const DETECT_BUFFER: usize = 64 * 1024;
@@ -262,6 +304,8 @@ const RESYNC_WINDOW: usize = 1024 * 1024;
 pub struct Tracker {
     cfg: Config,
     conns: HashMap<u32, KConn>,
+    /// The sum of the connections' `charged`: what they hold together.
+    held: usize,
     topics: TopicNames,
     /// Requests of ended connections that never got a response, listed at the end.
     unanswered: Vec<Notice>,
@@ -297,14 +341,20 @@ impl Tracker {
         Tracker {
             cfg,
             conns: HashMap::new(),
+            held: 0,
             topics: TopicNames::default(),
             unanswered: Vec::new(),
         }
     }
 
-    /// Takes one reassembly event.
     /// Takes one event from reassembly.
     pub fn event(&mut self, ev: Event<'_>, sink: &mut impl Sink) {
+        let stream = ev.stream();
+        self.dispatch(ev, sink);
+        self.settle(stream, sink);
+    }
+
+    fn dispatch(&mut self, ev: Event<'_>, sink: &mut impl Sink) {
         match ev {
             Event::Open {
                 stream,
@@ -391,6 +441,7 @@ impl Tracker {
                 pending_order: Default::default(),
                 used: Vec::new(),
                 data_events: 0,
+                charged: 0,
             },
         );
     }
@@ -557,6 +608,7 @@ impl Tracker {
         // open, not all those seen; its unanswered requests wait for the final list.
         // Past KEEP_UNANSWERED they are told at once, keeping memory bounded.
         if let Some(c) = self.conns.remove(&stream) {
+            self.held = self.held.saturating_sub(c.charged);
             for n in unanswered_of(stream, &c) {
                 if self.unanswered.len() < KEEP_UNANSWERED {
                     self.unanswered.push(n);
@@ -657,6 +709,95 @@ impl Tracker {
             sink.notice(n);
         }
         self.conns.clear();
+        self.held = 0;
+    }
+
+    /// What all connections hold together, as `max_held_total` counts it.
+    pub fn held(&self) -> usize {
+        self.held
+    }
+
+    /// Brings `held` up to date with what the connection of the last event holds, then keeps
+    /// it within `max_held_total`.
+    fn settle(&mut self, stream: u32, sink: &mut impl Sink) {
+        if let Some(c) = self.conns.get_mut(&stream) {
+            let now = c.footprint();
+            self.held = self.held.saturating_sub(c.charged).saturating_add(now);
+            c.charged = now;
+        }
+        if self.held > self.cfg.max_held_total {
+            self.shed(sink);
+        }
+    }
+
+    /// Lets go of the largest holdings until the connections hold at most 7/8 of
+    /// `max_held_total`: a frame still arriving (its direction then looks for the next frame
+    /// boundary, as after a gap), or a connection's waiting requests (reported as dropped).
+    /// The connections are ranked once per call, and the margin below the limit means a
+    /// call comes at most once per 1/8 of the limit of new data, so ranking every
+    /// connection stays cheap however many there are.
+    fn shed(&mut self, sink: &mut impl Sink) {
+        let target = self.cfg.max_held_total / 8 * 7;
+        let mut ranked: Vec<(usize, u32)> = self
+            .conns
+            .iter()
+            .map(|(&id, c)| (c.footprint(), id))
+            .filter(|&(bytes, _)| bytes > 0)
+            .collect();
+        ranked.sort_unstable_by(|a, b| b.cmp(a));
+        for (_, stream) in ranked {
+            if self.held <= target {
+                break;
+            }
+            self.shed_connection(stream, sink);
+            if let Some(c) = self.conns.get_mut(&stream) {
+                let now = c.footprint();
+                self.held = self.held.saturating_sub(c.charged).saturating_add(now);
+                c.charged = now;
+            }
+        }
+    }
+
+    /// Lets go of what one connection holds: each direction's frame in progress, then its
+    /// waiting requests.
+    fn shed_connection(&mut self, stream: u32, sink: &mut impl Sink) {
+        let Some(c) = self.conns.get_mut(&stream) else {
+            return;
+        };
+        for d in 0..2 {
+            let h = crate::be::pick_mut(&mut c.halves, d);
+            if h.buf.capacity() == 0 {
+                continue;
+            }
+            let present = h.buf.len().saturating_sub(h.pos);
+            if present > 0 && c.state == State::Kafka {
+                let src = *crate::be::pick(&c.addrs, d);
+                let dst = *crate::be::pick(&c.addrs, 1 - d);
+                sink.notice(&Notice::FrameDropped {
+                    stream,
+                    src,
+                    dst,
+                    at: h.last_at,
+                    present,
+                });
+            }
+            // Give the memory back, not just the bytes.
+            h.buf = Vec::new();
+            h.marks.clear();
+            h.pos = 0;
+            h.scan = Scan::default();
+            if c.state == State::Kafka && present > 0 {
+                h.resync = true;
+                h.why = Some(ResyncReason::Gap);
+            }
+        }
+        let mut order = std::mem::take(&mut c.pending_order);
+        for corr in order.drain(..) {
+            if let Some(request) = c.pending.remove(&corr) {
+                sink.notice(&Notice::PendingDropped { stream, request });
+            }
+        }
+        c.pending = HashMap::new();
     }
 
     /// Cuts complete frames off direction `d` and decodes them.

@@ -60,6 +60,10 @@ pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
             rel(request.ts_nanos),
             request.correlation_id
         ),
+        Notice::FrameDropped { stream, src, dst, at, present } => format!(
+            "{} !! a frame still arriving was dropped ({present} bytes held): the connections together held more than their memory budget for frames and waiting requests",
+            prefix(clock, at.frame, at.ts_nanos, src, dst, *stream)
+        ),
         Notice::Retransmission { .. } | Notice::Connection { .. } => return None,
     })
 }

@@ -170,6 +170,7 @@ pub(crate) fn notice_stream(n: &Notice) -> Option<u32> {
         | Notice::Retransmission { stream, .. }
         | Notice::ConflictingOverlap { stream, .. }
         | Notice::Connection { stream, .. }
-        | Notice::PendingDropped { stream, .. } => Some(*stream),
+        | Notice::PendingDropped { stream, .. }
+        | Notice::FrameDropped { stream, .. } => Some(*stream),
     }
 }

@@ -62,6 +62,12 @@ impl Tally {
                 h.undecoded_apis.join(", ")
             ));
         }
+        if h.frames_dropped > 0 {
+            lines.push(format!(
+                "{} frames still arriving were dropped to keep the connections under --max-frames-total (raise it to see them)",
+                h.frames_dropped
+            ));
+        }
         if h.damaged() > 0 || trouble {
             lines.push(format!(
                 "{} messages, {} malformed, {} frames lost in gaps, {} bytes skipped to resynchronise, {} other stream damage, {} retransmissions, {} unanswered requests",

@@ -114,6 +114,20 @@ pub enum Event<'a> {
     Close { stream: u32 },
 }
 
+impl Event<'_> {
+    /// The connection the event belongs to.
+    pub fn stream(&self) -> u32 {
+        match self {
+            Event::Open { stream, .. }
+            | Event::Data { stream, .. }
+            | Event::Gap { stream, .. }
+            | Event::Retransmission { stream, .. }
+            | Event::ConflictingOverlap { stream, .. }
+            | Event::Close { stream } => *stream,
+        }
+    }
+}
+
 /// Bytes of delivered data kept per direction to check overlaps against: a retransmission
 /// reaching back further is not compared. 16 KiB covers a dozen full-size segments. A
 /// direction keeps up to twice this (`deliver`), and only the `table::MAX_RECENT`

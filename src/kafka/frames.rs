@@ -74,19 +74,30 @@ pub struct ResponseHint {
     pub force_response: bool,
 }
 
-/// Requests seen so far on one conversation, waiting for their responses (at most
-/// [`pairing::MAX_PENDING`], the oldest dropped first).
-#[derive(Debug, Default)]
+/// Requests seen so far on one conversation, waiting for their responses.
+#[derive(Debug)]
 pub struct Conversation {
     pending: Pending<(i16, i16)>,
     /// Limits for decoding each frame.
     pub opts: DecodeOptions,
 }
 
+/// Requests a hex conversation keeps waiting: all of them, as hex input always has (its table
+/// grows with the frames read, a dozen bytes of input or more each). Bounding it like a
+/// capture's ([`pairing::MAX_PENDING`]) would change which responses pair in inputs with more
+/// unanswered requests than that.
+const HEX_PENDING: usize = usize::MAX;
+
+impl Default for Conversation {
+    fn default() -> Self {
+        Conversation::with_options(DecodeOptions::default())
+    }
+}
+
 impl Conversation {
     pub fn with_options(opts: DecodeOptions) -> Conversation {
         Conversation {
-            pending: Pending::default(),
+            pending: Pending::new(HEX_PENDING),
             opts,
         }
     }

@@ -81,9 +81,7 @@ pub fn plausible_request_at(buf: &[u8], max_frame: usize) -> bool {
     };
     let known_version = match registry().get(p.api_key, Direction::Request) {
         Some(_) => registry().plausible(p.api_key, p.api_version),
-        None => {
-            names::api_name(p.api_key).is_some() && UNTABLED_VERSIONS.contains(&p.api_version)
-        }
+        None => names::api_name(p.api_key).is_some() && UNTABLED_VERSIONS.contains(&p.api_version),
     };
     if !known_version {
         return false;
@@ -106,12 +104,7 @@ pub fn plausible_request_at(buf: &[u8], max_frame: usize) -> bool {
 /// A response header that answers a waiting request: a size of at least `min_size` (and at
 /// most `max_frame`) and a correlation id `waiting` knows. `buf` holds at least
 /// [`RESPONSE_PEEK`] bytes.
-fn answers_at(
-    buf: &[u8],
-    min_size: i32,
-    max_frame: usize,
-    waiting: impl Fn(i32) -> bool,
-) -> bool {
+fn answers_at(buf: &[u8], min_size: i32, max_frame: usize, waiting: impl Fn(i32) -> bool) -> bool {
     let size = crate::be::i32_at(buf, 0);
     size >= min_size && size as usize <= max_frame && waiting(crate::be::i32_at(buf, 4))
 }
@@ -139,8 +132,9 @@ pub fn candidate_at(
         Want::Requests => {
             (rest.len() >= REQUEST_PEEK).then(|| plausible_request_at(rest, max_frame))
         }
-        Want::Responses => (rest.len() >= RESPONSE_PEEK)
-            .then(|| answers_at(rest, MIN_FRAME, max_frame, waiting)),
+        Want::Responses => {
+            (rest.len() >= RESPONSE_PEEK).then(|| answers_at(rest, MIN_FRAME, max_frame, waiting))
+        }
         Want::Either => (rest.len() >= REQUEST_PEEK).then(|| {
             plausible_request_at(rest, max_frame)
                 || answers_at(rest, MIN_HEX_RESPONSE, max_frame, waiting)
@@ -298,7 +292,11 @@ fn lone_response_verdict<R>(rest: &[u8], frame: &[u8], side: &Search<'_, R>) -> 
 /// Offset of the first frame start in `data` that can be verified: the frame is complete and
 /// decodes cleanly (or is followed by another frame start). An unverified candidate is taken
 /// only once the data outgrows the resync window.
-pub fn find_boundary<R: Asked>(data: &[u8], side: &Search<'_, R>, scan: &mut Scan) -> Option<usize> {
+pub fn find_boundary<R: Asked>(
+    data: &[u8],
+    side: &Search<'_, R>,
+    scan: &mut Scan,
+) -> Option<usize> {
     let best = recheck_waiting(data, side, scan).or_else(|| scan_on(data, side, scan));
     if let Some((b, strong)) = best {
         // A frame that decoded cleanly is trusted. One that only lines up by size yields to a

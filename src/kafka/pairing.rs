@@ -35,13 +35,18 @@ impl Asked for (i16, i16) {
 /// Requests waiting for their responses, by correlation id, oldest first.
 #[derive(Debug)]
 pub struct Pending<R> {
-    by_correlation: HashMap<i32, R>,
-    /// Correlation ids in the order their requests came, to drop the oldest first.
-    order: VecDeque<i32>,
+    /// Each waiting request with its place in `order`.
+    by_correlation: HashMap<i32, (u64, R)>,
+    /// (correlation id, place) in the order requests came, to drop the oldest first. A request
+    /// answered since leaves its entry behind (removing it would cost a pass over the queue
+    /// per response); stale entries are skipped, and swept once they outnumber the live ones.
+    order: VecDeque<(i32, u64)>,
+    /// Place of the next new request.
+    next_place: u64,
     max: usize,
 }
 
-impl<R> Default for Pending<R> {
+impl<R: Asked> Default for Pending<R> {
     fn default() -> Self {
         Pending::new(MAX_PENDING)
     }
@@ -53,6 +58,7 @@ impl<R: Asked> Pending<R> {
         Pending {
             by_correlation: HashMap::new(),
             order: VecDeque::new(),
+            next_place: 0,
             max,
         }
     }
@@ -61,32 +67,35 @@ impl<R: Asked> Pending<R> {
     /// one's place (and its age). Returns the requests dropped, oldest first, to stay within
     /// the bound.
     pub fn insert(&mut self, correlation_id: i32, request: R) -> Vec<R> {
-        if self
-            .by_correlation
-            .insert(correlation_id, request)
-            .is_none()
-        {
-            self.order.push_back(correlation_id);
+        if let Some(waiting) = self.by_correlation.get_mut(&correlation_id) {
+            waiting.1 = request;
+        } else {
+            let place = self.next_place;
+            self.next_place += 1;
+            self.by_correlation.insert(correlation_id, (place, request));
+            self.order.push_back((correlation_id, place));
         }
         let mut dropped = Vec::new();
         while self.by_correlation.len() > self.max {
-            let Some(old) = self.order.pop_front() else {
+            let Some((old, place)) = self.order.pop_front() else {
                 break;
             };
-            dropped.extend(self.by_correlation.remove(&old));
+            if self.is_live(old, place) {
+                dropped.extend(self.by_correlation.remove(&old).map(|(_, r)| r));
+            }
         }
         dropped
     }
 
     /// The request a response with this correlation id answers, no longer waiting.
     pub fn take(&mut self, correlation_id: i32) -> Option<R> {
-        let r = self.by_correlation.remove(&correlation_id)?;
-        self.order.retain(|c| *c != correlation_id);
+        let (_, r) = self.by_correlation.remove(&correlation_id)?;
+        self.sweep();
         Some(r)
     }
 
     pub fn get(&self, correlation_id: i32) -> Option<&R> {
-        self.by_correlation.get(&correlation_id)
+        self.by_correlation.get(&correlation_id).map(|(_, r)| r)
     }
 
     pub fn contains(&self, correlation_id: i32) -> bool {
@@ -99,11 +108,41 @@ impl<R: Asked> Pending<R> {
 
     /// The requests still waiting, oldest first.
     pub fn waiting(&self) -> impl Iterator<Item = &R> {
-        self.order
-            .iter()
-            .filter_map(|c| self.by_correlation.get(c))
+        self.order.iter().filter_map(|&(c, place)| {
+            self.by_correlation
+                .get(&c)
+                .filter(|(p, _)| *p == place)
+                .map(|(_, r)| r)
+        })
+    }
+
+    /// Whether an entry of `order` is still a waiting request (not one answered since, whose
+    /// correlation id may have been used again).
+    fn is_live(&self, correlation_id: i32, place: u64) -> bool {
+        self.by_correlation
+            .get(&correlation_id)
+            .is_some_and(|(p, _)| *p == place)
+    }
+
+    /// Drops entries of answered requests: at the front at once (responses mostly come in
+    /// order), the rest once they are the greater part of the queue.
+    fn sweep(&mut self) {
+        while let Some(&(c, place)) = self.order.front() {
+            if self.is_live(c, place) {
+                break;
+            }
+            self.order.pop_front();
+        }
+        if self.order.len() > 2 * self.by_correlation.len() + SWEEP_SLACK {
+            let live = &self.by_correlation;
+            self.order
+                .retain(|(c, place)| live.get(c).is_some_and(|(p, _)| p == place));
+        }
     }
 }
+
+/// Stale entries of `Pending::order` tolerated beyond the live ones before a full sweep.
+const SWEEP_SLACK: usize = 64;
 
 /// Whether a request read from a capture's client side waits for an answer: an API and version
 /// with a table, or a named API at a version in range. Junk read as a header must not capture
@@ -146,6 +185,37 @@ mod tests {
         assert_eq!(p.take(2), None);
         assert!(p.contains(3) && !p.is_empty());
         assert!(p.insert(4, (0, 0)).is_empty());
-        assert_eq!(p.waiting().copied().collect::<Vec<_>>(), vec![(3, 3), (0, 0)]);
+        assert_eq!(
+            p.waiting().copied().collect::<Vec<_>>(),
+            vec![(3, 3), (0, 0)]
+        );
+    }
+
+    #[test]
+    fn a_correlation_id_used_again_after_its_answer_is_young_again() {
+        let mut p: Pending<(i16, i16)> = Pending::new(2);
+        p.insert(1, (3, 1));
+        p.insert(2, (3, 2));
+        assert_eq!(p.take(1), Some((3, 1)));
+        p.insert(1, (3, 3));
+        // 2 is now the oldest: the stale entry of the first 1 must not count.
+        assert_eq!(p.insert(4, (3, 4)), vec![(3, 2)]);
+        assert_eq!(
+            p.waiting().copied().collect::<Vec<_>>(),
+            vec![(3, 3), (3, 4)]
+        );
+    }
+
+    #[test]
+    fn answered_requests_do_not_pile_up_in_the_queue() {
+        let mut p: Pending<(i16, i16)> = Pending::new(usize::MAX);
+        for c in 0..10_000 {
+            p.insert(c, (0, 0));
+        }
+        for c in (0..10_000).rev() {
+            assert!(p.take(c).is_some());
+        }
+        assert!(p.is_empty());
+        assert!(p.order.len() <= SWEEP_SLACK);
     }
 }

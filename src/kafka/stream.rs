@@ -3,7 +3,7 @@
 //! its request by correlation id.
 
 use super::decode::{DecodeOptions, ErrorKind};
-use super::frames::plausible_request_at;
+use super::framing::plausible_request_at;
 use super::message::{
     decode_request, decode_response, decode_response_header_only, peek_request,
     peek_response_correlation, Message,

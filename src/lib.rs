@@ -13,5 +13,6 @@ pub mod filter;
 pub mod kafka;
 pub mod pipeline;
 pub mod render;
+pub(crate) mod side;
 pub mod tcp;
 pub mod tls;

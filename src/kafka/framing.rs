@@ -39,6 +39,10 @@ pub const UNTABLED_VERSIONS: RangeInclusive<i16> = 0..=30;
 /// it, the first candidate still waiting is taken.
 pub const RESYNC_WINDOW: usize = 1024 * 1024;
 
+/// Bytes kept of a search window that outgrew [`RESYNC_WINDOW`] with no boundary in it: a
+/// header may begin in them and end in bytes still to come.
+pub const RESYNC_KEEP: usize = 16;
+
 /// Candidates kept waiting for their frame to complete.
 pub const MAX_WAITING: usize = 64;
 

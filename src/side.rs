@@ -5,7 +5,8 @@ use std::ops::{Index, IndexMut};
 
 /// One side of a connection: `A` sent from the first address the connection was seen with,
 /// `B` from the other.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Ordered `A` before `B`, as the numbers 0 and 1 they replace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Side {
     A,
     B,
@@ -39,6 +40,11 @@ impl<T> Sides<T> {
     /// The values, `A`'s first.
     pub fn iter(&self) -> impl Iterator<Item = &T> {
         [&self.a, &self.b].into_iter()
+    }
+
+    /// The values, `A`'s first, to change.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        [&mut self.a, &mut self.b].into_iter()
     }
 }
 

@@ -21,22 +21,3 @@ pub fn i32_at(b: &[u8], at: usize) -> i32 {
 pub fn u32_at(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes(arr(b, at))
 }
-
-/// One of a pair, by 0 or 1 (the two directions of a connection).
-pub fn pick<T>(pair: &[T; 2], i: usize) -> &T {
-    let [a, b] = pair;
-    if i == 0 {
-        a
-    } else {
-        b
-    }
-}
-
-pub fn pick_mut<T>(pair: &mut [T; 2], i: usize) -> &mut T {
-    let [a, b] = pair;
-    if i == 0 {
-        a
-    } else {
-        b
-    }
-}

@@ -24,6 +24,7 @@ pub mod filter;
 pub mod kafka;
 pub mod pipeline;
 pub mod render;
+pub(crate) mod side;
 pub mod tcp;
 pub mod tls;
 

@@ -1,15 +1,16 @@
-//! Cutting a byte stream into frames by their int32 size prefixes, and telling requests from
-//! responses when nothing but the bytes is known (hex input).
+//! Hex input: cutting a byte stream into frames by their int32 size prefixes (with the
+//! framing core, [`super::framing`]), and telling requests from responses when nothing but the
+//! bytes is known (pairing with the pairing core, [`super::pairing`]).
 
 use super::decode::{DecodeOptions, ErrorKind};
+use super::framing::{self, Prefix, Want};
 use super::message::peek_request;
 use super::message::{
     decode_request, decode_response_header_only, peek_response_correlation, Message,
 };
 use super::message::{decode_request_with, decode_response_with};
-use super::names;
-use super::schema::{registry, Direction};
-use std::collections::HashMap;
+use super::pairing::{self, Pending};
+use super::schema::registry;
 
 /// One frame's place in a buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,41 +65,6 @@ pub fn split(buf: &[u8]) -> Vec<FrameSpan> {
     out
 }
 
-/// A request header that could start a frame here: size, known API name, sane version,
-/// client_id that fits.
-pub(crate) fn plausible_request_at(buf: &[u8], max_frame: usize) -> bool {
-    let Some(h) = buf.get(0..14) else {
-        return false;
-    };
-    let size = crate::be::i32_at(h, 0);
-    if size < 10 || size as usize > max_frame {
-        return false;
-    }
-    let Some(p) = peek_request(buf) else {
-        return false;
-    };
-    let known_version = match registry().get(p.api_key, Direction::Request) {
-        Some(_) => registry().plausible(p.api_key, p.api_version),
-        None => names::api_name(p.api_key).is_some() && (0..=30).contains(&p.api_version),
-    };
-    if !known_version {
-        return false;
-    }
-    let cid = crate::be::i16_at(h, 12);
-    // ControlledShutdown v0 has no client_id; everything else has one.
-    if p.api_key == 7 && p.api_version == 0 {
-        return true;
-    }
-    if cid < -1 || (cid > 0 && (cid as i64) + 10 > size as i64) {
-        return false;
-    }
-    // Client ids are printable text: a header found inside other bytes rarely has one.
-    let id = buf
-        .get(14..14 + cid.max(0) as usize)
-        .unwrap_or_else(|| buf.get(14..).unwrap_or(&[]));
-    id.iter().all(|b| (0x20..0x7f).contains(b))
-}
-
 /// What the user said about responses whose request is not in the input.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ResponseHint {
@@ -109,17 +75,29 @@ pub struct ResponseHint {
 }
 
 /// Requests seen so far on one conversation, waiting for their responses.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Conversation {
-    pending: HashMap<i32, (i16, i16)>,
+    pending: Pending<(i16, i16)>,
     /// Limits for decoding each frame.
     pub opts: DecodeOptions,
+}
+
+/// Requests a hex conversation keeps waiting: all of them, as hex input always has (its table
+/// grows with the frames read, a dozen bytes of input or more each). Bounding it like a
+/// capture's ([`pairing::MAX_PENDING`]) would change which responses pair in inputs with more
+/// unanswered requests than that.
+const HEX_PENDING: usize = usize::MAX;
+
+impl Default for Conversation {
+    fn default() -> Self {
+        Conversation::with_options(DecodeOptions::default())
+    }
 }
 
 impl Conversation {
     pub fn with_options(opts: DecodeOptions) -> Conversation {
         Conversation {
-            pending: HashMap::new(),
+            pending: Pending::new(HEX_PENDING),
             opts,
         }
     }
@@ -132,11 +110,11 @@ impl Conversation {
             return decode_request(frame);
         }
         let corr = peek_response_correlation(frame);
-        let paired = corr.and_then(|c| self.pending.get(&c).copied());
+        let paired = corr.and_then(|c| self.pending.get(c).copied());
         let hinted = hint.api_key.zip(hint.api_version);
         if hint.force_response {
             if let (Some(c), Some((k, v))) = (corr, paired) {
-                self.pending.remove(&c);
+                self.pending.take(c);
                 return decode_response_with(frame, k, v, self.opts);
             }
             return match hinted {
@@ -154,7 +132,7 @@ impl Conversation {
         let mut as_response = paired.map(|(k, v)| decode_response_with(frame, k, v, self.opts));
         if let Some(r) = as_response.take_if(|r| r.is_clean()) {
             if let Some(c) = corr {
-                self.pending.remove(&c);
+                self.pending.take(c);
             }
             return r;
         }
@@ -165,14 +143,14 @@ impl Conversation {
         }
         if let Some(r) = as_response {
             if let Some(c) = corr {
-                self.pending.remove(&c);
+                self.pending.take(c);
             }
             return r;
         }
         if let Some((k, v)) = hinted {
             return decode_response_with(frame, k, v, self.opts);
         }
-        if plausible_request(&req) {
+        if pairing::taken_for_request(&req) {
             self.remember(&req);
             return req;
         }
@@ -185,25 +163,6 @@ impl Conversation {
             self.pending.insert(c, (k, v));
         }
     }
-}
-
-/// A request header that decoded whole, with an API key and version in the ranges Kafka and
-/// its vendors use: shown as a request even when its API or version is unknown.
-fn plausible_request(req: &Message) -> bool {
-    let known = req
-        .api_key
-        .zip(req.api_version)
-        .is_some_and(|(k, v)| registry().knows(k, v));
-    let header_whole = req.client_id.is_some();
-    let in_range = req
-        .api_key
-        .zip(req.api_version)
-        .is_some_and(|(k, v)| (0..=2000).contains(&k) && (0..=127).contains(&v));
-    // A response read as a request takes the high half of its correlation id as the API key;
-    // clients count correlation ids up from 0, so a lone response usually reads as API key 0.
-    // An unclean "request" with key 0 is therefore taken for the response it most likely is.
-    let looks_like_response = req.api_key == Some(0);
-    (known || (header_whole && in_range)) && !looks_like_response
 }
 
 fn lone_response_reason(corr: Option<i32>) -> (ErrorKind, String) {
@@ -251,9 +210,6 @@ pub struct Cutter {
     requests: std::collections::HashSet<i32>,
 }
 
-/// Bytes a frame needs before its header can be judged (size, key, version, correlation
-/// id, client_id length).
-const HEADER_PEEK: usize = 14;
 /// Requests remembered for telling responses among resync candidates.
 const MAX_REMEMBERED: usize = 100_000;
 
@@ -280,16 +236,9 @@ impl Cutter {
 
     /// Whether a frame could start at `at` of the buffer: `None` when more bytes are needed.
     fn plausible_at(&self, at: usize) -> Option<bool> {
-        let rest = self.buf.get(at..)?;
-        if rest.len() < HEADER_PEEK {
-            return None;
-        }
-        if plausible_request_at(rest, self.max_frame) {
-            return Some(true);
-        }
-        let size = crate::be::i32_at(rest, 0);
-        let answers = peek_response_correlation(rest).is_some_and(|c| self.requests.contains(&c));
-        Some(answers && size >= 8 && size as usize <= self.max_frame)
+        framing::candidate_at(self.buf.get(at..)?, Want::Either, self.max_frame, |c| {
+            self.requests.contains(&c)
+        })
     }
 
     /// After a bad prefix: drops bytes up to the next plausible frame start, if one is in the
@@ -311,7 +260,7 @@ impl Cutter {
                 }
             }
         }
-        self.consume(self.buf.len().saturating_sub(HEADER_PEEK));
+        self.consume(self.buf.len().saturating_sub(framing::REQUEST_PEEK));
         None
     }
 
@@ -320,13 +269,16 @@ impl Cutter {
         if self.lost.is_some() {
             return self.resync();
         }
-        let size = i64::from(crate::be::i32_at(self.buf.get(0..4)?, 0));
-        if size < 4 || size as usize > self.max_frame {
-            self.lost = Some((self.base, size));
-            return self.resync();
-        }
-        let len = 4 + size as usize;
+        let len = match framing::prefix(&self.buf, self.max_frame)? {
+            Prefix::Frame(len) => len,
+            Prefix::Bad(size) => {
+                self.lost = Some((self.base, size.into()));
+                return self.resync();
+            }
+        };
         let bytes = self.buf.get(..len)?.to_vec();
+        // Only a request of an API and version worth decoding is remembered: junk read as a
+        // header must not make a later bogus prefix look like an answer.
         if let Some(p) =
             peek_request(&bytes).filter(|p| registry().plausible(p.api_key, p.api_version))
         {
@@ -452,7 +404,7 @@ mod cutter_tests {
         for _ in 0..1000 {
             c.push(&[0; 4096]);
             while c.next_cut().is_some() {}
-            assert!(c.buf.len() <= 4096 + HEADER_PEEK);
+            assert!(c.buf.len() <= 4096 + framing::REQUEST_PEEK);
         }
         assert_eq!(
             c.finish(),

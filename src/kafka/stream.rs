@@ -1,19 +1,20 @@
 //! Kafka over reassembled TCP: which connections carry Kafka, cutting each direction into
 //! frames (resynchronising after gaps and mid-stream starts), and pairing every response with
-//! its request by correlation id.
+//! its request by correlation id. Frames are cut and searched for with the framing core
+//! ([`super::framing`]) and paired with the pairing core ([`super::pairing`]), as hex input is.
 
 use super::decode::{DecodeOptions, ErrorKind};
-use super::frames::plausible_request_at;
+use super::framing::{self, plausible_request_at, Prefix, Scan, Search, Want, SIZE_PREFIX};
 use super::message::{
-    decode_request, decode_response, decode_response_header_only, peek_request,
-    peek_response_correlation, Message,
+    decode_request_with, decode_response, decode_response_header_only, decode_response_with,
+    peek_request, peek_response_correlation, Message,
 };
-use super::message::{decode_request_with, decode_response_with};
-use super::names;
+use super::pairing::{self, waits_for_answer, Asked, Pending};
 use super::problem::ProblemKind;
 use super::schema::{registry, Direction};
 use super::topics::TopicNames;
 use super::Diagnosis;
+use crate::side::{Side, Sides};
 use crate::tcp::{At, Event, GapKind};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -41,7 +42,7 @@ impl Default for Config {
             ports: vec![9092],
             detect: true,
             max_frame: 100 * 1024 * 1024,
-            max_pending: 10_000,
+            max_pending: pairing::MAX_PENDING,
             max_held_total: MAX_HELD_TOTAL,
             decode: DecodeOptions::default(),
         }
@@ -52,9 +53,10 @@ impl Default for Config {
 /// arriving at once, with the requests of many connections waiting.
 pub const MAX_HELD_TOTAL: usize = 256 * 1024 * 1024;
 
-/// What one request waiting for its response costs: its entry in the pending table (a hash
-/// map slot of key and `RequestInfo`, at most half full) and in the order queue.
-const PENDING_COST: usize = 96;
+/// What one entry of the pending table costs (`Pending::entries` counts a waiting request
+/// twice, in its map and its order queue): a hash map slot of key, place and `RequestInfo`
+/// with the map at most half full, or a queue slot.
+const PENDING_COST: usize = 48;
 
 /// The request a response answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,6 +187,15 @@ pub trait Sink {
     fn notice(&mut self, n: &Notice);
 }
 
+/// What a waiting request says about its response.
+impl Asked for RequestInfo {
+    fn api(&self) -> (i16, i16) {
+        (self.api_key, self.api_version)
+    }
+}
+
+/// One side of a connection: its bytes not cut yet, and where the search for a frame boundary
+/// stands.
 #[derive(Debug, Default)]
 struct KHalf {
     buf: Vec<u8>,
@@ -208,6 +219,11 @@ impl KHalf {
     fn push(&mut self, bytes: &[u8], frame: u64) {
         self.marks.push_back((self.buf.len(), frame));
         self.buf.extend_from_slice(bytes);
+    }
+
+    /// The bytes not cut yet.
+    fn unconsumed(&self) -> &[u8] {
+        self.buf.get(self.pos..).unwrap_or(&[])
     }
 
     /// The packet that carried the byte at `off` of `buf`.
@@ -249,6 +265,53 @@ impl KHalf {
         self.marks.clear();
         self.pos = 0;
     }
+
+    /// Why the bytes being passed over are skipped.
+    fn reason(&self) -> ResyncReason {
+        self.why.unwrap_or(ResyncReason::Gap)
+    }
+
+    /// The size prefix at `pos` cannot be a frame's: its first byte is skipped, and the bytes
+    /// after it are searched for the next frame start.
+    fn skip_bad_prefix(&mut self) {
+        self.pos += 1;
+        self.dropped += 1;
+        self.resync = true;
+        self.scan = Scan::default();
+        self.why = Some(ResyncReason::BadSize);
+    }
+
+    /// A frame boundary verified `skip` bytes on: cutting goes on from there.
+    fn resume_at(&mut self, skip: usize) {
+        self.pos += skip;
+        self.resync = false;
+        self.why = None;
+        self.scan = Scan::default();
+    }
+
+    /// Still no boundary: past the search window all but the last few bytes are dropped
+    /// (and counted as skipped), so memory stays bounded while a boundary may still be ahead.
+    fn bound_window(&mut self) {
+        let n = self.unconsumed().len();
+        if n > framing::RESYNC_WINDOW {
+            let drop = n - framing::RESYNC_KEEP;
+            self.pos += drop;
+            self.dropped += drop;
+            self.scan = Scan::default();
+        }
+    }
+
+    /// After a gap nothing buffered is of use: the next frame start is to be searched for.
+    fn restart_after_gap(&mut self, kind: GapKind) {
+        self.clear();
+        self.resync = true;
+        self.scan = Scan::default();
+        self.why = Some(if kind == GapKind::MidStream {
+            ResyncReason::MidStream
+        } else {
+            ResyncReason::Gap
+        });
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -260,12 +323,12 @@ enum State {
 
 #[derive(Debug)]
 struct KConn {
-    addrs: [SocketAddr; 2],
+    addrs: Sides<SocketAddr>,
     broker: Option<SocketAddr>,
     state: State,
-    halves: [KHalf; 2],
-    pending: HashMap<i32, RequestInfo>,
-    pending_order: std::collections::VecDeque<i32>,
+    halves: Sides<KHalf>,
+    pending: Pending<RequestInfo>,
+    /// APIs and versions the connection's requests used, in the order first seen.
     used: Vec<(i16, i16)>,
     data_events: u32,
     /// What the connection holds as `Tracker::held` last counted it (`KConn::footprint`).
@@ -277,7 +340,7 @@ impl KConn {
     /// requests waiting.
     fn footprint(&self) -> usize {
         let bufs: usize = self.halves.iter().map(|h| h.buf.capacity()).sum();
-        bufs.saturating_add(self.pending.len().saturating_mul(PENDING_COST))
+        bufs.saturating_add(self.pending.entries().saturating_mul(PENDING_COST))
     }
 }
 
@@ -291,15 +354,29 @@ struct Span {
 /// Buffer capacity a direction keeps between frames (`KHalf::compact`).
 const KEEP_CAPACITY: usize = 64 * 1024;
 
+/// What the size prefix at a side's position says, once read.
+enum Next {
+    /// A whole frame at `start` of the side's buffer, `len` bytes, the position now past it.
+    Frame { start: usize, len: usize },
+    /// A prefix that cannot be a frame's: told, and the search for a boundary started.
+    BadSize,
+    /// More bytes are needed.
+    More,
+}
+
+/// What cutting and decoding a connection needs besides the connection.
+struct Cx<'a> {
+    cfg: &'a Config,
+    topics: &'a mut TopicNames,
+    stream: u32,
+}
+
 /// Bytes kept while deciding whether a connection on an unknown port is Kafka.
 const DETECT_BUFFER: usize = 64 * 1024;
 const DETECT_EVENTS: u32 = 16;
 /// Bytes of a frame being waited on that are searched for a request header when an answer to
 /// an unseen request arrives (a bogus size prefix is usually followed at once by real frames).
 const UNSTICK_SCAN: usize = 1024 * 1024;
-
-/// Bytes kept while looking for a frame boundary before older bytes are dropped.
-const RESYNC_WINDOW: usize = 1024 * 1024;
 
 pub struct Tracker {
     cfg: Config,
@@ -314,17 +391,14 @@ pub struct Tracker {
 /// Unanswered requests of ended connections held back for the final list.
 const KEEP_UNANSWERED: usize = 100_000;
 
-/// The requests of a connection still waiting for a response, in frame order.
+/// The requests of a connection still waiting for a response, in frame order (requests of one
+/// packet in the order they came).
 fn unanswered_of(stream: u32, c: &KConn) -> Vec<Notice> {
     let Some(broker) = c.broker else {
         return Vec::new();
     };
-    let client = if *crate::be::pick(&c.addrs, 0) == broker {
-        *crate::be::pick(&c.addrs, 1)
-    } else {
-        *crate::be::pick(&c.addrs, 0)
-    };
-    let mut reqs: Vec<RequestInfo> = c.pending.values().copied().collect();
+    let client = c.addrs[c.addrs.side_of(&broker).other()];
+    let mut reqs: Vec<RequestInfo> = c.pending.waiting().copied().collect();
     reqs.sort_by_key(|r| r.frame);
     reqs.into_iter()
         .map(|request| Notice::Unanswered {
@@ -361,34 +435,26 @@ impl Tracker {
                 a,
                 b,
                 syn_from,
-            } => self.open(stream, [a, b], syn_from, sink),
+            } => self.on_open(stream, Sides::new(a, b), syn_from, sink),
             Event::Data {
                 stream,
                 src,
                 dst,
                 bytes,
                 at,
-            } => self.data(stream, (src, dst), bytes, at, sink),
+            } => self.on_data(stream, (src, dst), bytes, at, sink),
             Event::Gap {
                 stream,
                 src,
                 dst,
                 kind,
                 at,
-            } => self.gap(stream, (src, dst), kind, at, sink),
-            Event::Retransmission { stream, at, .. } => {
-                if self.is_kafka(stream) {
-                    sink.notice(&Notice::Retransmission { stream, at });
-                }
-            }
+            } => self.on_gap(stream, (src, dst), kind, at, sink),
+            Event::Retransmission { stream, at, .. } => self.on_retransmission(stream, at, sink),
             Event::ConflictingOverlap {
                 stream, at, offset, ..
-            } => {
-                if self.is_kafka(stream) {
-                    sink.notice(&Notice::ConflictingOverlap { stream, at, offset });
-                }
-            }
-            Event::Close { stream } => self.close(stream, sink),
+            } => self.on_conflicting_overlap(stream, at, offset, sink),
+            Event::Close { stream } => self.on_close(stream, sink),
         }
     }
 
@@ -400,20 +466,14 @@ impl Tracker {
 
     /// A new connection: Kafka when one side is on a broker port, else to be decided by
     /// what it says (or not Kafka, without detection).
-    fn open(
+    fn on_open(
         &mut self,
         stream: u32,
-        [a, b]: [SocketAddr; 2],
+        addrs: Sides<SocketAddr>,
         syn_from: Option<SocketAddr>,
         sink: &mut impl Sink,
     ) {
-        let on_port = |x: &SocketAddr| self.cfg.ports.contains(&x.port());
-        let broker = match (on_port(&a), on_port(&b)) {
-            (true, false) => Some(a),
-            (false, true) => Some(b),
-            (true, true) => Some(if syn_from == Some(a) { b } else { a }),
-            (false, false) => None,
-        };
+        let broker = self.broker_by_port(&addrs, syn_from);
         let state = if broker.is_some() {
             State::Kafka
         } else if self.cfg.detect {
@@ -422,84 +482,77 @@ impl Tracker {
             State::NotKafka
         };
         if let Some(br) = broker {
-            let client = if br == a { b } else { a };
             sink.notice(&Notice::Connection {
                 stream,
-                client,
+                client: addrs[addrs.side_of(&br).other()],
                 broker: br,
                 detected: false,
             });
         }
-        self.conns.insert(
-            stream,
-            KConn {
-                addrs: [a, b],
-                broker,
-                state,
-                halves: [KHalf::default(), KHalf::default()],
-                pending: HashMap::new(),
-                pending_order: Default::default(),
-                used: Vec::new(),
-                data_events: 0,
-                charged: 0,
-            },
-        );
+        let conn = KConn {
+            addrs,
+            broker,
+            state,
+            halves: Sides::default(),
+            pending: Pending::new(self.cfg.max_pending),
+            used: Vec::new(),
+            data_events: 0,
+            charged: 0,
+        };
+        self.conns.insert(stream, conn);
+    }
+
+    /// The side on a broker port; with both on one, the side that did not send the SYN.
+    fn broker_by_port(
+        &self,
+        addrs: &Sides<SocketAddr>,
+        syn_from: Option<SocketAddr>,
+    ) -> Option<SocketAddr> {
+        let (a, b) = (addrs[Side::A], addrs[Side::B]);
+        let on_port = |x: &SocketAddr| self.cfg.ports.contains(&x.port());
+        match (on_port(&a), on_port(&b)) {
+            (true, false) => Some(a),
+            (false, true) => Some(b),
+            (true, true) => Some(if syn_from == Some(a) { b } else { a }),
+            (false, false) => None,
+        }
     }
 
     /// In-order bytes of one direction.
-    fn data(
+    fn on_data(
         &mut self,
         stream: u32,
-        (src, dst): (SocketAddr, SocketAddr),
+        ends: (SocketAddr, SocketAddr),
         bytes: &[u8],
         at: At,
         sink: &mut impl Sink,
     ) {
-        let cfg = &self.cfg;
         let Some(c) = self.conns.get_mut(&stream) else {
             return;
         };
-        let d = usize::from(*crate::be::pick(&c.addrs, 0) != src);
+        let mut cx = Cx {
+            cfg: &self.cfg,
+            topics: &mut self.topics,
+            stream,
+        };
+        let side = c.addrs.side_of(&ends.0);
         match c.state {
             State::NotKafka => {}
-            State::Undecided => {
-                c.data_events += 1;
-                let h = crate::be::pick_mut(&mut c.halves, d);
-                h.push(bytes, at.frame);
-                if plausible_request_at(h.buf.get(h.pos..).unwrap_or(&[]), cfg.max_frame) {
-                    c.state = State::Kafka;
-                    c.broker = Some(dst);
-                    sink.notice(&Notice::Connection {
-                        stream,
-                        client: src,
-                        broker: dst,
-                        detected: true,
-                    });
-                    // Requests first, then whatever the broker already said.
-                    Self::cut(c, cfg, &mut self.topics, stream, d, at, sink);
-                    Self::cut(c, cfg, &mut self.topics, stream, 1 - d, at, sink);
-                } else if c.data_events > DETECT_EVENTS
-                    || c.halves.iter().any(|h| h.buf.len() > DETECT_BUFFER)
-                {
-                    c.state = State::NotKafka;
-                    c.halves = [KHalf::default(), KHalf::default()];
-                }
-            }
+            State::Undecided => c.detect(&mut cx, side, ends, bytes, at, sink),
             State::Kafka => {
-                let h = crate::be::pick_mut(&mut c.halves, d);
+                let h = &mut c.halves[side];
                 h.last_at = at;
                 h.push(bytes, at.frame);
-                Self::cut(c, cfg, &mut self.topics, stream, d, at, sink);
+                c.cut(&mut cx, side, at, sink);
             }
         }
     }
 
-    /// Bytes of one direction that will never arrive: report the frame they cut, show what
-    /// was captured of it, and look for the next frame boundary after them.
-    fn gap(
+    /// Bytes of one direction that will never arrive.
+    fn on_gap(
         &mut self,
         stream: u32,
-        (src, dst): (SocketAddr, SocketAddr),
+        ends: (SocketAddr, SocketAddr),
         kind: GapKind,
         at: At,
         sink: &mut impl Sink,
@@ -507,188 +560,54 @@ impl Tracker {
         let Some(c) = self.conns.get_mut(&stream) else {
             return;
         };
-        let d = usize::from(*crate::be::pick(&c.addrs, 0) != src);
-        let is_request = c.broker != Some(src);
-        let h = crate::be::pick_mut(&mut c.halves, d);
-        // While still looking for a boundary after an earlier gap, the buffered bytes
-        // are a frame only from a plausible header on (a response's must answer a
-        // pending request); before it they belong to the loss already reported.
-        if h.resync && c.state == State::Kafka {
-            let data = h.buf.get(h.pos..).unwrap_or(&[]);
-            if let Some(i) = partial_candidate(data, is_request, &c.pending, self.cfg.max_frame) {
-                let reason = h.why.unwrap_or(ResyncReason::Gap);
-                sink.notice(&Notice::Resync {
-                    stream,
-                    src,
-                    dst,
-                    at,
-                    skipped: i + std::mem::take(&mut h.dropped),
-                    reason,
-                });
-                h.pos += i;
-                h.resync = false;
-            }
+        let mut cx = Cx {
+            cfg: &self.cfg,
+            topics: &mut self.topics,
+            stream,
+        };
+        c.gap(&mut cx, ends, kind, at, sink);
+    }
+
+    fn on_retransmission(&mut self, stream: u32, at: At, sink: &mut impl Sink) {
+        if self.is_kafka(stream) {
+            sink.notice(&Notice::Retransmission { stream, at });
         }
-        let resyncing = h.resync;
-        let present = if resyncing { 0 } else { h.buf.len() - h.pos };
-        // A gap between frames may still have swallowed whole frames: report every
-        // loss; only a mid-stream start with nothing buffered is silent here (the
-        // resync notice tells it).
-        if c.state == State::Kafka && !resyncing && (present > 0 || kind != GapKind::MidStream) {
-            sink.notice(&Notice::LostInGap {
-                stream,
-                src,
-                dst,
-                at,
-                present,
-                kind,
-            });
+    }
+
+    fn on_conflicting_overlap(&mut self, stream: u32, at: At, offset: u64, sink: &mut impl Sink) {
+        if self.is_kafka(stream) {
+            sink.notice(&Notice::ConflictingOverlap { stream, at, offset });
         }
-        if c.state == State::Kafka && present >= 8 {
-            // Show what the gap left of the frame: its header at least.
-            let span = Span {
-                first: h.frame_at(h.pos),
-                at,
-            };
-            let part = h.buf.split_off(h.pos);
-            if is_request {
-                Self::on_request(
-                    c,
-                    &self.cfg,
-                    &mut self.topics,
-                    stream,
-                    src,
-                    dst,
-                    &part,
-                    span,
-                    true,
-                    sink,
-                );
-            } else {
-                Self::on_response(
-                    c,
-                    &self.cfg,
-                    &mut self.topics,
-                    stream,
-                    src,
-                    dst,
-                    &part,
-                    span,
-                    true,
-                    sink,
-                );
-            }
-        }
-        let h = crate::be::pick_mut(&mut c.halves, d);
-        h.clear();
-        h.resync = true;
-        h.scan = Scan::default();
-        h.why = Some(if kind == GapKind::MidStream {
-            ResyncReason::MidStream
-        } else {
-            ResyncReason::Gap
-        });
     }
 
     /// The connection ended: cut what is left, report what cannot be, forget it.
-    fn close(&mut self, stream: u32, sink: &mut impl Sink) {
-        let Some(c) = self.conns.get_mut(&stream) else {
+    fn on_close(&mut self, stream: u32, sink: &mut impl Sink) {
+        if let Some(c) = self.conns.get_mut(&stream) {
+            if c.state == State::Kafka {
+                let mut cx = Cx {
+                    cfg: &self.cfg,
+                    topics: &mut self.topics,
+                    stream,
+                };
+                c.end(&mut cx, sink);
+            }
+        }
+        self.forget(stream, sink);
+    }
+
+    /// An ended connection is forgotten, so that memory follows the connections open, not all
+    /// those seen; its unanswered requests wait for the final list. Past KEEP_UNANSWERED they
+    /// are told at once, keeping memory bounded.
+    fn forget(&mut self, stream: u32, sink: &mut impl Sink) {
+        let Some(c) = self.conns.remove(&stream) else {
             return;
         };
-        if c.state == State::Kafka {
-            // A frame that never completed but holds the start of another: its size
-            // prefix was bogus, and the frames after it are still to be shown.
-            for d in 0..2 {
-                Self::rescan_at_end(c, &self.cfg, &mut self.topics, stream, d, sink);
-            }
-            Self::resync_at_end(c, &self.cfg, &mut self.topics, stream, sink);
-            Self::report_leftovers(c, stream, sink);
-        }
-        // An ended connection is forgotten, so that memory follows the connections
-        // open, not all those seen; its unanswered requests wait for the final list.
-        // Past KEEP_UNANSWERED they are told at once, keeping memory bounded.
-        if let Some(c) = self.conns.remove(&stream) {
-            self.held = self.held.saturating_sub(c.charged);
-            for n in unanswered_of(stream, &c) {
-                if self.unanswered.len() < KEEP_UNANSWERED {
-                    self.unanswered.push(n);
-                } else {
-                    sink.notice(&n);
-                }
-            }
-        }
-    }
-
-    /// Bytes still waiting for a verified boundary: at the end, a plausible header is the
-    /// best there is; decode from it rather than drop them.
-    fn resync_at_end(
-        c: &mut KConn,
-        cfg: &Config,
-        topics: &mut TopicNames,
-        stream: u32,
-        sink: &mut impl Sink,
-    ) {
-        for d in 0..2 {
-            let is_request = c.broker != Some(*crate::be::pick(&c.addrs, d));
-            let h = crate::be::pick_mut(&mut c.halves, d);
-            if !h.resync {
-                continue;
-            }
-            let data = h.buf.get(h.pos..).unwrap_or(&[]);
-            if let Some(i) = partial_candidate(data, is_request, &c.pending, cfg.max_frame) {
-                let at = h.last_at;
-                if i > 0 {
-                    let (src, dst) = (
-                        *crate::be::pick(&c.addrs, d),
-                        *crate::be::pick(&c.addrs, 1 - d),
-                    );
-                    let reason = h.why.unwrap_or(ResyncReason::Gap);
-                    sink.notice(&Notice::Resync {
-                        stream,
-                        src,
-                        dst,
-                        at,
-                        skipped: i + std::mem::take(&mut h.dropped),
-                        reason,
-                    });
-                }
-                h.pos += i;
-                h.resync = false;
-                h.why = None;
-                Self::cut(c, cfg, topics, stream, d, at, sink);
-            }
-        }
-    }
-
-    /// What a connection left at its end: bytes skipped while resynchronising, and a frame
-    /// it ended inside.
-    fn report_leftovers(c: &KConn, stream: u32, sink: &mut impl Sink) {
-        for d in 0..2 {
-            let h = crate::be::pick(&c.halves, d);
-            let present = h.buf.len() - h.pos;
-            if h.resync && present + h.dropped > 0 {
-                // Still looking for a boundary at the end: all of it was skipped.
-                sink.notice(&Notice::Resync {
-                    stream,
-                    src: *crate::be::pick(&c.addrs, d),
-                    dst: *crate::be::pick(&c.addrs, 1 - d),
-                    at: h.last_at,
-                    skipped: present + h.dropped,
-                    reason: h.why.unwrap_or(ResyncReason::Gap),
-                });
-            }
-            if present > 0 && !h.resync {
-                let want = h
-                    .buf
-                    .get(h.pos..h.pos + 4)
-                    .map(|b| crate::be::i32_at(b, 0).max(0) as usize + 4)
-                    .unwrap_or(4);
-                sink.notice(&Notice::EndedInFrame {
-                    stream,
-                    src: *crate::be::pick(&c.addrs, d),
-                    present,
-                    want,
-                });
+        self.held = self.held.saturating_sub(c.charged);
+        for n in unanswered_of(stream, &c) {
+            if self.unanswered.len() < KEEP_UNANSWERED {
+                self.unanswered.push(n);
+            } else {
+                sink.notice(&n);
             }
         }
     }
@@ -764,15 +683,14 @@ impl Tracker {
         let Some(c) = self.conns.get_mut(&stream) else {
             return;
         };
-        for d in 0..2 {
-            let h = crate::be::pick_mut(&mut c.halves, d);
+        for d in Side::BOTH {
+            let (src, dst) = (c.addrs[d], c.addrs[d.other()]);
+            let h = &mut c.halves[d];
             if h.buf.capacity() == 0 {
                 continue;
             }
             let present = h.buf.len().saturating_sub(h.pos);
             if present > 0 && c.state == State::Kafka {
-                let src = *crate::be::pick(&c.addrs, d);
-                let dst = *crate::be::pick(&c.addrs, 1 - d);
                 sink.notice(&Notice::FrameDropped {
                     stream,
                     src,
@@ -791,253 +709,220 @@ impl Tracker {
                 h.why = Some(ResyncReason::Gap);
             }
         }
-        let mut order = std::mem::take(&mut c.pending_order);
-        for corr in order.drain(..) {
-            if let Some(request) = c.pending.remove(&corr) {
-                sink.notice(&Notice::PendingDropped { stream, request });
-            }
+        for request in c.pending.take_all() {
+            sink.notice(&Notice::PendingDropped { stream, request });
         }
-        c.pending = HashMap::new();
+    }
+}
+
+impl KConn {
+    /// (sender, receiver) of what a side sends.
+    fn ends(&self, side: Side) -> (SocketAddr, SocketAddr) {
+        (self.addrs[side], self.addrs[side.other()])
     }
 
-    /// Cuts complete frames off direction `d` and decodes them.
-    fn cut(
-        c: &mut KConn,
-        cfg: &Config,
-        topics: &mut TopicNames,
-        stream: u32,
-        d: usize,
+    /// Which frames a side sends: requests on any side but the broker's.
+    fn want(&self, side: Side) -> Want {
+        want_from(self.broker != Some(self.addrs[side]))
+    }
+
+    /// Bytes of a connection on no broker port: Kafka once a side starts with a plausible
+    /// request header (that side is the client), not Kafka after too many events or bytes
+    /// without one.
+    fn detect(
+        &mut self,
+        cx: &mut Cx<'_>,
+        side: Side,
+        (src, dst): (SocketAddr, SocketAddr),
+        bytes: &[u8],
         at: At,
         sink: &mut impl Sink,
     ) {
-        let src = *crate::be::pick(&c.addrs, d);
-        let dst = *crate::be::pick(&c.addrs, 1 - d);
-        let is_request = c.broker != Some(src);
-        loop {
-            let h = crate::be::pick_mut(&mut c.halves, d);
-            if h.resync {
-                let data = h.buf.get(h.pos..).unwrap_or(&[]);
-                match find_boundary(
-                    data,
-                    is_request,
-                    &c.pending,
-                    &c.used,
-                    cfg.max_frame,
-                    &mut h.scan,
-                ) {
-                    Some(skip) => {
-                        let reason = h.why.unwrap_or(ResyncReason::Gap);
-                        // A mid-stream start right at a frame boundary lost nothing.
-                        if skip + h.dropped > 0 {
-                            sink.notice(&Notice::Resync {
-                                stream,
-                                src,
-                                dst,
-                                at,
-                                skipped: skip + std::mem::take(&mut h.dropped),
-                                reason,
-                            });
-                        }
-                        h.pos += skip;
-                        h.resync = false;
-                        h.why = None;
-                        h.scan = Scan::default();
-                    }
-                    None => {
-                        // Keep a bounded window; a boundary may still be ahead.
-                        if data.len() > RESYNC_WINDOW {
-                            let drop = data.len() - 16;
-                            h.pos += drop;
-                            h.dropped += drop;
-                            h.scan = Scan::default();
-                        }
-                        break;
-                    }
-                }
-            }
-            let data = h.buf.get(h.pos..).unwrap_or(&[]);
-            let Some(pre) = data.get(0..4) else { break };
-            let size = crate::be::i32_at(pre, 0);
-            if size < 4 || size as usize > cfg.max_frame {
-                sink.notice(&Notice::BadSize {
-                    stream,
-                    src,
-                    at,
-                    size: size.into(),
-                });
-                h.pos += 1;
-                h.dropped += 1;
-                h.resync = true;
-                h.scan = Scan::default();
-                h.why = Some(ResyncReason::BadSize);
-                continue;
-            }
-            let len = 4 + size as usize;
-            if data.len() < len {
-                break;
-            }
-            let start = h.pos;
-            h.pos += len;
-            let span = Span {
-                first: h.frame_at(start),
-                at,
-            };
-            // The frame is decoded from the connection's buffer; move it out of the way of
-            // the mutable borrows below by swapping the buffer temporarily.
-            let buf = std::mem::take(&mut crate::be::pick_mut(&mut c.halves, d).buf);
-            let frame = buf.get(start..start + len).unwrap_or(&[]);
-            if is_request {
-                Self::on_request(c, cfg, topics, stream, src, dst, frame, span, false, sink);
-            } else {
-                if let Some(corr) = peek_response_correlation(frame) {
-                    if !c.pending.contains_key(&corr) {
-                        Self::unstick(c, cfg, topics, stream, 1 - d, corr, at, sink);
-                    }
-                }
-                Self::on_response(c, cfg, topics, stream, src, dst, frame, span, false, sink);
-            }
-            crate::be::pick_mut(&mut c.halves, d).buf = buf;
+        self.data_events += 1;
+        let h = &mut self.halves[side];
+        h.push(bytes, at.frame);
+        if plausible_request_at(h.unconsumed(), cx.cfg.max_frame) {
+            self.state = State::Kafka;
+            self.broker = Some(dst);
+            sink.notice(&Notice::Connection {
+                stream: cx.stream,
+                client: src,
+                broker: dst,
+                detected: true,
+            });
+            // Requests first, then whatever the broker already said.
+            self.cut(cx, side, at, sink);
+            self.cut(cx, side.other(), at, sink);
+        } else if self.data_events > DETECT_EVENTS
+            || self.halves.iter().any(|h| h.buf.len() > DETECT_BUFFER)
+        {
+            self.state = State::NotKafka;
+            self.halves = Sides::default();
         }
-        crate::be::pick_mut(&mut c.halves, d).compact();
     }
 
-    /// At the end of a connection: a direction still waiting for the rest of a frame whose
-    /// bytes hold a plausible frame start after the prefix had a bogus prefix: resynchronise.
-    fn rescan_at_end(
-        c: &mut KConn,
-        cfg: &Config,
-        topics: &mut TopicNames,
-        stream: u32,
-        d: usize,
+    /// Cuts complete frames off one side and decodes them.
+    fn cut(&mut self, cx: &mut Cx<'_>, side: Side, at: At, sink: &mut impl Sink) {
+        while self.in_sync(cx, side, at, sink) {
+            match self.next_frame(cx, side, at, sink) {
+                Next::Frame { start, len } => self.decode_frame(cx, side, start, len, at, sink),
+                Next::BadSize => {}
+                Next::More => break,
+            }
+        }
+        self.halves[side].compact();
+    }
+
+    /// Whether a side's position is at a frame start: at once when it is not resynchronising,
+    /// else once the search finds a verified boundary (told in a resync notice).
+    fn in_sync(&mut self, cx: &mut Cx<'_>, side: Side, at: At, sink: &mut impl Sink) -> bool {
+        let (src, dst) = self.ends(side);
+        let search = Search {
+            requests: self.want(side) == Want::Requests,
+            pending: &self.pending,
+            used: &self.used,
+            max_frame: cx.cfg.max_frame,
+        };
+        let h = &mut self.halves[side];
+        if !h.resync {
+            return true;
+        }
+        let data = h.buf.get(h.pos..).unwrap_or(&[]);
+        let Some(skip) = framing::find_boundary(data, &search, &mut h.scan) else {
+            h.bound_window();
+            return false;
+        };
+        // A mid-stream start right at a frame boundary lost nothing.
+        if skip + h.dropped > 0 {
+            sink.notice(&Notice::Resync {
+                stream: cx.stream,
+                src,
+                dst,
+                at,
+                skipped: skip + std::mem::take(&mut h.dropped),
+                reason: h.reason(),
+            });
+        }
+        h.resume_at(skip);
+        true
+    }
+
+    /// Reads the size prefix at a side's position.
+    fn next_frame(&mut self, cx: &mut Cx<'_>, side: Side, at: At, sink: &mut impl Sink) -> Next {
+        let h = &self.halves[side];
+        let have = h.unconsumed().len();
+        match framing::prefix(h.unconsumed(), cx.cfg.max_frame) {
+            None => Next::More,
+            Some(Prefix::Bad(size)) => {
+                self.tell_bad_prefix(cx, side, size, at, sink);
+                Next::BadSize
+            }
+            Some(Prefix::Frame(len)) if have < len => Next::More,
+            Some(Prefix::Frame(len)) => {
+                let h = &mut self.halves[side];
+                let start = h.pos;
+                h.pos += len;
+                Next::Frame { start, len }
+            }
+        }
+    }
+
+    /// A size prefix that cannot be a frame's at a side's position: told, and skipped.
+    fn tell_bad_prefix(
+        &mut self,
+        cx: &Cx<'_>,
+        side: Side,
+        size: i32,
+        at: At,
         sink: &mut impl Sink,
     ) {
-        let is_request = c.broker != Some(*crate::be::pick(&c.addrs, d));
-        let h = crate::be::pick(&c.halves, d);
-        let data = h.buf.get(h.pos..).unwrap_or(&[]);
-        let Some(size) = data.get(0..4).map(|b| crate::be::i32_at(b, 0)) else {
-            return;
-        };
-        if h.resync || (size as usize).saturating_add(4) <= data.len() {
-            return;
-        }
-        let rest = data.get(1..).unwrap_or(&[]);
-        if partial_candidate(rest, is_request, &c.pending, cfg.max_frame).is_none() {
-            return;
-        }
-        let at = h.last_at;
         sink.notice(&Notice::BadSize {
-            stream,
-            src: *crate::be::pick(&c.addrs, d),
+            stream: cx.stream,
+            src: self.addrs[side],
             at,
             size: size.into(),
         });
-        let h = crate::be::pick_mut(&mut c.halves, d);
-        h.pos += 1;
-        h.dropped += 1;
-        h.resync = true;
-        h.scan = Scan::default();
-        h.why = Some(ResyncReason::BadSize);
-        Self::cut(c, cfg, topics, stream, d, at, sink);
+        self.halves[side].skip_bad_prefix();
     }
 
-    /// A response answers a request that was never cut, while the request direction waits for
+    /// Decodes the frame cut at `start` of a side's buffer.
+    fn decode_frame(
+        &mut self,
+        cx: &mut Cx<'_>,
+        side: Side,
+        start: usize,
+        len: usize,
+        at: At,
+        sink: &mut impl Sink,
+    ) {
+        let span = Span {
+            first: self.halves[side].frame_at(start),
+            at,
+        };
+        let ends = self.ends(side);
+        // The frame is decoded from the connection's buffer; move it out of the way of the
+        // mutable borrows below by swapping the buffer temporarily.
+        let buf = std::mem::take(&mut self.halves[side].buf);
+        let frame = buf.get(start..start + len).unwrap_or(&[]);
+        if self.want(side) == Want::Requests {
+            self.on_request(cx, ends, frame, span, false, sink);
+        } else {
+            if let Some(corr) = peek_response_correlation(frame) {
+                if !self.pending.contains(corr) {
+                    self.unstick(cx, side.other(), corr, at, sink);
+                }
+            }
+            self.on_response(cx, ends, frame, span, false, sink);
+        }
+        self.halves[side].buf = buf;
+    }
+
+    /// A side in step, waiting for the rest of a frame: its size prefix and the bytes it has.
+    fn waiting_frame(&self, side: Side) -> Option<(i32, &[u8])> {
+        let h = &self.halves[side];
+        let data = h.unconsumed();
+        let size = crate::be::i32_at(data.get(0..SIZE_PREFIX)?, 0);
+        let incomplete = (size as usize).saturating_add(SIZE_PREFIX) > data.len();
+        (!h.resync && incomplete).then_some((size, data))
+    }
+
+    /// A response answers a request that was never cut, while the request side `dq` waits for
     /// the rest of a frame: if that request's header sits inside the bytes waited on, the size
     /// prefix that made them wait was bogus. Declare it so and cut the requests from there,
     /// so they are shown, and pair, before their answers.
-    #[allow(clippy::too_many_arguments)]
-    fn unstick(
-        c: &mut KConn,
-        cfg: &Config,
-        topics: &mut TopicNames,
-        stream: u32,
-        dq: usize,
-        corr: i32,
-        at: At,
-        sink: &mut impl Sink,
-    ) {
-        let h = crate::be::pick_mut(&mut c.halves, dq);
-        if h.resync {
-            return;
-        }
-        let data = h.buf.get(h.pos..).unwrap_or(&[]);
-        let Some(size) = data.get(0..4).map(|b| crate::be::i32_at(b, 0)) else {
+    fn unstick(&mut self, cx: &mut Cx<'_>, dq: Side, corr: i32, at: At, sink: &mut impl Sink) {
+        let Some((size, data)) = self.waiting_frame(dq) else {
             return;
         };
-        if (size as usize).saturating_add(4) <= data.len() {
-            return;
-        }
         let window = data.get(..data.len().min(UNSTICK_SCAN)).unwrap_or(data);
         let inside = (1..window.len()).any(|i| {
             let rest = data.get(i..).unwrap_or(&[]);
-            plausible_request_at(rest, cfg.max_frame)
+            plausible_request_at(rest, cx.cfg.max_frame)
                 && peek_request(rest).is_some_and(|p| p.correlation_id == corr)
         });
-        if !inside {
-            return;
+        if inside {
+            self.tell_bad_prefix(cx, dq, size, at, sink);
+            self.cut(cx, dq, at, sink);
         }
-        sink.notice(&Notice::BadSize {
-            stream,
-            src: *crate::be::pick(&c.addrs, dq),
-            at,
-            size: size.into(),
-        });
-        let h = crate::be::pick_mut(&mut c.halves, dq);
-        h.pos += 1;
-        h.dropped += 1;
-        h.resync = true;
-        h.scan = Scan::default();
-        h.why = Some(ResyncReason::BadSize);
-        Self::cut(c, cfg, topics, stream, dq, at, sink);
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn on_request(
-        c: &mut KConn,
-        cfg: &Config,
-        topics: &mut TopicNames,
-        stream: u32,
-        src: SocketAddr,
-        dst: SocketAddr,
+        &mut self,
+        cx: &mut Cx<'_>,
+        (src, dst): (SocketAddr, SocketAddr),
         frame: &[u8],
         span: Span,
         partial: bool,
         sink: &mut impl Sink,
     ) {
         let at = span.at;
-        let mut msg = decode_request_with(frame, cfg.decode);
-        topics.observe(&mut msg);
-        // Only a plausible request header waits for an answer: junk read as a header must
-        // not capture a later response's correlation id.
-        let plausible = msg.api_key.zip(msg.api_version).is_some_and(|(k, v)| {
-            registry().knows(k, v) || (names::api_name(k).is_some() && (0..=127).contains(&v))
-        });
-        if let (true, Some(k), Some(v), Some(corr)) =
-            (plausible, msg.api_key, msg.api_version, msg.correlation_id)
-        {
-            let info = RequestInfo {
-                frame: at.frame,
-                ts_nanos: at.ts_nanos,
-                api_key: k,
-                api_version: v,
-                correlation_id: corr,
-            };
-            if c.pending.insert(corr, info).is_none() {
-                c.pending_order.push_back(corr);
-            }
-            while c.pending.len() > cfg.max_pending {
-                let Some(old) = c.pending_order.pop_front() else {
-                    break;
-                };
-                if let Some(r) = c.pending.remove(&old) {
-                    sink.notice(&Notice::PendingDropped { stream, request: r });
-                }
-            }
-            if !c.used.contains(&(k, v)) {
-                c.used.push((k, v));
-            }
+        let mut msg = decode_request_with(frame, cx.cfg.decode);
+        cx.topics.observe(&mut msg);
+        if let Some(info) = answerable(&msg, at) {
+            self.remember(cx.stream, info, sink);
         }
         sink.message(&Record {
-            stream,
+            stream: cx.stream,
             frame: at.frame,
             first_frame: span.first,
             ts_nanos: at.ts_nanos,
@@ -1051,54 +936,37 @@ impl Tracker {
         });
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// A request waits for its answer; past `max_pending`, the oldest are dropped (and told).
+    fn remember(&mut self, stream: u32, request: RequestInfo, sink: &mut impl Sink) {
+        for dropped in self.pending.insert(request.correlation_id, request) {
+            sink.notice(&Notice::PendingDropped {
+                stream,
+                request: dropped,
+            });
+        }
+        if !self.used.contains(&request.api()) {
+            self.used.push(request.api());
+        }
+    }
+
     fn on_response(
-        c: &mut KConn,
-        cfg: &Config,
-        topics: &mut TopicNames,
-        stream: u32,
-        src: SocketAddr,
-        dst: SocketAddr,
+        &mut self,
+        cx: &mut Cx<'_>,
+        (src, dst): (SocketAddr, SocketAddr),
         frame: &[u8],
         span: Span,
         partial: bool,
         sink: &mut impl Sink,
     ) {
         let at = span.at;
-        let corr = peek_response_correlation(frame);
-        let request = corr.and_then(|k| c.pending.remove(&k));
-        if let Some(k) = corr {
-            if request.is_some() {
-                c.pending_order.retain(|x| *x != k);
-            }
-        }
-        let (msg, assumed) = match request {
-            Some(r) => {
-                let mut m = decode_response_with(frame, r.api_key, r.api_version, cfg.decode);
-                if !m.is_clean() && !partial {
-                    if let Some(d) = other_version_hint(frame, r.api_key, r.api_version) {
-                        m.diagnoses.push(d);
-                    }
-                }
-                (m, false)
-            }
-            None if partial => (decode_response_header_only(frame, ErrorKind::Malformed, "the rest of this frame was lost in a gap"), false),
-            None => match guess_response(frame, &c.used) {
-                Some(m) => (m, true),
-                None => (
-                    decode_response_header_only(
-                        frame,
-                        ErrorKind::Unpaired,
-                        "no request with this correlation_id was captured, and no known API and version decodes this body cleanly",
-                    ),
-                    false,
-                ),
-            },
+        let request = peek_response_correlation(frame).and_then(|c| self.pending.take(c));
+        let (mut msg, assumed) = match request {
+            Some(r) => (paired_response(frame, r, partial, cx.cfg.decode), false),
+            None => unpaired_response(frame, partial, &self.used),
         };
-        let mut msg = msg;
-        topics.observe(&mut msg);
+        cx.topics.observe(&mut msg);
         sink.message(&Record {
-            stream,
+            stream: cx.stream,
             frame: at.frame,
             first_frame: span.first,
             ts_nanos: at.ts_nanos,
@@ -1110,6 +978,260 @@ impl Tracker {
             assumed,
             partial,
         });
+    }
+
+    /// Bytes of one side that will never arrive: report the frame they cut, show what was
+    /// captured of it, and look for the next frame boundary after them.
+    fn gap(
+        &mut self,
+        cx: &mut Cx<'_>,
+        ends: (SocketAddr, SocketAddr),
+        kind: GapKind,
+        at: At,
+        sink: &mut impl Sink,
+    ) {
+        let side = self.addrs.side_of(&ends.0);
+        let want = want_from(self.broker != Some(ends.0));
+        if self.state == State::Kafka {
+            self.settle_before_gap(cx, side, ends, want, at, sink);
+        }
+        let present = self.tell_gap(cx, side, ends, kind, at, sink);
+        // Show what the gap left of the frame: its header at least.
+        if self.state == State::Kafka && present >= framing::RESPONSE_PEEK {
+            self.show_partial(cx, side, ends, want, at, sink);
+        }
+        self.halves[side].restart_after_gap(kind);
+    }
+
+    /// While still looking for a boundary after an earlier gap, the buffered bytes are a frame
+    /// only from a plausible header on (a response's must answer a pending request); before it
+    /// they belong to the loss already reported.
+    fn settle_before_gap(
+        &mut self,
+        cx: &Cx<'_>,
+        side: Side,
+        (src, dst): (SocketAddr, SocketAddr),
+        want: Want,
+        at: At,
+        sink: &mut impl Sink,
+    ) {
+        let h = &mut self.halves[side];
+        if !h.resync {
+            return;
+        }
+        let found = framing::first_candidate(h.unconsumed(), want, &self.pending, cx.cfg.max_frame);
+        let Some(i) = found else {
+            return;
+        };
+        sink.notice(&Notice::Resync {
+            stream: cx.stream,
+            src,
+            dst,
+            at,
+            skipped: i + std::mem::take(&mut h.dropped),
+            reason: h.reason(),
+        });
+        h.pos += i;
+        h.resync = false;
+    }
+
+    /// Tells the loss of a gap, and returns how many bytes of the frame it cut were captured.
+    /// A gap between frames may still have swallowed whole frames: every loss is reported;
+    /// only a mid-stream start with nothing buffered is silent here (the resync notice tells
+    /// it).
+    fn tell_gap(
+        &self,
+        cx: &Cx<'_>,
+        side: Side,
+        (src, dst): (SocketAddr, SocketAddr),
+        kind: GapKind,
+        at: At,
+        sink: &mut impl Sink,
+    ) -> usize {
+        let h = &self.halves[side];
+        let present = if h.resync { 0 } else { h.unconsumed().len() };
+        if self.state == State::Kafka && !h.resync && (present > 0 || kind != GapKind::MidStream) {
+            sink.notice(&Notice::LostInGap {
+                stream: cx.stream,
+                src,
+                dst,
+                at,
+                present,
+                kind,
+            });
+        }
+        present
+    }
+
+    /// Decodes what a gap left of the frame it cut, shown as partial.
+    fn show_partial(
+        &mut self,
+        cx: &mut Cx<'_>,
+        side: Side,
+        ends: (SocketAddr, SocketAddr),
+        want: Want,
+        at: At,
+        sink: &mut impl Sink,
+    ) {
+        let h = &mut self.halves[side];
+        let span = Span {
+            first: h.frame_at(h.pos),
+            at,
+        };
+        let part = h.buf.split_off(h.pos);
+        if want == Want::Requests {
+            self.on_request(cx, ends, &part, span, true, sink);
+        } else {
+            self.on_response(cx, ends, &part, span, true, sink);
+        }
+    }
+
+    /// The connection ended: cut what is left, report what cannot be.
+    fn end(&mut self, cx: &mut Cx<'_>, sink: &mut impl Sink) {
+        for side in Side::BOTH {
+            self.rescan_at_end(cx, side, sink);
+        }
+        for side in Side::BOTH {
+            self.resync_at_end(cx, side, sink);
+        }
+        for side in Side::BOTH {
+            self.report_leftovers(cx, side, sink);
+        }
+    }
+
+    /// At the end of a connection: a side still waiting for the rest of a frame whose bytes
+    /// hold a plausible frame start after the prefix had a bogus prefix, and the frames after
+    /// it are still to be shown: resynchronise.
+    fn rescan_at_end(&mut self, cx: &mut Cx<'_>, side: Side, sink: &mut impl Sink) {
+        let Some((size, data)) = self.waiting_frame(side) else {
+            return;
+        };
+        let rest = data.get(1..).unwrap_or(&[]);
+        let want = self.want(side);
+        if framing::first_candidate(rest, want, &self.pending, cx.cfg.max_frame).is_none() {
+            return;
+        }
+        let at = self.halves[side].last_at;
+        self.tell_bad_prefix(cx, side, size, at, sink);
+        self.cut(cx, side, at, sink);
+    }
+
+    /// Bytes still waiting for a verified boundary: at the end, a plausible header is the
+    /// best there is; decode from it rather than drop them.
+    fn resync_at_end(&mut self, cx: &mut Cx<'_>, side: Side, sink: &mut impl Sink) {
+        let want = self.want(side);
+        let (src, dst) = self.ends(side);
+        let h = &mut self.halves[side];
+        if !h.resync {
+            return;
+        }
+        let found = framing::first_candidate(h.unconsumed(), want, &self.pending, cx.cfg.max_frame);
+        let Some(i) = found else {
+            return;
+        };
+        let at = h.last_at;
+        if i > 0 {
+            sink.notice(&Notice::Resync {
+                stream: cx.stream,
+                src,
+                dst,
+                at,
+                skipped: i + std::mem::take(&mut h.dropped),
+                reason: h.reason(),
+            });
+        }
+        h.pos += i;
+        h.resync = false;
+        h.why = None;
+        self.cut(cx, side, at, sink);
+    }
+
+    /// What a side left at the connection's end: bytes skipped while resynchronising, and a
+    /// frame it ended inside.
+    fn report_leftovers(&self, cx: &Cx<'_>, side: Side, sink: &mut impl Sink) {
+        let h = &self.halves[side];
+        let (src, dst) = self.ends(side);
+        let present = h.unconsumed().len();
+        if h.resync && present + h.dropped > 0 {
+            // Still looking for a boundary at the end: all of it was skipped.
+            sink.notice(&Notice::Resync {
+                stream: cx.stream,
+                src,
+                dst,
+                at: h.last_at,
+                skipped: present + h.dropped,
+                reason: h.reason(),
+            });
+        }
+        if present > 0 && !h.resync {
+            let want = h.unconsumed().get(0..SIZE_PREFIX).map_or(SIZE_PREFIX, |b| {
+                crate::be::i32_at(b, 0).max(0) as usize + SIZE_PREFIX
+            });
+            sink.notice(&Notice::EndedInFrame {
+                stream: cx.stream,
+                src,
+                present,
+                want,
+            });
+        }
+    }
+}
+
+/// Which frames a side sends.
+fn want_from(requests: bool) -> Want {
+    if requests {
+        Want::Requests
+    } else {
+        Want::Responses
+    }
+}
+
+/// The request a response may answer, if `msg` is one worth waiting for
+/// ([`waits_for_answer`]): junk read as a header must not capture a later response's
+/// correlation id.
+fn answerable(msg: &Message, at: At) -> Option<RequestInfo> {
+    let (k, v) = msg.api_key.zip(msg.api_version)?;
+    let correlation_id = msg.correlation_id?;
+    waits_for_answer(k, v).then_some(RequestInfo {
+        frame: at.frame,
+        ts_nanos: at.ts_nanos,
+        api_key: k,
+        api_version: v,
+        correlation_id,
+    })
+}
+
+/// A response decoded with its request's API and version; when it does not decode cleanly,
+/// with a word on the version it does decode as.
+fn paired_response(frame: &[u8], r: RequestInfo, partial: bool, opts: DecodeOptions) -> Message {
+    let mut m = decode_response_with(frame, r.api_key, r.api_version, opts);
+    if !m.is_clean() && !partial {
+        if let Some(d) = other_version_hint(frame, r.api_key, r.api_version) {
+            m.diagnoses.push(d);
+        }
+    }
+    m
+}
+
+/// A response whose request was not captured, and whether its API was inferred.
+fn unpaired_response(frame: &[u8], partial: bool, used: &[(i16, i16)]) -> (Message, bool) {
+    if partial {
+        let why = "the rest of this frame was lost in a gap";
+        return (
+            decode_response_header_only(frame, ErrorKind::Malformed, why),
+            false,
+        );
+    }
+    match guess_response(frame, used) {
+        Some(m) => (m, true),
+        None => (
+            decode_response_header_only(
+                frame,
+                ErrorKind::Unpaired,
+                "no request with this correlation_id was captured, and no known API and version decodes this body cleanly",
+            ),
+            false,
+        ),
     }
 }
 
@@ -1161,234 +1283,4 @@ fn guess_response(frame: &[u8], used: &[(i16, i16)]) -> Option<Message> {
         }
     }
     None
-}
-
-/// Where the search for a frame boundary stands, so that each new segment only costs the
-/// offsets it adds (plus the candidates still waiting for their frame to complete).
-#[derive(Debug, Default)]
-struct Scan {
-    /// First offset (relative to the unconsumed data) not yet examined.
-    next: usize,
-    /// Candidates whose frames were not complete yet, oldest first.
-    waiting: Vec<usize>,
-}
-
-/// Candidates kept waiting for their frame to complete.
-const MAX_WAITING: usize = 64;
-
-enum Verdict {
-    /// A frame start: `strong` when the frame decoded cleanly, weak when only its size lines
-    /// up with what follows.
-    Accept {
-        strong: bool,
-    },
-    Reject,
-    Wait,
-}
-
-fn check_candidate(
-    rest: &[u8],
-    is_request: bool,
-    pending: &HashMap<i32, RequestInfo>,
-    used: &[(i16, i16)],
-    max_frame: usize,
-) -> Verdict {
-    let Some(h) = rest.get(0..8) else {
-        return Verdict::Wait;
-    };
-    let size = crate::be::i32_at(h, 0);
-    if size < 4 || size as usize > max_frame {
-        return Verdict::Reject;
-    }
-    let len = 4 + size as usize;
-    let complete = rest.get(..len);
-    if is_request {
-        if rest.len() < 14 {
-            return Verdict::Wait;
-        }
-        if !plausible_request_at(rest, max_frame) {
-            return Verdict::Reject;
-        }
-        let Some(frame) = complete else {
-            return Verdict::Wait;
-        };
-        let known = peek_request(frame).is_some_and(|p| registry().knows(p.api_key, p.api_version));
-        return if known {
-            if decode_request(frame).is_clean() {
-                Verdict::Accept { strong: true }
-            } else {
-                Verdict::Reject
-            }
-        } else if decode_request(frame).assumed_version.is_some() {
-            // A newer version than the tables whose body fits the newest layout exactly.
-            Verdict::Accept { strong: true }
-        } else if chains_to_end(rest, max_frame, 4) {
-            Verdict::Accept { strong: false }
-        } else {
-            Verdict::Reject
-        };
-    }
-    let corr = crate::be::i32_at(h, 4);
-    let paired = pending.get(&corr);
-    if paired.is_none() && !pending.is_empty() {
-        return Verdict::Reject;
-    }
-    let Some(frame) = complete else {
-        return Verdict::Wait;
-    };
-    let verdict = match paired {
-        Some(r) if decode_response(frame, r.api_key, r.api_version).is_clean() => {
-            Verdict::Accept { strong: true }
-        }
-        Some(_) if chains_to_end(rest, max_frame, 4) => Verdict::Accept { strong: false },
-        Some(_) => Verdict::Reject,
-        // Nothing to pair with: the frame must sit between boundaries (end of data, or a
-        // plausible next size) and decode cleanly as some known response.
-        None => {
-            let next_ok = match rest.get(len..len + 4) {
-                None => rest.len() == len,
-                Some(b) => {
-                    let n = crate::be::i32_at(b, 0);
-                    n >= 4 && n as usize <= max_frame
-                }
-            };
-            // Only the APIs this connection used: with every Kafka API known, some small
-            // response layout fits almost any bytes, so a guess over all of them proves nothing.
-            if next_ok
-                && used
-                    .iter()
-                    .any(|&(k, v)| decode_response(frame, k, v).is_clean())
-            {
-                Verdict::Accept { strong: true }
-            } else {
-                Verdict::Reject
-            }
-        }
-    };
-    verdict
-}
-
-/// Offset of the first frame start in `data` that can be verified: the frame is complete and
-/// decodes cleanly (or is followed by another frame start). An unverified candidate is taken
-/// only once the data outgrows the resync window.
-fn find_boundary(
-    data: &[u8],
-    is_request: bool,
-    pending: &HashMap<i32, RequestInfo>,
-    used: &[(i16, i16)],
-    max_frame: usize,
-    scan: &mut Scan,
-) -> Option<usize> {
-    let n = data.len();
-    let mut best: Option<(usize, bool)> = None;
-    let mut still = Vec::new();
-    for &i in &scan.waiting {
-        match check_candidate(
-            data.get(i..).unwrap_or(&[]),
-            is_request,
-            pending,
-            used,
-            max_frame,
-        ) {
-            Verdict::Accept { strong } => {
-                if best.is_none_or(|(b, _)| i < b) {
-                    best = Some((i, strong));
-                }
-            }
-            Verdict::Wait => still.push(i),
-            Verdict::Reject => {}
-        }
-    }
-    scan.waiting = still;
-    let need = if is_request { 14 } else { 8 };
-    while best.is_none() && scan.next + need <= n {
-        let i = scan.next;
-        match check_candidate(
-            data.get(i..).unwrap_or(&[]),
-            is_request,
-            pending,
-            used,
-            max_frame,
-        ) {
-            Verdict::Accept { strong } => best = Some((i, strong)),
-            Verdict::Wait => {
-                if scan.waiting.len() < MAX_WAITING {
-                    scan.waiting.push(i);
-                }
-            }
-            Verdict::Reject => {}
-        }
-        scan.next += 1;
-    }
-    if let Some((b, strong)) = best {
-        // A frame that decoded cleanly is trusted. One that only lines up by size yields to a
-        // strong header before it (a request of an API and version we know, or a response to
-        // a pending request) whose frame is still arriving: wait for that one.
-        let earlier_strong = !strong
-            && scan.waiting.iter().any(|&i| {
-                i < b && strong_header(data.get(i..).unwrap_or(&[]), is_request, pending)
-            });
-        if !earlier_strong {
-            return Some(b);
-        }
-        if n <= RESYNC_WINDOW {
-            return None;
-        }
-    }
-    if n > RESYNC_WINDOW {
-        return scan.waiting.first().copied();
-    }
-    None
-}
-
-/// A header that very likely starts a frame: a request of an API and version with a table, or
-/// a response whose correlation id is pending.
-fn strong_header(rest: &[u8], is_request: bool, pending: &HashMap<i32, RequestInfo>) -> bool {
-    if is_request {
-        peek_request(rest).is_some_and(|p| registry().plausible(p.api_key, p.api_version))
-    } else {
-        peek_response_correlation(rest).is_some_and(|c| pending.contains_key(&c))
-    }
-}
-
-/// Where, in bytes cut short by a gap, a frame plausibly starts: a request header, or a
-/// response that answers a pending request.
-fn partial_candidate(
-    data: &[u8],
-    is_request: bool,
-    pending: &HashMap<i32, RequestInfo>,
-    max_frame: usize,
-) -> Option<usize> {
-    for i in 0..data.len().saturating_sub(7) {
-        let rest = data.get(i..)?;
-        if is_request {
-            if plausible_request_at(rest, max_frame) {
-                return Some(i);
-            }
-            continue;
-        }
-        let size = crate::be::i32_at(rest, 0);
-        let corr = crate::be::i32_at(rest, 4);
-        if size >= 4 && size as usize <= max_frame && pending.contains_key(&corr) {
-            return Some(i);
-        }
-    }
-    None
-}
-
-fn chains_to_end(data: &[u8], max_frame: usize, hops: u32) -> bool {
-    let Some(b) = data.get(0..4) else {
-        return false;
-    };
-    let size = crate::be::i32_at(b, 0);
-    if size < 4 || size as usize > max_frame {
-        return false;
-    }
-    let len = 4 + size as usize;
-    if len == data.len() {
-        return true;
-    }
-    hops > 0
-        && len < data.len()
-        && chains_to_end(data.get(len..).unwrap_or(&[]), max_frame, hops - 1)
 }

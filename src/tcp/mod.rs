@@ -16,6 +16,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use crate::capture::net::TcpSegment;
+use crate::side::{Side, Sides};
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
@@ -269,8 +270,8 @@ impl Dir {
 #[derive(Debug)]
 struct Conn {
     id: u32,
-    addrs: [SocketAddr; 2],
-    halves: [Half; 2],
+    addrs: Sides<SocketAddr>,
+    halves: Sides<Half>,
     packets: u32,
     /// Its place in the idle order: the frame of its last packet, or of an earlier one while
     /// no other connection has had a packet since (the place is the same). Changed only by
@@ -278,7 +279,7 @@ struct Conn {
     last_seen: u64,
     /// The memory of each direction as the table last counted it (`Half::memory`); changed
     /// only by `Table::settle`.
-    charged: [usize; 2],
+    charged: Sides<usize>,
     rst: bool,
     had_data: bool,
     /// Ended and reported; kept (without buffers) so that late retransmissions are known
@@ -345,7 +346,7 @@ impl Reassembler {
             return;
         };
         conn.packets = conn.packets.wrapping_add(1);
-        let d = usize::from(*crate::be::pick(&conn.addrs, 0) != seg.src);
+        let d = conn.addrs.side_of(&seg.src);
         if seg.rst {
             conn.rst = true;
         }
@@ -355,7 +356,7 @@ impl Reassembler {
         // Held pieces first: a hole they wait for is then dated by the answer that showed it.
         Self::expire_held(conn, limits.reorder_window, emit);
         Self::expire_acked_holes(conn, limits.reorder_window, at, emit);
-        for side in 0..2 {
+        for side in Side::BOTH {
             if Self::enforce_limit(conn, side, limits.max_buffered, at, emit) {
                 self.buffer_limit_hits += 1;
             }
@@ -377,11 +378,10 @@ impl Reassembler {
         emit: &mut impl FnMut(Event<'_>),
     ) {
         let reuse = self.conns.get(&k).is_some_and(|c| {
-            let d = usize::from(*crate::be::pick(&c.addrs, 0) != seg.src);
+            let d = c.addrs.side_of(&seg.src);
             c.rst
                 || c.halves.iter().all(|h| h.fin)
-                || (c.had_data
-                    && crate::be::pick(&c.halves, d).next != Some(seg.seq.wrapping_add(1)))
+                || (c.had_data && c.halves[d].next != Some(seg.seq.wrapping_add(1)))
         });
         if reuse {
             if let Some(c) = self.conns.remove(&k) {
@@ -404,11 +404,11 @@ impl Reassembler {
             k,
             Conn {
                 id,
-                addrs: [seg.src, seg.dst],
-                halves: [Half::default(), Half::default()],
+                addrs: Sides::new(seg.src, seg.dst),
+                halves: Sides::default(),
                 packets: 0,
                 last_seen: at.frame,
-                charged: [0, 0],
+                charged: Sides::default(),
                 rst: false,
                 had_data: false,
                 closed: false,
@@ -475,12 +475,12 @@ impl Reassembler {
     }
 
     /// Direction `side` of a connection, as its pieces go out.
-    fn dir(conn: &Conn, side: usize) -> Dir {
+    fn dir(conn: &Conn, side: Side) -> Dir {
         Dir {
             stream: conn.id,
-            src: *crate::be::pick(&conn.addrs, side),
-            dst: *crate::be::pick(&conn.addrs, 1 - side),
-            peer_sent: crate::be::pick(&conn.halves, 1 - side).sent(),
+            src: conn.addrs[side],
+            dst: conn.addrs[side.other()],
+            peer_sent: conn.halves[side.other()].sent(),
             packets: conn.packets,
         }
     }
@@ -489,12 +489,12 @@ impl Reassembler {
     /// acknowledged is a segment the capture missed, or one the capture shows late. It is
     /// declared lost after `reorder_window` packets. (An acknowledging segment that carries
     /// data, an answer, is held meanwhile: see `put`.)
-    fn note_ack(conn: &mut Conn, d: usize, seg: &TcpSegment<'_>) {
+    fn note_ack(conn: &mut Conn, d: Side, seg: &TcpSegment<'_>) {
         if !seg.has_ack {
             return;
         }
         let packets = conn.packets;
-        let other = crate::be::pick_mut(&mut conn.halves, 1 - d);
+        let other = &mut conn.halves[d.other()];
         let Some(next) = other.next else { return };
         if seq_diff(seg.ack, next) > 0 {
             other.acked_hole_since.get_or_insert(packets);
@@ -511,13 +511,13 @@ impl Reassembler {
     /// The segment's own direction: SYN, data, FIN.
     fn take(
         conn: &mut Conn,
-        d: usize,
+        d: Side,
         seg: &TcpSegment<'_>,
         at: At,
         emit: &mut impl FnMut(Event<'_>),
     ) {
         let dir = Self::dir(conn, d);
-        let half = crate::be::pick_mut(&mut conn.halves, d);
+        let half = &mut conn.halves[d];
         if seg.syn {
             half.next = Some(seg.seq.wrapping_add(1));
         } else if !seg.payload.is_empty() || seg.missing > 0 {
@@ -539,9 +539,9 @@ impl Reassembler {
 
     /// Holes acknowledged `window` packets ago and still open are declared lost.
     fn expire_acked_holes(conn: &mut Conn, window: u32, at: At, emit: &mut impl FnMut(Event<'_>)) {
-        for side in 0..2 {
+        for side in Side::BOTH {
             let dir = Self::dir(conn, side);
-            let half = crate::be::pick_mut(&mut conn.halves, side);
+            let half = &mut conn.halves[side];
             if let (Some(since), Some(to)) = (half.acked_hole_since, half.acked_to) {
                 if dir.packets.wrapping_sub(since) >= window {
                     Self::skip_hole(half, Some(to), at, &dir, emit);
@@ -553,8 +553,8 @@ impl Reassembler {
 
     /// Pieces held `window` packets stop waiting for the bytes they acknowledge.
     fn expire_held(conn: &mut Conn, window: u32, emit: &mut impl FnMut(Event<'_>)) {
-        for side in 0..2 {
-            while crate::be::pick(&conn.halves, side)
+        for side in Side::BOTH {
+            while conn.halves[side]
                 .held
                 .front()
                 .is_some_and(|h| conn.packets.wrapping_sub(h.since) >= window)
@@ -576,14 +576,14 @@ impl Reassembler {
     /// are declared lost. Returns whether the limit was hit.
     fn enforce_limit(
         conn: &mut Conn,
-        side: usize,
+        side: Side,
         max: usize,
         at: At,
         emit: &mut impl FnMut(Event<'_>),
     ) -> bool {
         let mut hit = false;
         loop {
-            let half = crate::be::pick(&conn.halves, side);
+            let half = &conn.halves[side];
             if half.memory() <= max {
                 return hit;
             }
@@ -592,13 +592,7 @@ impl Reassembler {
                 Self::unblock(conn, side, emit);
             } else if !half.ooo.is_empty() {
                 let dir = Self::dir(conn, side);
-                Self::skip_hole(
-                    crate::be::pick_mut(&mut conn.halves, side),
-                    None,
-                    at,
-                    &dir,
-                    emit,
-                );
+                Self::skip_hole(&mut conn.halves[side], None, at, &dir, emit);
             } else {
                 return hit;
             }
@@ -639,9 +633,9 @@ impl Reassembler {
     }
 
     /// Sends out the first held piece of `side`, whether or not it is answered.
-    fn send_first(conn: &mut Conn, side: usize, emit: &mut impl FnMut(Event<'_>)) {
+    fn send_first(conn: &mut Conn, side: Side, emit: &mut impl FnMut(Event<'_>)) {
         let dir = Self::dir(conn, side);
-        let half = crate::be::pick_mut(&mut conn.halves, side);
+        let half = &mut conn.halves[side];
         let Some(h) = half.held.pop_front() else {
             return;
         };
@@ -655,10 +649,10 @@ impl Reassembler {
     }
 
     /// The side whose first held piece can go out now, the one held longer first.
-    fn ready_side(conn: &Conn) -> Option<usize> {
-        let mut best: Option<(usize, u32)> = None;
-        for side in 0..2 {
-            let Some(h) = crate::be::pick(&conn.halves, side).held.front() else {
+    fn ready_side(conn: &Conn) -> Option<Side> {
+        let mut best: Option<(Side, u32)> = None;
+        for side in Side::BOTH {
+            let Some(h) = conn.halves[side].held.front() else {
                 continue;
             };
             let age = conn.packets.wrapping_sub(h.since);
@@ -672,8 +666,8 @@ impl Reassembler {
     /// When both directions hold pieces that wait only for each other's held pieces (the
     /// bytes they acknowledge did arrive), which goes first: the one held longer. Causally
     /// impossible but for retransmissions; without this they would wait out the window.
-    fn deadlocked_side(conn: &Conn) -> Option<usize> {
-        let [a, b] = &conn.halves;
+    fn deadlocked_side(conn: &Conn) -> Option<Side> {
+        let (a, b) = (&conn.halves[Side::A], &conn.halves[Side::B]);
         let (ha, hb) = (a.held.front()?, b.held.front()?);
         let arrived = |ack: Option<u32>, peer: &Half| match (ack, peer.next) {
             (Some(x), Some(n)) => seq_diff(x, n) <= 0,
@@ -683,7 +677,7 @@ impl Reassembler {
             return None;
         }
         let age = |h: &Held| conn.packets.wrapping_sub(h.since);
-        Some(if age(hb) > age(ha) { 1 } else { 0 })
+        Some(if age(hb) > age(ha) { Side::B } else { Side::A })
     }
 
     /// Sends out every held piece whose acknowledged bytes have gone out, in causal order.
@@ -697,24 +691,18 @@ impl Reassembler {
     /// acknowledges are declared lost if they never came, then it goes out after them. The
     /// loss is dated by the held piece: its acknowledgement showed it, as when an answer
     /// declared a hole at once.
-    fn unblock(conn: &mut Conn, side: usize, emit: &mut impl FnMut(Event<'_>)) {
-        let half = crate::be::pick(&conn.halves, side);
+    fn unblock(conn: &mut Conn, side: Side, emit: &mut impl FnMut(Event<'_>)) {
+        let half = &conn.halves[side];
         let Some((ack, at)) = half.held.front().map(|h| (h.ack, h.at)) else {
             return;
         };
         let before = half.held.len();
         if let Some(ack) = ack {
-            let peer = Self::dir(conn, 1 - side);
-            Self::skip_to(
-                crate::be::pick_mut(&mut conn.halves, 1 - side),
-                ack,
-                at,
-                &peer,
-                emit,
-            );
+            let peer = Self::dir(conn, side.other());
+            Self::skip_to(&mut conn.halves[side.other()], ack, at, &peer, emit);
         }
         Self::release(conn, emit);
-        if crate::be::pick(&conn.halves, side).held.len() == before {
+        if conn.halves[side].held.len() == before {
             Self::send_first(conn, side, emit);
             Self::release(conn, emit);
         }
@@ -966,19 +954,16 @@ impl Reassembler {
         }
         loop {
             Self::flush_held(c, emit);
-            let Some(side) = (0..2).find(|&s| !crate::be::pick(&c.halves, s).ooo.is_empty()) else {
+            let Some(side) = Side::BOTH
+                .into_iter()
+                .find(|&s| !c.halves[s].ooo.is_empty())
+            else {
                 break;
             };
             let dir = Self::dir(c, side);
-            Self::skip_hole(
-                crate::be::pick_mut(&mut c.halves, side),
-                None,
-                at,
-                &dir,
-                emit,
-            );
+            Self::skip_hole(&mut c.halves[side], None, at, &dir, emit);
         }
-        for half in &mut c.halves {
+        for half in c.halves.iter_mut() {
             half.recent = Vec::new();
             half.held = VecDeque::new();
         }
@@ -987,15 +972,15 @@ impl Reassembler {
     }
 
     /// The side whose first held piece was held first.
-    fn oldest_held(c: &Conn) -> Option<usize> {
-        let [a, b] = &c.halves;
+    fn oldest_held(c: &Conn) -> Option<Side> {
+        let (a, b) = (&c.halves[Side::A], &c.halves[Side::B]);
         match (a.held.front(), b.held.front()) {
             (Some(x), Some(y)) => {
                 let age = |h: &Held| c.packets.wrapping_sub(h.since);
-                Some(if age(y) > age(x) { 1 } else { 0 })
+                Some(if age(y) > age(x) { Side::B } else { Side::A })
             }
-            (Some(_), None) => Some(0),
-            (None, Some(_)) => Some(1),
+            (Some(_), None) => Some(Side::A),
+            (None, Some(_)) => Some(Side::B),
             (None, None) => None,
         }
     }

@@ -17,6 +17,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use super::Conn;
+use crate::side::Side;
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 
@@ -34,7 +35,7 @@ pub(super) struct Table {
     /// Every connection by `(last_seen, id)`: the first is the one idle longest.
     idle: BTreeMap<(u64, u32), Key>,
     /// Every direction holding memory by `(bytes, id, side)`: the last holds the most.
-    memory: BTreeMap<(usize, u32, usize), Key>,
+    memory: BTreeMap<(usize, u32, Side), Key>,
     /// The sum of `memory`: what all connections buffer and hold together.
     total: usize,
     /// The connections keeping a copy of their last bytes, by `(last_seen, id)`.
@@ -71,8 +72,8 @@ impl Table {
         let c = self.conns.remove(k)?;
         self.idle.remove(&(c.last_seen, c.id));
         self.recent.remove(&(c.last_seen, c.id));
-        for (side, &bytes) in c.charged.iter().enumerate() {
-            self.uncharge(bytes, c.id, side);
+        for side in Side::BOTH {
+            self.uncharge(c.charged[side], c.id, side);
         }
         Some(c)
     }
@@ -102,7 +103,7 @@ impl Table {
     }
 
     /// The direction holding the most memory: its connection and side.
-    pub(super) fn largest(&self) -> Option<(Key, usize)> {
+    pub(super) fn largest(&self) -> Option<(Key, Side)> {
         self.memory
             .last_key_value()
             .map(|(&(_, _, side), k)| (*k, side))
@@ -119,12 +120,11 @@ impl Table {
             return;
         };
         let id = c.id;
-        let mut moved = [(0, 0); 2];
-        for ((half, charged), m) in c.halves.iter().zip(&mut c.charged).zip(&mut moved) {
-            *m = (*charged, half.memory());
-            *charged = half.memory();
-        }
-        for (side, (was, now)) in moved.into_iter().enumerate() {
+        let moved = Side::BOTH.map(|side| {
+            let was = std::mem::replace(&mut c.charged[side], c.halves[side].memory());
+            (side, was, c.charged[side])
+        });
+        for (side, was, now) in moved {
             if was != now {
                 self.uncharge(was, id, side);
                 self.charge(now, id, side, *k);
@@ -151,7 +151,7 @@ impl Table {
                 break;
             };
             if let Some(c) = self.conns.get_mut(&old) {
-                for h in &mut c.halves {
+                for h in c.halves.iter_mut() {
                     h.recent = Vec::new();
                 }
             }
@@ -169,14 +169,14 @@ impl Table {
         all
     }
 
-    fn charge(&mut self, bytes: usize, id: u32, side: usize, k: Key) {
+    fn charge(&mut self, bytes: usize, id: u32, side: Side, k: Key) {
         if bytes > 0 {
             self.memory.insert((bytes, id, side), k);
             self.total = self.total.saturating_add(bytes);
         }
     }
 
-    fn uncharge(&mut self, bytes: usize, id: u32, side: usize) {
+    fn uncharge(&mut self, bytes: usize, id: u32, side: Side) {
         if bytes > 0 {
             self.memory.remove(&(bytes, id, side));
             self.total = self.total.saturating_sub(bytes);
@@ -196,7 +196,7 @@ impl Table {
         let mut sum = 0;
         for (&(bytes, id, side), k) in &self.memory {
             let c = self.conns.get(k);
-            assert!(c.is_some_and(|c| c.id == id && c.charged.get(side) == Some(&bytes)));
+            assert!(c.is_some_and(|c| c.id == id && c.charged[side] == bytes));
             sum += bytes;
         }
         assert_eq!(sum, self.total);
@@ -206,7 +206,7 @@ impl Table {
             assert!(c.is_some_and(|c| c.last_seen == seen && c.id == id));
         }
         for c in self.conns.values() {
-            for (half, &charged) in c.halves.iter().zip(&c.charged) {
+            for (half, &charged) in c.halves.iter().zip(c.charged.iter()) {
                 assert_eq!(half.memory(), charged, "stream {}", c.id);
             }
         }

@@ -1,0 +1,383 @@
+//! The framing core: the size prefix rule, the one place that says what may start a frame (a
+//! plausible request header, or a response that answers a waiting request), and the search for
+//! the next frame start after damage. Hex input ([`super::frames::Cutter`]) and captures
+//! ([`super::stream::Tracker`]) both cut with it; every limit it uses is named here.
+
+use super::message::{decode_request, decode_response};
+use super::names;
+use super::pairing::{Asked, Pending};
+use super::schema::{registry, Direction};
+use std::ops::RangeInclusive;
+
+/// Bytes of the int32 size prefix in front of every frame.
+pub const SIZE_PREFIX: usize = 4;
+
+/// Smallest size prefix cut as a frame: a response's correlation id. A smaller one, a negative
+/// one or one over `max_frame` cannot start a frame, and the bytes after it are searched for
+/// the next frame start.
+pub const MIN_FRAME: i32 = 4;
+
+/// Smallest size of a request frame: API key, version, correlation id, client_id length.
+pub const MIN_REQUEST: i32 = 10;
+
+/// Bytes a request header needs before it can be judged: size, API key and version,
+/// correlation id, client_id length.
+pub const REQUEST_PEEK: usize = 14;
+
+/// Bytes a response header needs before it can be judged: size and correlation id.
+pub const RESPONSE_PEEK: usize = 8;
+
+/// Smallest size of a response found by search in hex input. Hex input has no direction to go
+/// by, so a response candidate must hold a body as well as its correlation id; a capture's
+/// broker side takes any frame of [`MIN_FRAME`] or more.
+pub const MIN_HEX_RESPONSE: i32 = 8;
+
+/// Versions taken for an API that has a name but no table (none, with the embedded tables).
+pub const UNTABLED_VERSIONS: RangeInclusive<i16> = 0..=30;
+
+/// Bytes kept while looking for a verified frame boundary before older bytes are dropped; past
+/// it, the first candidate still waiting is taken.
+pub const RESYNC_WINDOW: usize = 1024 * 1024;
+
+/// Bytes kept of a search window that outgrew [`RESYNC_WINDOW`] with no boundary in it: a
+/// header may begin in them and end in bytes still to come.
+pub const RESYNC_KEEP: usize = 16;
+
+/// Candidates kept waiting for their frame to complete.
+pub const MAX_WAITING: usize = 64;
+
+/// Frames after a candidate that must line up, size after size, to the end of the data for a
+/// candidate that does not decode to be taken.
+const CHAIN_HOPS: u32 = 4;
+
+/// What a size prefix says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prefix {
+    /// A frame of this many bytes, prefix included.
+    Frame(usize),
+    /// A size that cannot be a frame's.
+    Bad(i32),
+}
+
+/// The size prefix at the start of `buf`, judged against `max_frame`; `None` when fewer than
+/// four bytes are there.
+pub fn prefix(buf: &[u8], max_frame: usize) -> Option<Prefix> {
+    let size = crate::be::i32_at(buf.get(0..SIZE_PREFIX)?, 0);
+    Some(if size < MIN_FRAME || size as usize > max_frame {
+        Prefix::Bad(size)
+    } else {
+        Prefix::Frame(SIZE_PREFIX + size as usize)
+    })
+}
+
+/// A request header that could start a frame here: size, known API name, sane version,
+/// client_id that fits.
+pub fn plausible_request_at(buf: &[u8], max_frame: usize) -> bool {
+    let Some(h) = buf.get(0..REQUEST_PEEK) else {
+        return false;
+    };
+    let size = crate::be::i32_at(h, 0);
+    if size < MIN_REQUEST || size as usize > max_frame {
+        return false;
+    }
+    let Some(p) = super::header::peek_request(buf) else {
+        return false;
+    };
+    let known_version = match registry().get(p.api_key, Direction::Request) {
+        Some(_) => registry().plausible(p.api_key, p.api_version),
+        None => names::api_name(p.api_key).is_some() && UNTABLED_VERSIONS.contains(&p.api_version),
+    };
+    if !known_version {
+        return false;
+    }
+    let cid = crate::be::i16_at(h, 12);
+    // ControlledShutdown v0 has no client_id; everything else has one.
+    if p.api_key == 7 && p.api_version == 0 {
+        return true;
+    }
+    if cid < -1 || (cid > 0 && i64::from(cid) + i64::from(MIN_REQUEST) > i64::from(size)) {
+        return false;
+    }
+    // Client ids are printable text: a header found inside other bytes rarely has one.
+    let id = buf
+        .get(REQUEST_PEEK..REQUEST_PEEK + cid.max(0) as usize)
+        .unwrap_or_else(|| buf.get(REQUEST_PEEK..).unwrap_or(&[]));
+    id.iter().all(|b| (0x20..0x7f).contains(b))
+}
+
+/// A response header that answers a waiting request: a size of at least `min_size` (and at
+/// most `max_frame`) and a correlation id `waiting` knows. `buf` holds at least
+/// [`RESPONSE_PEEK`] bytes.
+fn answers_at(buf: &[u8], min_size: i32, max_frame: usize, waiting: impl Fn(i32) -> bool) -> bool {
+    let size = crate::be::i32_at(buf, 0);
+    size >= min_size && size as usize <= max_frame && waiting(crate::be::i32_at(buf, 4))
+}
+
+/// Which frames a search looks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// A capture's client side.
+    Requests,
+    /// A capture's broker side.
+    Responses,
+    /// Hex input, which has both in one stream.
+    Either,
+}
+
+/// Whether a frame plausibly starts at `rest` (unverified: nothing is decoded), `None` when
+/// more bytes are needed to tell. `waiting` says which correlation ids a response may answer.
+pub fn candidate_at(
+    rest: &[u8],
+    want: Want,
+    max_frame: usize,
+    waiting: impl Fn(i32) -> bool,
+) -> Option<bool> {
+    match want {
+        Want::Requests => {
+            (rest.len() >= REQUEST_PEEK).then(|| plausible_request_at(rest, max_frame))
+        }
+        Want::Responses => {
+            (rest.len() >= RESPONSE_PEEK).then(|| answers_at(rest, MIN_FRAME, max_frame, waiting))
+        }
+        Want::Either => (rest.len() >= REQUEST_PEEK).then(|| {
+            plausible_request_at(rest, max_frame)
+                || answers_at(rest, MIN_HEX_RESPONSE, max_frame, waiting)
+        }),
+    }
+}
+
+/// The first offset of `data` where a frame plausibly starts, in bytes that will not grow (cut
+/// short by a gap, or at the end of a connection).
+pub fn first_candidate<R: Asked>(
+    data: &[u8],
+    want: Want,
+    pending: &Pending<R>,
+    max_frame: usize,
+) -> Option<usize> {
+    (0..data.len().saturating_sub(RESPONSE_PEEK - 1)).find(|&i| {
+        data.get(i..).is_some_and(|rest| {
+            candidate_at(rest, want, max_frame, |c| pending.contains(c)) == Some(true)
+        })
+    })
+}
+
+/// Whether `data` is whole frames, size after size, to its end (within `hops` more frames).
+pub fn chains_to_end(data: &[u8], max_frame: usize, hops: u32) -> bool {
+    let Some(Prefix::Frame(len)) = prefix(data, max_frame) else {
+        return false;
+    };
+    if len == data.len() {
+        return true;
+    }
+    hops > 0
+        && len < data.len()
+        && chains_to_end(data.get(len..).unwrap_or(&[]), max_frame, hops - 1)
+}
+
+/// What a verified search knows of the side of a connection it searches.
+pub struct Search<'a, R> {
+    /// The side carries requests (client to broker), else responses.
+    pub requests: bool,
+    /// Requests waiting for an answer.
+    pub pending: &'a Pending<R>,
+    /// APIs and versions the connection used, for responses with nothing to pair with.
+    pub used: &'a [(i16, i16)],
+    pub max_frame: usize,
+}
+
+/// Where the search for a frame boundary stands, so that each new segment only costs the
+/// offsets it adds (plus the candidates still waiting for their frame to complete).
+#[derive(Debug, Default)]
+pub struct Scan {
+    /// First offset (relative to the unconsumed data) not yet examined.
+    next: usize,
+    /// Candidates whose frames were not complete yet, oldest first.
+    waiting: Vec<usize>,
+}
+
+enum Verdict {
+    /// A frame start: `strong` when the frame decoded cleanly, weak when only its size lines
+    /// up with what follows.
+    Accept {
+        strong: bool,
+    },
+    Reject,
+    Wait,
+}
+
+/// Judges a candidate frame start by decoding its frame once it is complete. Candidates are
+/// decoded with the default options whatever the view asks for: summary views skip records,
+/// and a boundary must not move with the view.
+fn check_candidate<R: Asked>(rest: &[u8], side: &Search<'_, R>) -> Verdict {
+    let Some(h) = rest.get(0..RESPONSE_PEEK) else {
+        return Verdict::Wait;
+    };
+    let Some(Prefix::Frame(len)) = prefix(h, side.max_frame) else {
+        return Verdict::Reject;
+    };
+    let complete = rest.get(..len);
+    if side.requests {
+        request_verdict(rest, complete, side.max_frame)
+    } else {
+        response_verdict(rest, crate::be::i32_at(h, 4), len, side)
+    }
+}
+
+fn request_verdict(rest: &[u8], complete: Option<&[u8]>, max_frame: usize) -> Verdict {
+    if rest.len() < REQUEST_PEEK {
+        return Verdict::Wait;
+    }
+    if !plausible_request_at(rest, max_frame) {
+        return Verdict::Reject;
+    }
+    let Some(frame) = complete else {
+        return Verdict::Wait;
+    };
+    let known = super::header::peek_request(frame)
+        .is_some_and(|p| registry().knows(p.api_key, p.api_version));
+    if known {
+        if decode_request(frame).is_clean() {
+            Verdict::Accept { strong: true }
+        } else {
+            Verdict::Reject
+        }
+    } else if decode_request(frame).assumed_version.is_some() {
+        // A newer version than the tables whose body fits the newest layout exactly.
+        Verdict::Accept { strong: true }
+    } else if chains_to_end(rest, max_frame, CHAIN_HOPS) {
+        Verdict::Accept { strong: false }
+    } else {
+        Verdict::Reject
+    }
+}
+
+fn response_verdict<R: Asked>(rest: &[u8], corr: i32, len: usize, side: &Search<'_, R>) -> Verdict {
+    let paired = side.pending.get(corr);
+    if paired.is_none() && !side.pending.is_empty() {
+        return Verdict::Reject;
+    }
+    let Some(frame) = rest.get(..len) else {
+        return Verdict::Wait;
+    };
+    let Some((k, v)) = paired.map(|r| r.api()) else {
+        return lone_response_verdict(rest, frame, side);
+    };
+    if decode_response(frame, k, v).is_clean() {
+        Verdict::Accept { strong: true }
+    } else if chains_to_end(rest, side.max_frame, CHAIN_HOPS) {
+        Verdict::Accept { strong: false }
+    } else {
+        Verdict::Reject
+    }
+}
+
+/// A response candidate with nothing to pair with: the frame must sit between boundaries (end
+/// of data, or a plausible next size) and decode cleanly as a response of an API this
+/// connection used. With every Kafka API known, some small response layout fits almost any
+/// bytes, so a guess over all of them proves nothing.
+fn lone_response_verdict<R>(rest: &[u8], frame: &[u8], side: &Search<'_, R>) -> Verdict {
+    let len = frame.len();
+    let next_ok = match rest.get(len..len + SIZE_PREFIX) {
+        None => rest.len() == len,
+        Some(b) => matches!(prefix(b, side.max_frame), Some(Prefix::Frame(_))),
+    };
+    if next_ok
+        && side
+            .used
+            .iter()
+            .any(|&(k, v)| decode_response(frame, k, v).is_clean())
+    {
+        Verdict::Accept { strong: true }
+    } else {
+        Verdict::Reject
+    }
+}
+
+/// Offset of the first frame start in `data` that can be verified: the frame is complete and
+/// decodes cleanly (or is followed by another frame start). An unverified candidate is taken
+/// only once the data outgrows the resync window.
+pub fn find_boundary<R: Asked>(
+    data: &[u8],
+    side: &Search<'_, R>,
+    scan: &mut Scan,
+) -> Option<usize> {
+    let best = recheck_waiting(data, side, scan).or_else(|| scan_on(data, side, scan));
+    if let Some((b, strong)) = best {
+        // A frame that decoded cleanly is trusted. One that only lines up by size yields to a
+        // strong header before it (a request of an API and version we know, or a response to
+        // a pending request) whose frame is still arriving: wait for that one.
+        let earlier_strong = !strong
+            && scan.waiting.iter().any(|&i| {
+                i < b && strong_header(data.get(i..).unwrap_or(&[]), side.requests, side.pending)
+            });
+        if !earlier_strong {
+            return Some(b);
+        }
+        if data.len() <= RESYNC_WINDOW {
+            return None;
+        }
+    }
+    if data.len() > RESYNC_WINDOW {
+        return scan.waiting.first().copied();
+    }
+    None
+}
+
+/// The candidates whose frames were incomplete, judged again: the earliest accepted one, and
+/// those still incomplete kept waiting.
+fn recheck_waiting<R: Asked>(
+    data: &[u8],
+    side: &Search<'_, R>,
+    scan: &mut Scan,
+) -> Option<(usize, bool)> {
+    let mut best: Option<(usize, bool)> = None;
+    let mut still = Vec::new();
+    for &i in &scan.waiting {
+        match check_candidate(data.get(i..).unwrap_or(&[]), side) {
+            Verdict::Accept { strong } => {
+                if best.is_none_or(|(b, _)| i < b) {
+                    best = Some((i, strong));
+                }
+            }
+            Verdict::Wait => still.push(i),
+            Verdict::Reject => {}
+        }
+    }
+    scan.waiting = still;
+    best
+}
+
+/// Examines the offsets not seen yet, up to the first accepted candidate.
+fn scan_on<R: Asked>(data: &[u8], side: &Search<'_, R>, scan: &mut Scan) -> Option<(usize, bool)> {
+    let need = if side.requests {
+        REQUEST_PEEK
+    } else {
+        RESPONSE_PEEK
+    };
+    let mut best = None;
+    while best.is_none() && scan.next + need <= data.len() {
+        let i = scan.next;
+        match check_candidate(data.get(i..).unwrap_or(&[]), side) {
+            Verdict::Accept { strong } => best = Some((i, strong)),
+            Verdict::Wait => {
+                if scan.waiting.len() < MAX_WAITING {
+                    scan.waiting.push(i);
+                }
+            }
+            Verdict::Reject => {}
+        }
+        scan.next += 1;
+    }
+    best
+}
+
+/// A header that very likely starts a frame: a request of an API and version with a table, or
+/// a response whose correlation id is pending.
+fn strong_header<R: Asked>(rest: &[u8], requests: bool, pending: &Pending<R>) -> bool {
+    if requests {
+        super::header::peek_request(rest)
+            .is_some_and(|p| registry().plausible(p.api_key, p.api_version))
+    } else {
+        super::header::peek_response_correlation(rest).is_some_and(|c| pending.contains(c))
+    }
+}

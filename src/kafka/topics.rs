@@ -12,6 +12,14 @@ pub struct TopicNames {
 
 const ZERO: [u8; 16] = [0; 16];
 
+/// Topic ids named at most: past it, new ids are not learnt (those known keep their names).
+/// With names of at most `MAX_NAME` bytes that is about 40 MiB, where a capture of Metadata
+/// responses made up for it could otherwise fill memory with names.
+pub const MAX_TOPIC_NAMES: usize = 100_000;
+
+/// Longest topic name Kafka accepts (`Topic.MAX_NAME_LENGTH`); a longer one is not a topic's.
+const MAX_NAME: usize = 249;
+
 impl TopicNames {
     pub fn get(&self, id: &[u8; 16]) -> Option<&str> {
         self.map.get(id).map(String::as_str)
@@ -56,7 +64,10 @@ impl TopicNames {
             .and_then(|c| c.as_str())
             .filter(|s| !s.is_empty());
         if let (Some(id), Some(name)) = (id, name) {
-            self.map.insert(id, name.to_string());
+            let room = self.map.len() < MAX_TOPIC_NAMES || self.map.contains_key(&id);
+            if room && name.len() <= MAX_NAME {
+                self.map.insert(id, name.to_string());
+            }
         }
         for c in &n.children {
             self.learn(c);
@@ -78,5 +89,41 @@ impl TopicNames {
             }
             self.annotate(c);
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use crate::kafka::{NodeKind, Region};
+
+    /// A struct holding a TopicId and a Name, as Metadata's topics do.
+    fn topic(i: u32, name: &str) -> Node {
+        let mut id = [0u8; 16];
+        id[..4].copy_from_slice(&(i + 1).to_be_bytes());
+        let mut t = Node::new("Topics", "struct", 0, Region::ResponseBody, NodeKind::Group);
+        let mut tid = Node::new("TopicId", "uuid", 0, Region::ResponseBody, NodeKind::Field);
+        tid.value = Value::Uuid(id);
+        let mut n = Node::new("Name", "string", 0, Region::ResponseBody, NodeKind::Field);
+        n.value = Value::Str(Some(name.to_string()));
+        t.children = vec![tid, n];
+        t
+    }
+
+    #[test]
+    fn names_are_learnt_up_to_the_bound_and_only_if_they_can_be_topic_names() {
+        let mut root = Node::new("Response", "message", 0, Region::Frame, NodeKind::Group);
+        root.children = (0..MAX_TOPIC_NAMES as u32 + 10)
+            .map(|i| topic(i, &format!("t{i}")))
+            .collect();
+        root.children
+            .push(topic(u32::MAX - 1, &"x".repeat(MAX_NAME + 1)));
+        let mut names = TopicNames::default();
+        names.learn(&root);
+        assert_eq!(names.len(), MAX_TOPIC_NAMES);
+        let mut first = [0u8; 16];
+        first[..4].copy_from_slice(&1u32.to_be_bytes());
+        assert_eq!(names.get(&first), Some("t0"));
     }
 }

@@ -11,9 +11,14 @@ use kdissect::kafka::{Direction, Message};
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 
-/// Frame bytes of requests held for the exchange filters (their decoded trees cost a few
-/// times more): past it the oldest held request is judged on its own.
-const HELD_BYTES: usize = 16 * 1024 * 1024;
+/// Memory of the requests held for the exchange filters, their frames and decoded trees
+/// together (`Held::cost`): past it the oldest held request is judged on its own. A small
+/// request's tree costs some 80 times its bytes, so counting bytes alone would let 16 MiB of
+/// requests take over a gigabyte.
+const HELD_MEMORY: usize = 64 * 1024 * 1024;
+
+/// What one node of a decoded tree costs, about (`--max-nodes` gives the same figure).
+const NODE_COST: usize = 250;
 
 /// Which exchanges to print: the exchange flags (as a filter expression judged on request
 /// and response together) and `-Y` (an exchange matches when either half does). Both must
@@ -163,11 +168,16 @@ struct Held {
     request: Option<RequestInfo>,
     assumed: bool,
     partial: bool,
+    /// Memory it takes, as `HELD_MEMORY` counts it: frame bytes and tree nodes.
+    cost: usize,
 }
 
 impl Held {
     fn of(r: &Record<'_>) -> Held {
+        let mut nodes = 0usize;
+        r.msg.root.walk(&mut |_, _| nodes += 1);
         Held {
+            cost: r.bytes.len() + nodes.saturating_mul(NODE_COST),
             stream: r.stream,
             frame: r.frame,
             first_frame: r.first_frame,
@@ -211,8 +221,8 @@ pub(crate) struct Exchanges {
     waiting: HashMap<(u32, i32), Held>,
     /// The order they came in; keys already answered are skipped when met.
     waiting_order: VecDeque<(u32, i32)>,
-    /// Frame bytes held in `waiting`: past `HELD_BYTES` the oldest is let go.
-    waiting_bytes: usize,
+    /// Memory held in `waiting` (`Held::cost`): past `HELD_MEMORY` the oldest is let go.
+    waiting_cost: usize,
 }
 
 impl Exchanges {
@@ -234,7 +244,7 @@ impl Exchanges {
                 let req = self.waiting.remove(&(rec.stream, c));
                 if let Some(r) = &req {
                     // Its place in the order is skipped when met.
-                    self.waiting_bytes = self.waiting_bytes.saturating_sub(r.bytes.len());
+                    self.waiting_cost = self.waiting_cost.saturating_sub(r.cost);
                 }
                 self.answer(req, rec, show);
             }
@@ -277,7 +287,7 @@ impl Exchanges {
     /// Stops holding a request: shown now if it matches on its own.
     fn let_go(&mut self, key: (u32, i32), show: &mut dyn FnMut(&Record<'_>)) {
         if let Some(held) = self.waiting.remove(&key) {
-            self.waiting_bytes = self.waiting_bytes.saturating_sub(held.bytes.len());
+            self.waiting_cost = self.waiting_cost.saturating_sub(held.cost);
             held.with_record(|r| {
                 if self.selection.matches(Some(r), None) {
                     show(r);
@@ -286,13 +296,14 @@ impl Exchanges {
         }
     }
 
-    /// Holds a request until its answer (filters judge whole exchanges), within `HELD_BYTES`:
+    /// Holds a request until its answer (filters judge whole exchanges), within `HELD_MEMORY`:
     /// past it the oldest held request is judged on its own, so memory does not follow how
     /// many requests a capture leaves unanswered.
     fn hold(&mut self, key: (u32, i32), rec: &Record<'_>, show: &mut dyn FnMut(&Record<'_>)) {
-        self.waiting_bytes += rec.bytes.len();
-        if let Some(old) = self.waiting.insert(key, Held::of(rec)) {
-            self.waiting_bytes = self.waiting_bytes.saturating_sub(old.bytes.len());
+        let held = Held::of(rec);
+        self.waiting_cost += held.cost;
+        if let Some(old) = self.waiting.insert(key, held) {
+            self.waiting_cost = self.waiting_cost.saturating_sub(old.cost);
         } else {
             self.waiting_order.push_back(key);
         }
@@ -301,7 +312,7 @@ impl Exchanges {
             let held = &self.waiting;
             self.waiting_order.retain(|k| held.contains_key(k));
         }
-        while self.waiting_bytes > HELD_BYTES {
+        while self.waiting_cost > HELD_MEMORY {
             let Some(oldest) = self.waiting_order.pop_front() else {
                 break;
             };

@@ -747,3 +747,53 @@ fn everything_at_once_under_default_limits() {
     assert_eq!(runs[0].code, Some(1));
     assert!(runs[0].lines_with("Produce v2 Request corr=1") >= 1);
 }
+
+/// `worst-case` fills every memory budget at the same moment; at small scale, with budgets
+/// scaled down to match, every view finishes, the budgets are reported, and the bomb frame
+/// decoded last is still shown with its response.
+#[test]
+fn every_budget_full_at_once_under_scaled_limits() {
+    let limits = [
+        "--max-connections",
+        "200",
+        "--max-buffered",
+        "1M",
+        "--max-buffered-total",
+        "256K",
+        "--max-frames-total",
+        "600K",
+        "--max-frame",
+        "256K",
+        "--max-decompressed",
+        "64K",
+        "--max-pending",
+        "100",
+    ];
+    let runs = all_views("worst-case", &limits);
+    let s = &runs[0];
+    assert_eq!(s.code, Some(1), "damage everywhere");
+    for want in [
+        "Produce v2 Request corr=1",
+        "Produce v2 Response corr=1",
+        "Metadata v12 Response corr=1",
+        "a frame still arriving was dropped",
+        "too many requests waiting",
+    ] {
+        assert!(
+            s.lines_with(want) >= 1,
+            "{want} missing:\n{}",
+            tail(&s.stdout)
+        );
+    }
+    for limit in [
+        "--max-connections",
+        "--max-buffered-total",
+        "--max-frames-total",
+    ] {
+        assert!(
+            s.stderr.contains(limit),
+            "{limit} not reported: {}",
+            s.stderr
+        );
+    }
+}

@@ -760,6 +760,96 @@ def gen_everything(out, scale, opts):
         x.send(False, resp)
 
 
+def metadata_response_v12_ids(corr, n_topics, name_len):
+    """Metadata v12 response naming `n_topics` topic ids (ids 1..n), names `name_len` bytes."""
+    out = io.BytesIO()
+    out.write(response_header(corr, flexible=True))
+    out.write(i32(0) + b"\x01" + b"\x00" + i32(-1))  # throttle, no brokers, cluster id, controller
+    out.write(uvarint(n_topics + 1))
+    for i in range(n_topics):
+        tid = bytes(12) + u32(i + 1)
+        nm = ("t%d-" % i).encode().ljust(name_len, b"x")
+        out.write(i16(0) + compact_string(nm) + tid + b"\x00" + b"\x01" + i32(0) + b"\x00")
+    out.write(b"\x00")
+    return frame(out.getvalue())
+
+
+# The sizes of `worst-case`: full scale fills every memory budget of docs/robustness.md at its
+# default at the same moment; small is the same shape for small limits (tests).
+WORST = {
+    "full": dict(conns=19_980, recent=2048, recent_bytes=33 * 1024, ooo_conns=8,
+                 ooo=16 * MiB, piece=60000, in_progress=2, max_frame=100 * MiB,
+                 pending=10_000, topics=100_000, name_len=249, bomb=64 * MiB,
+                 nested_bombs=64),
+    "small": dict(conns=300, recent=40, recent_bytes=33 * 1024, ooo_conns=2,
+                  ooo=256 * 1024, piece=1000, in_progress=2, max_frame=256 * 1024,
+                  pending=300, topics=500, name_len=249, bomb=256 * 1024, nested_bombs=4),
+}
+WORST["fuzz"] = WORST["small"]
+
+
+def gen_worst_case(out, scale, opts):
+    """Every memory budget full at the same moment (full: ~720 MB), the moment a 100 MiB
+    frame of decompression bombs is decoded. In order, nothing ever closed:
+    - 19 980 connections with one exchange each (connection state, --max-connections), the
+      last 2048 of them also with 33 KiB each way (the copies kept for the retransmission
+      check, 2048 x 64 KiB);
+    - a Metadata v12 response naming 100 000 topic ids with 249-byte names (the names kept);
+    - 8 connections holding 16 MiB each way out of order behind a hole (--max-buffered-total);
+    - 10 000 requests waiting on one connection (--max-pending, and --max-frames-total);
+    - 2 frames of 100 MiB still arriving, 1 KiB short (--max-frames-total);
+    - then a Produce v2 frame of exactly --max-frame, 64 nested gzip > zstd bombs of 64 MiB
+      and zero-size messages (--max-decompressed, --max-nodes), and its response."""
+    z = WORST[scale]
+    cap = Pcap(out)
+    idx = [0]
+
+    def conn():
+        c = Conn(cap, idx[0])
+        idx[0] += 1
+        return c
+
+    req, resp = api_versions_request(1), api_versions_response(1)
+    pad = lambda n: frame(request_header(18, 0, 2) + bytes(n))
+    for i in range(z["conns"]):
+        c = conn()
+        c.send(True, req)
+        c.send(False, resp)
+        if i >= z["conns"] - z["recent"]:
+            c.send(True, pad(z["recent_bytes"]), mss=65000)
+            c.send(False, frame(response_header(2) + bytes(z["recent_bytes"])), mss=65000)
+    m = conn()
+    m.send(True, metadata_request_v12(1))
+    m.send(False, metadata_response_v12_ids(1, z["topics"], z["name_len"]), mss=65000)
+    ooo, piece = z["ooo"], z["piece"]
+    for _ in range(z["ooo_conns"]):
+        b = conn()
+        b.send(True, req)
+        b.send(False, resp)
+        for from_client in (True, False):
+            for off in range(1, ooo - piece, piece):
+                b.seg(from_client, off, bytes(piece - 1))
+    p = conn()
+    for k in range(z["pending"]):
+        p.send(True, api_versions_request(k))
+    head = i16(3) + i16(12) + i32(2) + string("hostile") + b"\x00" * 8
+    body = head + bytes(z["max_frame"] - len(head))
+    for _ in range(z["in_progress"]):
+        f = conn()
+        f.send(True, metadata_request_v12(1))
+        f.send(True, i32(z["max_frame"]) + body[:-1024], mss=65000)
+    bomb = legacy_message(
+        gzip.compress(legacy_message(zstd_rle(z["bomb"]), codec=4), 9, mtime=0), codec=1
+    )
+    head = produce_request_v2(1, b"")
+    room = z["max_frame"] + 4 - len(head)
+    ms = bomb * z["nested_bombs"]
+    ms += bytes(room - len(ms))
+    last = conn()
+    last.send(True, produce_request_v2(1, ms), mss=65000)
+    last.send(False, produce_response_v2(1))
+
+
 # name, file extension, item of the issue, what it is (one line).
 GENERATORS = [
     ("nested-bomb", "pcap", "1", gen_nested_bomb,
@@ -794,6 +884,8 @@ GENERATORS = [
      "lz4 batch whose LZ4 frame has no end mark"),
     ("lz4-trailing", "pcap", "11", gen_lz4_trailing,
      "lz4 batch with 16 bytes after its LZ4 frame"),
+    ("worst-case", "pcap", "mem", gen_worst_case,
+     "every memory budget full at once when a 100 MiB bomb frame is decoded (~720 MB)"),
     ("everything", "pcap", "all", gen_everything,
      "one capture hitting every limit at once (worst case; ~330 MB full)"),
 ]

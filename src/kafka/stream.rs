@@ -218,6 +218,15 @@ impl KHalf {
     /// Appends a packet's bytes.
     fn push(&mut self, bytes: &[u8], frame: u64) {
         self.marks.push_back((self.buf.len(), frame));
+        // Grow by doubling while small, then by at most GROW_STEP past what is needed: a
+        // 100 MiB frame then takes about 100 MiB, not the 128 MiB doubling would reach, and
+        // the memory budget counts what is there. (The frame's size prefix is not trusted
+        // to size the buffer.)
+        let need = self.buf.len() + bytes.len();
+        if need > self.buf.capacity() {
+            let extra = self.buf.capacity().min(GROW_STEP);
+            self.buf.reserve_exact(need + extra - self.buf.len());
+        }
         self.buf.extend_from_slice(bytes);
     }
 
@@ -350,6 +359,9 @@ struct Span {
     first: u64,
     at: At,
 }
+
+/// Most a direction's buffer grows by past what it needs (`KHalf::push`).
+const GROW_STEP: usize = 4 * 1024 * 1024;
 
 /// Buffer capacity a direction keeps between frames (`KHalf::compact`).
 const KEEP_CAPACITY: usize = 64 * 1024;
@@ -645,7 +657,7 @@ impl Tracker {
             c.charged = now;
         }
         if self.held > self.cfg.max_held_total {
-            self.shed(sink);
+            self.shed(stream, sink);
         }
     }
 
@@ -655,16 +667,19 @@ impl Tracker {
     /// The connections are ranked once per call, and the margin below the limit means a
     /// call comes at most once per 1/8 of the limit of new data, so ranking every
     /// connection stays cheap however many there are.
-    fn shed(&mut self, sink: &mut impl Sink) {
+    ///
+    /// The connection of the last event (`current`) goes last: its frame is the one being
+    /// completed, while the others may have stalled.
+    fn shed(&mut self, current: u32, sink: &mut impl Sink) {
         let target = self.cfg.max_held_total / 8 * 7;
-        let mut ranked: Vec<(usize, u32)> = self
+        let mut ranked: Vec<(bool, usize, u32)> = self
             .conns
             .iter()
-            .map(|(&id, c)| (c.footprint(), id))
-            .filter(|&(bytes, _)| bytes > 0)
+            .map(|(&id, c)| (id != current, c.footprint(), id))
+            .filter(|&(_, bytes, _)| bytes > 0)
             .collect();
         ranked.sort_unstable_by(|a, b| b.cmp(a));
-        for (_, stream) in ranked {
+        for (_, _, stream) in ranked {
             if self.held <= target {
                 break;
             }

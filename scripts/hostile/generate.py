@@ -777,8 +777,8 @@ def metadata_response_v12_ids(corr, n_topics, name_len):
 # The sizes of `worst-case`: full scale fills every memory budget of docs/robustness.md at its
 # default at the same moment; small is the same shape for small limits (tests).
 WORST = {
-    "full": dict(conns=19_980, recent=2048, recent_bytes=33 * 1024, ooo_conns=8,
-                 ooo=16 * MiB, piece=60000, in_progress=2, max_frame=100 * MiB,
+    "full": dict(conns=19_990, recent=2048, recent_bytes=33 * 1024, ooo_conns=9,
+                 ooo=16 * MiB - 256 * 1024, piece=60000, in_progress=2, max_frame=100 * MiB,
                  pending=10_000, topics=100_000, name_len=249, bomb=64 * MiB,
                  nested_bombs=64),
     "small": dict(conns=300, recent=40, recent_bytes=33 * 1024, ooo_conns=2,
@@ -791,11 +791,12 @@ WORST["fuzz"] = WORST["small"]
 def gen_worst_case(out, scale, opts):
     """Every memory budget full at the same moment (full: ~720 MB), the moment a 100 MiB
     frame of decompression bombs is decoded. In order, nothing ever closed:
-    - 19 980 connections with one exchange each (connection state, --max-connections), the
+    - 19 990 connections with one exchange each (connection state, --max-connections), the
       last 2048 of them also with 33 KiB each way (the copies kept for the retransmission
       check, 2048 x 64 KiB);
     - a Metadata v12 response naming 100 000 topic ids with 249-byte names (the names kept);
-    - 8 connections holding 16 MiB each way out of order behind a hole (--max-buffered-total);
+    - 9 connections holding just under 16 MiB each way out of order behind a hole, 18
+      directions of 16 MiB against --max-buffered-total (256 MiB);
     - 10 000 requests waiting on one connection (--max-pending, and --max-frames-total);
     - 2 frames of 100 MiB still arriving, 1 KiB short (--max-frames-total);
     - then a Produce v2 frame of exactly --max-frame, 64 nested gzip > zstd bombs of 64 MiB

@@ -351,6 +351,12 @@ impl KConn {
         let bufs: usize = self.halves.iter().map(|h| h.buf.capacity()).sum();
         bufs.saturating_add(self.pending.entries().saturating_mul(PENDING_COST))
     }
+
+    /// Whether its memory holds nothing to lose: no bytes waiting to be cut, no requests
+    /// waiting for their response.
+    fn holds_nothing(&self) -> bool {
+        self.pending.is_empty() && self.halves.iter().all(|h| h.unconsumed().is_empty())
+    }
 }
 
 /// Where a message's bytes came from: the packet of its first byte and the one completing it.
@@ -668,18 +674,19 @@ impl Tracker {
     /// call comes at most once per 1/8 of the limit of new data, so ranking every
     /// connection stays cheap however many there are.
     ///
-    /// The connection of the last event (`current`) goes last: its frame is the one being
-    /// completed, while the others may have stalled.
+    /// First go the buffers that hold nothing (room kept from earlier frames): letting them go
+    /// loses nothing. The connection of the last event (`current`) goes last: its frame is
+    /// the one being completed, while the others may have stalled.
     fn shed(&mut self, current: u32, sink: &mut impl Sink) {
         let target = self.cfg.max_held_total / 8 * 7;
-        let mut ranked: Vec<(bool, usize, u32)> = self
+        let mut ranked: Vec<(bool, bool, usize, u32)> = self
             .conns
             .iter()
-            .map(|(&id, c)| (id != current, c.footprint(), id))
-            .filter(|&(_, bytes, _)| bytes > 0)
+            .map(|(&id, c)| (c.holds_nothing(), id != current, c.footprint(), id))
+            .filter(|&(_, _, bytes, _)| bytes > 0)
             .collect();
         ranked.sort_unstable_by(|a, b| b.cmp(a));
-        for (_, _, stream) in ranked {
+        for (_, _, _, stream) in ranked {
             if self.held <= target {
                 break;
             }

@@ -543,7 +543,7 @@ def gen_frames_in_progress(out, scale, opts):
     last KiB of its zeros, one connection after the other, so that all five are held at once
     (500 MiB; small: 2.5 MiB, past `--max-frames-total 1M`). Then each frame is finished and
     followed by an answered request: those must be shown whatever was let go."""
-    size = big(scale, 512 * 1024, 100 * MiB)
+    size = big(scale, 512 * 1024, 100 * MiB, fuzz=4096)
     cap = Pcap(out)
     conns = []
     for i in range(5):
@@ -785,7 +785,9 @@ WORST = {
                   ooo=256 * 1024, piece=1000, in_progress=2, max_frame=256 * 1024,
                   pending=300, topics=500, name_len=249, bomb=256 * 1024, nested_bombs=4),
 }
-WORST["fuzz"] = WORST["small"]
+WORST["fuzz"] = dict(conns=20, recent=4, recent_bytes=1024, ooo_conns=2, ooo=8 * 1024,
+                     piece=500, in_progress=2, max_frame=8 * 1024, pending=20, topics=20,
+                     name_len=249, bomb=64 * MiB, nested_bombs=2)
 
 
 def gen_worst_case(out, scale, opts):

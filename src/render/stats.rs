@@ -427,7 +427,8 @@ impl Stats {
                 "resyncs": h.resyncs, "bad_sizes": h.bad_sizes,
                 "unmatched_responses": h.unmatched_responses, "unanswered": h.unanswered,
                 "malformed": h.malformed, "undecoded": h.undecoded,
-                "backwards": h.backwards
+                "backwards": h.backwards, "frames_dropped": h.frames_dropped,
+                "pending_dropped": h.pending_dropped
             }
         })
     }
@@ -479,6 +480,15 @@ fn health_table(s: &Stats, width: Option<u16>) -> Table {
         ("messages of APIs not decoded", h.undecoded),
     ] {
         t.add_row(vec![Cell::new(name), right(v)]);
+    }
+    // What only the memory limits cause: shown when it happened.
+    for (name, v) in [
+        ("frames still arriving dropped for memory", h.frames_dropped),
+        ("requests no longer waited for", h.pending_dropped),
+    ] {
+        if v > 0 {
+            t.add_row(vec![Cell::new(name), right(v)]);
+        }
     }
     t
 }

@@ -400,6 +400,56 @@ fn hex_input_is_decoded_while_it_is_still_coming() {
     assert!(first.starts_with('{'), "{first}");
 }
 
+// Item 6: an endless input stops when the reader of the output goes away.
+
+#[test]
+fn endless_input_stops_when_its_reader_goes_away() {
+    // ApiVersions requests as hex, one frame a line, for ever; the reader takes the first
+    // output and leaves. kdissect must then exit by itself (quietly: a closed pipe is not an
+    // error), so the writer's next writes fail: nothing here kills it.
+    let frame = "00 00 00 0e 00 12 00 00 00 00 00 01 00 04 74 65 73 74\n";
+    for args in [&["--hex"][..], &["--hex", "--json"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kdissect"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn kdissect");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let mut stdout = child.stdout.take().expect("stdout");
+        let writer = std::thread::spawn(move || {
+            let block = frame.repeat(256);
+            let start = Instant::now();
+            while start.elapsed() < WATCHDOG {
+                if stdin.write_all(block.as_bytes()).is_err() {
+                    return true;
+                }
+            }
+            false
+        });
+        let mut buf = [0u8; 256];
+        let n = stdout.read(&mut buf).unwrap_or(0);
+        assert!(n > 0, "{args:?}: no output");
+        drop(stdout);
+        let stopped = writer.join().expect("writer");
+        if !stopped {
+            let _ = child.kill();
+        }
+        let o = child.wait_with_output().expect("wait");
+        assert!(
+            stopped,
+            "{args:?}: still reading {WATCHDOG:?} after its reader left"
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            tail(&String::from_utf8_lossy(&o.stderr))
+        );
+    }
+}
+
 // Item 5: eviction of connections.
 
 #[test]

@@ -449,7 +449,7 @@ pub fn run(mut s: Settings) -> ExitCode {
         ..Clock::default()
     };
     let out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    let printer = Printer::new(out, s.show, s.quiet, s.style, clock);
+    let printer = Printer::new(out, s.show.clone(), s.quiet, s.style, clock);
     let mut o = Output::new(&mut s, printer);
     interrupt::install();
     let mut cut = s.write.as_ref().map(|path| Cut {

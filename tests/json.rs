@@ -376,3 +376,99 @@ fn errors_say_if_retriable() {
     let unknown = by_name("UNKNOWN_TOPIC_ID").expect("UNKNOWN_TOPIC_ID");
     assert_eq!(unknown["retriable"], true);
 }
+
+/// `--fields` prints, for each message, what the full `--json` object says of the same fields:
+/// the correlation id, the API key, the latency in microseconds, the error codes at any
+/// depth, and the values at a schema path.
+#[test]
+fn fields_carry_what_the_full_json_says() {
+    for name in [
+        "ak44-admin.pcap",
+        "kafka-python-consumer-group.pcap",
+        "ak44-transactions.pcap",
+    ] {
+        let f = root().join("samples").join(name);
+        let f = f.to_str().expect("path");
+        let full = lines(&["--json", f]);
+        let list =
+            "corr,api,latency,error,Metadata.Topics[*].Name,FindCoordinator.Coordinators[*].NodeId";
+        let picked = lines(&["--json", "--fields", list, f]);
+        assert_eq!(full.len(), picked.len(), "{name}");
+        let mut topic_names = 0;
+        for (a, b) in full.iter().zip(&picked) {
+            assert_eq!(a["frame"], b["frame"], "{name}");
+            assert_eq!(a["direction"], b["direction"]);
+            let v = &b["fields"];
+            let one = |x: &J| {
+                if x.is_null() {
+                    J::Array(vec![])
+                } else {
+                    J::Array(vec![x.clone()])
+                }
+            };
+            assert_eq!(
+                v["corr"],
+                one(&a["correlation_id"]),
+                "{name} {}",
+                a["frame"]
+            );
+            assert_eq!(v["api"], one(&a["api_key"]));
+            assert_eq!(v["latency"], one(&a["latency_us"]), "{name} {}", a["frame"]);
+            let mut want: Vec<i64> = a["errors"]
+                .as_array()
+                .map(|e| e.iter().filter_map(|x| x["code"].as_i64()).collect())
+                .unwrap_or_default();
+            let mut got: Vec<i64> = v["error"]
+                .as_array()
+                .expect("array")
+                .iter()
+                .filter_map(J::as_i64)
+                .collect();
+            want.sort_unstable();
+            got.sort_unstable();
+            assert_eq!(got, want, "{name} {}", a["frame"]);
+            let names: Vec<J> = if a["api_key"] == 3 {
+                a["body"]["Topics"]
+                    .as_array()
+                    .map(|ts| ts.iter().map(|t| t["Name"].clone()).collect())
+                    .unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            topic_names += names.len();
+            assert_eq!(
+                v["Metadata.Topics[*].Name"],
+                J::Array(names),
+                "{name} {}",
+                a["frame"]
+            );
+        }
+        if name == "kafka-python-consumer-group.pcap" {
+            assert!(topic_names > 0, "the sample's Metadata names topics");
+        }
+    }
+}
+
+#[test]
+fn fields_need_json_and_name_fields() {
+    let f = root().join("samples/ak44-admin.pcap");
+    let f = f.to_str().expect("path");
+    for (args, want) in [
+        (&["--fields", "corr", f][..], "--fields goes with --json"),
+        (
+            &["--json", "--fields", "corr,laytency", f],
+            "did you mean `latency`",
+        ),
+        (&["--json", "--fields", "corr == 3", f], "not an expression"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_kdissect"))
+            .args(args)
+            .output()
+            .expect("run");
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(want),
+            "{args:?}"
+        );
+    }
+}

@@ -23,6 +23,7 @@ mod lexer;
 mod literal;
 mod parser;
 mod pattern;
+mod project;
 mod record;
 mod suggest;
 
@@ -31,6 +32,7 @@ pub use fields::{Builtin, FieldPath, FieldValue, Fields, PathIndex, PathSegment}
 pub use flags::from_flags;
 pub use parser::{parse, CmpOp, Expr, FieldName, Literal};
 pub use pattern::Pattern;
+pub use project::Projection;
 pub use record::{ExchangeFields, MessageFields, RecordFields};
 
 /// Why a filter does not parse or compile, with the 1-based column (in characters) where the

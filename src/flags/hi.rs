@@ -4,6 +4,7 @@
 
 use super::low::{Cli, ColorChoice};
 use crate::sinks::Selection;
+use kdissect::filter::Projection;
 use kdissect::kafka::frames::ResponseHint;
 use kdissect::kafka::names;
 use kdissect::kafka::stream::Config;
@@ -54,7 +55,7 @@ pub(crate) struct Hex {
 }
 
 /// The views of each message.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Show {
     /// Only the summary line.
     pub(crate) summary: bool,
@@ -62,6 +63,8 @@ pub(crate) struct Show {
     pub(crate) bytes: bool,
     pub(crate) json: bool,
     pub(crate) spans: bool,
+    /// `--fields`: with `json`, only these fields of each message.
+    pub(crate) fields: Option<Projection>,
 }
 
 /// Which messages `--stats` counts.
@@ -106,11 +109,13 @@ impl TryFrom<&Cli> for Settings {
         if cli.json_spans && !cli.json {
             return Err("--json-spans goes with --json".into());
         }
+        let fields = projection(cli)?;
         let named: Vec<String> = cli.read_file.iter().chain(&cli.files).cloned().collect();
         let mode = mode(cli, &named)?;
         let apis = parse_apis(&cli.api)?;
         let selection = Selection::new(cli, &apis)?;
-        let options = options(cli, selection.needs_tree());
+        let whole_tree = selection.needs_tree() || fields.as_ref().is_some_and(|p| p.needs_tree());
+        let options = options(cli, whole_tree);
         Ok(Settings {
             mode,
             inputs: if named.is_empty() {
@@ -124,6 +129,7 @@ impl TryFrom<&Cli> for Settings {
                 bytes: cli.bytes,
                 json: cli.json,
                 spans: cli.json_spans,
+                fields,
             },
             quiet: cli.quiet,
             style: style(cli),
@@ -285,6 +291,22 @@ fn parse_apis(list: &[String]) -> Result<Vec<i16>, String> {
             })
         })
         .collect()
+}
+
+/// `--fields`, checked: it goes with `--json`, on captures (the fields are those of -Y).
+fn projection(cli: &Cli) -> Result<Option<Projection>, String> {
+    let Some(list) = &cli.fields else {
+        return Ok(None);
+    };
+    if !cli.json || cli.json_spans || cli.hex {
+        return Err(
+            "--fields goes with --json, on captures (not with --json-spans or --hex)".into(),
+        );
+    }
+    Projection::compile(list).map(Some).map_err(|e| {
+        let pad = " ".repeat(e.column.saturating_sub(1));
+        format!("--fields: {}\n    {list}\n    {pad}^", e.message)
+    })
 }
 
 /// The capture filter for the Kafka ports: `tcp port 9092 or tcp port 9094`.

@@ -191,6 +191,10 @@ pub(crate) struct Cli {
     #[arg(long, help_heading = "Views")]
     pub(crate) json_spans: bool,
 
+    /// With --json: only these fields of each message, comma-separated, named as in -Y (built-ins such as corr,topic,latency, or schema paths such as Metadata.Topics[*].Name).
+    #[arg(long, value_name = "LIST", help_heading = "Views")]
+    pub(crate) fields: Option<String>,
+
     /// Statistics tables after the messages (per API, connection, error code, version skew, capture health).
     #[arg(long, help_heading = "Views")]
     pub(crate) stats: bool,

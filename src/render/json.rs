@@ -412,6 +412,52 @@ fn problem_json(offset: usize, message: &str, kind: crate::kafka::ProblemKind) -
     o
 }
 
+/// One message as `--fields` shows it: `{"frame", "stream", "direction", "fields": {NAME:
+/// [VALUES]}}`, each field's values in an array (empty when the message has none). With
+/// `mask_bytes`, byte values are `"**"`: the message holds secrets and they are not to be shown.
+pub fn write_projection(
+    w: &mut Vec<u8>,
+    meta: &Meta,
+    direction: Direction,
+    values: &[(&str, Vec<crate::filter::FieldValue>)],
+    mask_bytes: bool,
+) {
+    let fields: Map<String, J> = values
+        .iter()
+        .map(|(name, vs)| {
+            let arr = vs.iter().map(|v| field_value(v, mask_bytes)).collect();
+            (name.to_string(), J::Array(arr))
+        })
+        .collect();
+    let o = json!({
+        "frame": meta.frame,
+        "stream": meta.stream,
+        "direction": match direction {
+            Direction::Request => "request",
+            Direction::Response => "response",
+        },
+        "fields": fields,
+    });
+    let _ = serde_json::to_writer(&mut *w, &o);
+}
+
+/// A filter field's value as JSON: durations in microseconds, as `latency_us` is.
+fn field_value(v: &crate::filter::FieldValue, mask_bytes: bool) -> J {
+    use crate::filter::FieldValue as F;
+    match v {
+        F::Int(i) => J::from(*i),
+        F::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
+        F::Bool(b) => J::Bool(*b),
+        F::Str(s) => J::String(s.clone()),
+        F::Bytes(_) if mask_bytes => J::String("**".into()),
+        F::Bytes(b) => J::String(hex::encode(b)),
+        F::Uuid(u) => J::String(super::value::uuid(u)),
+        F::Duration(ns) => J::from(ns / 1000),
+        F::Struct => J::Object(Map::new()),
+        F::Null => J::Null,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

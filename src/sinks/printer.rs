@@ -2,6 +2,7 @@
 //! The first write error is kept and stops the run.
 
 use crate::flags::Show;
+use kdissect::filter::RecordFields;
 use kdissect::kafka::stream::{Notice, Record};
 use kdissect::render::json::Meta;
 use kdissect::render::summary::Clock;
@@ -147,6 +148,14 @@ impl<W: Write> Printer<W> {
             partial: rec.partial,
             input_offset: None,
         };
+        if let Some(p) = &self.show.fields {
+            let mut line = Vec::with_capacity(256);
+            let values = p.values(&RecordFields::new(rec));
+            let mask = !self.style.show_secrets && !rec.msg.secrets.is_empty();
+            render::json::write_projection(&mut line, &meta, rec.msg.direction, &values, mask);
+            line.push(b'\n');
+            return self.out.write_all(&line);
+        }
         let mut line = Vec::with_capacity(rec.bytes.len() * 4 + 256);
         let shown = render::masked(&rec.msg, rec.bytes, self.style);
         render::json::write_message(&mut line, &rec.msg, &shown, &meta, self.show.spans);

@@ -534,6 +534,49 @@ fn frames_in_progress_past_the_budget_are_dropped_and_the_streams_go_on() {
     );
 }
 
+#[test]
+fn a_frame_larger_than_the_budget_goes_alone() {
+    // A 3 MiB frame against a 1 MiB budget: it is dropped, once, and the request waiting on
+    // the other connection keeps waiting, so its answer is paired.
+    let r = summary("big-frame-while-waiting", &["--max-frames-total", "1M"]);
+    assert_eq!(
+        r.lines_with("a frame still arriving was dropped"),
+        1,
+        "{}",
+        r.stdout
+    );
+    assert_eq!(r.lines_with("stopped waiting"), 0, "{}", r.stdout);
+    let answer = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("Metadata v12 Response corr=1 "))
+        .unwrap_or_else(|| panic!("no answer: {}", r.stdout));
+    assert!(answer.contains("after frame"), "not paired: {answer}");
+    assert_eq!(
+        r.lines_with("] Metadata v12 Request corr=3 "),
+        1,
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn a_request_too_big_to_hold_is_judged_alone() {
+    // The exchange filter keeps whole exchanges: the Metadata request is shown with its
+    // answer although a CreateTopics request too big to hold came in between.
+    let input = generate("big-request-while-waiting");
+    let r = kd(&["--no-progress", "-V", "-Y", "latency >= 0ms"], &input);
+    r.assert_sane("big-request-while-waiting -V -Y");
+    assert_eq!(
+        r.lines_with("] Metadata v12 Request corr=1 "),
+        1,
+        "{}",
+        tail(&r.stdout)
+    );
+    assert_eq!(r.lines_with("] Metadata v12 Response corr=1 "), 1);
+    assert_eq!(r.lines_with("] CreateTopics v5 Request corr=1 "), 0);
+}
+
 // Item 9: a bogus size prefix swallows the rest of a direction.
 
 #[test]

@@ -562,6 +562,32 @@ def gen_frames_in_progress(out, scale, opts):
         c.fin()
 
 
+def gen_big_frame_while_waiting(out, scale, opts):
+    """One connection's request waits for its answer while another connection sends a frame
+    bigger than the whole --max-frames-total (small: 3 MiB; full: 100 MiB): letting go of the
+    big frame must not take the waiting request with it."""
+    size = big(scale, 3 * MiB, 100 * MiB, fuzz=4096)
+    cap = Pcap(out)
+    a, b = Conn(cap, 0), Conn(cap, 1)
+    a.send(True, metadata_request_v12(1))
+    head = i16(3) + i16(12) + i32(2) + string("hostile") + b"\x00" * 8
+    b.send(True, i32(size) + head + bytes(size - len(head)), mss=65000)
+    b.send(True, metadata_request_v12(3))
+    a.send(False, metadata_response_v1_like(1))
+
+
+def gen_big_request_while_waiting(out, scale, opts):
+    """A request waits for its answer while another connection sends a CreateTopics request
+    whose tree alone (300 000 nodes at the default --max-nodes, 75 MB) passes what the
+    exchange filters may hold: holding it must not let go of the waiting one."""
+    t, n = big(scale, (30, 3000), (30, 3000), (2, 100))
+    cap = Pcap(out)
+    a, b = Conn(cap, 0), Conn(cap, 1)
+    a.send(True, metadata_request_v12(1))
+    b.send(True, create_topics_v5(1, t, n), mss=65000)
+    a.send(False, metadata_response_v1_like(1))
+
+
 def metadata_response_v1_like(corr):
     """A Metadata v12 response (flexible): no brokers, no topics."""
     body = response_header(corr, flexible=True)
@@ -871,6 +897,10 @@ GENERATORS = [
      "1 000 000 one-byte segments behind holes (--max-buffered counts payload only)"),
     ("bogus-prefix", "pcap", "9", gen_bogus_prefix,
      "a 90 MiB size prefix, then answered requests that must still be shown"),
+    ("big-frame-while-waiting", "pcap", "mem", gen_big_frame_while_waiting,
+     "a frame larger than --max-frames-total while another connection waits for an answer"),
+    ("big-request-while-waiting", "pcap", "mem", gen_big_request_while_waiting,
+     "a request whose tree passes what the exchange filters hold, while another waits"),
     ("frames-in-progress", "pcap", "mem", gen_frames_in_progress,
      "5 frames of 100 MiB arriving at once on 5 connections (--max-frames-total)"),
     ("hex-bogus-prefix", "hex", "9", gen_hex_bogus_prefix,

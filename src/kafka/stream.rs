@@ -156,11 +156,12 @@ pub enum Notice {
         broker: SocketAddr,
         detected: bool,
     },
-    /// A request dropped from the pending table because of `max_pending`, or because of
-    /// `max_held_total` (`budget`).
+    /// A request dropped from the pending table because of `max_pending`, or, with
+    /// `for_memory`, because of `max_held_total`.
     PendingDropped {
         stream: u32,
         request: RequestInfo,
+        for_memory: bool,
     },
     /// A frame still arriving was let go because all connections together held more than
     /// `max_held_total`: `present` of its bytes were held. The direction then looks for the
@@ -675,14 +676,23 @@ impl Tracker {
     /// connection stays cheap however many there are.
     ///
     /// First go the buffers that hold nothing (room kept from earlier frames): letting them go
-    /// loses nothing. The connection of the last event (`current`) goes last: its frame is
-    /// the one being completed, while the others may have stalled.
+    /// loses nothing. The connection of the last event (`current`) goes last, its frame being
+    /// the one completed while the others may have stalled; unless it alone holds more than
+    /// the target, when letting the others go would not be enough and it goes by its size.
+    /// A connection's frames go before its waiting requests, which go only if still needed.
     fn shed(&mut self, current: u32, sink: &mut impl Sink) {
         let target = self.cfg.max_held_total / 8 * 7;
+        let current_alone_over = self
+            .conns
+            .get(&current)
+            .is_some_and(|c| c.footprint() > target);
         let mut ranked: Vec<(bool, bool, usize, u32)> = self
             .conns
             .iter()
-            .map(|(&id, c)| (c.holds_nothing(), id != current, c.footprint(), id))
+            .map(|(&id, c)| {
+                let spared = id == current && !current_alone_over;
+                (c.holds_nothing(), !spared, c.footprint(), id)
+            })
             .filter(|&(_, _, bytes, _)| bytes > 0)
             .collect();
         ranked.sort_unstable_by(|a, b| b.cmp(a));
@@ -690,21 +700,37 @@ impl Tracker {
             if self.held <= target {
                 break;
             }
-            self.shed_connection(stream, sink);
-            if let Some(c) = self.conns.get_mut(&stream) {
-                let now = c.footprint();
-                self.held = self.held.saturating_sub(c.charged).saturating_add(now);
-                c.charged = now;
+            self.shed_buffers(stream, sink);
+            self.recharge(stream);
+            if self.held > target {
+                self.shed_pending(stream, sink);
+                self.recharge(stream);
             }
         }
     }
 
-    /// Lets go of what one connection holds: each direction's frame in progress, then its
-    /// waiting requests.
-    fn shed_connection(&mut self, stream: u32, sink: &mut impl Sink) {
+    /// Brings one connection's `charged` and `held` up to date.
+    fn recharge(&mut self, stream: u32) {
+        if let Some(c) = self.conns.get_mut(&stream) {
+            let now = c.footprint();
+            self.held = self.held.saturating_sub(c.charged).saturating_add(now);
+            c.charged = now;
+        }
+    }
+
+    /// Lets go of each direction's buffer: a frame in progress is dropped (told) and its
+    /// direction looks for the next frame boundary; bytes already being searched for one
+    /// count as skipped. A connection still being detected stops being: it is taken for
+    /// something other than Kafka, having held too much to decide.
+    fn shed_buffers(&mut self, stream: u32, sink: &mut impl Sink) {
         let Some(c) = self.conns.get_mut(&stream) else {
             return;
         };
+        if c.state == State::Undecided {
+            c.state = State::NotKafka;
+            c.halves = Sides::default();
+            return;
+        }
         for d in Side::BOTH {
             let (src, dst) = (c.addrs[d], c.addrs[d.other()]);
             let h = &mut c.halves[d];
@@ -712,7 +738,10 @@ impl Tracker {
                 continue;
             }
             let present = h.buf.len().saturating_sub(h.pos);
-            if present > 0 && c.state == State::Kafka {
+            let kafka = c.state == State::Kafka;
+            if kafka && present > 0 && h.resync {
+                h.dropped = h.dropped.saturating_add(present);
+            } else if kafka && present > 0 {
                 sink.notice(&Notice::FrameDropped {
                     stream,
                     src,
@@ -720,19 +749,29 @@ impl Tracker {
                     at: h.last_at,
                     present,
                 });
+                h.resync = true;
+                h.why = Some(ResyncReason::Gap);
             }
             // Give the memory back, not just the bytes.
             h.buf = Vec::new();
             h.marks.clear();
             h.pos = 0;
             h.scan = Scan::default();
-            if c.state == State::Kafka && present > 0 {
-                h.resync = true;
-                h.why = Some(ResyncReason::Gap);
-            }
         }
+    }
+
+    /// Lets go of a connection's waiting requests, each told; their answers will be shown
+    /// as answers to requests not captured.
+    fn shed_pending(&mut self, stream: u32, sink: &mut impl Sink) {
+        let Some(c) = self.conns.get_mut(&stream) else {
+            return;
+        };
         for request in c.pending.take_all() {
-            sink.notice(&Notice::PendingDropped { stream, request });
+            sink.notice(&Notice::PendingDropped {
+                stream,
+                request,
+                for_memory: true,
+            });
         }
     }
 }
@@ -964,6 +1003,7 @@ impl KConn {
             sink.notice(&Notice::PendingDropped {
                 stream,
                 request: dropped,
+                for_memory: false,
             });
         }
         if !self.used.contains(&request.api()) {

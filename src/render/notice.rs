@@ -54,10 +54,15 @@ pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
             at.frame,
             rel(at.ts_nanos)
         ),
-        Notice::PendingDropped { stream, request } => format!(
-            "{:>6} {} [{stream}] !! too many requests waiting: stopped waiting for corr={}",
+        Notice::PendingDropped { stream, request, for_memory } => format!(
+            "{:>6} {} [{stream}] !! {}: stopped waiting for corr={}",
             request.frame,
             rel(request.ts_nanos),
+            if *for_memory {
+                "the connections together held more than their memory budget for frames and waiting requests"
+            } else {
+                "too many requests waiting"
+            },
             request.correlation_id
         ),
         Notice::FrameDropped { stream, src, dst, at, present } => format!(

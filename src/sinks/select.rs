@@ -173,11 +173,16 @@ struct Held {
 }
 
 impl Held {
-    fn of(r: &Record<'_>) -> Held {
+    /// What holding the record would cost: its frame bytes and its tree's nodes.
+    fn cost_of(r: &Record<'_>) -> usize {
         let mut nodes = 0usize;
         r.msg.root.walk(&mut |_, _| nodes += 1);
+        r.bytes.len() + nodes.saturating_mul(NODE_COST)
+    }
+
+    fn of(r: &Record<'_>, cost: usize) -> Held {
         Held {
-            cost: r.bytes.len() + nodes.saturating_mul(NODE_COST),
+            cost,
             stream: r.stream,
             frame: r.frame,
             first_frame: r.first_frame,
@@ -300,7 +305,16 @@ impl Exchanges {
     /// past it the oldest held request is judged on its own, so memory does not follow how
     /// many requests a capture leaves unanswered.
     fn hold(&mut self, key: (u32, i32), rec: &Record<'_>, show: &mut dyn FnMut(&Record<'_>)) {
-        let held = Held::of(rec);
+        let cost = Held::cost_of(rec);
+        if cost > HELD_MEMORY {
+            // Holding it would let go of every other request held: it alone is judged on its
+            // own (its answer will be too), the others stay.
+            if self.selection.matches(Some(rec), None) {
+                show(rec);
+            }
+            return;
+        }
+        let held = Held::of(rec, cost);
         self.waiting_cost += held.cost;
         if let Some(old) = self.waiting.insert(key, held) {
             self.waiting_cost = self.waiting_cost.saturating_sub(old.cost);

@@ -267,6 +267,9 @@ impl KHalf {
         if self.buf.capacity() > KEEP_CAPACITY && self.buf.capacity() / 4 > self.buf.len() {
             self.buf.shrink_to(self.buf.len().max(KEEP_CAPACITY));
         }
+        if self.marks.capacity() > 1024 && self.marks.capacity() / 4 > self.marks.len() {
+            self.marks.shrink_to(self.marks.len().max(64));
+        }
     }
 
     /// Forgets everything buffered.
@@ -349,7 +352,13 @@ impl KConn {
     /// The memory the connection holds: both directions' buffers as allocated, and its
     /// requests waiting.
     fn footprint(&self) -> usize {
-        let bufs: usize = self.halves.iter().map(|h| h.buf.capacity()).sum();
+        // A frame's bytes and, for each packet they came in, a mark of 16 bytes (a frame of
+        // 100 MiB in 100-byte segments has a million).
+        let bufs: usize = self
+            .halves
+            .iter()
+            .map(|h| h.buf.capacity() + h.marks.capacity() * 16)
+            .sum();
         bufs.saturating_add(self.pending.entries().saturating_mul(PENDING_COST))
     }
 
@@ -754,7 +763,7 @@ impl Tracker {
             }
             // Give the memory back, not just the bytes.
             h.buf = Vec::new();
-            h.marks.clear();
+            h.marks = std::collections::VecDeque::new();
             h.pos = 0;
             h.scan = Scan::default();
         }

@@ -39,7 +39,13 @@ fuzz_target!(|data: &[u8]| {
         reorder_window: 16,
     };
     let mut tcp = Reassembler::new(limits);
-    let mut kafka = Tracker::new(Config::default());
+    // And a Kafka-layer budget small enough that frames in progress and waiting requests
+    // get let go (`--max-frames-total`), with a short pending table.
+    let mut kafka = Tracker::new(Config {
+        max_held_total: 16 * 1024,
+        max_pending: 8,
+        ..Config::default()
+    });
     let mut sink = Count::default();
     let mut rest = data;
     let mut n = 0u64;

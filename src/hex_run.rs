@@ -85,7 +85,7 @@ impl<W: Write> HexRun<'_, W> {
         bytes_seen += bytes.len() as u64;
         cutter.push(&bytes);
         self.drain(&mut cutter, stream.directive)?;
-        if let Some(cut) = cutter.finish() {
+        while let Some(cut) = cutter.finish() {
             self.cut(cut, stream.directive)?;
         }
         if bytes_seen == 0 {
@@ -142,10 +142,14 @@ impl<W: Write> HexRun<'_, W> {
             }
             frames::Cut::Skipped { offset, len, size } => {
                 self.malformed += 1;
-                writeln!(
-                    self.out,
-                    "!! input offset 0x{offset:04x}: size prefix {size} cannot start a frame (negative, too small, or over --max-frame): skipped {len} bytes to the next frame\n"
-                )
+                let text = format!("!! input offset 0x{offset:04x}: size prefix {size} cannot start a frame (negative, too small, or over --max-frame): skipped {len} bytes to the next frame");
+                if self.s.show.json {
+                    // Standard output is one JSON object a line: the notice goes beside it.
+                    eprintln!("kdissect: {text}");
+                    Ok(())
+                } else {
+                    writeln!(self.out, "{text}\n")
+                }
             }
         };
         r.and_then(|()| {

@@ -3,7 +3,7 @@
 //! bytes is known (pairing with the pairing core, [`super::pairing`]).
 
 use super::decode::{DecodeOptions, ErrorKind};
-use super::framing::{self, Prefix, Want};
+use super::framing::{self, Prefix};
 use super::message::peek_request;
 use super::message::{
     decode_request, decode_response_header_only, peek_response_correlation, Message,
@@ -195,9 +195,11 @@ pub enum Cut {
 
 /// Cuts frames out of bytes that arrive piece by piece (hex read line by line), holding at
 /// most one frame: a size prefix that is negative, too small for a header or over
-/// `max_frame` is not waited for; the bytes after it are searched for the next plausible
-/// frame (a request header kdissect knows, or a response to a request seen), so a bogus
-/// prefix does not take the later frames with it.
+/// `max_frame` is not waited for; the bytes after it are searched for the next *verified*
+/// frame start, as captures are (the framing core's `find_boundary`): a request whose frame
+/// decodes cleanly, or a response to a request seen that decodes with that request's API.
+/// A bogus prefix thus does not take the later frames with it, nor does a plausible header
+/// inside it that claims a frame running past them.
 #[derive(Debug)]
 pub struct Cutter {
     buf: Vec<u8>,
@@ -206,8 +208,11 @@ pub struct Cutter {
     max_frame: usize,
     /// Looking for a frame start after a bad prefix: (where it was, its size).
     lost: Option<(u64, i64)>,
-    /// Correlation ids of requests cut so far, which a response may answer.
-    requests: std::collections::HashSet<i32>,
+    /// Requests cut so far (API key and version by correlation id), which a response may
+    /// answer.
+    requests: Pending<(i16, i16)>,
+    /// The searches for a request and for a response after a bad prefix, over `buf[1..]`.
+    scans: (framing::Scan, framing::Scan),
 }
 
 /// Requests remembered for telling responses among resync candidates.
@@ -220,7 +225,8 @@ impl Cutter {
             base: 0,
             max_frame,
             lost: None,
-            requests: Default::default(),
+            requests: Pending::new(MAX_REMEMBERED),
+            scans: Default::default(),
         }
     }
 
@@ -234,34 +240,46 @@ impl Cutter {
         self.base += n as u64;
     }
 
-    /// Whether a frame could start at `at` of the buffer: `None` when more bytes are needed.
-    fn plausible_at(&self, at: usize) -> Option<bool> {
-        framing::candidate_at(self.buf.get(at..)?, Want::Either, self.max_frame, |c| {
-            self.requests.contains(&c)
-        })
-    }
-
-    /// After a bad prefix: drops bytes up to the next plausible frame start, if one is in the
-    /// buffer; keeps the last few bytes when none is (a start may straddle the next push).
+    /// After a bad prefix: the next verified frame start in the buffer, reported with the
+    /// bytes skipped to reach it. Until one is found, bytes no candidate needs are dropped, so
+    /// the buffer holds at most the candidates still waiting for their frames (and past the
+    /// resync window the first of them is taken, as in captures).
     fn resync(&mut self) -> Option<Cut> {
         let (offset, size) = self.lost?;
-        for at in 1..self.buf.len() {
-            match self.plausible_at(at) {
-                Some(true) => {
-                    self.consume(at);
-                    self.lost = None;
-                    let len = self.base - offset;
-                    return Some(Cut::Skipped { offset, len, size });
-                }
-                Some(false) => {}
-                None => {
-                    self.consume(at.saturating_sub(1));
-                    return None;
-                }
-            }
+        let data = self.buf.get(1..).unwrap_or(&[]);
+        let search = |requests| framing::Search {
+            requests,
+            pending: &self.requests,
+            used: &[],
+            max_frame: self.max_frame,
+        };
+        let found = [
+            framing::find_boundary(data, &search(true), &mut self.scans.0),
+            framing::find_boundary(data, &search(false), &mut self.scans.1),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        if let Some(at) = found {
+            return Some(self.skip_to(1 + at, offset, size));
         }
-        self.consume(self.buf.len().saturating_sub(framing::REQUEST_PEEK));
+        let low = self.scans.0.low_water().min(self.scans.1.low_water());
+        self.consume(low);
+        self.scans.0.shift(low);
+        self.scans.1.shift(low);
         None
+    }
+
+    /// Ends a search: the bytes up to `at` of the buffer are skipped.
+    fn skip_to(&mut self, at: usize, offset: u64, size: i64) -> Cut {
+        self.consume(at);
+        self.lost = None;
+        self.scans = Default::default();
+        Cut::Skipped {
+            offset,
+            len: self.base - offset,
+            size,
+        }
     }
 
     /// The next frame or skip, `None` until more bytes arrive.
@@ -282,9 +300,8 @@ impl Cutter {
         if let Some(p) =
             peek_request(&bytes).filter(|p| registry().plausible(p.api_key, p.api_version))
         {
-            if self.requests.len() < MAX_REMEMBERED {
-                self.requests.insert(p.correlation_id);
-            }
+            self.requests
+                .insert(p.correlation_id, (p.api_key, p.api_version));
         }
         let offset = self.base;
         self.consume(len);
@@ -295,15 +312,29 @@ impl Cutter {
         })
     }
 
-    /// At the end of the input: what is left, as a frame cut short or skipped bytes.
+    /// At the end of the input, called until it returns `None`: the frames left, then what
+    /// remains as a frame cut short or as skipped bytes. Still searching after a bad prefix,
+    /// the first candidate whose frame did not complete is the best there is: the bytes
+    /// before it are skipped and it is cut short.
     pub fn finish(&mut self) -> Option<Cut> {
-        if self.buf.is_empty() && self.lost.is_none() {
-            return None;
-        }
-        if let Some((offset, size)) = self.lost.take() {
+        if let Some((offset, size)) = self.lost {
+            let first = [self.scans.0.first_waiting(), self.scans.1.first_waiting()]
+                .into_iter()
+                .flatten()
+                .min();
+            if let Some(at) = first {
+                return Some(self.skip_to(1 + at, offset, size));
+            }
+            self.lost = None;
             let len = self.base + self.buf.len() as u64 - offset;
             self.consume(self.buf.len());
             return Some(Cut::Skipped { offset, len, size });
+        }
+        if let Some(cut) = self.next_cut() {
+            return Some(cut);
+        }
+        if self.buf.is_empty() {
+            return None;
         }
         let offset = self.base;
         let bytes = std::mem::take(&mut self.buf);
@@ -336,7 +367,9 @@ mod cutter_tests {
         while let Some(x) = c.next_cut() {
             v.push(x);
         }
-        v.extend(c.finish());
+        while let Some(x) = c.finish() {
+            v.push(x);
+        }
         v
     }
 

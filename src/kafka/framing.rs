@@ -195,6 +195,26 @@ pub struct Scan {
     waiting: Vec<usize>,
 }
 
+impl Scan {
+    /// The first offset the search still needs: bytes before it were judged and can go.
+    pub fn low_water(&self) -> usize {
+        self.waiting.iter().copied().fold(self.next, usize::min)
+    }
+
+    /// The data lost its first `n` bytes (at most `low_water`): offsets move down by `n`.
+    pub fn shift(&mut self, n: usize) {
+        self.next = self.next.saturating_sub(n);
+        for w in &mut self.waiting {
+            *w = w.saturating_sub(n);
+        }
+    }
+
+    /// The first candidate whose frame had not completed, if any.
+    pub fn first_waiting(&self) -> Option<usize> {
+        self.waiting.iter().copied().min()
+    }
+}
+
 enum Verdict {
     /// A frame start: `strong` when the frame decoded cleanly, weak when only its size lines
     /// up with what follows.

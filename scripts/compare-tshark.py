@@ -97,7 +97,12 @@ def main():
     for path in files:
         ours = kdissect_messages(a.kdissect, path)
         for r in tshark_rows(path):
-            frame = int(r["frame.number"])
+            try:
+                frame = int(r["frame.number"])
+            except ValueError:
+                # tshark's field output broken by bytes it printed raw (seen on an LZ4 sample).
+                skipped += 1
+                continue
             corrs = split(r["kafka.correlation_id"])
             expert = r["_ws.expert.message"].lower()
             if not corrs:
@@ -121,7 +126,7 @@ def main():
             m = match[0]
             compared += 1
             t_ts = f"{float(r['frame.time_relative']):.6f}"
-            if t_ts != m["time"]:
+            if t_ts != f"{float(m['time']):.6f}":  # nanosecond captures print 9 digits
                 print(f"{path}: frame {frame}: time {t_ts} (tshark) vs {m['time']} (kdissect)")
                 problems += 1
             key = split(r["kafka.api_key"])

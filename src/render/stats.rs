@@ -35,6 +35,18 @@ const EXACT_LATENCIES: usize = 4096;
 /// Connections given a row of their own in the statistics; the rest are summed in one row.
 const CONN_ROWS: usize = 10_000;
 
+/// Rows per API and version. A real capture has a few hundred at most (every API in a few
+/// versions); frames on a broker port may carry any key and version, so past this the
+/// messages are only counted.
+const API_ROWS: usize = 512;
+
+/// Histogram buckets kept over all rows (about 50 bytes each, 12 MiB in all): past it a new
+/// latency joins the nearest bucket below (or the first) of its row, so that a capture
+/// spreading its latencies over every bucket of every row (some 100 000 a row) does not cost
+/// megabytes a row. Real latencies fill a few hundred buckets a row, and within the budget
+/// the percentiles print as the exact ones would.
+const MAX_BUCKETS: usize = 262_144;
+
 fn bucket(v: i64) -> i64 {
     if v < 10_000_000 {
         return v - v.rem_euclid(1000);
@@ -47,7 +59,8 @@ fn bucket(v: i64) -> i64 {
 }
 
 impl Latencies {
-    fn push(&mut self, v: i64) {
+    /// One more latency; `buckets` is what is left of `MAX_BUCKETS` over all rows.
+    fn push(&mut self, v: i64, buckets: &mut usize) {
         self.n += 1;
         self.max = Some(self.max.map_or(v, |m| m.max(v)));
         if self.hist.is_empty() && self.exact.len() < EXACT_LATENCIES {
@@ -55,9 +68,25 @@ impl Latencies {
             return;
         }
         for x in std::mem::take(&mut self.exact) {
-            *self.hist.entry(bucket(x)).or_default() += 1;
+            self.count(bucket(x), buckets);
         }
-        *self.hist.entry(bucket(v)).or_default() += 1;
+        self.count(bucket(v), buckets);
+    }
+
+    /// One more latency in bucket `b`, or in the nearest one kept once the buckets are spent.
+    fn count(&mut self, b: i64, buckets: &mut usize) {
+        let key = if self.hist.contains_key(&b) {
+            b
+        } else if *buckets > 0 {
+            *buckets -= 1;
+            b
+        } else {
+            let below = self.hist.range(..b).next_back().map(|(k, _)| *k);
+            below
+                .or_else(|| self.hist.keys().next().copied())
+                .unwrap_or(b)
+        };
+        *self.hist.entry(key).or_default() += 1;
     }
 
     /// Nearest-rank percentile.
@@ -97,6 +126,10 @@ pub struct Stats {
     conns: BTreeMap<u32, ConnRow>,
     /// Messages and bytes of the connections past CONN_ROWS.
     other_conns: ConnRow,
+    /// Messages of API versions past the first `API_ROWS`.
+    other_api_messages: u64,
+    /// Histogram buckets made so far, over all rows, of `MAX_BUCKETS`.
+    buckets_used: usize,
     errors: BTreeMap<i16, u64>,
     /// Broker address → API key → (min, max) advertised in ApiVersions.
     advertised: BTreeMap<String, BTreeMap<i16, (i64, i64)>>,
@@ -143,6 +176,10 @@ impl Stats {
         let (Some(k), Some(v)) = (m.api_key, m.api_version) else {
             return;
         };
+        if self.apis.len() >= API_ROWS && !self.apis.contains_key(&(k, v)) {
+            self.other_api_messages += 1;
+            return;
+        }
         let row = self.apis.entry((k, v)).or_default();
         if m.is_malformed() && !rec.partial {
             row.malformed += 1;
@@ -157,7 +194,11 @@ impl Stats {
                 match rec.latency_nanos() {
                     // Counted by the health counters, and left out of the percentiles.
                     Some(l) if l < 0 => {}
-                    Some(l) => row.latencies.push(l),
+                    Some(l) => {
+                        let mut left = MAX_BUCKETS.saturating_sub(self.buckets_used);
+                        row.latencies.push(l, &mut left);
+                        self.buckets_used = MAX_BUCKETS - left;
+                    }
                     None => {}
                 }
                 if !m.errors.is_empty() {
@@ -179,10 +220,10 @@ impl Stats {
     pub fn notice(&mut self, n: &Notice) {
         self.health.notice(n);
         if let Notice::Unanswered { request, .. } = n {
-            self.apis
-                .entry((request.api_key, request.api_version))
-                .or_default()
-                .unanswered += 1;
+            let key = (request.api_key, request.api_version);
+            if self.apis.len() < API_ROWS || self.apis.contains_key(&key) {
+                self.apis.entry(key).or_default().unanswered += 1;
+            }
         }
     }
 
@@ -313,6 +354,12 @@ impl Stats {
                 right(p(99.0)),
                 right(l.max.map_or("-".to_string(), latency_text)),
             ]);
+        }
+        if self.other_api_messages > 0 {
+            t.add_row(vec![Cell::new(format!(
+                "({} messages of API versions past the first {API_ROWS}, not broken down)",
+                self.other_api_messages
+            ))]);
         }
         t
     }
@@ -692,7 +739,8 @@ Capture health
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             let v = 1000 + ((x >> 33) % 2_000_000_000) as i64 / (1 + (x % 97) as i64);
-            l.push(v);
+            let mut unlimited = usize::MAX;
+            l.push(v, &mut unlimited);
             all.push(v);
         }
         assert!(!l.hist.is_empty() && l.exact.is_empty());
@@ -717,9 +765,39 @@ Capture health
     fn few_latencies_stay_exact() {
         let mut l = Latencies::default();
         for v in [1234, 5678, 91011] {
-            l.push(v);
+            l.push(v, &mut 0);
         }
         assert_eq!(l.percentile(50.0), Some(5678));
         assert_eq!(l.percentile(99.0), Some(91011));
+    }
+
+    #[test]
+    fn buckets_stay_bounded_when_latencies_spread_over_all_of_them() {
+        let mut l = Latencies::default();
+        // One latency in each of 20 000 distinct buckets (1 µs apart), then a large one.
+        let mut left = 4096;
+        for us in 0..20_000i64 {
+            l.push(us * 1000, &mut left);
+        }
+        l.push(5_000_000_000, &mut left);
+        assert_eq!(l.hist.len(), 4096, "{} buckets", l.hist.len());
+        assert_eq!(left, 0);
+        assert_eq!(l.n, 20_001);
+        assert_eq!(l.max, Some(5_000_000_000));
+        let total: u64 = l.hist.values().sum();
+        assert_eq!(total, 20_001, "every latency counted once");
+    }
+
+    #[test]
+    fn api_rows_stop_at_the_bound_and_the_rest_is_counted() {
+        let (frame, msg) = test_frames::metadata_request();
+        let mut s = Stats::default();
+        for v in 0..(API_ROWS as i16 + 10) {
+            let mut m = msg.clone();
+            m.api_version = Some(v);
+            s.message(&record(m, &frame, 1, None));
+        }
+        assert_eq!(s.apis.len(), API_ROWS);
+        assert_eq!(s.other_api_messages, 10);
     }
 }

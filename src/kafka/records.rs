@@ -37,6 +37,7 @@ const LEGACY_V0_MIN: usize = 14;
 const LEGACY_V1_MIN: usize = 22;
 const BATCH_V2_MIN: usize = 49;
 
+/// A compression codec's name, from the attributes' low three bits.
 pub fn codec_name(c: u8) -> &'static str {
     match c {
         0 => "none",

@@ -667,11 +667,7 @@ impl Tracker {
     /// Brings `held` up to date with what the connection of the last event holds, then keeps
     /// it within `max_held_total`.
     fn settle(&mut self, stream: u32, sink: &mut impl Sink) {
-        if let Some(c) = self.conns.get_mut(&stream) {
-            let now = c.footprint();
-            self.held = self.held.saturating_sub(c.charged).saturating_add(now);
-            c.charged = now;
-        }
+        self.recharge(stream);
         if self.held > self.cfg.max_held_total {
             self.shed(stream, sink);
         }

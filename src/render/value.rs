@@ -108,17 +108,8 @@ pub fn text_limited(n: &Node, frame: &[u8], wide: bool, max_value: usize) -> Opt
     Some(v)
 }
 
-/// A compression codec's name.
-pub fn codec_name(c: u8) -> &'static str {
-    match c {
-        0 => "none",
-        1 => "gzip",
-        2 => "snappy",
-        3 => "lz4",
-        4 => "zstd",
-        _ => "unknown",
-    }
-}
+/// A compression codec's name: the decoder's own table (`kafka::records::codec_name`).
+pub use crate::kafka::records::codec_name;
 
 /// Milliseconds since 1970 as RFC 3339 in UTC, always with three digits of milliseconds
 /// (`1970-01-01T00:00:01.000Z`): the nanosecond text with its last six zeros taken off.

@@ -929,6 +929,17 @@ fn compressed_records(
     Ok(())
 }
 
+/// A new byte source of `len` decompressed bytes: its number, and the group node that holds
+/// what is decoded from it.
+fn new_source(ctx: &mut Ctx<'_>, ty: &'static str, len: usize) -> (u16, Node) {
+    *ctx.next_source += 1;
+    let source = *ctx.next_source;
+    let mut dn = Node::new("decompressed", ty, 0, Region::Record, NodeKind::Group);
+    dn.source = source;
+    dn.len = len;
+    (source, dn)
+}
+
 /// The records decompressed from `data` (at `at`), read as a byte source of their own. Data
 /// cut by the message's budget ends where it was cut; bytes after the last record are
 /// diagnosed.
@@ -940,17 +951,7 @@ fn decompressed_records(
     plain: Vec<u8>,
 ) -> Node {
     let capped = *ctx.budget == 0;
-    *ctx.next_source += 1;
-    let source = *ctx.next_source;
-    let mut dn = Node::new(
-        "decompressed",
-        "records",
-        0,
-        Region::Record,
-        NodeKind::Group,
-    );
-    dn.source = source;
-    dn.len = plain.len();
+    let (source, mut dn) = new_source(ctx, "records", plain.len());
     dn.desc = Cow::Owned(format!(
         "decompressed bytes, byte source #{source}: offsets count from its start"
     ));
@@ -1222,17 +1223,7 @@ fn wrapper_value(
 
 /// The messages decompressed from a wrapper, decoded as a message set one level deeper.
 fn inner_message_set(ctx: &mut Ctx<'_>, plain: Vec<u8>, depth: u8) -> Node {
-    *ctx.next_source += 1;
-    let source = *ctx.next_source;
-    let mut dn = Node::new(
-        "decompressed",
-        "message set",
-        0,
-        Region::Record,
-        NodeKind::Group,
-    );
-    dn.source = source;
-    dn.len = plain.len();
+    let (source, mut dn) = new_source(ctx, "message set", plain.len());
     dn.desc = Cow::Owned(format!(
         "the wrapper's inner messages, byte source #{source}"
     ));

@@ -139,7 +139,7 @@ start_capture() {
     ip netns exec "$KAFKA_CLUSTER_NS" tcpdump -Z root -i lo -U --immediate-mode -B 16384 -w "$pcap" \
         "$FILTER" 2>"$err" &
     CAPTURE_PID=$!
-    for _ in $(seq 100); do grep -q "listening on" "$err" && break; sleep 0.1; done
+    for _ in $(seq 100); do grep -qs "listening on" "$err" && break; sleep 0.1; done
     grep -q "listening on" "$err" || { cat "$err" >&2; return 1; }
     T0=$(date +%s.%N)
     timeline "tcpdump started"

@@ -45,6 +45,7 @@ func clusterProducer(ctx context.Context, seeds []string) error {
 		kgo.ProducerBatchCompression(kgo.ZstdCompression()),
 		kgo.ProducerLinger(10*time.Millisecond),
 		kgo.RecordRetries(100),
+		kgo.MetadataMaxAge(5*time.Second),
 	)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -81,6 +82,7 @@ func clusterConsumer(ctx context.Context, seeds []string) error {
 		kgo.DisableAutoCommit(),
 		kgo.FetchMaxWait(500*time.Millisecond),
 		kgo.SessionTimeout(10*time.Second),
+		kgo.MetadataMaxAge(5*time.Second),
 	)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {

@@ -136,12 +136,13 @@ def group(bootstrap):
 def cluster(bootstrap, seconds):
     seeds = bootstrap.split(",")
     producer = KafkaProducer(bootstrap_servers=seeds, client_id="kafka-python-cluster-producer",
-                             acks="all", linger_ms=5, retries=50)
+                             acks="all", linger_ms=5, retries=50,
+                             metadata_max_age_ms=5000)
     consumer = KafkaConsumer("cluster-orders", bootstrap_servers=seeds,
                              client_id="kafka-python-cluster-consumer", group_id="kp-cluster",
                              auto_offset_reset="earliest", enable_auto_commit=False,
                              session_timeout_ms=10000, heartbeat_interval_ms=1000,
-                             fetch_max_wait_ms=500)
+                             fetch_max_wait_ms=500, metadata_max_age_ms=5000)
     end = time.time() + float(seconds)
     last_commit, last_send, i = time.time(), 0.0, 0
     pending = []

@@ -129,6 +129,8 @@ public final class Cluster {
         p.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG,
                 Main.env("KD_BOOTSTRAP", "127.0.0.2:9092,127.0.0.3:9192,127.0.0.4:9292"));
         p.put(CommonClientConfigs.CLIENT_ID_CONFIG, clientId);
+        // Metadata every 5 s: short captures then hold Metadata answers (cluster id, brokers).
+        p.put(CommonClientConfigs.METADATA_MAX_AGE_CONFIG, 5000);
         return p;
     }
 
@@ -276,6 +278,7 @@ public final class Cluster {
                 Main.env("KD_BOOTSTRAP", "127.0.0.2:9092,127.0.0.3:9192,127.0.0.4:9292"));
         p.put(StreamsConfig.CLIENT_ID_CONFIG, "cluster-streams");
         p.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, "streams");
+        p.put(StreamsConfig.consumerPrefix(CommonClientConfigs.METADATA_MAX_AGE_CONFIG), 5000);
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 2000);
         p.put(StreamsConfig.STATE_DIR_CONFIG, Main.env("KD_STATE_DIR", "/tmp/kdissect-streams-state"));
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
@@ -380,6 +383,8 @@ public final class Cluster {
         Properties p = new Properties();
         p.put(AdminClientConfig.BOOTSTRAP_CONTROLLERS_CONFIG, Main.env("KD_CONTROLLER", "127.0.0.1:9093"));
         p.put(AdminClientConfig.CLIENT_ID_CONFIG, "cluster-admin-controller");
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000);
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000);
         try (Admin admin = Admin.create(p)) {
             DescribeClusterResult c = admin.describeCluster();
             result(obj("op", "describeCluster", "clusterId", c.clusterId().get(), "controller",
@@ -399,14 +404,15 @@ public final class Cluster {
             Map<String, Object> fin = new TreeMap<>();
             f.finalizedFeatures().forEach((k, v) -> fin.put(k, v.maxVersionLevel()));
             result(obj("op", "describeFeatures", "finalized", fin, "epoch", f.finalizedFeaturesEpoch()));
-            ConfigResource b1 = new ConfigResource(ConfigResource.Type.BROKER, "1");
-            Config cfg = admin.describeConfigs(List.of(b1)).all().get().get(b1);
-            result(obj("op", "describeConfigs", "resource", "BROKER:1", "entries", cfg.entries().size()));
-            ConfigResource dflt = new ConfigResource(ConfigResource.Type.BROKER, "");
-            admin.incrementalAlterConfigs(Map.of(dflt, List.of(new AlterConfigOp(
+            // The controller's own configs: brokers are not nodes this Admin knows (asking for
+            // broker 1 makes it poll DescribeCluster until its timeout).
+            ConfigResource c0 = new ConfigResource(ConfigResource.Type.BROKER, "0");
+            Config cfg = admin.describeConfigs(List.of(c0)).all().get().get(c0);
+            result(obj("op", "describeConfigs", "resource", "BROKER:0", "entries", cfg.entries().size()));
+            admin.incrementalAlterConfigs(Map.of(c0, List.of(new AlterConfigOp(
                     new ConfigEntry("log.cleaner.max.compaction.lag.ms", "86400000"), AlterConfigOp.OpType.SET))))
                     .all().get();
-            result(obj("op", "incrementalAlterConfigs", "resource", "BROKER:<default>", "set",
+            result(obj("op", "incrementalAlterConfigs", "resource", "BROKER:0", "set",
                     obj("log.cleaner.max.compaction.lag.ms", "86400000")));
             try {
                 CreateTopicsResult cr = admin.createTopics(List.of(new NewTopic("cluster-from-controller", 1, (short) 3)));

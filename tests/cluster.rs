@@ -83,10 +83,7 @@ fn kdissect(args: &[&str], file: &Path) -> (Option<i32>, String, String) {
 /// (see `undamaged_cluster_captures_exit_0`).
 fn decoded(name: &str) -> Vec<J> {
     let (code, out, err) = kdissect(&["--json"], &pcap(name));
-    assert!(
-        matches!(code, Some(0 | 1)),
-        "{name}: exit {code:?}: {err}"
-    );
+    assert!(matches!(code, Some(0 | 1)), "{name}: exit {code:?}: {err}");
     out.lines()
         .map(|l| serde_json::from_str(l).expect("json line"))
         .collect()
@@ -187,7 +184,9 @@ fn java_lines(text: &str) -> Vec<JavaLine> {
         out.push(JavaLine {
             response,
             api,
-            version: after(h, "apiVersion=", &[',']).and_then(|s| s.parse().ok()).unwrap_or(-1),
+            version: after(h, "apiVersion=", &[','])
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(-1),
             client: after(h, "clientId=", &[',']).unwrap_or("").to_string(),
             corr: after(h, "correlationId=", &[',', ')'])
                 .and_then(|s| s.parse().ok())
@@ -335,13 +334,19 @@ fn same_values(client: &[String], decoded: &[String]) -> Result<(), String> {
             Some(i) => {
                 left.remove(i);
             }
-            None => return Err(format!("client logged {client:?}, kdissect decoded {decoded:?}")),
+            None => {
+                return Err(format!(
+                    "client logged {client:?}, kdissect decoded {decoded:?}"
+                ))
+            }
         }
     }
     if left.iter().all(|v| TAGGED_DEFAULTS.contains(&v.as_str())) {
         Ok(())
     } else {
-        Err(format!("client logged {client:?}, kdissect decoded {decoded:?}"))
+        Err(format!(
+            "client logged {client:?}, kdissect decoded {decoded:?}"
+        ))
     }
 }
 
@@ -421,7 +426,10 @@ fn java_clients_values_are_the_decoded_values() {
         }
     }
     eprintln!("compared {total_lines} Java log lines, {total_values} values");
-    assert!(total_lines >= 500, "only {total_lines} Java log lines compared");
+    assert!(
+        total_lines >= 500,
+        "only {total_lines} Java log lines compared"
+    );
     assert!(total_values >= 2000, "only {total_values} values compared");
 }
 
@@ -453,7 +461,10 @@ fn metadata_and_cluster_answers_name_this_cluster_and_its_brokers() {
     let mut checked = 0;
     for name in captures() {
         let id = cluster_id(&name);
-        for m in decoded(&name).iter().filter(|m| m["direction"] == "response") {
+        for m in decoded(&name)
+            .iter()
+            .filter(|m| m["direction"] == "response")
+        {
             let body = &m["body"];
             let api = m["api_name"].as_str().unwrap_or("");
             if !matches!(api, "Metadata" | "DescribeCluster" | "ApiVersions") || body.is_null() {
@@ -464,13 +475,17 @@ fn metadata_and_cluster_answers_name_this_cluster_and_its_brokers() {
                 checked += 1;
             }
             for b in body["Brokers"].as_array().into_iter().flatten() {
-                let node = (b["NodeId"].as_i64(), b["Host"].as_str(), b["Port"].as_i64());
+                // Metadata names a broker NodeId, DescribeCluster BrokerId.
+                let id = b["NodeId"].as_i64().or(b["BrokerId"].as_i64());
+                let node = (id, b["Host"].as_str(), b["Port"].as_i64());
                 let from_controller = port_of(&m["src"]) == Some(9093);
                 let known = if from_controller {
                     // The controller's DescribeCluster (EndpointType 2) lists the controllers.
                     node == (Some(0), Some("127.0.0.1"), Some(9093))
                 } else {
-                    BROKERS.iter().any(|&(n, h, p)| node == (Some(n), Some(h), Some(p)))
+                    BROKERS
+                        .iter()
+                        .any(|&(n, h, p)| node == (Some(n), Some(h), Some(p)))
                 };
                 assert!(known, "{name}: frame {}: broker {b}", frame(m));
                 checked += 1;
@@ -520,7 +535,9 @@ fn controller_traffic_comes_from_the_three_brokers() {
                 Some("Fetch") => {
                     let topics = decoded_values(body, "TopicId");
                     assert_eq!(topics, [METADATA_TOPIC], "{name}: frame {}", frame(m));
-                    let id = body["ReplicaState"]["ReplicaId"].as_i64().expect("ReplicaId");
+                    let id = body["ReplicaState"]["ReplicaId"]
+                        .as_i64()
+                        .expect("ReplicaId");
                     assert_eq!(
                         m["client_id"].as_str(),
                         Some(format!("raft-client-{id}").as_str()),
@@ -534,7 +551,10 @@ fn controller_traffic_comes_from_the_three_brokers() {
         }
         let all: BTreeSet<i64> = [1, 2, 3].into();
         assert_eq!(heartbeats, all, "{name}: brokers heartbeating");
-        assert_eq!(raft_fetchers, all, "{name}: brokers fetching __cluster_metadata");
+        assert_eq!(
+            raft_fetchers, all,
+            "{name}: brokers fetching __cluster_metadata"
+        );
     }
 }
 
@@ -584,7 +604,10 @@ fn produce_base_offsets_are_offsets_the_clients_were_given() {
                         if p["ErrorCode"] != 0 {
                             continue;
                         }
-                        let key = (p["Index"].as_i64().expect("Index"), p["BaseOffset"].as_i64().expect("BaseOffset"));
+                        let key = (
+                            p["Index"].as_i64().expect("Index"),
+                            p["BaseOffset"].as_i64().expect("BaseOffset"),
+                        );
                         assert!(
                             given.contains(&key),
                             "{name}: frame {}: {client} partition {} base offset {} is no offset the client logged",
@@ -680,7 +703,11 @@ fn time_of_day(s: &str) -> Option<f64> {
     let frac = s
         .get(8..)
         .and_then(|r| r.strip_prefix(['.', ',']))
-        .map(|r| r.chars().take_while(char::is_ascii_digit).collect::<String>())
+        .map(|r| {
+            r.chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+        })
         .and_then(|d| format!("0.{d}").parse::<f64>().ok())
         .unwrap_or(0.0);
     Some(h * 3600.0 + m * 60.0 + sec + frac)
@@ -744,7 +771,13 @@ fn python_wire(text: &str) -> Vec<Wire> {
             continue;
         }
         let (response, corr, data) = if let Some(c) = after(l, "> Request ", &[':']) {
-            (false, c, after(l, "> Request ", &[]).and_then(|r| r.split_once(": ")).map(|x| x.1))
+            (
+                false,
+                c,
+                after(l, "> Request ", &[])
+                    .and_then(|r| r.split_once(": "))
+                    .map(|x| x.1),
+            )
         } else if let Some(c) = after(l, ">: Response ", &[' ']) {
             (true, c, after(l, " ms): ", &[]))
         } else {
@@ -833,12 +866,22 @@ fn go_and_python_wire_logs_are_the_capture() {
                 .map(|w| ((w.port, w.corr), w.time))
                 .collect();
             for w in &wires {
-                let sent = if w.response { requests.get(&(w.port, w.corr)).copied() } else { Some(w.time) };
+                let sent = if w.response {
+                    requests.get(&(w.port, w.corr)).copied()
+                } else {
+                    Some(w.time)
+                };
                 // Well inside the capture (1 s margins), so certainly captured.
                 let inside = sent.is_some_and(|t| t > first + 1.0) && w.time < last - 1.0;
                 let found = cap.msgs.iter().find(|m| {
-                    let (dir, addr) = if w.response { ("response", &m["dst"]) } else { ("request", &m["src"]) };
-                    m["direction"] == dir && port_of(addr) == Some(w.port) && m["correlation_id"] == w.corr
+                    let (dir, addr) = if w.response {
+                        ("response", &m["dst"])
+                    } else {
+                        ("request", &m["src"])
+                    };
+                    m["direction"] == dir
+                        && port_of(addr) == Some(w.port)
+                        && m["correlation_id"] == w.corr
                 });
                 let Some(m) = found else {
                     assert!(!inside, "{name}: {log} logged {w:?}, not in the capture");
@@ -885,7 +928,16 @@ fn tshark_pdus(tshark: &Path, file: &Path) -> Vec<(u64, i64, Option<i64>)> {
     for p in PORTS {
         cmd.args(["-d", &format!("tcp.port=={p},kafka")]);
     }
-    cmd.args(["-Y", "kafka", "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=|"]);
+    cmd.args([
+        "-Y",
+        "kafka",
+        "-T",
+        "fields",
+        "-E",
+        "occurrence=a",
+        "-E",
+        "aggregator=|",
+    ]);
     for f in ["frame.number", "kafka.correlation_id", "kafka.api_key"] {
         cmd.args(["-e", f]);
     }
@@ -893,9 +945,21 @@ fn tshark_pdus(tshark: &Path, file: &Path) -> Vec<(u64, i64, Option<i64>)> {
     let mut pdus = Vec::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let cols: Vec<&str> = line.split('\t').collect();
-        let Some(Ok(frame)) = cols.first().map(|f| f.parse::<u64>()) else { continue };
-        let corrs: Vec<i64> = cols.get(1).into_iter().flat_map(|c| c.split([',', '|'])).filter_map(|c| c.parse().ok()).collect();
-        let keys: Vec<i64> = cols.get(2).into_iter().flat_map(|c| c.split([',', '|'])).filter_map(|c| c.parse().ok()).collect();
+        let Some(Ok(frame)) = cols.first().map(|f| f.parse::<u64>()) else {
+            continue;
+        };
+        let corrs: Vec<i64> = cols
+            .get(1)
+            .into_iter()
+            .flat_map(|c| c.split([',', '|']))
+            .filter_map(|c| c.parse().ok())
+            .collect();
+        let keys: Vec<i64> = cols
+            .get(2)
+            .into_iter()
+            .flat_map(|c| c.split([',', '|']))
+            .filter_map(|c| c.parse().ok())
+            .collect();
         for (i, c) in corrs.iter().enumerate() {
             // tshark lists the API key of each PDU only when it knows it; pair them only
             // when every PDU of the frame has one.
@@ -915,13 +979,23 @@ fn missing_from_kdissect(name: &str, tshark: &Path) -> (usize, Vec<(u64, i64, Op
         .collect();
     let keys: BTreeMap<(u64, i64), Option<i64>> = msgs
         .iter()
-        .filter_map(|m| Some(((frame(m), m["correlation_id"].as_i64()?), m["api_key"].as_i64())))
+        .filter_map(|m| {
+            Some((
+                (frame(m), m["correlation_id"].as_i64()?),
+                m["api_key"].as_i64(),
+            ))
+        })
         .collect();
     let pdus = tshark_pdus(tshark, &pcap(name));
     let mut missing = Vec::new();
     for &(f, c, k) in &pdus {
         let found = ours.contains(&(f, c))
-            && (k.is_none() || keys.get(&(f, c)).copied().flatten().is_none_or(|ours| Some(ours) == k));
+            && (k.is_none()
+                || keys
+                    .get(&(f, c))
+                    .copied()
+                    .flatten()
+                    .is_none_or(|ours| Some(ours) == k));
         if !found {
             missing.push((f, c, k));
         }
@@ -941,7 +1015,10 @@ fn every_pdu_tshark_finds_is_in_kdissects_output() {
         let (n, missing) = missing_from_kdissect(&name, &tshark);
         assert!(n > 1000, "{name}: tshark found only {n} PDUs");
         if !missing.is_empty() {
-            report.push(format!("{name}: {} of {n} PDUs missing (frame, corr, key): {missing:?}", missing.len()));
+            report.push(format!(
+                "{name}: {} of {n} PDUs missing (frame, corr, key): {missing:?}",
+                missing.len()
+            ));
         }
     }
     assert!(report.is_empty(), "{}", report.join("\n"));

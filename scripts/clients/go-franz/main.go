@@ -104,8 +104,16 @@ func errCode(err error) int16 {
 }
 
 func main() {
+	if len(os.Args) == 4 && os.Args[2] == "cluster" {
+		// go-franz SEED[,SEED...] cluster SECONDS: see cluster.go
+		if err := cluster(os.Args[1], os.Args[3:]); err != nil {
+			logger.Printf("FAILED: %v", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: go-franz BOOTSTRAP setup|admin|produce|seed|kip848|share")
+		fmt.Fprintln(os.Stderr, "usage: go-franz BOOTSTRAP setup|admin|produce|seed|kip848|share|cluster SECONDS")
 		os.Exit(2)
 	}
 	bootstrap, step := os.Args[1], os.Args[2]

@@ -5,6 +5,10 @@
                                                     configs, partitions, offsets, log dirs, groups
     python kafka_python_client.py BOOTSTRAP group   gzip KafkaProducer, then a KafkaConsumer in a
                                                     classic group that commits
+    python kafka_python_client.py SEEDS cluster SECONDS   for the cluster captures: a producer
+                                                    (acks=all, one record a second to
+                                                    cluster-orders) and a consumer in group
+                                                    kp-cluster committing every 2 s
 
 kafka-python's own DEBUG log of kafka.net.connection (every request and response it sends and
 receives, with correlation ids and decoded fields) goes to stdout, with RESULT lines, one JSON
@@ -129,9 +133,61 @@ def group(bootstrap):
     consumer.close()
 
 
+def cluster(bootstrap, seconds):
+    seeds = bootstrap.split(",")
+    producer = KafkaProducer(bootstrap_servers=seeds, client_id="kafka-python-cluster-producer",
+                             acks="all", linger_ms=5, retries=50,
+                             metadata_max_age_ms=5000)
+    consumer = KafkaConsumer("cluster-orders", bootstrap_servers=seeds,
+                             client_id="kafka-python-cluster-consumer", group_id="kp-cluster",
+                             auto_offset_reset="earliest", enable_auto_commit=False,
+                             session_timeout_ms=10000, heartbeat_interval_ms=1000,
+                             fetch_max_wait_ms=500, metadata_max_age_ms=5000)
+    end = time.time() + float(seconds)
+    last_commit, last_send, i = time.time(), 0.0, 0
+    pending = []
+    while time.time() < end:
+        if time.time() - last_send >= 1:
+            key = f"kp-{i % 4}"
+            pending.append((i, key, producer.send("cluster-orders", key=key.encode(),
+                                                  value=f"kafka-python order {i}".encode())))
+            last_send, i = time.time(), i + 1
+        for records in consumer.poll(timeout_ms=200).values():
+            for r in records:
+                result("consumed", partition=r.partition, offset=r.offset,
+                       key=r.key.decode() if r.key is not None else None)
+        for n, key, f in [p for p in pending if p[2].is_done]:
+            try:
+                md = f.get(0)
+                result("produced", i=n, key=key, partition=md.partition, offset=md.offset)
+            except Exception as e:  # reported, the run goes on
+                result("produced", i=n, key=key, error=repr(e))
+        pending = [p for p in pending if not p[2].is_done]
+        if time.time() - last_commit >= 2:
+            cluster_commit(consumer)
+            last_commit = time.time()
+    producer.flush(10)
+    cluster_commit(consumer)
+    consumer.close()
+    producer.close()
+
+
+def cluster_commit(consumer):
+    offsets = {tp: consumer.position(tp) for tp in sorted(consumer.assignment())}
+    try:
+        consumer.commit()
+        result("commit", group="kp-cluster",
+               offsets={f"{tp.topic}-{tp.partition}": o for tp, o in offsets.items()})
+    except Exception as e:  # a rebalance or a moved coordinator: reported, the run goes on
+        result("commit", group="kp-cluster", error=repr(e))
+
+
 def main():
     bootstrap, step = sys.argv[1], sys.argv[2]
     result("versions", kafka_python=kafka.__version__)
+    if step == "cluster":
+        cluster(bootstrap, sys.argv[3])
+        return
     {"setup": setup, "admin": admin, "group": group}[step](bootstrap)
 
 

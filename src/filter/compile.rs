@@ -487,6 +487,9 @@ mod tests {
             "topic == orders && topic == 01010101-0101-0101-0101-010101010101"
         ));
         assert!(t("topic contains ord && topic matches \"s$\""));
+        assert!(t(
+            "topic matches \"^(orders|payments)$\" && topic matches \"^o.{4}s\""
+        ));
         assert!(t("partition == 2 && partition"));
         assert!(t("src == 127.0.0.1:9092 && src contains \":9092\""));
         assert!(t("port == 53872 && port != 9092"));
@@ -561,7 +564,14 @@ mod tests {
             .contains("expected a UUID"));
         let x = e("topic matches \"a(b\"");
         assert_eq!(x.column, 17);
-        assert!(x.message.contains("groups, alternation"), "{x}");
+        assert_eq!(x.message, "in the pattern: unclosed group");
+        let x = e(r#"topic matches "\w{1000}""#);
+        assert_eq!(x.column, 16);
+        assert!(
+            x.message
+                .contains("`\\w{1000}` compiles to more than 1024 KiB"),
+            "{x}"
+        );
         assert!(e("latency > 99999999999999h")
             .message
             .contains("out of range"));

@@ -133,6 +133,36 @@ fn request_and_response_in_one_input_pair_up() {
     assert!(out.contains("(input offset 0x001e)"), "{out}");
 }
 
+/// Hex holding no frame at all, only bytes where no frame can start, says so (it said
+/// "1 of 0 frames malformed"), and exits 1 as any damaged input does; garbage beside a
+/// clean frame is counted apart from the frames.
+#[test]
+fn hex_with_no_frame_says_none_was_found() {
+    let o = run(&["--hex"], "ff ff ff ff 00 00\n");
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("size prefix -1 cannot start a frame")
+            || text(&o.stdout).contains("size prefix -1 cannot start a frame"),
+        "{err}"
+    );
+    assert!(
+        err.contains("kdissect: no Kafka frame found: 6 bytes skipped in 1 place where no size prefix could start a frame"),
+        "{err}"
+    );
+    assert!(!err.contains("of 0 frames"), "{err}");
+    let o = run(&["--hex"], &format!("{METADATA_REQ} 00 00 00 01"));
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("kdissect: 1 frame, none malformed; 4 bytes skipped in 1 place"),
+        "{err}"
+    );
+    let o = run(&["--hex"], METADATA_REQ);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(text(&o.stderr), "");
+}
+
 #[test]
 fn bad_hex_is_a_usage_error_naming_the_place() {
     let o = run(&["--hex"], "00 00 00 0a\n00 03 zz 01\n");

@@ -12,6 +12,7 @@ pub mod summary;
 mod test_frames;
 pub mod tree;
 pub mod value;
+pub mod words;
 
 /// How output looks.
 #[derive(Debug, Clone, Copy)]

@@ -262,6 +262,8 @@ fn value(field: &FieldName, kind: Kind, lit: &Literal) -> Result<FieldValue, Fil
             None => FieldValue::Str(lit.text.clone()),
         },
         Kind::Duration => FieldValue::Duration(duration(field, lit)?),
+        Kind::Time => FieldValue::Time(time(field, lit)?),
+        Kind::Offset => FieldValue::Duration(offset(field, lit)?),
         Kind::Api => FieldValue::Int(api(lit)?),
         Kind::Error => FieldValue::Int(error_code(lit)?),
         Kind::Struct => return Err(expect("nothing: test it bare")),
@@ -284,6 +286,44 @@ fn duration(field: &FieldName, lit: &Literal) -> Result<i64, FilterError> {
             field.text, lit.text
         ))),
     }
+}
+
+/// An absolute time: any form [`literal::time`] reads, or (unquoted) seconds since 1970.
+fn time(field: &FieldName, lit: &Literal) -> Result<i64, FilterError> {
+    let epoch = (!lit.quoted)
+        .then(|| literal::epoch_seconds(&lit.text))
+        .flatten();
+    epoch.or_else(|| literal::time(&lit.text)).ok_or_else(|| {
+        FilterError::new(
+            lit.column,
+            format!(
+                "`{}` is a time: `{}` is not one (forms: {})",
+                field.text,
+                lit.text,
+                literal::TIME_FORMS
+            ),
+        )
+    })
+}
+
+/// A time since the first packet: seconds (`5`, `2.5`) or a duration with its unit.
+fn offset(field: &FieldName, lit: &Literal) -> Result<i64, FilterError> {
+    let err = |m: String| FilterError::new(lit.column, m);
+    if let Some(r) = (!lit.quoted)
+        .then(|| literal::duration(&lit.text))
+        .flatten()
+    {
+        return r.map_err(err);
+    }
+    (!lit.quoted)
+        .then(|| literal::seconds(&lit.text))
+        .flatten()
+        .ok_or_else(|| {
+            err(format!(
+                "`{}` is a time since the first packet: `{}` is neither seconds (`5`, `2.5`) nor a duration (`500ms`)",
+                field.text, lit.text
+            ))
+        })
 }
 
 /// An API by key or by name (any case, with or without separators: `DescribeCluster`,
@@ -372,7 +412,9 @@ fn passes(v: &FieldValue, check: &Check) -> bool {
 fn order(v: &FieldValue, want: &FieldValue) -> Option<Ordering> {
     use FieldValue as V;
     match (v, want) {
-        (V::Int(a), V::Int(b)) | (V::Duration(a), V::Duration(b)) => Some(a.cmp(b)),
+        (V::Int(a), V::Int(b)) | (V::Duration(a), V::Duration(b)) | (V::Time(a), V::Time(b)) => {
+            Some(a.cmp(b))
+        }
         (V::Float(a), V::Float(b)) => a.partial_cmp(b),
         (V::Int(a), V::Float(b)) => (*a as f64).partial_cmp(b),
         (V::Str(a), V::Str(b)) => Some(a.cmp(b)),

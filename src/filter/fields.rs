@@ -44,6 +44,16 @@ pub enum Builtin {
     /// Read with an assumed API (a response without its request) or layout (a version newer
     /// than the tables).
     Assumed,
+    /// Number of the packet that completed the message (as tshark numbers frames, from 1).
+    Frame,
+    /// Capture time of that packet.
+    Time,
+    /// Time of that packet since the first packet of its input.
+    TimeRelative,
+    /// For a response, the frame of its request.
+    RequestFrame,
+    /// For a request, the frame of its response (known when the request is held for it).
+    ResponseFrame,
 }
 
 impl Builtin {
@@ -65,6 +75,11 @@ impl Builtin {
         Builtin::Size,
         Builtin::Malformed,
         Builtin::Assumed,
+        Builtin::Frame,
+        Builtin::Time,
+        Builtin::TimeRelative,
+        Builtin::RequestFrame,
+        Builtin::ResponseFrame,
     ];
 
     pub fn name(self) -> &'static str {
@@ -86,6 +101,39 @@ impl Builtin {
             Builtin::Size => "size",
             Builtin::Malformed => "malformed",
             Builtin::Assumed => "assumed",
+            Builtin::Frame => "frame",
+            Builtin::Time => "time",
+            Builtin::TimeRelative => "time_relative",
+            Builtin::RequestFrame => "request_frame",
+            Builtin::ResponseFrame => "response_frame",
+        }
+    }
+
+    /// What it holds, in a line: `kdissect help filters` and the manual list it.
+    pub fn about(self) -> &'static str {
+        match self {
+            Builtin::Api => "the API key; compare with a name or a number; `contains` and `matches` test the API's name",
+            Builtin::Version => "the API version",
+            Builtin::Request => "the message is a request",
+            Builtin::Response => "the message is a response",
+            Builtin::Corr => "the correlation id",
+            Builtin::ClientId => "the request header's client id (requests only; a null one is null)",
+            Builtin::Latency => "a response's time after its request (from the packet that completed the request)",
+            Builtin::Error => "every non-zero error code in the message, at any depth; names or numbers",
+            Builtin::Topic => "every topic the message names: names, and ids (by the name a Metadata response gave them, else as ids)",
+            Builtin::Partition => "every partition number the message names",
+            Builtin::Stream => "the TCP stream number (as tshark's tcp.stream)",
+            Builtin::Src => "the sender, `ip:port`",
+            Builtin::Dst => "the receiver, `ip:port`",
+            Builtin::Port => "both ports: `port == 9092` holds either way",
+            Builtin::Size => "bytes of the frame with its 4-byte size prefix",
+            Builtin::Malformed => "the message has damaged bytes",
+            Builtin::Assumed => "read with an assumed API (no request captured) or an assumed layout (a version newer than the tables)",
+            Builtin::Frame => "the number of the packet that completed the message, from 1 as tshark counts",
+            Builtin::Time => "the capture time of that packet: a date-time (`\"2026-11-30T12:00:00Z\"`, local time without a zone) or seconds since 1970",
+            Builtin::TimeRelative => "that time since the first packet of the input: seconds (`5`, `2.5`) or a duration (`500ms`)",
+            Builtin::RequestFrame => "a response's request: the frame that completed it (responses whose request was captured)",
+            Builtin::ResponseFrame => "a request's response: the frame that completed it (requests answered in the capture)",
         }
     }
 
@@ -103,13 +151,18 @@ impl Builtin {
             }
             Builtin::ClientId | Builtin::Src | Builtin::Dst => Kind::Str,
             Builtin::Latency => Kind::Duration,
+            Builtin::Time => Kind::Time,
+            Builtin::TimeRelative => Kind::Offset,
             Builtin::Topic => Kind::Topic,
             Builtin::Version
             | Builtin::Corr
             | Builtin::Partition
             | Builtin::Stream
             | Builtin::Port
-            | Builtin::Size => Kind::Int,
+            | Builtin::Size
+            | Builtin::Frame
+            | Builtin::RequestFrame
+            | Builtin::ResponseFrame => Kind::Int,
         }
     }
 }
@@ -131,6 +184,8 @@ pub enum FieldValue {
     Uuid([u8; 16]),
     /// Nanoseconds.
     Duration(i64),
+    /// A capture time: nanoseconds since 1970, UTC.
+    Time(i64),
     /// A struct, an array element that is a struct, a records field: there, without a value
     /// of its own.
     Struct,
@@ -145,6 +200,7 @@ impl FieldValue {
         match self {
             FieldValue::Bool(b) => *b,
             FieldValue::Int(i) | FieldValue::Duration(i) => *i != 0,
+            FieldValue::Time(_) => true,
             FieldValue::Float(f) => *f != 0.0,
             FieldValue::Null => false,
             FieldValue::Str(_)
@@ -210,6 +266,10 @@ pub(crate) enum Kind {
     Bytes,
     Uuid,
     Duration,
+    /// An absolute time: a date-time, or seconds since 1970.
+    Time,
+    /// A time since the first packet: seconds, or a duration with its unit.
+    Offset,
     /// An API key: a number, or an API's name.
     Api,
     /// An error code: a number, or an error's name.
@@ -230,6 +290,8 @@ impl Kind {
             Kind::Bytes => "bytes",
             Kind::Uuid => "a UUID",
             Kind::Duration => "a duration",
+            Kind::Time => "a time",
+            Kind::Offset => "a time since the first packet",
             Kind::Api => "an API",
             Kind::Error => "an error code",
             Kind::Topic => "a topic",

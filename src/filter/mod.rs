@@ -26,6 +26,7 @@ mod pattern;
 mod project;
 mod record;
 mod suggest;
+mod window;
 
 pub use compile::Filter;
 pub use fields::{Builtin, FieldPath, FieldValue, Fields, PathIndex, PathSegment};
@@ -34,6 +35,7 @@ pub use parser::{parse, CmpOp, Expr, FieldName, Literal};
 pub use pattern::Pattern;
 pub use project::Projection;
 pub use record::{ExchangeFields, MessageFields, RecordFields};
+pub use window::{TimeBound, Window};
 
 /// Why a filter does not parse or compile, with the 1-based column (in characters) where the
 /// problem is.

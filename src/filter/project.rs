@@ -51,6 +51,12 @@ impl Projection {
             .collect()
     }
 
+    /// Whether a built-in field is printed (`response_frame` needs requests held for their
+    /// answer).
+    pub fn uses(&self, b: super::Builtin) -> bool {
+        self.fields.iter().any(|(_, f)| *f == FieldRef::Builtin(b))
+    }
+
     /// Whether a field looks below the levels a summary keeps (a schema path, topics or
     /// partitions), so that messages must be decoded whole.
     pub fn needs_tree(&self) -> bool {

@@ -28,6 +28,10 @@ impl<'a> MessageFields<'a> {
 pub struct RecordFields<'a> {
     rec: &'a Record<'a>,
     msg: MessageFields<'a>,
+    /// Time of the input's first packet, for `time_relative`.
+    origin: Option<i64>,
+    /// For a request, the frame of its response, when known (a request held for its answer).
+    response_frame: Option<u64>,
 }
 
 impl<'a> RecordFields<'a> {
@@ -35,6 +39,24 @@ impl<'a> RecordFields<'a> {
         RecordFields {
             rec,
             msg: MessageFields::new(&rec.msg, rec.bytes),
+            origin: None,
+            response_frame: None,
+        }
+    }
+
+    /// With the time of the input's first packet: `time_relative` has a value.
+    pub fn with_origin(self, first_packet_ts: Option<i64>) -> RecordFields<'a> {
+        RecordFields {
+            origin: first_packet_ts,
+            ..self
+        }
+    }
+
+    /// With the frame of the request's response, known when the request was held for it.
+    pub fn with_response_frame(self, frame: Option<u64>) -> RecordFields<'a> {
+        RecordFields {
+            response_frame: frame,
+            ..self
         }
     }
 }
@@ -82,6 +104,23 @@ impl Fields for RecordFields<'_> {
             Builtin::Assumed => vec![FieldValue::Bool(
                 r.assumed || r.msg.assumed_version.is_some(),
             )],
+            Builtin::Frame => vec![FieldValue::Int(r.frame as i64)],
+            Builtin::Time => vec![FieldValue::Time(r.ts_nanos)],
+            Builtin::TimeRelative => self
+                .origin
+                .map(|o| FieldValue::Duration(r.ts_nanos - o))
+                .into_iter()
+                .collect(),
+            Builtin::RequestFrame => r
+                .request
+                .map(|q| FieldValue::Int(q.frame as i64))
+                .into_iter()
+                .collect(),
+            Builtin::ResponseFrame => self
+                .response_frame
+                .map(|f| FieldValue::Int(f as i64))
+                .into_iter()
+                .collect(),
             other => self.msg.builtin(other),
         }
     }
@@ -116,9 +155,16 @@ impl Fields for MessageFields<'_> {
             Builtin::Malformed => vec![FieldValue::Bool(m.is_malformed())],
             Builtin::Assumed => vec![FieldValue::Bool(m.assumed_version.is_some())],
             // Only a capture knows these.
-            Builtin::Latency | Builtin::Stream | Builtin::Src | Builtin::Dst | Builtin::Port => {
-                Vec::new()
-            }
+            Builtin::Latency
+            | Builtin::Stream
+            | Builtin::Src
+            | Builtin::Dst
+            | Builtin::Port
+            | Builtin::Frame
+            | Builtin::Time
+            | Builtin::TimeRelative
+            | Builtin::RequestFrame
+            | Builtin::ResponseFrame => Vec::new(),
         }
     }
 

@@ -4,7 +4,7 @@
 
 use super::low::{Cli, ColorChoice};
 use crate::sinks::Selection;
-use kdissect::filter::Projection;
+use kdissect::filter::{Builtin, Projection, Window};
 use kdissect::kafka::frames::ResponseHint;
 use kdissect::kafka::names;
 use kdissect::kafka::stream::Config;
@@ -99,6 +99,8 @@ pub(crate) struct Settings {
     pub(crate) progress: bool,
     /// Broker ports given with `-p`.
     pub(crate) ports: Vec<u16>,
+    /// `--since` and `--until`.
+    pub(crate) window: Window,
 }
 
 impl TryFrom<&Cli> for Settings {
@@ -113,7 +115,14 @@ impl TryFrom<&Cli> for Settings {
         let named: Vec<String> = cli.read_file.iter().chain(&cli.files).cloned().collect();
         let mode = mode(cli, &named)?;
         let apis = parse_apis(&cli.api)?;
-        let selection = Selection::new(cli, &apis)?;
+        let mut selection = Selection::new(cli, &apis)?;
+        if fields
+            .as_ref()
+            .is_some_and(|p| p.uses(Builtin::ResponseFrame))
+        {
+            // A request's response frame is known once the response has come.
+            selection.hold_requests();
+        }
         let whole_tree = selection.needs_tree() || fields.as_ref().is_some_and(|p| p.needs_tree());
         let options = options(cli, whole_tree);
         Ok(Settings {
@@ -146,6 +155,10 @@ impl TryFrom<&Cli> for Settings {
             line_buffered: cli.line_buffered,
             progress: !cli.no_progress && !cli.json && io::stderr().is_terminal(),
             ports: cli.ports.clone(),
+            window: Window {
+                since: cli.since,
+                until: cli.until,
+            },
         })
     }
 }
@@ -211,7 +224,10 @@ fn hex_mode(cli: &Cli) -> Result<Hex, String> {
         || cli.client_id.is_some()
         || cli.errors
         || cli.topic.is_some()
-        || cli.display_filter.is_some();
+        || cli.display_filter.is_some()
+        || cli.since.is_some()
+        || cli.until.is_some()
+        || cli.messages;
     if cli.stats || filtered {
         return Err("--stats and the exchange filters work on captures, not on --hex input".into());
     }

@@ -138,7 +138,8 @@ pub(crate) struct Cli {
     )]
     pub(crate) write: Option<std::path::PathBuf>,
 
-    /// Stop after N Kafka messages have been shown (after the filters).
+    /// Stop after N Kafka messages have been shown (after the filters; N exchanges under an
+    /// exchange filter, without --messages).
     #[arg(short = 'c', long = "count", value_name = "N", help_heading = "Input")]
     pub(crate) count: Option<u64>,
 
@@ -322,6 +323,20 @@ pub(crate) struct Cli {
         help_heading = "Filters (whole exchanges)"
     )]
     pub(crate) display_filter: Option<String>,
+
+    /// The filters select single messages, not exchanges, as tshark's -Y selects packets: each
+    /// message is judged alone (the flags too) and shown without its other half.
+    #[arg(long, help_heading = "Filters (whole exchanges)")]
+    pub(crate) messages: bool,
+
+    /// Only messages completed at or after TIME: seconds or a duration after the first packet
+    /// (30, 2.5, 90s), or a time (2026-11-30T12:00:00Z; local without a zone; @SECONDS).
+    #[arg(long, value_name = "TIME", help_heading = "Filters (whole exchanges)")]
+    pub(crate) since: Option<kdissect::filter::TimeBound>,
+
+    /// Only messages completed before TIME (the forms of --since).
+    #[arg(long, value_name = "TIME", help_heading = "Filters (whole exchanges)")]
+    pub(crate) until: Option<kdissect::filter::TimeBound>,
 
     /// Only exchanges that carry a non-zero error code.
     #[arg(long, help_heading = "Filters (whole exchanges)")]

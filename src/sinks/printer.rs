@@ -1,6 +1,7 @@
 //! The printer: writes each shown message in the chosen views, and the notices, as they come.
 //! The first write error is kept and stops the run.
 
+use super::Part;
 use crate::flags::Show;
 use kdissect::filter::RecordFields;
 use kdissect::kafka::stream::{Notice, Record};
@@ -40,9 +41,9 @@ impl<W: Write> Printer<W> {
         self.quiet || self.io_error.is_some()
     }
 
-    pub(crate) fn message(&mut self, rec: &Record<'_>) {
+    pub(crate) fn message(&mut self, rec: &Record<'_>, part: Part) {
         if !self.silent() {
-            let r = self.write_record(rec).and_then(|()| self.flushed());
+            let r = self.write_record(rec, part).and_then(|()| self.flushed());
             self.keep_error(r);
         }
         self.clock.prev_shown_ts = Some(rec.ts_nanos);
@@ -103,9 +104,9 @@ impl<W: Write> Printer<W> {
         }
     }
 
-    fn write_record(&mut self, rec: &Record<'_>) -> io::Result<()> {
+    fn write_record(&mut self, rec: &Record<'_>, part: Part) -> io::Result<()> {
         if self.show.json {
-            return self.write_json(rec);
+            return self.write_json(rec, part);
         }
         writeln!(
             self.out,
@@ -135,7 +136,14 @@ impl<W: Write> Printer<W> {
         writeln!(self.out)
     }
 
-    fn write_json(&mut self, rec: &Record<'_>) -> io::Result<()> {
+    /// A record's fields as filters read them, with what the run knows beside the record.
+    fn fields<'r>(&self, rec: &'r Record<'r>, part: Part) -> RecordFields<'r> {
+        RecordFields::new(rec)
+            .with_origin(Some(self.clock.first_ts))
+            .with_response_frame(part.response_frame)
+    }
+
+    fn write_json(&mut self, rec: &Record<'_>, part: Part) -> io::Result<()> {
         let meta = Meta {
             frame: rec.frame,
             ts_nanos: Some(rec.ts_nanos),
@@ -150,7 +158,7 @@ impl<W: Write> Printer<W> {
         };
         if let Some(p) = &self.show.fields {
             let mut line = Vec::with_capacity(256);
-            let values = p.values(&RecordFields::new(rec));
+            let values = p.values(&self.fields(rec, part));
             let mask = !self.style.show_secrets && !rec.msg.secrets.is_empty();
             render::json::write_projection(&mut line, &meta, rec.msg.direction, &values, mask);
             line.push(b'\n');

@@ -451,6 +451,7 @@ pub fn run(mut s: Settings) -> ExitCode {
     let out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let printer = Printer::new(out, s.show.clone(), s.quiet, s.style, clock);
     let mut o = Output::new(&mut s, printer);
+    o.shown.printer.start();
     interrupt::install();
     let mut cut = s.write.as_ref().map(|path| Cut {
         path: path.clone(),

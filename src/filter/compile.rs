@@ -77,7 +77,7 @@ impl Filter {
             match p {
                 Prog::Or(x, y) | Prog::And(x, y) => go(x, b) || go(y, b),
                 Prog::Not(x) => go(x, b),
-                Prog::Test { field, .. } => *field == FieldRef::Builtin(b),
+                Prog::Test { field, .. } => field.reads(b),
             }
         }
         go(&self.root, b)
@@ -93,12 +93,7 @@ impl Filter {
             match p {
                 Prog::Or(x, y) | Prog::And(x, y) => go(x) || go(y),
                 Prog::Not(x) => go(x),
-                Prog::Test { field, .. } => matches!(
-                    field,
-                    FieldRef::Path(_)
-                        | FieldRef::Builtin(Builtin::Topic)
-                        | FieldRef::Builtin(Builtin::Partition)
-                ),
+                Prog::Test { field, .. } => field.needs_tree(),
             }
         }
         go(&self.root)
@@ -376,10 +371,7 @@ fn run(p: &Prog, f: &dyn Fields) -> bool {
         Prog::And(a, b) => run(a, f) && run(b, f),
         Prog::Not(a) => !run(a, f),
         Prog::Test { field, check } => {
-            let values = match field {
-                FieldRef::Builtin(b) => f.builtin(*b),
-                FieldRef::Path(path) => f.path(path),
-            };
+            let values = field.values(f);
             // Any value that passes will do; `!=` therefore passes when any value differs.
             values.iter().any(|v| passes(v, check))
         }

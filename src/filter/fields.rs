@@ -54,6 +54,12 @@ pub enum Builtin {
     RequestFrame,
     /// For a request, the frame of its response (known when the request is held for it).
     ResponseFrame,
+    /// The sender's address, without the port.
+    SrcIp,
+    /// The receiver's address, without the port.
+    DstIp,
+    SrcPort,
+    DstPort,
 }
 
 impl Builtin {
@@ -80,6 +86,10 @@ impl Builtin {
         Builtin::TimeRelative,
         Builtin::RequestFrame,
         Builtin::ResponseFrame,
+        Builtin::SrcIp,
+        Builtin::DstIp,
+        Builtin::SrcPort,
+        Builtin::DstPort,
     ];
 
     pub fn name(self) -> &'static str {
@@ -106,6 +116,10 @@ impl Builtin {
             Builtin::TimeRelative => "time_relative",
             Builtin::RequestFrame => "request_frame",
             Builtin::ResponseFrame => "response_frame",
+            Builtin::SrcIp => "src_ip",
+            Builtin::DstIp => "dst_ip",
+            Builtin::SrcPort => "src_port",
+            Builtin::DstPort => "dst_port",
         }
     }
 
@@ -134,6 +148,10 @@ impl Builtin {
             Builtin::TimeRelative => "that time since the first packet of the input: seconds (`5`, `2.5`) or a duration (`500ms`)",
             Builtin::RequestFrame => "a response's request: the frame that completed it (responses whose request was captured)",
             Builtin::ResponseFrame => "a request's response: the frame that completed it (requests answered in the capture)",
+            Builtin::SrcIp => "the sender's address: `127.0.0.1`, `::1`",
+            Builtin::DstIp => "the receiver's address",
+            Builtin::SrcPort => "the sender's port",
+            Builtin::DstPort => "the receiver's port",
         }
     }
 
@@ -149,7 +167,9 @@ impl Builtin {
             Builtin::Request | Builtin::Response | Builtin::Malformed | Builtin::Assumed => {
                 Kind::Bool
             }
-            Builtin::ClientId | Builtin::Src | Builtin::Dst => Kind::Str,
+            Builtin::ClientId | Builtin::Src | Builtin::Dst | Builtin::SrcIp | Builtin::DstIp => {
+                Kind::Str
+            }
             Builtin::Latency => Kind::Duration,
             Builtin::Time => Kind::Time,
             Builtin::TimeRelative => Kind::Offset,
@@ -162,7 +182,9 @@ impl Builtin {
             | Builtin::Size
             | Builtin::Frame
             | Builtin::RequestFrame
-            | Builtin::ResponseFrame => Kind::Int,
+            | Builtin::ResponseFrame
+            | Builtin::SrcPort
+            | Builtin::DstPort => Kind::Int,
         }
     }
 }
@@ -216,6 +238,19 @@ impl FieldValue {
 pub trait Fields {
     fn builtin(&self, field: Builtin) -> Vec<FieldValue>;
     fn path(&self, path: &FieldPath) -> Vec<FieldValue>;
+    /// Every value of the schema fields of these names, at any depth of the body (a
+    /// Wireshark name such as `kafka.producer_id`); none unless the message is decoded.
+    fn named(&self, _field: &NamedField) -> Vec<FieldValue> {
+        Vec::new()
+    }
+}
+
+/// Schema fields known by name wherever they are: `ProducerId` in any API, or in one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NamedField {
+    pub names: &'static [&'static str],
+    /// Only in this API's messages.
+    pub api: Option<i16>,
 }
 
 /// A checked path into a message body: `Metadata.Topics[*].Partitions[0].ErrorCode`.
@@ -305,6 +340,50 @@ impl Kind {
 pub(crate) enum FieldRef {
     Builtin(Builtin),
     Path(FieldPath),
+    /// Schema fields by name, anywhere in the body.
+    Named(NamedField),
+    /// A field's values in messages of one direction only (`kafka.request_key`).
+    Only(Direction, Box<FieldRef>),
+}
+
+impl FieldRef {
+    /// The field's values in a message.
+    pub(crate) fn values(&self, f: &dyn Fields) -> Vec<FieldValue> {
+        match self {
+            FieldRef::Builtin(b) => f.builtin(*b),
+            FieldRef::Path(p) => f.path(p),
+            FieldRef::Named(n) => f.named(n),
+            FieldRef::Only(dir, inner) => {
+                let want = FieldValue::Bool(*dir == Direction::Request);
+                if f.builtin(Builtin::Request) == [want] {
+                    inner.values(f)
+                } else {
+                    Vec::new()
+                }
+            }
+        }
+    }
+
+    /// Whether it reads below the levels a summary keeps.
+    pub(crate) fn needs_tree(&self) -> bool {
+        match self {
+            FieldRef::Path(_)
+            | FieldRef::Named(_)
+            | FieldRef::Builtin(Builtin::Topic)
+            | FieldRef::Builtin(Builtin::Partition) => true,
+            FieldRef::Builtin(_) => false,
+            FieldRef::Only(_, inner) => inner.needs_tree(),
+        }
+    }
+
+    /// Whether it reads this built-in field.
+    pub(crate) fn reads(&self, b: Builtin) -> bool {
+        match self {
+            FieldRef::Builtin(x) => *x == b,
+            FieldRef::Only(_, inner) => inner.reads(b),
+            FieldRef::Path(_) | FieldRef::Named(_) => false,
+        }
+    }
 }
 
 impl fmt::Display for FieldRef {
@@ -312,6 +391,8 @@ impl fmt::Display for FieldRef {
         match self {
             FieldRef::Builtin(b) => write!(f, "{b}"),
             FieldRef::Path(p) => write!(f, "{p}"),
+            FieldRef::Named(n) => f.write_str(n.names.join("|").as_str()),
+            FieldRef::Only(_, inner) => write!(f, "{inner}"),
         }
     }
 }
@@ -322,6 +403,12 @@ pub(crate) fn resolve(name: &FieldName) -> Result<(FieldRef, Vec<Kind>), FilterE
     let text = name.text.as_str();
     if let Some(b) = Builtin::from_name(text) {
         return Ok((FieldRef::Builtin(b), vec![b.kind()]));
+    }
+    if let Some(a) = super::alias::find(text) {
+        return super::alias::resolve(a, name);
+    }
+    if let Some(hint) = super::alias::near_miss(text) {
+        return Err(FilterError::new(name.column, hint));
     }
     if !text.contains(['.', '[']) {
         if let Some(key) = api_key_exact(text) {
@@ -349,7 +436,7 @@ fn api_key_exact(name: &str) -> Option<i16> {
 }
 
 /// Every spec of an API: request and response, current and legacy.
-fn api_specs(key: i16) -> Vec<&'static MessageSpec> {
+pub(crate) fn api_specs(key: i16) -> Vec<&'static MessageSpec> {
     let mut out: Vec<&'static MessageSpec> = Vec::new();
     for dir in [Direction::Request, Direction::Response] {
         let by_version = registry()
@@ -376,7 +463,7 @@ fn pieces(text: &str) -> Vec<(usize, &str)> {
     out
 }
 
-fn path(name: &FieldName) -> Result<(FieldRef, Vec<Kind>), FilterError> {
+pub(crate) fn path(name: &FieldName) -> Result<(FieldRef, Vec<Kind>), FilterError> {
     let parts = pieces(&name.text);
     let col = |off: usize| name.column + off;
     let mut it = parts.into_iter();
@@ -487,7 +574,7 @@ fn segment(piece: &str) -> Result<PathSegment, String> {
     })
 }
 
-fn kind_of(f: &FieldSpec) -> Kind {
+pub(crate) fn kind_of(f: &FieldSpec) -> Kind {
     let ty = match &f.ty {
         FieldType::Array(inner) => inner.as_ref(),
         t => t,

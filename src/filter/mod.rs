@@ -16,6 +16,7 @@
 // A filter is user input and a message is capture input: neither may panic.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+mod alias;
 mod compile;
 mod fields;
 mod flags;
@@ -28,8 +29,9 @@ mod record;
 mod suggest;
 mod window;
 
+pub use alias::{describe as describe_alias, Alias, Render, Target, ALIASES};
 pub use compile::Filter;
-pub use fields::{Builtin, FieldPath, FieldValue, Fields, PathIndex, PathSegment};
+pub use fields::{Builtin, FieldPath, FieldValue, Fields, NamedField, PathIndex, PathSegment};
 pub use flags::from_flags;
 pub use parser::{parse, CmpOp, Expr, FieldName, Literal};
 pub use pattern::Pattern;

@@ -10,6 +10,15 @@ pub(crate) enum ColorChoice {
     Never,
 }
 
+/// `-T`: tshark's output formats that kdissect writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OutputFormat {
+    Fields,
+    Json,
+    Ek,
+    Text,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Shell {
     Bash,
@@ -195,6 +204,38 @@ pub(crate) struct Cli {
     /// With --json: only these fields of each message, comma-separated, named as in -Y (built-ins such as corr,topic,latency, or schema paths such as Metadata.Topics[*].Name).
     #[arg(long, value_name = "LIST", help_heading = "Views")]
     pub(crate) fields: Option<String>,
+
+    /// Output as tshark's -T: fields (tab-separated values of the -e fields, one line per
+    /// message), json (the NDJSON of --json), ek (Elasticsearch bulk-index pairs), text (the
+    /// default views).
+    #[arg(
+        short = 'T',
+        long = "output-format",
+        value_name = "FORMAT",
+        value_enum,
+        help_heading = "Views"
+    )]
+    pub(crate) output_format: Option<OutputFormat>,
+
+    /// With -T fields, ek or json: a field to print (repeatable; kdissect's names or
+    /// Wireshark's, as in -Y: -e frame.number -e kafka.api_key -e corr).
+    #[arg(
+        short = 'e',
+        long = "field",
+        value_name = "FIELD",
+        help_heading = "Views"
+    )]
+    pub(crate) field: Vec<String>,
+
+    /// With -T fields: tshark's -E options, header=y|n, separator=/t|/s|C, occurrence=f|l|a,
+    /// aggregator=,|/s|C, quote=d|s|n, escape=y|n, bom=y|n (repeatable, or comma-separated).
+    #[arg(
+        short = 'E',
+        long = "field-option",
+        value_name = "OPTION",
+        help_heading = "Views"
+    )]
+    pub(crate) field_option: Vec<String>,
 
     /// Statistics tables after the messages (per API, connection, error code, version skew, capture health).
     #[arg(long, help_heading = "Views")]

@@ -11,6 +11,7 @@ pub mod summary;
 #[cfg(test)]
 mod test_frames;
 pub mod tree;
+pub mod tshark;
 pub mod value;
 pub mod words;
 

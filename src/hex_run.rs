@@ -97,8 +97,8 @@ impl<W: Write> HexRun<'_, W> {
         }
         if stream.packet_count > 0 && !self.s.quiet {
             eprintln!(
-                "kdissect: {display}: a dump of {} packets; their TCP payloads decoded in order",
-                stream.packet_count
+                "kdissect: {display}: a dump of {}; their TCP payloads decoded in order",
+                words::count(stream.packet_count as u64, "packet")
             );
         }
         if let (Some(at), false) = (self.at, self.found_at) {

@@ -439,3 +439,60 @@ fn write_errors_exit_2_with_a_message() {
         );
     }
 }
+
+fn sample_path(name: &str) -> String {
+    format!("{}/samples/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Counts of one are singular in every closing line ("1 frames lost" was printed).
+#[test]
+fn counts_of_one_are_singular() {
+    let o = run(&["-q", &sample_path("kgen-all-versions.pcap")], "");
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("0 frames lost in gaps, 0 bytes skipped to resynchronise, 0 other stream damage, 1 retransmission, 1 unanswered request"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("1 retransmissions") && !err.contains("1 unanswered requests"),
+        "{err}"
+    );
+    let o = run(&["-q", &sample_path("kgen-midstream.pcap")], "");
+    let err = text(&o.stderr);
+    for plural_of_one in [
+        " 1 frames",
+        " 1 bytes",
+        " 1 messages",
+        " 1 packets",
+        " 1 records",
+    ] {
+        assert!(!err.contains(plural_of_one), "{err}");
+    }
+}
+
+/// With --no-detect the hint does not speak of detection.
+#[test]
+fn no_detect_hint_says_no_other_port_was_tried() {
+    let f = sample_path("kgen-all-versions.pcap");
+    let o = run(&["-q", "-p", "1", "--no-detect", &f], "");
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("no Kafka traffic found in 224 packets (broker port 1; --no-detect: no other port looked at): give the broker's port with -p"),
+        "{err}"
+    );
+    assert!(!err.contains("detection"), "{err}");
+    let o = run(
+        &[
+            "-q",
+            "-p",
+            "1",
+            "-p",
+            "2",
+            &sample_path("kgen-all-versions.pcap"),
+        ],
+        "",
+    );
+    let err = text(&o.stderr);
+    // Detection finds the broker on 9092 anyway: no hint.
+    assert!(!err.contains("no Kafka traffic found"), "{err}");
+}

@@ -496,3 +496,60 @@ fn no_detect_hint_says_no_other_port_was_tried() {
     // Detection finds the broker on 9092 anyway: no hint.
     assert!(!err.contains("no Kafka traffic found"), "{err}");
 }
+
+/// `kdissect help filters` travels with the binary: every built-in field and Wireshark name,
+/// each of which compiles as a filter; the manual carries the same list; --help points to it.
+#[test]
+fn help_filters_lists_every_field_and_the_manual_too() {
+    let o = run(&["help", "filters"], "");
+    assert_eq!(o.status.code(), Some(0));
+    let help = text(&o.stdout);
+    let fields: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Built-in fields:"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(fields.len() >= 26, "{fields:?}");
+    for want in [
+        "api",
+        "frame",
+        "time",
+        "time_relative",
+        "request_frame",
+        "src_ip",
+    ] {
+        assert!(fields.contains(&want), "{want}: {fields:?}");
+    }
+    let names: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Wireshark's names"))
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(names.len() > 100, "{}", names.len());
+    let f = sample_path("ak44-admin.pcap");
+    for name in fields.iter().chain(&names) {
+        let o = run(&["-q", "-Y", name, &f], "");
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", text(&o.stderr));
+    }
+    let man = text(&run(&["man"], "").stdout);
+    assert!(man.contains(".SH \"DISPLAY FILTERS\""));
+    for name in fields.iter().chain(&names) {
+        let roff = name.replace('-', "\\-");
+        assert!(
+            man.contains(&format!("\\fB{roff}\\fR")),
+            "{name} not in the manual"
+        );
+    }
+    let long = text(&run(&["--help"], "").stdout);
+    assert!(!long.contains("docs/filters.md"), "{long}");
+    assert!(long.contains("kdissect help filters"));
+    let o = run(&["help", "example"], "");
+    assert_eq!(o.status.code(), Some(0));
+    assert!(text(&o.stdout).contains("--print-hex"));
+    let o = run(&["help", "nothing"], "");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("the topics are filters"));
+}

@@ -316,6 +316,25 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
+    /// The type's name in the help's table of fields.
+    pub(crate) fn short(self) -> &'static str {
+        match self {
+            Kind::Int => "integer",
+            Kind::Float => "number",
+            Kind::Bool => "boolean",
+            Kind::Str => "string",
+            Kind::Bytes => "bytes",
+            Kind::Uuid => "UUID",
+            Kind::Duration => "duration",
+            Kind::Time => "time",
+            Kind::Offset => "seconds",
+            Kind::Api => "API",
+            Kind::Error => "error code",
+            Kind::Topic => "topic",
+            Kind::Struct => "struct",
+        }
+    }
+
     pub(crate) fn describe(self) -> &'static str {
         match self {
             Kind::Int => "a number",

@@ -35,6 +35,12 @@ pub(crate) enum Commands {
     },
     /// Print the manual page (roff): `kdissect man | man -l -`.
     Man,
+    /// Help on a topic: `kdissect help filters` (the filter language and every field, with
+    /// its type, and Wireshark's names), or on a subcommand.
+    Help {
+        /// `filters`, or a subcommand (completions, man, example).
+        topic: Option<String>,
+    },
     /// Build and decode the smallest legal instance of an API: `kdissect example metadata --version 13`.
     Example {
         /// API name or key (metadata, 3, describe-cluster, ...).
@@ -75,7 +81,8 @@ const EXAMPLES: &str = "Examples:
                                         a minute live; keep the Metadata ones
   kdissect --json capture.pcap | jq -c 'select(.latency_us > 50000)'
   xxd frame.bin | kdissect --hex -V     a frame from a hex dump, as a tree
-  kdissect --hex --at 30 frame.hex      which field covers byte 30";
+  kdissect --hex --at 30 frame.hex      which field covers byte 30
+  kdissect help filters                 the filter language and every field";
 
 /// Kafka wire-protocol dissector: decodes captures (pcap, pcapng) and hex frames byte by byte.
 #[derive(Debug, Parser)]
@@ -85,6 +92,7 @@ const EXAMPLES: &str = "Examples:
     about,
     disable_version_flag = true,
     args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true,
     after_help = EXAMPLES
 )]
 pub(crate) struct Cli {
@@ -356,7 +364,7 @@ pub(crate) struct Cli {
     pub(crate) client_id: Option<String>,
 
     /// Only exchanges whose request or response matches this display filter
-    /// (docs/filters.md): -Y 'api == Metadata && latency > 50ms'.
+    /// (`kdissect help filters`): -Y 'api == Metadata && latency > 50ms'.
     #[arg(
         short = 'Y',
         long = "display-filter",

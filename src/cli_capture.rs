@@ -9,6 +9,7 @@ use kdissect::capture::pcap::{CaptureReader, Format};
 use kdissect::capture::write::{CaptureWriter, OutFormat};
 use kdissect::pipeline::{self, Health};
 use kdissect::render::summary::Clock;
+use kdissect::render::words::count;
 use std::collections::HashMap;
 use std::io::{self, IsTerminal, Read, Write};
 use std::net::SocketAddr;
@@ -287,8 +288,9 @@ impl Cut {
             None => (0, 0),
         };
         let mut line = format!(
-            "{written} packets of {} messages written to {}",
-            self.messages,
+            "{} of {} written to {}",
+            count(written, "packet"),
+            count(self.messages, "message"),
             self.path.display()
         );
         if skipped > 0 {
@@ -390,11 +392,35 @@ impl<R: Read> Drop for Progress<R> {
 /// Files larger than this get a progress bar (on a terminal, outside --json).
 const PROGRESS_MIN: u64 = 64 * 1024 * 1024;
 
-fn health_report(name: &str, h: &Health, messages: u64, ports: &[u16]) -> Vec<String> {
+/// The hint when packets came but no Kafka: which ports were tried, and whether other ports
+/// were looked at (not with `--no-detect`).
+fn no_kafka_line(name: &str, packets: u64, ports: &[u16], detect: bool) -> String {
+    let p: Vec<String> = ports.iter().map(u16::to_string).collect();
+    let noun = if p.len() == 1 { "port" } else { "ports" };
+    let others = if detect {
+        ", other ports by detection"
+    } else {
+        "; --no-detect: no other port looked at"
+    };
+    format!(
+        "{name}: no Kafka traffic found in {} (broker {noun} {}{others}): give the broker's port with -p",
+        count(packets, "packet"),
+        p.join(", ")
+    )
+}
+
+fn health_report(
+    name: &str,
+    h: &Health,
+    messages: u64,
+    ports: &[u16],
+    detect: bool,
+) -> Vec<String> {
     let mut lines = Vec::new();
     for (lt, n) in &h.unsupported_linktypes {
         lines.push(format!(
-            "{name}: {n} packets of {} skipped: this link type is not supported",
+            "{name}: {} of {} skipped: this link type is not supported",
+            count(*n, "packet"),
             linktype_name(*lt)
         ));
     }
@@ -403,8 +429,8 @@ fn health_report(name: &str, h: &Health, messages: u64, ports: &[u16]) -> Vec<St
     }
     if h.bad_packet_count > h.bad_packets.len() as u64 {
         lines.push(format!(
-            "{name}: {} more packets with bad headers",
-            h.bad_packet_count - h.bad_packets.len() as u64
+            "{name}: {} more with bad headers",
+            count(h.bad_packet_count - h.bad_packets.len() as u64, "packet")
         ));
     }
     for w in &h.warnings {
@@ -412,29 +438,24 @@ fn health_report(name: &str, h: &Health, messages: u64, ports: &[u16]) -> Vec<St
     }
     if h.buffer_limit_hits > 0 {
         lines.push(format!(
-            "{name}: {} times a direction buffered more than --max-buffered bytes waiting for a hole to fill (out of order, or an answer held for the end of its question); the hole was declared lost",
-            h.buffer_limit_hits
+            "{name}: {} a direction buffered more than --max-buffered bytes waiting for a hole to fill (out of order, or an answer held for the end of its question); the hole was declared lost",
+            count(h.buffer_limit_hits, "time")
         ));
     }
     if h.buffer_total_hits > 0 {
         lines.push(format!(
-            "{name}: {} times the connections together buffered more than --max-buffered-total bytes waiting for holes to fill; the direction holding the most had its holes declared lost",
-            h.buffer_total_hits
+            "{name}: {} the connections together buffered more than --max-buffered-total bytes waiting for holes to fill; the direction holding the most had its holes declared lost",
+            count(h.buffer_total_hits, "time")
         ));
     }
     if h.evicted_connections > 0 {
         lines.push(format!(
-            "{name}: {} connections dropped to stay under --max-connections (raise it to follow them)",
-            h.evicted_connections
+            "{name}: {} dropped to stay under --max-connections (raise it to follow them)",
+            count(h.evicted_connections, "connection")
         ));
     }
     if h.packets > 0 && messages == 0 {
-        let p: Vec<String> = ports.iter().map(u16::to_string).collect();
-        lines.push(format!(
-            "{name}: no Kafka traffic found in {} packets (broker ports {}, other ports by detection): give the broker's port with -p",
-            h.packets,
-            p.join(", ")
-        ));
+        lines.push(no_kafka_line(name, h.packets, ports, detect));
     }
     lines
 }
@@ -451,6 +472,7 @@ pub fn run(mut s: Settings) -> ExitCode {
     let out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let printer = Printer::new(out, s.show.clone(), s.quiet, s.style, clock);
     let mut o = Output::new(&mut s, printer);
+    o.shown.printer.start();
     interrupt::install();
     let mut cut = s.write.as_ref().map(|path| Cut {
         path: path.clone(),
@@ -557,13 +579,15 @@ fn end_of_input<W: Write>(
             eprintln!("kdissect: {display}: {e}{}", capture_hint(e));
         } else {
             eprintln!(
-                "kdissect: {display}: {e}; the {} packets before it were read",
-                health.packets
+                "kdissect: {display}: {e}; the {} before it {} read",
+                count(health.packets, "packet"),
+                if health.packets == 1 { "was" } else { "were" }
             );
         }
     }
     // TLS connections are traffic found, even if none of it could be decoded.
-    for l in health_report(&display, &health, o.tally.traffic(), &s.ports) {
+    let detect = s.options.kafka.detect;
+    for l in health_report(&display, &health, o.tally.traffic(), &s.ports, detect) {
         eprintln!("kdissect: {l}");
     }
     Ok(End {

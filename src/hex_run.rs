@@ -7,7 +7,7 @@ use kdissect::kafka::frames::{self, Conversation, ResponseHint};
 use kdissect::kafka::message::{request_header_version, response_header_version};
 use kdissect::kafka::TopicNames;
 use kdissect::kafka::{Direction, Message, Node, NodeKind};
-use kdissect::render::{self, json::Meta, value, Style};
+use kdissect::render::{self, json::Meta, value, words, Style};
 use std::io::{self, BufRead, IsTerminal, Read, Write};
 use std::process::ExitCode;
 
@@ -35,7 +35,11 @@ struct HexRun<'a, W: Write> {
     flush_each: bool,
     /// Frames cut so far, over all inputs.
     index: usize,
+    /// Frames decoded with damage, or not decodable.
     malformed: usize,
+    /// Stretches of bytes skipped where no frame could start, and their bytes.
+    skipped: usize,
+    skipped_bytes: u64,
     found_at: bool,
 }
 
@@ -93,8 +97,8 @@ impl<W: Write> HexRun<'_, W> {
         }
         if stream.packet_count > 0 && !self.s.quiet {
             eprintln!(
-                "kdissect: {display}: a dump of {} packets; their TCP payloads decoded in order",
-                stream.packet_count
+                "kdissect: {display}: a dump of {}; their TCP payloads decoded in order",
+                words::count(stream.packet_count as u64, "packet")
             );
         }
         if let (Some(at), false) = (self.at, self.found_at) {
@@ -141,8 +145,9 @@ impl<W: Write> HexRun<'_, W> {
                 self.frame(offset as usize, &bytes, directive)
             }
             frames::Cut::Skipped { offset, len, size } => {
-                self.malformed += 1;
-                let text = format!("!! input offset 0x{offset:04x}: size prefix {size} cannot start a frame (negative, too small, or over --max-frame): skipped {len} bytes to the next frame");
+                self.skipped += 1;
+                self.skipped_bytes += len;
+                let text = format!("!! input offset 0x{offset:04x}: size prefix {size} cannot start a frame (negative, too small, or over --max-frame): skipped {} to the next frame", words::count(len, "byte"));
                 if self.s.show.json {
                     // Standard output is one JSON object a line: the notice goes beside it.
                     eprintln!("kdissect: {text}");
@@ -230,6 +235,8 @@ pub(crate) fn run_hex(s: Settings) -> ExitCode {
         flush_each: false,
         index: 0,
         malformed: 0,
+        skipped: 0,
+        skipped_bytes: 0,
         found_at: false,
     };
     for name in &s.inputs {
@@ -247,22 +254,60 @@ pub(crate) fn run_hex(s: Settings) -> ExitCode {
             }
         }
     }
-    let (malformed, total) = (run.malformed, run.index);
+    let closing = closing_line(run.index, run.malformed, run.skipped, run.skipped_bytes);
     let mut out = run.out;
     if let Err(e) = out.flush() {
         return write_failed(&e);
     }
     drop(out);
-    if malformed > 0 && at.is_none() {
-        eprintln!("kdissect: {malformed} of {total} frames malformed or undecodable");
+    let closing = closing.filter(|_| at.is_none());
+    if let Some(line) = &closing {
+        eprintln!("kdissect: {line}");
     }
     if let Some(sig) = interrupt::received() {
         return ExitCode::from(interrupt::exit_status(sig));
     }
-    if malformed > 0 && at.is_none() {
+    if closing.is_some() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// The closing report on stderr, when something was wrong: frames malformed, bytes skipped
+/// where no frame could start, or no frame at all. Skipped bytes are not frames, so they are
+/// counted apart (an input of garbage alone has no frame to be "1 of 0").
+fn closing_line(
+    frames: usize,
+    malformed: usize,
+    skipped: usize,
+    skipped_bytes: u64,
+) -> Option<String> {
+    let skips = || {
+        format!(
+            "{} skipped in {} where no size prefix could start a frame",
+            words::count(skipped_bytes, "byte"),
+            words::count(skipped as u64, "place")
+        )
+    };
+    match (frames, malformed, skipped) {
+        (0, _, 0) => None,
+        (0, _, _) => Some(format!("no Kafka frame found: {}", skips())),
+        (_, 0, 0) => None,
+        (n, 0, _) => Some(format!(
+            "{}, none malformed; {}",
+            words::count(n as u64, "frame"),
+            skips()
+        )),
+        (n, m, 0) => Some(format!(
+            "{m} of {} malformed or undecodable",
+            words::count(n as u64, "frame")
+        )),
+        (n, m, _) => Some(format!(
+            "{m} of {} malformed or undecodable; {}",
+            words::count(n as u64, "frame"),
+            skips()
+        )),
     }
 }
 
@@ -398,4 +443,31 @@ pub(crate) fn print_message(
         writeln!(out, "!! decoding stopped: {m}")?;
     }
     writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::closing_line;
+
+    #[test]
+    fn the_closing_line_counts_frames_and_skipped_bytes_apart() {
+        assert_eq!(closing_line(3, 0, 0, 0), None);
+        assert_eq!(closing_line(0, 0, 0, 0), None);
+        assert_eq!(
+            closing_line(1, 1, 0, 0).as_deref(),
+            Some("1 of 1 frame malformed or undecodable")
+        );
+        assert_eq!(
+            closing_line(0, 0, 1, 6).as_deref(),
+            Some("no Kafka frame found: 6 bytes skipped in 1 place where no size prefix could start a frame")
+        );
+        assert_eq!(
+            closing_line(4, 0, 2, 1).as_deref(),
+            Some("4 frames, none malformed; 1 byte skipped in 2 places where no size prefix could start a frame")
+        );
+        assert_eq!(
+            closing_line(4, 2, 1, 9).as_deref(),
+            Some("2 of 4 frames malformed or undecodable; 9 bytes skipped in 1 place where no size prefix could start a frame")
+        );
+    }
 }

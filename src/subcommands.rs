@@ -1,4 +1,4 @@
-//! `kdissect completions`, `kdissect man` and `kdissect example`.
+//! `kdissect completions`, `kdissect man`, `kdissect help` and `kdissect example`.
 
 use crate::flags::{Cli, ColorChoice, Commands, Shell};
 use crate::hex_run::{print_message, Views};
@@ -66,6 +66,7 @@ fn man_page(c: clap::Command) -> io::Result<Vec<u8>> {
     man.render_options_section(&mut page)?;
     man.render_subcommands_section(&mut page)?;
     man.render_extra_section(&mut page)?;
+    page.extend_from_slice(kdissect::filter::man_section().as_bytes());
     page.extend_from_slice(MAN_EXIT_STATUS.as_bytes());
     page.extend_from_slice(MAN_ENVIRONMENT.as_bytes());
     man.render_version_section(&mut page)?;
@@ -90,6 +91,7 @@ pub(crate) fn subcommand(cmd: &Commands) -> ExitCode {
                 Err(e) => write_failed(&e),
             }
         }
+        Commands::Help { topic } => help(c, topic.as_deref()),
         Commands::Man => match man_page(c).and_then(|page| out.write_all(&page)) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => write_failed(&e),
@@ -115,6 +117,27 @@ pub(crate) fn subcommand(cmd: &Commands) -> ExitCode {
             *print_hex,
             *color,
         ),
+    }
+}
+
+/// `kdissect help [TOPIC]`: the filters' help, a subcommand's, or the whole program's.
+fn help(mut c: clap::Command, topic: Option<&str>) -> ExitCode {
+    let text = match topic {
+        Some("filters" | "filter") => kdissect::filter::help_text(),
+        None => c.render_long_help().to_string(),
+        Some(t) => match c.find_subcommand_mut(t) {
+            Some(sub) => sub.render_long_help().to_string(),
+            None => {
+                return fail(format!(
+                    "no help on {t:?}: the topics are filters, completions, man, example"
+                ))
+            }
+        },
+    };
+    let mut out = io::stdout();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => write_failed(&e),
     }
 }
 

@@ -37,11 +37,17 @@ fn read_file_flag_and_count() {
     assert_eq!(code, Some(0));
     let want: Vec<&str> = all.lines().take(3).collect();
     assert_eq!(three.lines().collect::<Vec<_>>(), want);
-    // With a filter, -c counts the messages shown.
+    // With an exchange filter, -c counts the exchanges shown: two requests and their
+    // responses.
     let (_, two, _) = kdissect(&["-c", "2", "--api", "metadata", &s]);
     let lines: Vec<&str> = two.lines().collect();
-    assert_eq!(lines.len(), 2, "{two}");
+    assert_eq!(lines.len(), 4, "{two}");
     assert!(lines.iter().all(|l| l.contains("Metadata v13")), "{two}");
+    let dirs: Vec<bool> = lines.iter().map(|l| l.contains(" Request ")).collect();
+    assert_eq!(dirs, [true, false, true, false], "{two}");
+    // With --messages the filters pick messages, and -c counts them.
+    let (_, two, _) = kdissect(&["-c", "2", "--api", "metadata", "--messages", &s]);
+    assert_eq!(two.lines().count(), 2, "{two}");
 }
 
 #[test]

@@ -133,6 +133,36 @@ fn request_and_response_in_one_input_pair_up() {
     assert!(out.contains("(input offset 0x001e)"), "{out}");
 }
 
+/// Hex holding no frame at all, only bytes where no frame can start, says so (it said
+/// "1 of 0 frames malformed"), and exits 1 as any damaged input does; garbage beside a
+/// clean frame is counted apart from the frames.
+#[test]
+fn hex_with_no_frame_says_none_was_found() {
+    let o = run(&["--hex"], "ff ff ff ff 00 00\n");
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("size prefix -1 cannot start a frame")
+            || text(&o.stdout).contains("size prefix -1 cannot start a frame"),
+        "{err}"
+    );
+    assert!(
+        err.contains("kdissect: no Kafka frame found: 6 bytes skipped in 1 place where no size prefix could start a frame"),
+        "{err}"
+    );
+    assert!(!err.contains("of 0 frames"), "{err}");
+    let o = run(&["--hex"], &format!("{METADATA_REQ} 00 00 00 01"));
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("kdissect: 1 frame, none malformed; 4 bytes skipped in 1 place"),
+        "{err}"
+    );
+    let o = run(&["--hex"], METADATA_REQ);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(text(&o.stderr), "");
+}
+
 #[test]
 fn bad_hex_is_a_usage_error_naming_the_place() {
     let o = run(&["--hex"], "00 00 00 0a\n00 03 zz 01\n");
@@ -408,4 +438,118 @@ fn write_errors_exit_2_with_a_message() {
             text(&o.stderr)
         );
     }
+}
+
+fn sample_path(name: &str) -> String {
+    format!("{}/samples/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Counts of one are singular in every closing line ("1 frames lost" was printed).
+#[test]
+fn counts_of_one_are_singular() {
+    let o = run(&["-q", &sample_path("kgen-all-versions.pcap")], "");
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("0 frames lost in gaps, 0 bytes skipped to resynchronise, 0 other stream damage, 1 retransmission, 1 unanswered request"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("1 retransmissions") && !err.contains("1 unanswered requests"),
+        "{err}"
+    );
+    let o = run(&["-q", &sample_path("kgen-midstream.pcap")], "");
+    let err = text(&o.stderr);
+    for plural_of_one in [
+        " 1 frames",
+        " 1 bytes",
+        " 1 messages",
+        " 1 packets",
+        " 1 records",
+    ] {
+        assert!(!err.contains(plural_of_one), "{err}");
+    }
+}
+
+/// With --no-detect the hint does not speak of detection.
+#[test]
+fn no_detect_hint_says_no_other_port_was_tried() {
+    let f = sample_path("kgen-all-versions.pcap");
+    let o = run(&["-q", "-p", "1", "--no-detect", &f], "");
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("no Kafka traffic found in 224 packets (broker port 1; --no-detect: no other port looked at): give the broker's port with -p"),
+        "{err}"
+    );
+    assert!(!err.contains("detection"), "{err}");
+    let o = run(
+        &[
+            "-q",
+            "-p",
+            "1",
+            "-p",
+            "2",
+            &sample_path("kgen-all-versions.pcap"),
+        ],
+        "",
+    );
+    let err = text(&o.stderr);
+    // Detection finds the broker on 9092 anyway: no hint.
+    assert!(!err.contains("no Kafka traffic found"), "{err}");
+}
+
+/// `kdissect help filters` travels with the binary: every built-in field and Wireshark name,
+/// each of which compiles as a filter; the manual carries the same list; --help points to it.
+#[test]
+fn help_filters_lists_every_field_and_the_manual_too() {
+    let o = run(&["help", "filters"], "");
+    assert_eq!(o.status.code(), Some(0));
+    let help = text(&o.stdout);
+    let fields: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Built-in fields:"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(fields.len() >= 26, "{fields:?}");
+    for want in [
+        "api",
+        "frame",
+        "time",
+        "time_relative",
+        "request_frame",
+        "src_ip",
+    ] {
+        assert!(fields.contains(&want), "{want}: {fields:?}");
+    }
+    let names: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Wireshark's names"))
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(names.len() > 100, "{}", names.len());
+    let f = sample_path("ak44-admin.pcap");
+    for name in fields.iter().chain(&names) {
+        let o = run(&["-q", "-Y", name, &f], "");
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", text(&o.stderr));
+    }
+    let man = text(&run(&["man"], "").stdout);
+    assert!(man.contains(".SH \"DISPLAY FILTERS\""));
+    for name in fields.iter().chain(&names) {
+        let roff = name.replace('-', "\\-");
+        assert!(
+            man.contains(&format!("\\fB{roff}\\fR")),
+            "{name} not in the manual"
+        );
+    }
+    let long = text(&run(&["--help"], "").stdout);
+    assert!(!long.contains("docs/filters.md"), "{long}");
+    assert!(long.contains("kdissect help filters"));
+    let o = run(&["help", "example"], "");
+    assert_eq!(o.status.code(), Some(0));
+    assert!(text(&o.stdout).contains("--print-hex"));
+    let o = run(&["help", "nothing"], "");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("the topics are filters"));
 }

@@ -428,6 +428,19 @@ fn every_field_and_operator_selects_what_json_says() {
         (r#"topic matches "(?i)^PAY""#, |m| {
             m.topic_names().any(|t| t.to_lowercase().starts_with("pay"))
         }),
+        // groups, alternation and counted repetition (the `regex` crate's syntax)
+        (r#"topic matches "^(orders|payments)$""#, |m| {
+            m.topic_names().any(|t| t == "orders" || t == "payments")
+        }),
+        (r#"topic matches "^[a-z]{5}-[a-z]{2,6}$""#, |m| {
+            m.topic_names().any(|t| {
+                t.split_once('-').is_some_and(|(a, b)| {
+                    a.len() == 5
+                        && (2..=6).contains(&b.len())
+                        && a.chars().chain(b.chars()).all(|c| c.is_ascii_lowercase())
+                })
+            })
+        }),
         ("topic == 01a229ff-1eec-76c3-b836-5fdab16a7c7d", |m| {
             m.topics
                 .contains(&Topic::Id("01a229ff-1eec-76c3-b836-5fdab16a7c7d".into()))

@@ -51,7 +51,7 @@ fn tls_on_a_port_not_given_is_counted_not_listed() {
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(out.is_empty(), "{out}");
     assert!(
-        err.contains("4 TLS connections on ports not given with -p (server ports 9093)"),
+        err.contains("4 TLS connections on ports not given with -p (server port 9093)"),
         "{err}"
     );
     assert!(!err.contains("no Kafka traffic found"), "{err}");

@@ -77,7 +77,7 @@ impl Filter {
             match p {
                 Prog::Or(x, y) | Prog::And(x, y) => go(x, b) || go(y, b),
                 Prog::Not(x) => go(x, b),
-                Prog::Test { field, .. } => *field == FieldRef::Builtin(b),
+                Prog::Test { field, .. } => field.reads(b),
             }
         }
         go(&self.root, b)
@@ -93,12 +93,7 @@ impl Filter {
             match p {
                 Prog::Or(x, y) | Prog::And(x, y) => go(x) || go(y),
                 Prog::Not(x) => go(x),
-                Prog::Test { field, .. } => matches!(
-                    field,
-                    FieldRef::Path(_)
-                        | FieldRef::Builtin(Builtin::Topic)
-                        | FieldRef::Builtin(Builtin::Partition)
-                ),
+                Prog::Test { field, .. } => field.needs_tree(),
             }
         }
         go(&self.root)
@@ -262,6 +257,8 @@ fn value(field: &FieldName, kind: Kind, lit: &Literal) -> Result<FieldValue, Fil
             None => FieldValue::Str(lit.text.clone()),
         },
         Kind::Duration => FieldValue::Duration(duration(field, lit)?),
+        Kind::Time => FieldValue::Time(time(field, lit)?),
+        Kind::Offset => FieldValue::Duration(offset(field, lit)?),
         Kind::Api => FieldValue::Int(api(lit)?),
         Kind::Error => FieldValue::Int(error_code(lit)?),
         Kind::Struct => return Err(expect("nothing: test it bare")),
@@ -284,6 +281,44 @@ fn duration(field: &FieldName, lit: &Literal) -> Result<i64, FilterError> {
             field.text, lit.text
         ))),
     }
+}
+
+/// An absolute time: any form [`literal::time`] reads, or (unquoted) seconds since 1970.
+fn time(field: &FieldName, lit: &Literal) -> Result<i64, FilterError> {
+    let epoch = (!lit.quoted)
+        .then(|| literal::epoch_seconds(&lit.text))
+        .flatten();
+    epoch.or_else(|| literal::time(&lit.text)).ok_or_else(|| {
+        FilterError::new(
+            lit.column,
+            format!(
+                "`{}` is a time: `{}` is not one (forms: {})",
+                field.text,
+                lit.text,
+                literal::TIME_FORMS
+            ),
+        )
+    })
+}
+
+/// A time since the first packet: seconds (`5`, `2.5`) or a duration with its unit.
+fn offset(field: &FieldName, lit: &Literal) -> Result<i64, FilterError> {
+    let err = |m: String| FilterError::new(lit.column, m);
+    if let Some(r) = (!lit.quoted)
+        .then(|| literal::duration(&lit.text))
+        .flatten()
+    {
+        return r.map_err(err);
+    }
+    (!lit.quoted)
+        .then(|| literal::seconds(&lit.text))
+        .flatten()
+        .ok_or_else(|| {
+            err(format!(
+                "`{}` is a time since the first packet: `{}` is neither seconds (`5`, `2.5`) nor a duration (`500ms`)",
+                field.text, lit.text
+            ))
+        })
 }
 
 /// An API by key or by name (any case, with or without separators: `DescribeCluster`,
@@ -336,10 +371,7 @@ fn run(p: &Prog, f: &dyn Fields) -> bool {
         Prog::And(a, b) => run(a, f) && run(b, f),
         Prog::Not(a) => !run(a, f),
         Prog::Test { field, check } => {
-            let values = match field {
-                FieldRef::Builtin(b) => f.builtin(*b),
-                FieldRef::Path(path) => f.path(path),
-            };
+            let values = field.values(f);
             // Any value that passes will do; `!=` therefore passes when any value differs.
             values.iter().any(|v| passes(v, check))
         }
@@ -372,7 +404,9 @@ fn passes(v: &FieldValue, check: &Check) -> bool {
 fn order(v: &FieldValue, want: &FieldValue) -> Option<Ordering> {
     use FieldValue as V;
     match (v, want) {
-        (V::Int(a), V::Int(b)) | (V::Duration(a), V::Duration(b)) => Some(a.cmp(b)),
+        (V::Int(a), V::Int(b)) | (V::Duration(a), V::Duration(b)) | (V::Time(a), V::Time(b)) => {
+            Some(a.cmp(b))
+        }
         (V::Float(a), V::Float(b)) => a.partial_cmp(b),
         (V::Int(a), V::Float(b)) => (*a as f64).partial_cmp(b),
         (V::Str(a), V::Str(b)) => Some(a.cmp(b)),
@@ -487,6 +521,9 @@ mod tests {
             "topic == orders && topic == 01010101-0101-0101-0101-010101010101"
         ));
         assert!(t("topic contains ord && topic matches \"s$\""));
+        assert!(t(
+            "topic matches \"^(orders|payments)$\" && topic matches \"^o.{4}s\""
+        ));
         assert!(t("partition == 2 && partition"));
         assert!(t("src == 127.0.0.1:9092 && src contains \":9092\""));
         assert!(t("port == 53872 && port != 9092"));
@@ -561,7 +598,14 @@ mod tests {
             .contains("expected a UUID"));
         let x = e("topic matches \"a(b\"");
         assert_eq!(x.column, 17);
-        assert!(x.message.contains("groups, alternation"), "{x}");
+        assert_eq!(x.message, "in the pattern: unclosed group");
+        let x = e(r#"topic matches "\w{1000}""#);
+        assert_eq!(x.column, 16);
+        assert!(
+            x.message
+                .contains("`\\w{1000}` compiles to more than 1024 KiB"),
+            "{x}"
+        );
         assert!(e("latency > 99999999999999h")
             .message
             .contains("out of range"));

@@ -44,6 +44,22 @@ pub enum Builtin {
     /// Read with an assumed API (a response without its request) or layout (a version newer
     /// than the tables).
     Assumed,
+    /// Number of the packet that completed the message (as tshark numbers frames, from 1).
+    Frame,
+    /// Capture time of that packet.
+    Time,
+    /// Time of that packet since the first packet of its input.
+    TimeRelative,
+    /// For a response, the frame of its request.
+    RequestFrame,
+    /// For a request, the frame of its response (known when the request is held for it).
+    ResponseFrame,
+    /// The sender's address, without the port.
+    SrcIp,
+    /// The receiver's address, without the port.
+    DstIp,
+    SrcPort,
+    DstPort,
 }
 
 impl Builtin {
@@ -65,6 +81,15 @@ impl Builtin {
         Builtin::Size,
         Builtin::Malformed,
         Builtin::Assumed,
+        Builtin::Frame,
+        Builtin::Time,
+        Builtin::TimeRelative,
+        Builtin::RequestFrame,
+        Builtin::ResponseFrame,
+        Builtin::SrcIp,
+        Builtin::DstIp,
+        Builtin::SrcPort,
+        Builtin::DstPort,
     ];
 
     pub fn name(self) -> &'static str {
@@ -86,6 +111,47 @@ impl Builtin {
             Builtin::Size => "size",
             Builtin::Malformed => "malformed",
             Builtin::Assumed => "assumed",
+            Builtin::Frame => "frame",
+            Builtin::Time => "time",
+            Builtin::TimeRelative => "time_relative",
+            Builtin::RequestFrame => "request_frame",
+            Builtin::ResponseFrame => "response_frame",
+            Builtin::SrcIp => "src_ip",
+            Builtin::DstIp => "dst_ip",
+            Builtin::SrcPort => "src_port",
+            Builtin::DstPort => "dst_port",
+        }
+    }
+
+    /// What it holds, in a line: `kdissect help filters` and the manual list it.
+    pub fn about(self) -> &'static str {
+        match self {
+            Builtin::Api => "the API key; compare with a name or a number; `contains` and `matches` test the API's name",
+            Builtin::Version => "the API version",
+            Builtin::Request => "the message is a request",
+            Builtin::Response => "the message is a response",
+            Builtin::Corr => "the correlation id",
+            Builtin::ClientId => "the request header's client id (requests only; a null one is null)",
+            Builtin::Latency => "a response's time after its request (from the packet that completed the request)",
+            Builtin::Error => "every non-zero error code in the message, at any depth; names or numbers",
+            Builtin::Topic => "every topic the message names: names, and ids (by the name a Metadata response gave them, else as ids)",
+            Builtin::Partition => "every partition number the message names",
+            Builtin::Stream => "the TCP stream number (as tshark's tcp.stream)",
+            Builtin::Src => "the sender, `ip:port`",
+            Builtin::Dst => "the receiver, `ip:port`",
+            Builtin::Port => "both ports: `port == 9092` holds either way",
+            Builtin::Size => "bytes of the frame with its 4-byte size prefix",
+            Builtin::Malformed => "the message has damaged bytes",
+            Builtin::Assumed => "read with an assumed API (no request captured) or an assumed layout (a version newer than the tables)",
+            Builtin::Frame => "the number of the packet that completed the message, from 1 as tshark counts",
+            Builtin::Time => "the capture time of that packet: a date-time (`\"2026-11-30T12:00:00Z\"`, local time without a zone) or seconds since 1970",
+            Builtin::TimeRelative => "that time since the first packet of the input: seconds (`5`, `2.5`) or a duration (`500ms`)",
+            Builtin::RequestFrame => "a response's request: the frame that completed it (responses whose request was captured)",
+            Builtin::ResponseFrame => "a request's response: the frame that completed it (requests answered in the capture)",
+            Builtin::SrcIp => "the sender's address: `127.0.0.1`, `::1`",
+            Builtin::DstIp => "the receiver's address",
+            Builtin::SrcPort => "the sender's port",
+            Builtin::DstPort => "the receiver's port",
         }
     }
 
@@ -101,15 +167,24 @@ impl Builtin {
             Builtin::Request | Builtin::Response | Builtin::Malformed | Builtin::Assumed => {
                 Kind::Bool
             }
-            Builtin::ClientId | Builtin::Src | Builtin::Dst => Kind::Str,
+            Builtin::ClientId | Builtin::Src | Builtin::Dst | Builtin::SrcIp | Builtin::DstIp => {
+                Kind::Str
+            }
             Builtin::Latency => Kind::Duration,
+            Builtin::Time => Kind::Time,
+            Builtin::TimeRelative => Kind::Offset,
             Builtin::Topic => Kind::Topic,
             Builtin::Version
             | Builtin::Corr
             | Builtin::Partition
             | Builtin::Stream
             | Builtin::Port
-            | Builtin::Size => Kind::Int,
+            | Builtin::Size
+            | Builtin::Frame
+            | Builtin::RequestFrame
+            | Builtin::ResponseFrame
+            | Builtin::SrcPort
+            | Builtin::DstPort => Kind::Int,
         }
     }
 }
@@ -131,6 +206,8 @@ pub enum FieldValue {
     Uuid([u8; 16]),
     /// Nanoseconds.
     Duration(i64),
+    /// A capture time: nanoseconds since 1970, UTC.
+    Time(i64),
     /// A struct, an array element that is a struct, a records field: there, without a value
     /// of its own.
     Struct,
@@ -145,6 +222,7 @@ impl FieldValue {
         match self {
             FieldValue::Bool(b) => *b,
             FieldValue::Int(i) | FieldValue::Duration(i) => *i != 0,
+            FieldValue::Time(_) => true,
             FieldValue::Float(f) => *f != 0.0,
             FieldValue::Null => false,
             FieldValue::Str(_)
@@ -160,6 +238,19 @@ impl FieldValue {
 pub trait Fields {
     fn builtin(&self, field: Builtin) -> Vec<FieldValue>;
     fn path(&self, path: &FieldPath) -> Vec<FieldValue>;
+    /// Every value of the schema fields of these names, at any depth of the body (a
+    /// Wireshark name such as `kafka.producer_id`); none unless the message is decoded.
+    fn named(&self, _field: &NamedField) -> Vec<FieldValue> {
+        Vec::new()
+    }
+}
+
+/// Schema fields known by name wherever they are: `ProducerId` in any API, or in one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NamedField {
+    pub names: &'static [&'static str],
+    /// Only in this API's messages.
+    pub api: Option<i16>,
 }
 
 /// A checked path into a message body: `Metadata.Topics[*].Partitions[0].ErrorCode`.
@@ -210,6 +301,10 @@ pub(crate) enum Kind {
     Bytes,
     Uuid,
     Duration,
+    /// An absolute time: a date-time, or seconds since 1970.
+    Time,
+    /// A time since the first packet: seconds, or a duration with its unit.
+    Offset,
     /// An API key: a number, or an API's name.
     Api,
     /// An error code: a number, or an error's name.
@@ -221,6 +316,25 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
+    /// The type's name in the help's table of fields.
+    pub(crate) fn short(self) -> &'static str {
+        match self {
+            Kind::Int => "integer",
+            Kind::Float => "number",
+            Kind::Bool => "boolean",
+            Kind::Str => "string",
+            Kind::Bytes => "bytes",
+            Kind::Uuid => "UUID",
+            Kind::Duration => "duration",
+            Kind::Time => "time",
+            Kind::Offset => "seconds",
+            Kind::Api => "API",
+            Kind::Error => "error code",
+            Kind::Topic => "topic",
+            Kind::Struct => "struct",
+        }
+    }
+
     pub(crate) fn describe(self) -> &'static str {
         match self {
             Kind::Int => "a number",
@@ -230,6 +344,8 @@ impl Kind {
             Kind::Bytes => "bytes",
             Kind::Uuid => "a UUID",
             Kind::Duration => "a duration",
+            Kind::Time => "a time",
+            Kind::Offset => "a time since the first packet",
             Kind::Api => "an API",
             Kind::Error => "an error code",
             Kind::Topic => "a topic",
@@ -243,6 +359,50 @@ impl Kind {
 pub(crate) enum FieldRef {
     Builtin(Builtin),
     Path(FieldPath),
+    /// Schema fields by name, anywhere in the body.
+    Named(NamedField),
+    /// A field's values in messages of one direction only (`kafka.request_key`).
+    Only(Direction, Box<FieldRef>),
+}
+
+impl FieldRef {
+    /// The field's values in a message.
+    pub(crate) fn values(&self, f: &dyn Fields) -> Vec<FieldValue> {
+        match self {
+            FieldRef::Builtin(b) => f.builtin(*b),
+            FieldRef::Path(p) => f.path(p),
+            FieldRef::Named(n) => f.named(n),
+            FieldRef::Only(dir, inner) => {
+                let want = FieldValue::Bool(*dir == Direction::Request);
+                if f.builtin(Builtin::Request) == [want] {
+                    inner.values(f)
+                } else {
+                    Vec::new()
+                }
+            }
+        }
+    }
+
+    /// Whether it reads below the levels a summary keeps.
+    pub(crate) fn needs_tree(&self) -> bool {
+        match self {
+            FieldRef::Path(_)
+            | FieldRef::Named(_)
+            | FieldRef::Builtin(Builtin::Topic)
+            | FieldRef::Builtin(Builtin::Partition) => true,
+            FieldRef::Builtin(_) => false,
+            FieldRef::Only(_, inner) => inner.needs_tree(),
+        }
+    }
+
+    /// Whether it reads this built-in field.
+    pub(crate) fn reads(&self, b: Builtin) -> bool {
+        match self {
+            FieldRef::Builtin(x) => *x == b,
+            FieldRef::Only(_, inner) => inner.reads(b),
+            FieldRef::Path(_) | FieldRef::Named(_) => false,
+        }
+    }
 }
 
 impl fmt::Display for FieldRef {
@@ -250,6 +410,8 @@ impl fmt::Display for FieldRef {
         match self {
             FieldRef::Builtin(b) => write!(f, "{b}"),
             FieldRef::Path(p) => write!(f, "{p}"),
+            FieldRef::Named(n) => f.write_str(n.names.join("|").as_str()),
+            FieldRef::Only(_, inner) => write!(f, "{inner}"),
         }
     }
 }
@@ -260,6 +422,12 @@ pub(crate) fn resolve(name: &FieldName) -> Result<(FieldRef, Vec<Kind>), FilterE
     let text = name.text.as_str();
     if let Some(b) = Builtin::from_name(text) {
         return Ok((FieldRef::Builtin(b), vec![b.kind()]));
+    }
+    if let Some(a) = super::alias::find(text) {
+        return super::alias::resolve(a, name);
+    }
+    if let Some(hint) = super::alias::near_miss(text) {
+        return Err(FilterError::new(name.column, hint));
     }
     if !text.contains(['.', '[']) {
         if let Some(key) = api_key_exact(text) {
@@ -287,7 +455,7 @@ fn api_key_exact(name: &str) -> Option<i16> {
 }
 
 /// Every spec of an API: request and response, current and legacy.
-fn api_specs(key: i16) -> Vec<&'static MessageSpec> {
+pub(crate) fn api_specs(key: i16) -> Vec<&'static MessageSpec> {
     let mut out: Vec<&'static MessageSpec> = Vec::new();
     for dir in [Direction::Request, Direction::Response] {
         let by_version = registry()
@@ -314,7 +482,7 @@ fn pieces(text: &str) -> Vec<(usize, &str)> {
     out
 }
 
-fn path(name: &FieldName) -> Result<(FieldRef, Vec<Kind>), FilterError> {
+pub(crate) fn path(name: &FieldName) -> Result<(FieldRef, Vec<Kind>), FilterError> {
     let parts = pieces(&name.text);
     let col = |off: usize| name.column + off;
     let mut it = parts.into_iter();
@@ -425,7 +593,7 @@ fn segment(piece: &str) -> Result<PathSegment, String> {
     })
 }
 
-fn kind_of(f: &FieldSpec) -> Kind {
+pub(crate) fn kind_of(f: &FieldSpec) -> Kind {
     let ty = match &f.ty {
         FieldType::Array(inner) => inner.as_ref(),
         t => t,

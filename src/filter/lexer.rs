@@ -24,9 +24,10 @@ pub(crate) struct Token {
 }
 
 /// Characters a bare word may hold. Paths need `.`, `[`, `]` and `*`; API names `-`;
-/// `ip:port` `:`. No arithmetic exists, so `-` inside a word is never a minus.
+/// `ip:port` `:`; times `+` (a zone, `2026-11-30T13:00:00+01:00`) and `@` (`@1796040000`).
+/// No arithmetic exists, so `-` and `+` inside a word are never signs.
 fn word_char(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':' | '[' | ']' | '*')
+    c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':' | '[' | ']' | '*' | '+' | '@')
 }
 
 /// Words with a meaning of their own; to use one as a value, quote it.

@@ -84,6 +84,101 @@ fn scaled(num: &str, scale: i128) -> Option<i64> {
     i64::try_from(v).ok()
 }
 
+/// Seconds as a plain decimal (`5`, `2.5`), in nanoseconds: the unit-less form of a time
+/// since the first packet. `None` when it is not one, or does not fit.
+pub(crate) fn seconds(text: &str) -> Option<i64> {
+    is_decimal(text)
+        .then(|| scaled(text, 1_000_000_000))
+        .flatten()
+}
+
+/// The forms of an absolute time, for messages.
+pub(crate) const TIME_FORMS: &str = "2026-11-30T12:00:00Z, 2026-11-30 12:00:00.5 (local time), 2026-11-30T13:00:00+01:00, 2026-11-30, \"Nov 30, 2026 12:00:00\" (tshark's frame.time), @1796040000 (seconds since 1970)";
+
+/// An absolute time, in nanoseconds since 1970 (UTC): RFC 3339 and its relatives (a space
+/// for the `T`, seconds and fractions optional, a date alone; without a zone the local time,
+/// as tshark reads `frame.time`), tshark's own `Nov 30, 2026 12:00:00[.f] [UTC]`, or
+/// `@SECONDS` since 1970. `None` when the text is none of them (or a local time that does
+/// not exist, in a daylight-saving gap).
+pub(crate) fn time(text: &str) -> Option<i64> {
+    let t = text.trim();
+    if let Some(epoch) = t.strip_prefix('@') {
+        return epoch_seconds(epoch);
+    }
+    iso_time(t).or_else(|| tshark_time(t))
+}
+
+/// Seconds since 1970, a decimal, possibly negative.
+pub(crate) fn epoch_seconds(text: &str) -> Option<i64> {
+    match text.strip_prefix('-') {
+        Some(rest) => seconds(rest).map(|n| -n),
+        None => seconds(text),
+    }
+}
+
+fn iso_time(t: &str) -> Option<i64> {
+    use chrono::{DateTime, NaiveDate, NaiveDateTime};
+    if let Ok(d) = DateTime::parse_from_rfc3339(t) {
+        return d.timestamp_nanos_opt();
+    }
+    let with_t = t.replacen(' ', "T", 1);
+    for f in [
+        "%Y-%m-%dT%H:%M:%S%.f%:z",
+        "%Y-%m-%dT%H:%M:%S%.f%z",
+        "%Y-%m-%dT%H:%M%:z",
+    ] {
+        if let Ok(d) = DateTime::parse_from_str(&with_t, f) {
+            return d.timestamp_nanos_opt();
+        }
+    }
+    if let Some(utc) = with_t
+        .strip_suffix('Z')
+        .or_else(|| with_t.strip_suffix('z'))
+    {
+        return naive_iso(utc).and_then(|n| n.and_utc().timestamp_nanos_opt());
+    }
+    if let Some(n) = naive_iso(&with_t) {
+        return local(n);
+    }
+    let day = NaiveDate::parse_from_str(t, "%Y-%m-%d").ok()?;
+    local(NaiveDateTime::from(day))
+}
+
+fn naive_iso(t: &str) -> Option<chrono::NaiveDateTime> {
+    use chrono::NaiveDateTime;
+    ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M"]
+        .iter()
+        .find_map(|f| NaiveDateTime::parse_from_str(t, f).ok())
+}
+
+/// `Nov 30, 2026 12:00:00.123456789`, as tshark shows `frame.time`; a trailing `UTC` or `GMT`
+/// makes it UTC, no zone the local time.
+fn tshark_time(t: &str) -> Option<i64> {
+    use chrono::NaiveDateTime;
+    let (t, utc) = match t.strip_suffix(" UTC").or_else(|| t.strip_suffix(" GMT")) {
+        Some(rest) => (rest, true),
+        None => (t, false),
+    };
+    let n = ["%b %d, %Y %H:%M:%S%.f", "%b %d, %Y %H:%M"]
+        .iter()
+        .find_map(|f| NaiveDateTime::parse_from_str(t, f).ok())?;
+    if utc {
+        n.and_utc().timestamp_nanos_opt()
+    } else {
+        local(n)
+    }
+}
+
+/// A wall-clock time in the local zone (TZ), the earlier one when a change of offset makes
+/// it happen twice.
+fn local(n: chrono::NaiveDateTime) -> Option<i64> {
+    use chrono::TimeZone;
+    chrono::Local
+        .from_local_datetime(&n)
+        .earliest()?
+        .timestamp_nanos_opt()
+}
+
 /// `01a229ff-56de-74f2-931f-3b49a65ac33a` (hyphens where a UUID has them, either case).
 pub(crate) fn uuid(text: &str) -> Option<[u8; 16]> {
     let groups: Vec<&str> = text.split('-').collect();
@@ -155,6 +250,47 @@ mod tests {
         ] {
             assert_eq!(uuid(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn absolute_times_in_every_form() {
+        // 2026-11-30T12:00:00Z
+        let noon = 1_796_040_000_000_000_000;
+        assert_eq!(time("2026-11-30T12:00:00Z"), Some(noon));
+        assert_eq!(time("2026-11-30T12:00Z"), Some(noon));
+        assert_eq!(time("2026-11-30 12:00:00Z"), Some(noon));
+        assert_eq!(time("2026-11-30T12:00:00.25Z"), Some(noon + 250_000_000));
+        assert_eq!(time("2026-11-30T13:00:00+01:00"), Some(noon));
+        assert_eq!(time("2026-11-30T13:00:00+0100"), Some(noon));
+        assert_eq!(time("2026-11-30 13:30+01:30"), Some(noon));
+        assert_eq!(time("Nov 30, 2026 12:00:00.000000001 UTC"), Some(noon + 1));
+        assert_eq!(time("@1796040000"), Some(noon));
+        assert_eq!(time("@1796040000.5"), Some(noon + 500_000_000));
+        // Without a zone: the local time, which the test cannot know, but the forms agree.
+        let local = time("2026-11-30 12:00:00").unwrap();
+        assert_eq!(time("2026-11-30T12:00:00"), Some(local));
+        assert_eq!(time("2026-11-30T12:00"), Some(local));
+        assert_eq!(time("Nov 30, 2026 12:00:00"), Some(local));
+        assert_eq!(time("2026-11-30"), Some(local - 12 * 3_600_000_000_000));
+        for bad in [
+            "",
+            "noon",
+            "2026-13-01",
+            "2026-11-30T25:00:00Z",
+            "@",
+            "@x",
+            "12:00",
+        ] {
+            assert_eq!(time(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn seconds_since_the_first_packet() {
+        assert_eq!(seconds("5"), Some(5_000_000_000));
+        assert_eq!(seconds("2.5"), Some(2_500_000_000));
+        assert_eq!(seconds("-1"), None);
+        assert_eq!(seconds("5s"), None);
     }
 
     #[test]

@@ -16,9 +16,11 @@
 // A filter is user input and a message is capture input: neither may panic.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+mod alias;
 mod compile;
 mod fields;
 mod flags;
+mod help;
 mod lexer;
 mod literal;
 mod parser;
@@ -26,14 +28,18 @@ mod pattern;
 mod project;
 mod record;
 mod suggest;
+mod window;
 
+pub use alias::{describe as describe_alias, Alias, Render, Target, ALIASES};
 pub use compile::Filter;
-pub use fields::{Builtin, FieldPath, FieldValue, Fields, PathIndex, PathSegment};
+pub use fields::{Builtin, FieldPath, FieldValue, Fields, NamedField, PathIndex, PathSegment};
 pub use flags::from_flags;
+pub use help::{help_text, man_section};
 pub use parser::{parse, CmpOp, Expr, FieldName, Literal};
 pub use pattern::Pattern;
 pub use project::Projection;
 pub use record::{ExchangeFields, MessageFields, RecordFields};
+pub use window::{TimeBound, Window};
 
 /// Why a filter does not parse or compile, with the 1-based column (in characters) where the
 /// problem is.

@@ -1,46 +1,29 @@
-//! The patterns of `matches`: a small regular-expression subset, matched without
-//! backtracking (time proportional to text × pattern, whatever the pattern).
-//!
-//! Supported: literal characters; `.` (any character); `[abc]`, `[a-z0-9_]`, `[^...]`
-//! (classes, negated with `^`); `\d \w \s` and `\D \W \S`; `\` before any other character
-//! makes it literal (`\.`, `\*`, `\[`); `*`, `+` and `?` after any of these; `^` at the start
-//! and `$` at the end anchor; a leading `(?i)` ignores case. Without `^` and `$` the pattern
-//! may match anywhere in the text, as in a regular expression. Groups, alternation and
-//! counted repetition (`( ) | { }`) are not supported and are refused, so that a pattern is
-//! never silently read another way: escape them to match them literally, and use `||`
-//! between two tests for alternation.
+//! The patterns of `matches`: regular expressions in the syntax of the `regex` crate (which
+//! is Perl's and PCRE's for everything a filter needs: classes, groups, alternation, counted
+//! repetition, `(?i)`), matched in time linear in the text whatever the pattern, and refused
+//! when they compile to more than [`SIZE_LIMIT`] bytes, so that a filter can cost neither
+//! unbounded time nor unbounded memory.
 
+use regex::{Regex, RegexBuilder};
 use std::fmt;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Atom {
-    Any,
-    Char(char),
-    /// Ranges (single characters are ranges of one), negated or not.
-    Class {
-        ranges: Vec<(char, char)>,
-        negated: bool,
-    },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Rep {
-    One,
-    /// `*`: zero or more.
-    Star,
-    /// `?`: zero or one.
-    Opt,
-}
+/// Largest compiled form of one pattern, in bytes (the `regex` crate's own measure). Real
+/// patterns are a few KiB; `\w{1000}` is about 5 MiB, since `\w` is every Unicode letter.
+pub const SIZE_LIMIT: usize = 1 << 20;
 
 /// A compiled `matches` pattern.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Pattern {
-    source: String,
-    items: Vec<(Atom, Rep)>,
-    start: bool,
-    end: bool,
-    icase: bool,
+    regex: Regex,
 }
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Pattern) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Pattern {}
 
 /// Where a pattern is wrong: the character offset in the pattern, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,213 +40,57 @@ impl fmt::Display for PatternError {
 
 impl std::error::Error for PatternError {}
 
-fn perr(offset: usize, message: impl Into<String>) -> PatternError {
-    PatternError {
-        offset,
-        message: message.into(),
-    }
-}
-
-const DIGIT: &[(char, char)] = &[('0', '9')];
-const WORD: &[(char, char)] = &[('a', 'z'), ('A', 'Z'), ('0', '9'), ('_', '_')];
-const SPACE: &[(char, char)] = &[(' ', ' '), ('\t', '\r')];
-
-/// The class of `\d`, `\w`, `\s` (and negations), or `None` for an escaped literal.
-fn escape_class(c: char) -> Option<Atom> {
-    let (set, negated) = match c {
-        'd' => (DIGIT, false),
-        'D' => (DIGIT, true),
-        'w' => (WORD, false),
-        'W' => (WORD, true),
-        's' => (SPACE, false),
-        'S' => (SPACE, true),
-        _ => return None,
-    };
-    Some(Atom::Class {
-        ranges: set.to_vec(),
-        negated,
-    })
-}
-
 impl Pattern {
+    /// Checks the syntax first (for an error with its place), then compiles within
+    /// [`SIZE_LIMIT`].
     pub fn new(source: &str) -> Result<Pattern, PatternError> {
-        let (icase, body, skip) = match source.strip_prefix("(?i)") {
-            Some(rest) => (true, rest, 4),
-            None => (false, source, 0),
-        };
-        let chars: Vec<char> = body.chars().collect();
-        let mut p = Pattern {
-            source: source.to_string(),
-            items: Vec::new(),
-            start: false,
-            end: false,
-            icase,
-        };
-        let mut i = 0;
-        if chars.first() == Some(&'^') {
-            p.start = true;
-            i = 1;
-        }
-        while let Some(&c) = chars.get(i) {
-            let at = i + skip;
-            let (atom, next) = match c {
-                '$' if i + 1 == chars.len() => {
-                    p.end = true;
-                    break;
-                }
-                '$' | '^' => return Err(perr(at, format!("`{c}` anchors only at the end (`$`) or start (`^`); write `\\{c}` for the character"))),
-                '(' | ')' | '|' | '{' | '}' => return Err(perr(at, format!("`{c}`: groups, alternation and counted repetition are not supported; write `\\{c}` for the character, `||` between tests for alternation"))),
-                '*' | '+' | '?' => return Err(perr(at, format!("`{c}` repeats nothing"))),
-                '.' => (Atom::Any, i + 1),
-                '[' => class(&chars, i, skip)?,
-                '\\' => match chars.get(i + 1) {
-                    None => return Err(perr(at, "`\\` at the end of the pattern")),
-                    Some(&e) => (escape_class(e).unwrap_or(Atom::Char(e)), i + 2),
-                },
-                c => (Atom::Char(c), i + 1),
-            };
-            i = next;
-            let rep = match chars.get(i) {
-                Some('*') => Rep::Star,
-                Some('?') => Rep::Opt,
-                Some('+') => {
-                    // `a+` is `aa*`.
-                    p.items.push((atom.clone(), Rep::One));
-                    Rep::Star
-                }
-                _ => Rep::One,
-            };
-            if rep != Rep::One {
-                i += 1;
-            }
-            p.items.push((atom, rep));
-        }
-        Ok(p)
+        syntax(source)?;
+        let regex = RegexBuilder::new(source)
+            .size_limit(SIZE_LIMIT)
+            .dfa_size_limit(SIZE_LIMIT)
+            .build()
+            .map_err(|e| compile_error(source, &e))?;
+        Ok(Pattern { regex })
     }
 
+    /// The pattern as written.
     pub fn as_str(&self) -> &str {
-        &self.source
+        self.regex.as_str()
     }
 
-    fn atom_matches(&self, a: &Atom, c: char) -> bool {
-        let same =
-            |x: char, y: char| x == y || (self.icase && x.to_lowercase().eq(y.to_lowercase()));
-        match a {
-            Atom::Any => true,
-            Atom::Char(x) => same(*x, c),
-            Atom::Class { ranges, negated } => {
-                let lower: Vec<char> = c.to_lowercase().collect();
-                let upper: Vec<char> = c.to_uppercase().collect();
-                let in_range = |ch: char| ranges.iter().any(|(lo, hi)| *lo <= ch && ch <= *hi);
-                let hit = in_range(c)
-                    || (self.icase && lower.iter().chain(upper.iter()).any(|&ch| in_range(ch)));
-                hit != *negated
-            }
-        }
-    }
-
-    /// Adds the states reachable without reading: past `*` and `?` items.
-    fn close(&self, states: &mut [bool]) {
-        for (s, (_, rep)) in self.items.iter().enumerate() {
-            if *rep != Rep::One && states.get(s).copied().unwrap_or(false) {
-                if let Some(next) = states.get_mut(s + 1) {
-                    *next = true;
-                }
-            }
-        }
-    }
-
-    /// Whether the pattern matches `text` (anywhere, unless anchored).
+    /// Whether the pattern matches anywhere in the text (anchor it with `^` and `$`).
     pub fn is_match(&self, text: &str) -> bool {
-        let n = self.items.len();
-        // states[s]: the first s items have matched the text read so far.
-        let mut states = vec![false; n + 1];
-        let accepted = |states: &[bool]| states.get(n).copied().unwrap_or(false);
-        if let Some(s) = states.first_mut() {
-            *s = true;
-        }
-        self.close(&mut states);
-        if accepted(&states) && !self.end {
-            return true;
-        }
-        for c in text.chars() {
-            let mut next = vec![false; n + 1];
-            for (s, (atom, rep)) in self.items.iter().enumerate() {
-                if !states.get(s).copied().unwrap_or(false) || !self.atom_matches(atom, c) {
-                    continue;
-                }
-                let to = if *rep == Rep::Star { s } else { s + 1 };
-                if let Some(t) = next.get_mut(to) {
-                    *t = true;
-                }
-            }
-            if !self.start {
-                if let Some(s) = next.first_mut() {
-                    *s = true;
-                }
-            }
-            self.close(&mut next);
-            if accepted(&next) && !self.end {
-                return true;
-            }
-            states = next;
-        }
-        accepted(&states)
+        self.regex.is_match(text)
     }
 }
 
-/// `[...]` starting at `i`: the class and the index after `]`.
-fn class(chars: &[char], i: usize, skip: usize) -> Result<(Atom, usize), PatternError> {
-    let mut j = i + 1;
-    let negated = chars.get(j) == Some(&'^');
-    if negated {
-        j += 1;
-    }
-    let mut ranges = Vec::new();
-    let mut first = true;
-    loop {
-        let c = match chars.get(j) {
-            None => return Err(perr(i + skip, "`[` is not closed by `]`")),
-            Some(']') if !first => return Ok((Atom::Class { ranges, negated }, j + 1)),
-            Some('\\') => {
-                let e = *chars
-                    .get(j + 1)
-                    .ok_or_else(|| perr(j + skip, "`\\` at the end of the pattern"))?;
-                j += 2;
-                if let Some(Atom::Class {
-                    ranges: r,
-                    negated: false,
-                }) = escape_class(e)
-                {
-                    ranges.extend(r);
-                    first = false;
-                    continue;
-                }
-                e
-            }
-            Some(&c) => {
-                j += 1;
-                c
-            }
-        };
-        first = false;
-        // `a-z`, unless `-` is last (`[a-]` holds `a` and `-`).
-        match (chars.get(j), chars.get(j + 1)) {
-            (Some('-'), Some(&hi)) if hi != ']' => {
-                if hi < c {
-                    return Err(perr(j + skip, format!("range `{c}-{hi}` is backwards")));
-                }
-                ranges.push((c, hi));
-                j += 2;
-            }
-            _ => ranges.push((c, c)),
-        }
-    }
+/// A syntax error, with the character where it is.
+fn syntax(source: &str) -> Result<(), PatternError> {
+    let (at, message) = match regex_syntax::Parser::new().parse(source) {
+        Ok(_) => return Ok(()),
+        Err(regex_syntax::Error::Parse(e)) => (e.span().start.offset, e.kind().to_string()),
+        Err(regex_syntax::Error::Translate(e)) => (e.span().start.offset, e.kind().to_string()),
+        Err(other) => (0, other.to_string()),
+    };
+    let offset = source.get(..at).map_or(0, |s| s.chars().count());
+    Err(PatternError { offset, message })
+}
+
+/// An error of compilation once the syntax is right: in practice, a pattern too large.
+fn compile_error(source: &str, e: &regex::Error) -> PatternError {
+    let message = match e {
+        regex::Error::CompiledTooBig(limit) => format!(
+            "`{source}` compiles to more than {} KiB, the limit for one pattern: write a smaller one (fewer or smaller counted repetitions)",
+            limit / 1024
+        ),
+        other => other.to_string(),
+    };
+    PatternError { offset: 0, message }
 }
 
 impl fmt::Display for Pattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.source)
+        f.write_str(self.as_str())
     }
 }
 
@@ -318,27 +145,48 @@ mod tests {
     }
 
     #[test]
-    fn no_blowup_on_nested_stars() {
-        let text = "a".repeat(5000);
-        assert!(!m(&format!("{}b", "a*".repeat(50)), &text));
+    fn groups_alternation_and_counted_repetition() {
+        assert!(m("^(orders|payments)-", "payments-eu"));
+        assert!(m("^(orders|payments)-", "orders-1"));
+        assert!(!m("^(orders|payments)-", "audit-orders-1"));
+        assert!(m(r"^v[0-9]{2,3}$", "v123"));
+        assert!(!m(r"^v[0-9]{2,3}$", "v1"));
+        assert!(!m(r"^v[0-9]{2,3}$", "v1234"));
+        assert!(m("^(?:ab)+$", "ababab"));
+        assert!(m(r"^\(x\)$", "(x)"));
     }
 
     #[test]
-    fn refused_syntax_says_where() {
+    fn no_blowup_on_nested_stars() {
+        let text = "a".repeat(5000);
+        assert!(!m(&format!("{}b", "a*".repeat(50)), &text));
+        assert!(!m("^(a+)+$", &format!("{}!", "a".repeat(5000))));
+    }
+
+    #[test]
+    fn bad_syntax_says_where() {
         for (p, at) in [
             ("a(b", 1),
-            ("a|b", 1),
-            ("x{2}", 1),
+            ("x{2", 1),
             ("*a", 0),
             ("[ab", 0),
             ("a\\", 1),
-            ("a^", 1),
-            ("a$b", 1),
-            ("[z-a]", 2),
-            ("(?i)*", 4),
+            ("[z-a]", 1),
+            ("é(?i)*", 5),
+            ("(?<n>a)\\k<n>", 7),
         ] {
             let e = Pattern::new(p).unwrap_err();
             assert_eq!(e.offset, at, "{p}: {e:?}");
         }
+    }
+
+    #[test]
+    fn a_pattern_too_large_is_refused_with_the_limit() {
+        let e = Pattern::new(r"\w{1000}").unwrap_err();
+        assert_eq!(
+            e.message,
+            "`\\w{1000}` compiles to more than 1024 KiB, the limit for one pattern: write a smaller one (fewer or smaller counted repetitions)"
+        );
+        assert!(Pattern::new(r"[a-z]{1000}").is_ok());
     }
 }

@@ -2,6 +2,7 @@
 //! them (a built-in such as `corr` or `topic`, or a schema path such as
 //! `Metadata.Topics[*].Name`), checked once against the schema.
 
+use super::alias::{find, Render};
 use super::fields::{resolve, FieldRef, FieldValue, Fields};
 use super::parser::{parse, Expr};
 use super::FilterError;
@@ -10,6 +11,8 @@ use super::FilterError;
 #[derive(Debug, Clone)]
 pub struct Projection {
     fields: Vec<(String, FieldRef)>,
+    /// How `-T fields` writes each (a Wireshark name may ask for tshark's notation).
+    renders: Vec<Render>,
 }
 
 impl Projection {
@@ -30,10 +33,38 @@ impl Projection {
             }
             column += part.chars().count() + 1;
         }
+        Projection::of(fields)
+    }
+
+    /// One field per name, as tshark's `-e` takes them: an error's column counts in its name.
+    pub fn from_names(names: &[String]) -> Result<Projection, (usize, FilterError)> {
+        let mut fields = Vec::new();
+        for (i, n) in names.iter().enumerate() {
+            let name = n.trim();
+            fields.push((name.to_string(), one(name).map_err(|e| (i, e))?));
+        }
+        Projection::of(fields).map_err(|e| (0, e))
+    }
+
+    fn of(fields: Vec<(String, FieldRef)>) -> Result<Projection, FilterError> {
         if fields.is_empty() {
             return Err(FilterError::new(1, "no field named"));
         }
-        Ok(Projection { fields })
+        let renders = fields
+            .iter()
+            .map(|(name, _)| find(name).map(|a| a.render).unwrap_or_default())
+            .collect();
+        Ok(Projection { fields, renders })
+    }
+
+    /// How `-T fields` writes each field, in order.
+    pub fn renders(&self) -> &[Render] {
+        &self.renders
+    }
+
+    /// The names as given, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.fields.iter().map(|(n, _)| n.as_str()).collect()
     }
 
     /// Each field's name as given and its values in a message (none when the message has
@@ -41,27 +72,20 @@ impl Projection {
     pub fn values<'p>(&'p self, f: &dyn Fields) -> Vec<(&'p str, Vec<FieldValue>)> {
         self.fields
             .iter()
-            .map(|(name, field)| {
-                let v = match field {
-                    FieldRef::Builtin(b) => f.builtin(*b),
-                    FieldRef::Path(p) => f.path(p),
-                };
-                (name.as_str(), v)
-            })
+            .map(|(name, field)| (name.as_str(), field.values(f)))
             .collect()
+    }
+
+    /// Whether a built-in field is printed (`response_frame` needs requests held for their
+    /// answer).
+    pub fn uses(&self, b: super::Builtin) -> bool {
+        self.fields.iter().any(|(_, f)| f.reads(b))
     }
 
     /// Whether a field looks below the levels a summary keeps (a schema path, topics or
     /// partitions), so that messages must be decoded whole.
     pub fn needs_tree(&self) -> bool {
-        self.fields.iter().any(|(_, f)| {
-            matches!(
-                f,
-                FieldRef::Path(_)
-                    | FieldRef::Builtin(super::Builtin::Topic)
-                    | FieldRef::Builtin(super::Builtin::Partition)
-            )
-        })
+        self.fields.iter().any(|(_, f)| f.needs_tree())
     }
 }
 

@@ -4,7 +4,7 @@
 //! name, array elements are children with an index, a known tagged field is a `tagged_field`
 //! group whose third child is the value. Everything else goes through [`Fields`].
 
-use super::fields::{Builtin, FieldPath, FieldValue, Fields, PathIndex, PathSegment};
+use super::fields::{Builtin, FieldPath, FieldValue, Fields, NamedField, PathIndex, PathSegment};
 use crate::kafka::schema::{registry, Direction, FieldSpec, FieldType};
 use crate::kafka::stream::Record;
 use crate::kafka::{Message, Node, NodeKind, Note, Value};
@@ -28,6 +28,10 @@ impl<'a> MessageFields<'a> {
 pub struct RecordFields<'a> {
     rec: &'a Record<'a>,
     msg: MessageFields<'a>,
+    /// Time of the input's first packet, for `time_relative`.
+    origin: Option<i64>,
+    /// For a request, the frame of its response, when known (a request held for its answer).
+    response_frame: Option<u64>,
 }
 
 impl<'a> RecordFields<'a> {
@@ -35,6 +39,24 @@ impl<'a> RecordFields<'a> {
         RecordFields {
             rec,
             msg: MessageFields::new(&rec.msg, rec.bytes),
+            origin: None,
+            response_frame: None,
+        }
+    }
+
+    /// With the time of the input's first packet: `time_relative` has a value.
+    pub fn with_origin(self, first_packet_ts: Option<i64>) -> RecordFields<'a> {
+        RecordFields {
+            origin: first_packet_ts,
+            ..self
+        }
+    }
+
+    /// With the frame of the request's response, known when the request was held for it.
+    pub fn with_response_frame(self, frame: Option<u64>) -> RecordFields<'a> {
+        RecordFields {
+            response_frame: frame,
+            ..self
         }
     }
 }
@@ -61,6 +83,9 @@ impl Fields for ExchangeFields<'_> {
     fn path(&self, path: &FieldPath) -> Vec<FieldValue> {
         self.parts.iter().flat_map(|p| p.path(path)).collect()
     }
+    fn named(&self, field: &NamedField) -> Vec<FieldValue> {
+        self.parts.iter().flat_map(|p| p.named(field)).collect()
+    }
 }
 
 impl Fields for RecordFields<'_> {
@@ -79,14 +104,38 @@ impl Fields for RecordFields<'_> {
                 FieldValue::Int(i64::from(r.src.port())),
                 FieldValue::Int(i64::from(r.dst.port())),
             ],
+            Builtin::SrcIp => vec![FieldValue::Str(r.src.ip().to_string())],
+            Builtin::DstIp => vec![FieldValue::Str(r.dst.ip().to_string())],
+            Builtin::SrcPort => vec![FieldValue::Int(i64::from(r.src.port()))],
+            Builtin::DstPort => vec![FieldValue::Int(i64::from(r.dst.port()))],
             Builtin::Assumed => vec![FieldValue::Bool(
                 r.assumed || r.msg.assumed_version.is_some(),
             )],
+            Builtin::Frame => vec![FieldValue::Int(r.frame as i64)],
+            Builtin::Time => vec![FieldValue::Time(r.ts_nanos)],
+            Builtin::TimeRelative => self
+                .origin
+                .map(|o| FieldValue::Duration(r.ts_nanos - o))
+                .into_iter()
+                .collect(),
+            Builtin::RequestFrame => r
+                .request
+                .map(|q| FieldValue::Int(q.frame as i64))
+                .into_iter()
+                .collect(),
+            Builtin::ResponseFrame => self
+                .response_frame
+                .map(|f| FieldValue::Int(f as i64))
+                .into_iter()
+                .collect(),
             other => self.msg.builtin(other),
         }
     }
     fn path(&self, path: &FieldPath) -> Vec<FieldValue> {
         self.msg.path(path)
+    }
+    fn named(&self, field: &NamedField) -> Vec<FieldValue> {
+        self.msg.named(field)
     }
 }
 
@@ -110,15 +159,26 @@ impl Fields for MessageFields<'_> {
                 .iter()
                 .map(|(_, c)| FieldValue::Int(i64::from(*c)))
                 .collect(),
-            Builtin::Topic => self.spec_walk(topic_value),
-            Builtin::Partition => self.spec_walk(partition_value),
+            Builtin::Topic => self.spec_walk(&mut topic_value),
+            Builtin::Partition => self.spec_walk(&mut partition_value),
             Builtin::Size => vec![FieldValue::Int(self.frame.len() as i64)],
             Builtin::Malformed => vec![FieldValue::Bool(m.is_malformed())],
             Builtin::Assumed => vec![FieldValue::Bool(m.assumed_version.is_some())],
             // Only a capture knows these.
-            Builtin::Latency | Builtin::Stream | Builtin::Src | Builtin::Dst | Builtin::Port => {
-                Vec::new()
-            }
+            Builtin::Latency
+            | Builtin::Stream
+            | Builtin::Src
+            | Builtin::Dst
+            | Builtin::Port
+            | Builtin::Frame
+            | Builtin::Time
+            | Builtin::TimeRelative
+            | Builtin::RequestFrame
+            | Builtin::ResponseFrame
+            | Builtin::SrcIp
+            | Builtin::DstIp
+            | Builtin::SrcPort
+            | Builtin::DstPort => Vec::new(),
         }
     }
 
@@ -135,6 +195,19 @@ impl Fields for MessageFields<'_> {
         }
         nodes.into_iter().map(|n| value(n, self.frame)).collect()
     }
+
+    fn named(&self, field: &NamedField) -> Vec<FieldValue> {
+        if field.api.is_some_and(|k| self.msg.api_key != Some(k)) {
+            return Vec::new();
+        }
+        let frame = self.frame;
+        // An array's values are its elements (met one by one), not the array.
+        self.spec_walk(&mut |n, f, elem| {
+            let wanted = field.names.contains(&f.name.as_str())
+                && (elem || !matches!(f.ty, FieldType::Array(_)));
+            wanted.then(|| value(n, frame))
+        })
+    }
 }
 
 impl MessageFields<'_> {
@@ -143,7 +216,7 @@ impl MessageFields<'_> {
     /// collects what `pick` makes of each.
     fn spec_walk(
         &self,
-        pick: fn(&Node, &FieldSpec, bool) -> Option<FieldValue>,
+        pick: &mut dyn FnMut(&Node, &FieldSpec, bool) -> Option<FieldValue>,
     ) -> Vec<FieldValue> {
         let m = self.msg;
         let (Some(key), Some(version), Some(body)) = (m.api_key, m.api_version, m.body()) else {

@@ -2,15 +2,16 @@
 //! limits, filters, and every check of flags that do not go together. Nothing after this
 //! reads the clap struct.
 
-use super::low::{Cli, ColorChoice};
+use super::low::{Cli, ColorChoice, OutputFormat};
 use crate::sinks::Selection;
-use kdissect::filter::Projection;
+use kdissect::filter::{Builtin, Projection, Window};
 use kdissect::kafka::frames::ResponseHint;
 use kdissect::kafka::names;
 use kdissect::kafka::stream::Config;
 use kdissect::kafka::DecodeOptions;
 use kdissect::pipeline::Options;
 use kdissect::render::summary::TimeFormat;
+use kdissect::render::tshark;
 use kdissect::render::Style;
 use kdissect::tcp::Limits;
 use std::io::{self, IsTerminal};
@@ -63,8 +64,10 @@ pub(crate) struct Show {
     pub(crate) bytes: bool,
     pub(crate) json: bool,
     pub(crate) spans: bool,
-    /// `--fields`: with `json`, only these fields of each message.
+    /// `--fields`: with `json`, only these fields of each message (and the `-e` fields).
     pub(crate) fields: Option<Projection>,
+    /// `-T fields` or `-T ek`.
+    pub(crate) tshark: Option<tshark::View>,
 }
 
 /// Which messages `--stats` counts.
@@ -99,6 +102,8 @@ pub(crate) struct Settings {
     pub(crate) progress: bool,
     /// Broker ports given with `-p`.
     pub(crate) ports: Vec<u16>,
+    /// `--since` and `--until`.
+    pub(crate) window: Window,
 }
 
 impl TryFrom<&Cli> for Settings {
@@ -106,15 +111,32 @@ impl TryFrom<&Cli> for Settings {
     type Error = String;
 
     fn try_from(cli: &Cli) -> Result<Settings, String> {
-        if cli.json_spans && !cli.json {
+        let json = cli.json || cli.output_format == Some(OutputFormat::Json);
+        if cli.json_spans && !json {
             return Err("--json-spans goes with --json".into());
         }
-        let fields = projection(cli)?;
+        let tshark = tshark_view(cli)?;
+        let fields = match projection(cli)? {
+            Some(p) => Some(p),
+            None => field_list(cli)?,
+        };
         let named: Vec<String> = cli.read_file.iter().chain(&cli.files).cloned().collect();
         let mode = mode(cli, &named)?;
         let apis = parse_apis(&cli.api)?;
-        let selection = Selection::new(cli, &apis)?;
-        let whole_tree = selection.needs_tree() || fields.as_ref().is_some_and(|p| p.needs_tree());
+        let mut selection = Selection::new(cli, &apis)?;
+        if fields
+            .as_ref()
+            .is_some_and(|p| p.uses(Builtin::ResponseFrame))
+        {
+            // A request's response frame is known once the response has come.
+            selection.hold_requests();
+        }
+        // A whole message in -T ek is its whole JSON object.
+        let whole_message = tshark == Some(tshark::View::Ek) && fields.is_none();
+        let whole_tree = selection.needs_tree()
+            || fields.as_ref().is_some_and(|p| p.needs_tree())
+            || whole_message
+            || json;
         let options = options(cli, whole_tree);
         Ok(Settings {
             mode,
@@ -127,9 +149,10 @@ impl TryFrom<&Cli> for Settings {
                 summary: !cli.tree && !cli.bytes,
                 tree: cli.tree,
                 bytes: cli.bytes,
-                json: cli.json,
+                json,
                 spans: cli.json_spans,
                 fields,
+                tshark,
             },
             quiet: cli.quiet,
             style: style(cli),
@@ -144,8 +167,12 @@ impl TryFrom<&Cli> for Settings {
             count: cli.count,
             write: cli.write.clone(),
             line_buffered: cli.line_buffered,
-            progress: !cli.no_progress && !cli.json && io::stderr().is_terminal(),
+            progress: !cli.no_progress && !json && io::stderr().is_terminal(),
             ports: cli.ports.clone(),
+            window: Window {
+                since: cli.since,
+                until: cli.until,
+            },
         })
     }
 }
@@ -211,7 +238,10 @@ fn hex_mode(cli: &Cli) -> Result<Hex, String> {
         || cli.client_id.is_some()
         || cli.errors
         || cli.topic.is_some()
-        || cli.display_filter.is_some();
+        || cli.display_filter.is_some()
+        || cli.since.is_some()
+        || cli.until.is_some()
+        || cli.messages;
     if cli.stats || filtered {
         return Err("--stats and the exchange filters work on captures, not on --hex input".into());
     }
@@ -235,6 +265,7 @@ fn style(cli: &Cli) -> Style {
         ColorChoice::Never => false,
         ColorChoice::Auto => {
             !cli.json
+                && cli.output_format.is_none_or(|f| f == OutputFormat::Text)
                 && io::stdout().is_terminal()
                 && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         }
@@ -298,7 +329,8 @@ fn projection(cli: &Cli) -> Result<Option<Projection>, String> {
     let Some(list) = &cli.fields else {
         return Ok(None);
     };
-    if !cli.json || cli.json_spans || cli.hex {
+    let json = cli.json || cli.output_format == Some(OutputFormat::Json);
+    if !json || cli.json_spans || cli.hex {
         return Err(
             "--fields goes with --json, on captures (not with --json-spans or --hex)".into(),
         );
@@ -307,6 +339,54 @@ fn projection(cli: &Cli) -> Result<Option<Projection>, String> {
         let pad = " ".repeat(e.column.saturating_sub(1));
         format!("--fields: {}\n    {list}\n    {pad}^", e.message)
     })
+}
+
+/// `-T fields` or `-T ek`, with the checks of their companions (`-e`, `-E`) and of the views
+/// they replace.
+fn tshark_view(cli: &Cli) -> Result<Option<tshark::View>, String> {
+    let format = cli.output_format.unwrap_or(OutputFormat::Text);
+    if !cli.field.is_empty() && format == OutputFormat::Text {
+        return Err("-e goes with -T fields, -T ek or -T json (as tshark's)".into());
+    }
+    if !cli.field_option.is_empty() && format != OutputFormat::Fields {
+        return Err("-E goes with -T fields".into());
+    }
+    if !cli.field.is_empty() && cli.fields.is_some() {
+        return Err("-e and --fields both choose fields: give one".into());
+    }
+    let view = match format {
+        OutputFormat::Text | OutputFormat::Json => return Ok(None),
+        OutputFormat::Ek => tshark::View::Ek,
+        OutputFormat::Fields if cli.field.is_empty() => {
+            return Err(
+                "-T fields prints the fields given with -e (-e frame.number -e kafka.api_key)"
+                    .into(),
+            )
+        }
+        OutputFormat::Fields => {
+            tshark::View::Fields(tshark::FieldsFormat::parse(&cli.field_option)?)
+        }
+    };
+    if cli.tree || cli.bytes || cli.json || cli.hex {
+        return Err(
+            "-T fields and -T ek are views of their own: not with -V, -x, --json or --hex".into(),
+        );
+    }
+    Ok(Some(view))
+}
+
+/// The `-e` fields, checked as `--fields` is.
+fn field_list(cli: &Cli) -> Result<Option<Projection>, String> {
+    if cli.field.is_empty() {
+        return Ok(None);
+    }
+    Projection::from_names(&cli.field)
+        .map(Some)
+        .map_err(|(i, e)| {
+            let name = cli.field.get(i).map(String::as_str).unwrap_or_default();
+            let pad = " ".repeat(e.column.saturating_sub(1));
+            format!("-e: {}\n    {name}\n    {pad}^", e.message)
+        })
 }
 
 /// The capture filter for the Kafka ports: `tcp port 9092 or tcp port 9094`.

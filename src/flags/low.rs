@@ -10,6 +10,15 @@ pub(crate) enum ColorChoice {
     Never,
 }
 
+/// `-T`: tshark's output formats that kdissect writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OutputFormat {
+    Fields,
+    Json,
+    Ek,
+    Text,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Shell {
     Bash,
@@ -26,6 +35,12 @@ pub(crate) enum Commands {
     },
     /// Print the manual page (roff): `kdissect man | man -l -`.
     Man,
+    /// Help on a topic: `kdissect help filters` (the filter language and every field, with
+    /// its type, and Wireshark's names), or on a subcommand.
+    Help {
+        /// `filters`, or a subcommand (completions, man, example).
+        topic: Option<String>,
+    },
     /// Build and decode the smallest legal instance of an API: `kdissect example metadata --version 13`.
     Example {
         /// API name or key (metadata, 3, describe-cluster, ...).
@@ -66,7 +81,8 @@ const EXAMPLES: &str = "Examples:
                                         a minute live; keep the Metadata ones
   kdissect --json capture.pcap | jq -c 'select(.latency_us > 50000)'
   xxd frame.bin | kdissect --hex -V     a frame from a hex dump, as a tree
-  kdissect --hex --at 30 frame.hex      which field covers byte 30";
+  kdissect --hex --at 30 frame.hex      which field covers byte 30
+  kdissect help filters                 the filter language and every field";
 
 /// Kafka wire-protocol dissector: decodes captures (pcap, pcapng) and hex frames byte by byte.
 #[derive(Debug, Parser)]
@@ -76,6 +92,7 @@ const EXAMPLES: &str = "Examples:
     about,
     disable_version_flag = true,
     args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true,
     after_help = EXAMPLES
 )]
 pub(crate) struct Cli {
@@ -138,7 +155,8 @@ pub(crate) struct Cli {
     )]
     pub(crate) write: Option<std::path::PathBuf>,
 
-    /// Stop after N Kafka messages have been shown (after the filters).
+    /// Stop after N Kafka messages have been shown (after the filters; N exchanges under an
+    /// exchange filter, without --messages).
     #[arg(short = 'c', long = "count", value_name = "N", help_heading = "Input")]
     pub(crate) count: Option<u64>,
 
@@ -194,6 +212,38 @@ pub(crate) struct Cli {
     /// With --json: only these fields of each message, comma-separated, named as in -Y (built-ins such as corr,topic,latency, or schema paths such as Metadata.Topics[*].Name).
     #[arg(long, value_name = "LIST", help_heading = "Views")]
     pub(crate) fields: Option<String>,
+
+    /// Output as tshark's -T: fields (tab-separated values of the -e fields, one line per
+    /// message), json (the NDJSON of --json), ek (Elasticsearch bulk-index pairs), text (the
+    /// default views).
+    #[arg(
+        short = 'T',
+        long = "output-format",
+        value_name = "FORMAT",
+        value_enum,
+        help_heading = "Views"
+    )]
+    pub(crate) output_format: Option<OutputFormat>,
+
+    /// With -T fields, ek or json: a field to print (repeatable; kdissect's names or
+    /// Wireshark's, as in -Y: -e frame.number -e kafka.api_key -e corr).
+    #[arg(
+        short = 'e',
+        long = "field",
+        value_name = "FIELD",
+        help_heading = "Views"
+    )]
+    pub(crate) field: Vec<String>,
+
+    /// With -T fields: tshark's -E options, header=y|n, separator=/t|/s|C, occurrence=f|l|a,
+    /// aggregator=,|/s|C, quote=d|s|n, escape=y|n, bom=y|n (repeatable, or comma-separated).
+    #[arg(
+        short = 'E',
+        long = "field-option",
+        value_name = "OPTION",
+        help_heading = "Views"
+    )]
+    pub(crate) field_option: Vec<String>,
 
     /// Statistics tables after the messages (per API, connection, error code, version skew, capture health).
     #[arg(long, help_heading = "Views")]
@@ -314,7 +364,7 @@ pub(crate) struct Cli {
     pub(crate) client_id: Option<String>,
 
     /// Only exchanges whose request or response matches this display filter
-    /// (docs/filters.md): -Y 'api == Metadata && latency > 50ms'.
+    /// (`kdissect help filters`): -Y 'api == Metadata && latency > 50ms'.
     #[arg(
         short = 'Y',
         long = "display-filter",
@@ -322,6 +372,20 @@ pub(crate) struct Cli {
         help_heading = "Filters (whole exchanges)"
     )]
     pub(crate) display_filter: Option<String>,
+
+    /// The filters select single messages, not exchanges, as tshark's -Y selects packets: each
+    /// message is judged alone (the flags too) and shown without its other half.
+    #[arg(long, help_heading = "Filters (whole exchanges)")]
+    pub(crate) messages: bool,
+
+    /// Only messages completed at or after TIME: seconds or a duration after the first packet
+    /// (30, 2.5, 90s), or a time (2026-11-30T12:00:00Z; local without a zone; @SECONDS).
+    #[arg(long, value_name = "TIME", help_heading = "Filters (whole exchanges)")]
+    pub(crate) since: Option<kdissect::filter::TimeBound>,
+
+    /// Only messages completed before TIME (the forms of --since).
+    #[arg(long, value_name = "TIME", help_heading = "Filters (whole exchanges)")]
+    pub(crate) until: Option<kdissect::filter::TimeBound>,
 
     /// Only exchanges that carry a non-zero error code.
     #[arg(long, help_heading = "Filters (whole exchanges)")]

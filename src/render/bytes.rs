@@ -156,7 +156,8 @@ pub fn write_masked(
         let n: usize = hidden.iter().map(|s| s.1).sum();
         writeln!(
             out,
-            "** {n} bytes of secrets masked (--show-secrets shows them)"
+            "** {} of secrets masked (--show-secrets shows them)",
+            super::words::count(n as u64, "byte")
         )?;
     }
     Ok(())

@@ -453,6 +453,7 @@ fn field_value(v: &crate::filter::FieldValue, mask_bytes: bool) -> J {
         F::Bytes(b) => J::String(hex::encode(b)),
         F::Uuid(u) => J::String(super::value::uuid(u)),
         F::Duration(ns) => J::from(ns / 1000),
+        F::Time(ns) => J::String(rfc3339(*ns)),
         F::Struct => J::Object(Map::new()),
         F::Null => J::Null,
     }

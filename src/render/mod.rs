@@ -11,7 +11,9 @@ pub mod summary;
 #[cfg(test)]
 mod test_frames;
 pub mod tree;
+pub mod tshark;
 pub mod value;
+pub mod words;
 
 /// How output looks.
 #[derive(Debug, Clone, Copy)]

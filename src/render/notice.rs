@@ -2,6 +2,7 @@
 //! resynchronisations, unanswered requests, TLS connections.
 
 use super::summary::{prefix, Clock};
+use super::words::count;
 use crate::kafka::message::api_display_name;
 use crate::kafka::stream::{Notice, ResyncReason};
 use crate::tcp::GapKind;
@@ -13,8 +14,14 @@ pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
     Some(match n {
         Notice::LostInGap { stream, src, dst, at, present, kind } => {
             let why = match kind {
-                GapKind::Lost(b) => format!("{b} bytes of the stream were not captured"),
-                GapKind::Truncated(b) => format!("the snap length cut {b} bytes off a packet"),
+                GapKind::Lost(b) => format!(
+                    "{} of the stream {} not captured",
+                    count(*b, "byte"),
+                    if *b == 1 { "was" } else { "were" }
+                ),
+                GapKind::Truncated(b) => {
+                    format!("the snap length cut {} off a packet", count(*b, "byte"))
+                }
                 GapKind::MidStream => "the capture started inside it".to_string(),
             };
             format!(
@@ -29,8 +36,9 @@ pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
                 ResyncReason::BadSize => "after a size prefix that cannot be a frame",
             };
             format!(
-                "{} !! {why}: skipped {skipped} bytes to the next frame boundary",
-                prefix(clock, at.frame, at.ts_nanos, src, dst, *stream)
+                "{} !! {why}: skipped {} to the next frame boundary",
+                prefix(clock, at.frame, at.ts_nanos, src, dst, *stream),
+                count(*skipped as u64, "byte")
             )
         }
         Notice::BadSize { stream, src, at, size } => format!(
@@ -66,8 +74,9 @@ pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
             request.correlation_id
         ),
         Notice::FrameDropped { stream, src, dst, at, present } => format!(
-            "{} !! a frame still arriving was dropped ({present} bytes held): the connections together held more than their memory budget for frames and waiting requests",
-            prefix(clock, at.frame, at.ts_nanos, src, dst, *stream)
+            "{} !! a frame still arriving was dropped ({} held): the connections together held more than their memory budget for frames and waiting requests",
+            prefix(clock, at.frame, at.ts_nanos, src, dst, *stream),
+            count(*present as u64, "byte")
         ),
         Notice::Retransmission { .. } | Notice::Connection { .. } => return None,
     })
@@ -93,14 +102,14 @@ pub fn tls_line(t: &TlsConnection, clock: &Clock) -> String {
         format!(" ({})", about.join(", "))
     };
     let lost = if t.lost_bytes > 0 {
-        format!(", {} bytes not captured", t.lost_bytes)
+        format!(", {} not captured", count(t.lost_bytes, "byte"))
     } else {
         String::new()
     };
     format!(
-        "{} TLS connection, {version}{about}: {} bytes of Kafka traffic encrypted in {} records{lost}; cannot be decoded without the session keys",
+        "{} TLS connection, {version}{about}: {} of Kafka traffic encrypted in {}{lost}; cannot be decoded without the session keys",
         prefix(clock, t.first.frame, t.first.ts_nanos, &t.client, &t.server, t.stream),
-        t.encrypted_bytes,
-        t.records
+        count(t.encrypted_bytes, "byte"),
+        count(t.records, "record")
     )
 }

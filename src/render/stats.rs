@@ -357,8 +357,8 @@ impl Stats {
         }
         if self.other_api_messages > 0 {
             t.add_row(vec![Cell::new(format!(
-                "({} messages of API versions past the first {API_ROWS}, not broken down)",
-                self.other_api_messages
+                "({} of API versions past the first {API_ROWS}, not broken down)",
+                super::words::count(self.other_api_messages, "message")
             ))]);
         }
         t

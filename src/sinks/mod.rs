@@ -8,11 +8,12 @@ mod select;
 mod tally;
 
 pub(crate) use printer::Printer;
-pub(crate) use select::{Exchanges, Selection};
+pub(crate) use select::{Exchanges, Part, Selection};
 pub(crate) use tally::Tally;
 
 use crate::flags::{Settings, StatsScope};
 use crate::interrupt;
+use kdissect::filter::Window;
 use kdissect::kafka::stream::{Notice, Record, Sink};
 use kdissect::pipeline::{CaptureSink, Stop};
 use kdissect::render::stats::Stats;
@@ -29,18 +30,19 @@ pub(crate) struct Shown<W: Write> {
     pub(crate) printer: Printer<W>,
     /// `--stats` over what is shown (the default scope).
     pub(crate) stats: Option<Stats>,
-    /// `-c N`: messages still to show before stopping.
+    /// `-c N`: messages (exchanges, under an exchange filter) still to show before stopping.
     remaining: Option<u64>,
     /// The messages shown, when `-w` writes them out.
     pub(crate) keep: Option<Vec<Kept>>,
 }
 
 impl<W: Write> Shown<W> {
-    fn take(&mut self, rec: &Record<'_>) {
+    fn take(&mut self, rec: &Record<'_>, part: Part) {
         if self.count_reached() {
             return;
         }
-        if let Some(n) = self.remaining.as_mut() {
+        // A request shown with its response counts with it: -c stops after whole exchanges.
+        if let (Some(n), true) = (self.remaining.as_mut(), part.completes) {
             *n -= 1;
         }
         if let Some(k) = self.keep.as_mut() {
@@ -49,7 +51,7 @@ impl<W: Write> Shown<W> {
         if let Some(s) = self.stats.as_mut() {
             s.message(rec);
         }
-        self.printer.message(rec);
+        self.printer.message(rec, part);
     }
 
     /// Whether `-c` has been reached.
@@ -68,6 +70,8 @@ pub(crate) struct Output<W: Write> {
     packet_ts: Option<i64>,
     /// Broker ports given with -p: TLS connections on them are listed one by one.
     ports: Vec<u16>,
+    /// `--since` and `--until`.
+    window: Window,
 }
 
 impl<W: Write> Output<W> {
@@ -85,7 +89,13 @@ impl<W: Write> Output<W> {
             },
             packet_ts: None,
             ports: s.ports.clone(),
+            window: s.window,
         }
+    }
+
+    /// Whether a time is inside `--since`/`--until` (every time is, without them).
+    fn in_window(&self, ts: i64) -> bool {
+        self.window.contains(ts, self.exchanges.selection.origin)
     }
 
     /// The statistics, whichever their scope.
@@ -96,7 +106,7 @@ impl<W: Write> Output<W> {
     /// At the end of an input: the requests held for the filter that match on their own.
     pub(crate) fn flush_held(&mut self) {
         let shown = &mut self.shown;
-        self.exchanges.flush(&mut |r| shown.take(r));
+        self.exchanges.flush(&mut |r, part| shown.take(r, part));
     }
 }
 
@@ -106,20 +116,28 @@ impl<W: Write> Sink for Output<W> {
         if let Some(s) = self.all_stats.as_mut() {
             s.message(rec);
         }
+        if !self.in_window(rec.ts_nanos) {
+            return;
+        }
         let shown = &mut self.shown;
-        self.exchanges.message(rec, &mut |r| shown.take(r));
+        self.exchanges
+            .message(rec, &mut |r, part| shown.take(r, part));
     }
 
     fn notice(&mut self, n: &Notice) {
         self.tally.notice(n);
-        let selection = &self.exchanges.selection;
         if let Some(s) = self.all_stats.as_mut() {
             s.notice(n);
         }
-        if let (Some(s), true) = (self.shown.stats.as_mut(), selection.counts_notice(n)) {
+        let in_window = notice_time(n).is_none_or(|t| self.in_window(t));
+        let selection = &self.exchanges.selection;
+        if let (Some(s), true) = (
+            self.shown.stats.as_mut(),
+            in_window && selection.counts_notice(n),
+        ) {
             s.notice(n);
         }
-        if selection.shows_notice(notice_stream(n)) {
+        if in_window && selection.shows_notice(notice_stream(n)) {
             self.shown.printer.notice(n);
         }
     }
@@ -130,6 +148,7 @@ impl<W: Write> CaptureSink for Output<W> {
         let clock = &mut self.shown.printer.clock;
         clock.first_ts = ts_nanos;
         clock.precision = precision;
+        self.exchanges.selection.origin = Some(ts_nanos);
     }
 
     fn packet(&mut self, ts_nanos: i64) {
@@ -156,6 +175,22 @@ impl<W: Write> CaptureSink for Output<W> {
         if on_kafka_port && self.exchanges.selection.shows_notice(Some(t.stream)) {
             self.shown.printer.tls(t);
         }
+    }
+}
+
+/// The capture time of what a notice tells, when it has one (for `--since`/`--until`).
+fn notice_time(n: &Notice) -> Option<i64> {
+    match n {
+        Notice::LostInGap { at, .. }
+        | Notice::Resync { at, .. }
+        | Notice::BadSize { at, .. }
+        | Notice::Retransmission { at, .. }
+        | Notice::ConflictingOverlap { at, .. }
+        | Notice::FrameDropped { at, .. } => Some(at.ts_nanos),
+        Notice::Unanswered { request, .. } | Notice::PendingDropped { request, .. } => {
+            Some(request.ts_nanos)
+        }
+        Notice::EndedInFrame { .. } | Notice::Connection { .. } => None,
     }
 }
 

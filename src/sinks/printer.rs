@@ -1,12 +1,13 @@
 //! The printer: writes each shown message in the chosen views, and the notices, as they come.
 //! The first write error is kept and stops the run.
 
+use super::Part;
 use crate::flags::Show;
 use kdissect::filter::RecordFields;
 use kdissect::kafka::stream::{Notice, Record};
 use kdissect::render::json::Meta;
 use kdissect::render::summary::Clock;
-use kdissect::render::{self, notice, summary, Style};
+use kdissect::render::{self, notice, summary, tshark, Style};
 use kdissect::tls::TlsConnection;
 use std::io::{self, Write};
 
@@ -40,9 +41,27 @@ impl<W: Write> Printer<W> {
         self.quiet || self.io_error.is_some()
     }
 
-    pub(crate) fn message(&mut self, rec: &Record<'_>) {
+    /// Standard output holds only data (JSON, tshark's fields or ek): notices go to stderr.
+    fn machine(&self) -> bool {
+        self.show.json || self.show.tshark.is_some()
+    }
+
+    /// Before any input: `-T fields -E header=y` writes its header, even if no message follows.
+    pub(crate) fn start(&mut self) {
+        let (Some(tshark::View::Fields(f)), Some(p)) = (&self.show.tshark, &self.show.fields)
+        else {
+            return;
+        };
+        if f.header && !self.silent() {
+            let line = f.header_line(&p.names());
+            let r = writeln!(self.out, "{line}");
+            self.keep_error(r);
+        }
+    }
+
+    pub(crate) fn message(&mut self, rec: &Record<'_>, part: Part) {
         if !self.silent() {
-            let r = self.write_record(rec).and_then(|()| self.flushed());
+            let r = self.write_record(rec, part).and_then(|()| self.flushed());
             self.keep_error(r);
         }
         self.clock.prev_shown_ts = Some(rec.ts_nanos);
@@ -66,7 +85,7 @@ impl<W: Write> Printer<W> {
 
     /// `==> name <==` before each input when there are several (as `tail` does).
     pub(crate) fn banner(&mut self, display: &str) {
-        if !self.silent() && !self.show.json {
+        if !self.silent() && !self.machine() {
             let r = writeln!(self.out, "==> {display} <==");
             self.keep_error(r);
         }
@@ -80,7 +99,7 @@ impl<W: Write> Printer<W> {
         } else {
             line
         };
-        let r = if self.show.json {
+        let r = if self.machine() {
             writeln!(io::stderr(), "kdissect: {}", line.trim_start())
         } else {
             writeln!(self.out, "{line}").and_then(|()| self.flushed())
@@ -103,9 +122,12 @@ impl<W: Write> Printer<W> {
         }
     }
 
-    fn write_record(&mut self, rec: &Record<'_>) -> io::Result<()> {
+    fn write_record(&mut self, rec: &Record<'_>, part: Part) -> io::Result<()> {
+        if self.show.tshark.is_some() {
+            return self.write_tshark(rec, part);
+        }
         if self.show.json {
-            return self.write_json(rec);
+            return self.write_json(rec, part);
         }
         writeln!(
             self.out,
@@ -135,22 +157,49 @@ impl<W: Write> Printer<W> {
         writeln!(self.out)
     }
 
-    fn write_json(&mut self, rec: &Record<'_>) -> io::Result<()> {
-        let meta = Meta {
-            frame: rec.frame,
-            ts_nanos: Some(rec.ts_nanos),
-            stream: Some(rec.stream),
-            src: Some(rec.src.to_string()),
-            dst: Some(rec.dst.to_string()),
-            request_frame: rec.request.map(|r| r.frame),
-            latency_nanos: rec.latency_nanos(),
-            assumed: rec.assumed,
-            partial: rec.partial,
-            input_offset: None,
+    /// A record's fields as filters read them, with what the run knows beside the record.
+    fn fields<'r>(&self, rec: &'r Record<'r>, part: Part) -> RecordFields<'r> {
+        RecordFields::new(rec)
+            .with_origin(Some(self.clock.first_ts))
+            .with_response_frame(part.response_frame)
+    }
+
+    /// `-T fields`: a line of the fields; `-T ek`: an index line and the document.
+    fn write_tshark(&mut self, rec: &Record<'_>, part: Part) -> io::Result<()> {
+        let projection = self.show.fields.as_ref();
+        let values = projection.map(|p| (p.values(&self.fields(rec, part)), p.renders()));
+        let line = match (&self.show.tshark, values) {
+            (Some(tshark::View::Fields(f)), Some((v, renders))) => f.line(&v, renders),
+            (Some(tshark::View::Ek), Some((v, renders))) => format!(
+                "{}\n{}",
+                tshark::ek_index(rec.ts_nanos),
+                tshark::ek_fields_doc(rec.ts_nanos, &v, renders)
+            ),
+            (Some(tshark::View::Ek), None) => {
+                let mut json = Vec::with_capacity(rec.bytes.len() * 4 + 256);
+                let shown = render::masked(&rec.msg, rec.bytes, self.style);
+                render::json::write_message(&mut json, &rec.msg, &shown, &meta(rec), false);
+                let frame = tshark::EkFrame {
+                    number: rec.frame,
+                    ts_nanos: rec.ts_nanos,
+                    origin: self.clock.first_ts,
+                };
+                format!(
+                    "{}\n{}",
+                    tshark::ek_index(rec.ts_nanos),
+                    tshark::ek_message_doc(frame, &json)
+                )
+            }
+            _ => return Ok(()),
         };
+        writeln!(self.out, "{line}")
+    }
+
+    fn write_json(&mut self, rec: &Record<'_>, part: Part) -> io::Result<()> {
+        let meta = meta(rec);
         if let Some(p) = &self.show.fields {
             let mut line = Vec::with_capacity(256);
-            let values = p.values(&RecordFields::new(rec));
+            let values = p.values(&self.fields(rec, part));
             let mask = !self.style.show_secrets && !rec.msg.secrets.is_empty();
             render::json::write_projection(&mut line, &meta, rec.msg.direction, &values, mask);
             line.push(b'\n');
@@ -161,5 +210,21 @@ impl<W: Write> Printer<W> {
         render::json::write_message(&mut line, &rec.msg, &shown, &meta, self.show.spans);
         line.push(b'\n');
         self.out.write_all(&line)
+    }
+}
+
+/// What `--json` says of a record beside its message.
+fn meta(rec: &Record<'_>) -> Meta {
+    Meta {
+        frame: rec.frame,
+        ts_nanos: Some(rec.ts_nanos),
+        stream: Some(rec.stream),
+        src: Some(rec.src.to_string()),
+        dst: Some(rec.dst.to_string()),
+        request_frame: rec.request.map(|r| r.frame),
+        latency_nanos: rec.latency_nanos(),
+        assumed: rec.assumed,
+        partial: rec.partial,
+        input_offset: None,
     }
 }

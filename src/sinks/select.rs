@@ -20,9 +20,27 @@ const HELD_MEMORY: usize = 64 * 1024 * 1024;
 /// What one node of a decoded tree costs, about (`--max-nodes` gives the same figure).
 const NODE_COST: usize = 250;
 
+/// How a record passed on belongs to what `-c` counts, and what only its exchange knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Part {
+    /// For a request held for its answer: the frame of the response.
+    pub(crate) response_frame: Option<u64>,
+    /// The record ends a unit that `-c` counts: an exchange under an exchange filter (its
+    /// request does not), every message otherwise.
+    pub(crate) completes: bool,
+}
+
+impl Part {
+    /// A record that is a unit of its own.
+    pub(crate) const WHOLE: Part = Part {
+        response_frame: None,
+        completes: true,
+    };
+}
+
 /// Which exchanges to print: the exchange flags (as a filter expression judged on request
 /// and response together) and `-Y` (an exchange matches when either half does). Both must
-/// hold.
+/// hold. With `--messages` each message is judged alone instead, by both.
 #[derive(Debug, Default)]
 pub(crate) struct Selection {
     /// `--api`, `--errors`, `--topic`, `--stream`, `--correlation-id`, `--client-id`.
@@ -33,6 +51,13 @@ pub(crate) struct Selection {
     /// notices, which belong to no exchange.
     stream: Option<u32>,
     only_stream: bool,
+    /// `--messages`: the filters select single messages, not exchanges.
+    messages: bool,
+    /// Requests are held for their answer even without a filter (a field printed needs the
+    /// response's frame).
+    hold: bool,
+    /// Time of the input's first packet, for `time_relative`.
+    pub(crate) origin: Option<i64>,
 }
 
 impl Selection {
@@ -66,7 +91,24 @@ impl Selection {
             display,
             stream: cli.stream,
             only_stream,
+            messages: cli.messages,
+            hold: false,
+            origin: None,
         })
+    }
+
+    /// Holds every request until its answer, filtered or not (for `response_frame`).
+    pub(crate) fn hold_requests(&mut self) {
+        self.hold = true;
+    }
+
+    /// Whether `-c` counts exchanges: an exchange filter is given, without `--messages`.
+    fn counts_exchanges(&self) -> bool {
+        self.filtered() && !self.messages
+    }
+
+    fn filtered(&self) -> bool {
+        self.flags.is_some() || self.display.is_some()
     }
 
     /// Whether a filter reads fields below the levels a summary keeps.
@@ -77,8 +119,9 @@ impl Selection {
             .any(Filter::needs_tree)
     }
 
+    /// Whether requests are held for their answer.
     pub(crate) fn active(&self) -> bool {
-        self.flags.is_some() || self.display.is_some()
+        self.filtered() || self.hold
     }
 
     /// Notices are shown only when no condition but the stream is given.
@@ -99,14 +142,21 @@ impl Selection {
 
     /// For a request known only by its pairing information (unanswered at the end).
     fn matches_request(&self, stream: u32, r: &RequestInfo) -> bool {
-        let f = PairingFields { stream, request: r };
+        let f = PairingFields {
+            stream,
+            request: r,
+            origin: self.origin,
+        };
         self.flags.as_ref().is_none_or(|x| x.matches(&f))
             && self.display.as_ref().is_none_or(|x| x.matches(&f))
     }
 
+    /// Whether an exchange matches (either half may be missing): the flags judge both halves
+    /// as one, `-Y` either half.
     fn matches(&self, req: Option<&Record<'_>>, resp: Option<&Record<'_>>) -> bool {
-        let q = req.map(RecordFields::new);
-        let p = resp.map(RecordFields::new);
+        let rf = resp.map(|r| r.frame);
+        let q = req.map(|r| self.fields(r).with_response_frame(rf));
+        let p = resp.map(|r| self.fields(r));
         let (q, p) = (q.as_ref(), p.as_ref());
         let flags = || {
             let both =
@@ -119,6 +169,32 @@ impl Selection {
                 .is_none_or(|x| q.is_some_and(|f| x.matches(f)) || p.is_some_and(|f| x.matches(f)))
         };
         flags() && display()
+    }
+
+    /// Whether one message matches on its own (`--messages`): the flags and `-Y` both judge
+    /// it alone.
+    fn matches_alone(&self, rec: &Record<'_>, response_frame: Option<u64>) -> bool {
+        let f = self.fields(rec).with_response_frame(response_frame);
+        [&self.flags, &self.display]
+            .into_iter()
+            .flatten()
+            .all(|x| x.matches(&f))
+    }
+
+    fn fields<'r>(&self, rec: &'r Record<'r>) -> RecordFields<'r> {
+        RecordFields::new(rec).with_origin(self.origin)
+    }
+
+    /// A message with no other half here (a request let go, a response without its request):
+    /// judged as an exchange of one.
+    fn matches_lone(&self, rec: &Record<'_>) -> bool {
+        if self.messages {
+            return self.matches_alone(rec, None);
+        }
+        match rec.msg.direction {
+            Direction::Request => self.matches(Some(rec), None),
+            Direction::Response => self.matches(None, Some(rec)),
+        }
     }
 }
 
@@ -134,6 +210,7 @@ fn filter_error(expr: &str, e: &FilterError) -> String {
 struct PairingFields<'a> {
     stream: u32,
     request: &'a RequestInfo,
+    origin: Option<i64>,
 }
 
 impl Fields for PairingFields<'_> {
@@ -146,6 +223,13 @@ impl Fields for PairingFields<'_> {
             Builtin::Request => vec![FieldValue::Bool(true)],
             Builtin::Response => vec![FieldValue::Bool(false)],
             Builtin::Stream => vec![FieldValue::Int(i64::from(self.stream))],
+            Builtin::Frame => vec![FieldValue::Int(r.frame as i64)],
+            Builtin::Time => vec![FieldValue::Time(r.ts_nanos)],
+            Builtin::TimeRelative => self
+                .origin
+                .map(|o| FieldValue::Duration(r.ts_nanos - o))
+                .into_iter()
+                .collect(),
             _ => Vec::new(),
         }
     }
@@ -239,9 +323,9 @@ impl Exchanges {
     }
 
     /// Takes a message; `show` gets each record to be shown, in order.
-    pub(crate) fn message(&mut self, rec: &Record<'_>, show: &mut dyn FnMut(&Record<'_>)) {
+    pub(crate) fn message(&mut self, rec: &Record<'_>, show: &mut dyn FnMut(&Record<'_>, Part)) {
         if !self.selection.active() {
-            return show(rec);
+            return show(rec, Part::WHOLE);
         }
         match (rec.msg.direction, rec.msg.correlation_id) {
             (Direction::Request, Some(c)) => self.hold((rec.stream, c), rec, show),
@@ -253,66 +337,72 @@ impl Exchanges {
                 }
                 self.answer(req, rec, show);
             }
-            _ => {
-                let (q, p) = match rec.msg.direction {
-                    Direction::Request => (Some(rec), None),
-                    Direction::Response => (None, Some(rec)),
-                };
-                if self.selection.matches(q, p) {
-                    show(rec);
-                }
-            }
+            _ => self.lone(rec, show),
         }
     }
 
-    /// A response with the request held for it (if any): both shown when they match.
-    fn answer(&self, req: Option<Held>, resp: &Record<'_>, show: &mut dyn FnMut(&Record<'_>)) {
-        match req {
-            Some(held) => held.with_record(|q| {
-                if self.selection.matches(Some(q), Some(resp)) {
-                    show(q);
-                    show(resp);
-                }
-            }),
-            None => {
-                if self.selection.matches(None, Some(resp)) {
-                    show(resp);
-                }
-            }
+    /// A message shown or not on its own.
+    fn lone(&self, rec: &Record<'_>, show: &mut dyn FnMut(&Record<'_>, Part)) {
+        if self.selection.matches_lone(rec) {
+            show(rec, Part::WHOLE);
         }
+    }
+
+    /// A response with the request held for it (if any): both shown when they match, or
+    /// with `--messages` each that matches.
+    fn answer(
+        &self,
+        req: Option<Held>,
+        resp: &Record<'_>,
+        show: &mut dyn FnMut(&Record<'_>, Part),
+    ) {
+        let Some(held) = req else {
+            return self.lone(resp, show);
+        };
+        let sel = &self.selection;
+        let first = Part {
+            response_frame: Some(resp.frame),
+            completes: !sel.counts_exchanges(),
+        };
+        held.with_record(|q| {
+            if sel.messages {
+                if sel.matches_alone(q, Some(resp.frame)) {
+                    show(q, first);
+                }
+                if sel.matches_alone(resp, None) {
+                    show(resp, Part::WHOLE);
+                }
+            } else if sel.matches(Some(q), Some(resp)) {
+                show(q, first);
+                show(resp, Part::WHOLE);
+            }
+        })
     }
 
     /// Shows the requests still waiting (unanswered) that match on their own.
-    pub(crate) fn flush(&mut self, show: &mut dyn FnMut(&Record<'_>)) {
+    pub(crate) fn flush(&mut self, show: &mut dyn FnMut(&Record<'_>, Part)) {
         while let Some(key) = self.waiting_order.pop_front() {
             self.let_go(key, show);
         }
     }
 
     /// Stops holding a request: shown now if it matches on its own.
-    fn let_go(&mut self, key: (u32, i32), show: &mut dyn FnMut(&Record<'_>)) {
+    fn let_go(&mut self, key: (u32, i32), show: &mut dyn FnMut(&Record<'_>, Part)) {
         if let Some(held) = self.waiting.remove(&key) {
             self.waiting_cost = self.waiting_cost.saturating_sub(held.cost);
-            held.with_record(|r| {
-                if self.selection.matches(Some(r), None) {
-                    show(r);
-                }
-            });
+            held.with_record(|r| self.lone(r, show));
         }
     }
 
     /// Holds a request until its answer (filters judge whole exchanges), within `HELD_MEMORY`:
     /// past it the oldest held request is judged on its own, so memory does not follow how
     /// many requests a capture leaves unanswered.
-    fn hold(&mut self, key: (u32, i32), rec: &Record<'_>, show: &mut dyn FnMut(&Record<'_>)) {
+    fn hold(&mut self, key: (u32, i32), rec: &Record<'_>, show: &mut dyn FnMut(&Record<'_>, Part)) {
         let cost = Held::cost_of(rec);
         if cost > HELD_MEMORY {
             // Holding it would let go of every other request held: it alone is judged on its
             // own (its answer will be too), the others stay.
-            if self.selection.matches(Some(rec), None) {
-                show(rec);
-            }
-            return;
+            return self.lone(rec, show);
         }
         let held = Held::of(rec, cost);
         self.waiting_cost += held.cost;

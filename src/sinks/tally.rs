@@ -4,6 +4,7 @@
 
 use kdissect::kafka::stream::{Notice, Record};
 use kdissect::kafka::StreamHealth;
+use kdissect::render::words::count;
 use kdissect::tls::TlsConnection;
 use std::process::ExitCode;
 
@@ -50,28 +51,36 @@ impl Tally {
         if self.tls_elsewhere.0 > 0 {
             let ports: Vec<String> = self.tls_elsewhere.1.iter().map(u16::to_string).collect();
             lines.push(format!(
-                "{} TLS connections on ports not given with -p (server ports {}): encrypted, not listed; -p PORT lists them",
-                self.tls_elsewhere.0,
+                "{} on ports not given with -p (server {} {}): encrypted, not listed; -p PORT lists them",
+                count(self.tls_elsewhere.0, "TLS connection"),
+                if ports.len() == 1 { "port" } else { "ports" },
                 ports.join(", ")
             ));
         }
         if h.undecoded > 0 {
             lines.push(format!(
-                "{} messages of APIs or versions kdissect does not decode yet ({}): header shown, body raw",
-                h.undecoded,
+                "{} of APIs or versions kdissect does not decode yet ({}): header shown, body raw",
+                count(h.undecoded, "message"),
                 h.undecoded_apis.join(", ")
             ));
         }
         if h.frames_dropped > 0 {
             lines.push(format!(
-                "{} frames still arriving were dropped to keep the connections under --max-frames-total (raise it to see them)",
-                h.frames_dropped
+                "{} still arriving {} dropped to keep the connections under --max-frames-total (raise it to see them)",
+                count(h.frames_dropped, "frame"),
+                if h.frames_dropped == 1 { "was" } else { "were" }
             ));
         }
         if h.damaged() > 0 || trouble {
             lines.push(format!(
-                "{} messages, {} malformed, {} frames lost in gaps, {} bytes skipped to resynchronise, {} other stream damage, {} retransmissions, {} unanswered requests",
-                h.messages, h.malformed, h.gaps, h.skipped_bytes, h.other_damage(), h.retransmissions, h.unanswered
+                "{}, {} malformed, {} lost in gaps, {} skipped to resynchronise, {} other stream damage, {}, {}",
+                count(h.messages, "message"),
+                h.malformed,
+                count(h.gaps, "frame"),
+                count(h.skipped_bytes, "byte"),
+                h.other_damage(),
+                count(h.retransmissions, "retransmission"),
+                count(h.unanswered, "unanswered request")
             ));
         }
         lines

@@ -111,6 +111,55 @@ fn stats_health_of_damaged_captures() {
     );
 }
 
+/// Three real nodes (samples/merged-three-nodes.pcap: tansu 0.6.0 at 127.0.0.1, Apache Kafka
+/// 4.4.0 at 127.0.0.2, a tansu node whose ApiVersions answer was not captured at 127.0.0.3):
+/// each request is checked against the ApiVersions answer of the node it went to. Checked
+/// against every node's answer, Metadata v13, DescribeCluster v2, ApiVersions v5, ListOffsets
+/// v11, DescribeGroups v6 and ConsumerGroupDescribe v1 (sent to Apache Kafka only) were
+/// reported outside tansu's range.
+#[test]
+fn version_skew_checks_each_request_against_its_own_node() {
+    let s = stats(&[&sample("merged-three-nodes.pcap")]);
+    let skew = s["version_skew"].as_array().expect("skew");
+    let row = |api: &str, node: &str| {
+        skew.iter()
+            .find(|r| r["api_name"] == api && r["node"] == node)
+            .unwrap_or_else(|| panic!("no {api} row for {node}: {skew:?}"))
+    };
+    let (tansu, ak44, unseen) = ("127.0.0.1:9092", "127.0.0.2:9092", "127.0.0.3:9092");
+    assert_eq!(row("Metadata", tansu)["advertised"], "v0-v12");
+    assert_eq!(row("Metadata", tansu)["used"], "v12");
+    assert_eq!(row("Metadata", ak44)["advertised"], "v0-v13");
+    assert_eq!(row("Metadata", ak44)["used"], "v13");
+    assert_eq!(row("DescribeCluster", tansu)["used"], "v1");
+    assert_eq!(row("DescribeCluster", ak44)["used"], "v2");
+    assert_eq!(row("ApiVersions", ak44)["advertised"], "v0-v5");
+    // kcat sent no ApiVersions request: its node is not checked.
+    assert_eq!(row("Metadata", unseen)["advertised"], "-");
+    assert_eq!(
+        row("Metadata", unseen)["status"],
+        "no ApiVersions response captured"
+    );
+    for r in skew.iter().filter(|r| r["node"] != unseen) {
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    // APIs only the Java Admin used appear on its node alone.
+    for api in ["ListOffsets", "DescribeGroups", "ConsumerGroupDescribe"] {
+        let nodes: Vec<&J> = skew
+            .iter()
+            .filter(|r| r["api_name"] == api)
+            .map(|r| &r["node"])
+            .collect();
+        assert_eq!(nodes, vec![&J::from(ak44)], "{api}");
+    }
+    let advertised = s["advertised"].as_object().expect("advertised");
+    assert_eq!(
+        advertised.keys().collect::<Vec<_>>(),
+        vec![tansu, ak44],
+        "the nodes whose answer was captured"
+    );
+}
+
 #[test]
 fn stats_tables_print_after_messages_or_alone() {
     let o = run(&[
@@ -124,7 +173,7 @@ fn stats_tables_print_after_messages_or_alone() {
     assert!(out.starts_with("Kafka APIs\n"), "{out}");
     for t in [
         "Connections",
-        "API versions: advertised by brokers vs used by clients",
+        "API versions: advertised by each node vs used by clients",
         "Capture health",
     ] {
         assert!(out.contains(t), "{t} missing");

@@ -9,6 +9,7 @@ use crate::kafka::{names, Direction};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use serde_json::{json, Value as J};
 use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
 
 #[derive(Debug, Default, Clone)]
 struct ApiRow {
@@ -111,6 +112,114 @@ impl Latencies {
     }
 }
 
+/// What one node advertised in its ApiVersions answer, and what clients sent it.
+#[derive(Debug, Default, Clone)]
+struct NodeVersions {
+    /// API key → (min, max) of the last well-formed ApiVersions answer; `None` while no
+    /// answer of this node was captured.
+    advertised: Option<BTreeMap<i16, (i64, i64)>>,
+    /// (API key, version) of the requests sent to this node: a flat set costs a few bytes a
+    /// pair, where a set per key would cost an allocation each.
+    used: BTreeSet<(i16, i16)>,
+}
+
+/// Nodes whose versions are checked. A cluster has a few to a few dozen; the bound keeps a
+/// capture with countless servers (a scan) from growing the table: past it, requests to new
+/// nodes are counted, not checked.
+const NODE_ROWS: usize = 256;
+
+/// API keys kept of one node's ApiVersions answer (Kafka 4.4 advertises 77).
+const ADVERTISED_KEYS: usize = 512;
+
+/// One line of the version check: an API as used on one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SkewRow {
+    api_key: i16,
+    node: SocketAddr,
+    /// `v0-v12`, or `-` when the node's answer leaves the API out or was not captured.
+    advertised: String,
+    /// `v3 v12`.
+    used: String,
+    status: String,
+}
+
+impl NodeVersions {
+    /// A well-formed ApiVersions answer of this node: it replaces an earlier one.
+    fn advertise(&mut self, list: &[(i16, i64, i64)]) {
+        let mut adv = BTreeMap::new();
+        for &(key, lo, hi) in list {
+            if adv.len() < ADVERTISED_KEYS || adv.contains_key(&key) {
+                adv.insert(key, (lo, hi));
+            }
+        }
+        self.advertised = Some(adv);
+    }
+
+    /// API key → the versions sent to this node.
+    fn used_by_key(&self) -> BTreeMap<i16, BTreeSet<i16>> {
+        let mut m: BTreeMap<i16, BTreeSet<i16>> = BTreeMap::new();
+        for &(k, v) in &self.used {
+            m.entry(k).or_default().insert(v);
+        }
+        m
+    }
+
+    /// API `key`, used in versions `used` on this node, against what the node advertised.
+    fn check(&self, key: i16, used: &BTreeSet<i16>) -> Check {
+        let Some(adv) = &self.advertised else {
+            return Check::NoAnswer;
+        };
+        let Some(&(lo, hi)) = adv.get(&key) else {
+            return Check::NotAdvertised;
+        };
+        let outside: Vec<i16> = used
+            .iter()
+            .copied()
+            .filter(|v| !(lo..=hi).contains(&i64::from(*v)))
+            .collect();
+        if outside.is_empty() {
+            Check::Within(lo, hi)
+        } else {
+            Check::Outside(lo, hi, outside)
+        }
+    }
+}
+
+/// How the versions used of one API on one node compare with its ApiVersions answer.
+enum Check {
+    NoAnswer,
+    NotAdvertised,
+    Within(i64, i64),
+    Outside(i64, i64, Vec<i16>),
+}
+
+impl Check {
+    fn at(self, api_key: i16, node: SocketAddr, used: &BTreeSet<i16>) -> SkewRow {
+        let versions = |v: &mut dyn Iterator<Item = i16>| {
+            v.map(|v| format!("v{v}")).collect::<Vec<_>>().join(" ")
+        };
+        let (advertised, status) = match self {
+            Check::NoAnswer => ("-".into(), "no ApiVersions response captured".into()),
+            Check::NotAdvertised => ("-".into(), "not advertised".into()),
+            Check::Within(lo, hi) => (format!("v{lo}-v{hi}"), "ok".into()),
+            Check::Outside(lo, hi, out) => (
+                format!("v{lo}-v{hi}"),
+                format!(
+                    "used outside the advertised range: {}",
+                    versions(&mut out.into_iter())
+                ),
+            ),
+        };
+        SkewRow {
+            api_key,
+            node,
+            advertised,
+            used: versions(&mut used.iter().copied()),
+            status,
+        }
+    }
+}
+
 #[derive(Debug, Default, Clone)]
 struct ConnRow {
     client: String,
@@ -131,10 +240,12 @@ pub struct Stats {
     /// Histogram buckets made so far, over all rows, of `MAX_BUCKETS`.
     buckets_used: usize,
     errors: BTreeMap<i16, u64>,
-    /// Broker address → API key → (min, max) advertised in ApiVersions.
-    advertised: BTreeMap<String, BTreeMap<i16, (i64, i64)>>,
-    /// API key → versions clients used.
-    used: BTreeMap<i16, BTreeSet<i16>>,
+    /// Per node (the server end of a connection): the versions it advertised and those sent
+    /// to it. Each Kafka node advertises only its own APIs (a controller no Produce, a broker
+    /// no BrokerHeartbeat), so a request is checked against its own node only.
+    nodes: BTreeMap<SocketAddr, NodeVersions>,
+    /// Requests to nodes past `NODE_ROWS`, not checked.
+    unchecked_requests: u64,
     /// Messages and notices: the same counters as the closing report's, over what the
     /// statistics count.
     pub health: StreamHealth,
@@ -187,7 +298,12 @@ impl Stats {
         match m.direction {
             Direction::Request => {
                 row.requests += 1;
-                self.used.entry(k).or_default().insert(v);
+                match self.node(rec.dst) {
+                    Some(n) => {
+                        n.used.insert((k, v));
+                    }
+                    None => self.unchecked_requests += 1,
+                }
             }
             Direction::Response => {
                 row.responses += 1;
@@ -208,9 +324,8 @@ impl Stats {
                     *self.errors.entry(*c).or_default() += 1;
                 }
                 if let (Some(list), false) = (&m.facts.advertised, m.is_malformed()) {
-                    let adv = self.advertised.entry(rec.src.to_string()).or_default();
-                    for &(key, lo, hi) in list {
-                        adv.insert(key, (lo, hi));
+                    if let Some(n) = self.node(rec.src) {
+                        n.advertise(list);
                     }
                 }
             }
@@ -227,66 +342,27 @@ impl Stats {
         }
     }
 
-    fn skew(&self) -> Vec<(i16, String, String, String)> {
-        let mut out = Vec::new();
-        let keys: BTreeSet<i16> = self
-            .used
-            .keys()
-            .copied()
-            .chain(self.advertised.values().flat_map(|m| m.keys().copied()))
-            .collect();
-        for k in keys {
-            let used = self.used.get(&k);
-            let used_s = used.map_or("-".to_string(), |s| {
-                s.iter()
-                    .map(|v| format!("v{v}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            });
-            let mut adv = Vec::new();
-            let mut status = "ok".to_string();
-            for (broker, m) in &self.advertised {
-                match m.get(&k) {
-                    Some((lo, hi)) => {
-                        adv.push(format!("{broker}: v{lo}-v{hi}"));
-                        if let Some(u) = used {
-                            let over: Vec<String> = u
-                                .iter()
-                                .filter(|v| i64::from(**v) > *hi || i64::from(**v) < *lo)
-                                .map(|v| format!("v{v}"))
-                                .collect();
-                            if !over.is_empty() {
-                                status = format!(
-                                    "used outside the advertised range: {}",
-                                    over.join(" ")
-                                );
-                            }
-                        }
-                    }
-                    None => {
-                        if used.is_some() {
-                            status = format!("not advertised by {broker}");
-                        }
-                    }
-                }
-            }
-            if self.advertised.is_empty() {
-                status = "no ApiVersions response captured".into();
-            }
-            if used.is_none() && status == "ok" {
-                continue;
-            }
-            out.push((
-                k,
-                if adv.is_empty() {
-                    "-".into()
-                } else {
-                    adv.join(", ")
-                },
-                used_s,
-                status,
-            ));
+    /// The versions kept for `node`, made on first sight while there is room.
+    fn node(&mut self, node: SocketAddr) -> Option<&mut NodeVersions> {
+        if self.nodes.len() >= NODE_ROWS && !self.nodes.contains_key(&node) {
+            return None;
         }
+        Some(self.nodes.entry(node).or_default())
+    }
+
+    /// Every API used on a node, checked against that node's own ApiVersions answer, by API
+    /// key and then node.
+    fn skew(&self) -> Vec<SkewRow> {
+        let mut out: Vec<SkewRow> = self
+            .nodes
+            .iter()
+            .flat_map(|(node, n)| {
+                n.used_by_key()
+                    .into_iter()
+                    .map(move |(k, used)| n.check(k, &used).at(k, *node, &used))
+            })
+            .collect();
+        out.sort_by_key(|r| (r.api_key, r.node));
         out
     }
 
@@ -308,8 +384,8 @@ impl Stats {
         let skew = self.skew();
         if !skew.is_empty() {
             sections.push((
-                "API versions: advertised by brokers vs used by clients",
-                skew_table(skew, width),
+                "API versions: advertised by each node vs used by clients",
+                skew_table(skew, self.unchecked_requests, width),
             ));
         }
         sections.push(("Capture health", health_table(self, width)));
@@ -447,17 +523,18 @@ impl Stats {
         let skew: Vec<J> = self
             .skew()
             .into_iter()
-            .map(|(k, adv, used, status)| json!({"api_key": k, "api_name": api_display_name(k), "advertised": adv, "used": used, "status": status}))
+            .map(|r| json!({"api_key": r.api_key, "api_name": api_display_name(r.api_key), "node": r.node.to_string(), "advertised": r.advertised, "used": r.used, "status": r.status}))
             .collect();
         let advertised: serde_json::Map<String, J> = self
-            .advertised
+            .nodes
             .iter()
-            .map(|(b, m)| {
+            .filter_map(|(node, n)| Some((node, n.advertised.as_ref()?)))
+            .map(|(node, m)| {
                 let v: Vec<J> = m
                     .iter()
                     .map(|(k, (lo, hi))| json!({"api_key": k, "min": lo, "max": hi}))
                     .collect();
-                (b.clone(), J::Array(v))
+                (node.to_string(), J::Array(v))
             })
             .collect();
         let h = &self.health;
@@ -486,19 +563,22 @@ impl Stats {
     }
 }
 
-/// Versions brokers advertised against those clients used, for the APIs where they disagree.
-fn skew_table(skew: Vec<(i16, String, String, String)>, width: Option<u16>) -> Table {
-    let mut t = new_table(
-        width,
-        &["API", "broker advertised", "clients used", "status"],
-    );
-    for (k, adv, used, status) in skew {
+/// Per API and node: the versions the node advertised against those clients sent it.
+fn skew_table(skew: Vec<SkewRow>, unchecked: u64, width: Option<u16>) -> Table {
+    let mut t = new_table(width, &["API", "node", "advertised", "used", "status"]);
+    for r in skew {
         t.add_row(vec![
-            Cell::new(api_label(k)),
-            Cell::new(adv),
-            Cell::new(used),
-            Cell::new(status),
+            Cell::new(api_label(r.api_key)),
+            Cell::new(r.node),
+            Cell::new(r.advertised),
+            Cell::new(r.used),
+            Cell::new(r.status),
         ]);
+    }
+    if unchecked > 0 {
+        t.add_row(vec![Cell::new(format!(
+            "({unchecked} requests to nodes past the first {NODE_ROWS}, not checked)"
+        ))]);
     }
     t
 }
@@ -659,6 +739,82 @@ mod tests {
         assert_eq!(s.to_json()["health"]["unanswered"], 1);
     }
 
+    /// A request to `node` with API `key` and `version`.
+    fn request_to(s: &mut Stats, node: SocketAddr, key: i16, version: i16) {
+        let frame = test_frames::request(key, version, 1, &[]);
+        let mut r = record(decode_request(&frame), &frame, 1, None);
+        r.dst = node;
+        s.message(&r);
+    }
+
+    /// A controller and a broker, each advertising only its own APIs: every request is checked
+    /// against the node it went to, and a node whose answer was not captured is not checked.
+    #[test]
+    fn versions_are_checked_against_the_node_a_request_went_to() {
+        let controller = SocketAddr::from(([10, 0, 0, 9], 9093));
+        let broker = SocketAddr::from(([10, 0, 0, 2], 9092));
+        let unseen = SocketAddr::from(([10, 0, 0, 3], 9092));
+        let mut s = Stats::default();
+        // The controller: BrokerHeartbeat (63) v0-v2 and Metadata v0-v12; no Produce.
+        if let Some(n) = s.node(controller) {
+            n.advertise(&[(63, 0, 2), (3, 0, 12)]);
+        }
+        // The broker: Produce v3-v13 and Metadata v0-v13; no BrokerHeartbeat.
+        if let Some(n) = s.node(broker) {
+            n.advertise(&[(0, 3, 13), (3, 0, 13)]);
+        }
+        request_to(&mut s, broker, 0, 11);
+        request_to(&mut s, broker, 3, 13);
+        request_to(&mut s, controller, 63, 2);
+        request_to(&mut s, controller, 3, 13);
+        request_to(&mut s, controller, 0, 9);
+        request_to(&mut s, unseen, 3, 13);
+        let skew = s.skew();
+        let got: Vec<(i16, SocketAddr, &str, &str, &str)> = skew
+            .iter()
+            .map(|r| {
+                (
+                    r.api_key,
+                    r.node,
+                    r.advertised.as_str(),
+                    r.used.as_str(),
+                    r.status.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, broker, "v3-v13", "v11", "ok"),
+                (0, controller, "-", "v9", "not advertised"),
+                (3, broker, "v0-v13", "v13", "ok"),
+                (3, unseen, "-", "v13", "no ApiVersions response captured"),
+                (
+                    3,
+                    controller,
+                    "v0-v12",
+                    "v13",
+                    "used outside the advertised range: v13"
+                ),
+                (63, controller, "v0-v2", "v2", "ok"),
+            ]
+        );
+    }
+
+    /// Past `NODE_ROWS` nodes, requests are counted and not checked.
+    #[test]
+    fn nodes_stop_at_the_bound_and_the_rest_is_counted() {
+        let mut s = Stats::default();
+        for i in 0..(NODE_ROWS as u16 + 3) {
+            request_to(&mut s, SocketAddr::from(([10, 1, 0, 1], 1000 + i)), 3, 13);
+        }
+        assert_eq!(s.nodes.len(), NODE_ROWS);
+        assert_eq!(s.unchecked_requests, 3);
+        assert!(s
+            .tables()
+            .contains("(3 requests to nodes past the first 256, not checked)"));
+    }
+
     /// `sample()` as tables.
     const TABLES: &str = r#"Kafka APIs
 ┌───────────────────────┬─────────┬──────────┬───────────┬────────────┬─────────────┬───────────┬─────────┬─────────┬─────────┬─────────┐
@@ -684,14 +840,14 @@ Error codes
 │ REPLICA_NOT_AVAILABLE ┆    9 ┆     1 │
 └───────────────────────┴──────┴───────┘
 
-API versions: advertised by brokers vs used by clients
-┌───────────────────────┬───────────────────┬──────────────┬──────────────────────────────────┐
-│ API                   ┆ broker advertised ┆ clients used ┆ status                           │
-╞═══════════════════════╪═══════════════════╪══════════════╪══════════════════════════════════╡
-│ Metadata (3)          ┆ -                 ┆ v13          ┆ no ApiVersions response captured │
-│ SaslAuthenticate (36) ┆ -                 ┆ v2           ┆ no ApiVersions response captured │
-│ ApiKey1000 (1000)     ┆ -                 ┆ v0           ┆ no ApiVersions response captured │
-└───────────────────────┴───────────────────┴──────────────┴──────────────────────────────────┘
+API versions: advertised by each node vs used by clients
+┌───────────────────────┬───────────────┬────────────┬──────┬──────────────────────────────────┐
+│ API                   ┆ node          ┆ advertised ┆ used ┆ status                           │
+╞═══════════════════════╪═══════════════╪════════════╪══════╪══════════════════════════════════╡
+│ Metadata (3)          ┆ 10.0.0.2:9092 ┆ -          ┆ v13  ┆ no ApiVersions response captured │
+│ SaslAuthenticate (36) ┆ 10.0.0.2:9092 ┆ -          ┆ v2   ┆ no ApiVersions response captured │
+│ ApiKey1000 (1000)     ┆ 10.0.0.2:9092 ┆ -          ┆ v0   ┆ no ApiVersions response captured │
+└───────────────────────┴───────────────┴────────────┴──────┴──────────────────────────────────┘
 
 Capture health
 ┌────────────────────────────────────────────┬───────┐

@@ -80,8 +80,8 @@ fn read_file<W: Write>(
     } else {
         name.to_string()
     };
-    let opened =
-        input::open(name).map_err(|e| Failure::Input(format!("cannot read {display}: {e}")))?;
+    let opened = input::open(name, s.max_zstd_window)
+        .map_err(|e| Failure::Input(format!("cannot read {display}: {e}")))?;
     // Messages appear as they complete where someone is waiting for them: on a terminal, from
     // a pipe, or when asked; over files large buffers are faster.
     o.shown.printer.flush_each = s.line_buffered || !opened.regular || io::stdout().is_terminal();
@@ -233,6 +233,8 @@ struct Cut {
     path: std::path::PathBuf,
     writer: Option<CaptureWriter<io::BufWriter<std::fs::File>>>,
     messages: u64,
+    /// `--max-zstd-window`, for reading the input again.
+    max_zstd_window: u64,
 }
 
 impl Cut {
@@ -247,7 +249,8 @@ impl Cut {
             .into_iter()
             .map(|(k, v)| (k, Ranges::new(v)))
             .collect();
-        let opened = input::open(source).map_err(|e| format!("cannot read {source} again: {e}"))?;
+        let opened = input::open(source, self.max_zstd_window)
+            .map_err(|e| format!("cannot read {source} again: {e}"))?;
         let mut reader = CaptureReader::new(opened.reader).map_err(|e| e.to_string())?;
         if self.writer.is_none() {
             let format = match reader.format {
@@ -456,6 +459,7 @@ pub fn run(mut s: Settings) -> ExitCode {
         path: path.clone(),
         writer: None,
         messages: 0,
+        max_zstd_window: s.max_zstd_window,
     });
     let mut any_read = false;
     let mut trouble = false;

@@ -99,6 +99,8 @@ pub(crate) struct Settings {
     pub(crate) progress: bool,
     /// Broker ports given with `-p`.
     pub(crate) ports: Vec<u16>,
+    /// `--max-zstd-window`: the largest window of a zstd-compressed input.
+    pub(crate) max_zstd_window: u64,
 }
 
 impl TryFrom<&Cli> for Settings {
@@ -146,6 +148,7 @@ impl TryFrom<&Cli> for Settings {
             line_buffered: cli.line_buffered,
             progress: !cli.no_progress && !cli.json && io::stderr().is_terminal(),
             ports: cli.ports.clone(),
+            max_zstd_window: cli.max_zstd_window as u64,
         })
     }
 }

@@ -278,6 +278,12 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size, help_heading = "Limits")]
     pub(crate) max_decompressed: usize,
 
+    /// Largest window a zstd-compressed input (`.pcap.zst`) may declare (K/M/G); decoding holds
+    /// up to twice the window. Past it the input is refused, as `zstd -d` does (`zstd --long=31`
+    /// writes 2G).
+    #[arg(long, value_name = "SIZE", default_value = "128M", value_parser = parse_size, help_heading = "Limits")]
+    pub(crate) max_zstd_window: usize,
+
     /// Nodes of the tree kept per message over all its arrays and records (about 250 bytes
     /// each); past it elements are decoded and summarised, as past --max-elements.
     #[arg(long, value_name = "N", default_value_t = kdissect::kafka::MAX_NODES, help_heading = "Limits")]

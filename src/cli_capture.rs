@@ -37,18 +37,28 @@ pub fn list_interfaces() -> ExitCode {
     fail("this kdissect was built without live capture: build it with `cargo install --path . --features live` (needs libpcap, Debian's libpcap-dev)")
 }
 
-/// The terminal's width when the output is one (COLUMNS first, as shells set it), for
-/// fitting the --stats tables.
-fn terminal_width() -> Option<u16> {
-    if !io::stdout().is_terminal() {
-        return None;
-    }
-    std::env::var("COLUMNS")
+/// The width the --stats tables fit: COLUMNS when set (as shells set it, and as a pipe's
+/// reader may), else the terminal's, else (a pipe, a file) `PIPED_WIDTH`; never under
+/// `NARROWEST`, where tables stop being readable.
+fn table_width() -> u16 {
+    let columns = std::env::var("COLUMNS")
         .ok()
-        .and_then(|c| c.parse().ok())
-        .or_else(|| comfy_table::Table::new().width())
-        .filter(|w| *w >= 40)
+        .and_then(|c| c.trim().parse().ok());
+    let terminal = || {
+        io::stdout()
+            .is_terminal()
+            .then(|| comfy_table::Table::new().width())
+            .flatten()
+    };
+    columns
+        .or_else(terminal)
+        .unwrap_or(PIPED_WIDTH)
+        .max(NARROWEST)
 }
+
+/// Tables written to a pipe or a file, with no COLUMNS to say otherwise.
+const PIPED_WIDTH: u16 = 100;
+const NARROWEST: u16 = 40;
 
 /// What reading one input gave.
 struct Pass {
@@ -619,6 +629,10 @@ fn write_stats<W: Write>(o: &mut Output<W>, s: &Settings) -> io::Result<()> {
         writeln!(out, "{j}")
     } else {
         let sep = if s.quiet { "" } else { "\n" };
-        write!(out, "{sep}{}", st.tables_within(terminal_width()))
+        let layout = kdissect::render::stats::Layout {
+            width: Some(table_width()),
+            connections: s.stats_connections,
+        };
+        write!(out, "{sep}{}", st.tables_with(&layout))
     }
 }

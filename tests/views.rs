@@ -170,14 +170,21 @@ fn stats_tables_print_after_messages_or_alone() {
         &sample("kafka-python-admin.pcap"),
     ]);
     let out = stdout(&o);
-    assert!(out.starts_with("Kafka APIs\n"), "{out}");
-    for t in [
-        "Connections",
-        "API versions: advertised by each node vs used by clients",
-        "Capture health",
-    ] {
-        assert!(out.contains(t), "{t} missing");
-    }
+    // Health and errors first, then the tables that grow with the capture.
+    assert!(out.starts_with("Capture health\n"), "{out}");
+    let at = |t: &str| {
+        out.find(&format!("\n{t}\n"))
+            .unwrap_or_else(|| panic!("{t} missing"))
+    };
+    assert!(at("Kafka APIs") < at("API versions: advertised by each node vs used by clients"));
+    assert!(at("API versions: advertised by each node vs used by clients") < at("Connections"));
+    let o = run(&["--stats", "-q", &sample("kgen-all-versions.pcap")]);
+    let out = stdout(&o);
+    let at = |t: &str| {
+        out.find(&format!("\n{t}\n"))
+            .unwrap_or_else(|| panic!("{t} missing"))
+    };
+    assert!(at("Error codes") < at("Kafka APIs"), "{out}");
     assert!(out.contains("DescribeCluster (60)"));
     let o = run(&["--stats", &sample("kafka-python-admin.pcap")]);
     let out = stdout(&o);
@@ -242,46 +249,144 @@ fn stats_count_the_filtered_exchanges_unless_asked_for_all() {
     assert_ne!(filtered, all);
 }
 
+/// `--stats -q FILE` with `COLUMNS` set to `columns` (unset when `None`), through a pipe.
+fn stats_text(f: &str, columns: Option<&str>) -> String {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_kdissect"));
+    c.args(["--stats", "-q", "--color", "never", f]);
+    match columns {
+        Some(n) => c.env("COLUMNS", n),
+        None => c.env_remove("COLUMNS"),
+    };
+    String::from_utf8_lossy(&c.output().expect("run").stdout).into_owned()
+}
+
+/// The words in the tables' cells: what lies between spaces and the tables' lines (titles
+/// left out: split tables have titles of their own).
+fn table_words(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| l.starts_with('│'))
+        .flat_map(|l| l.split(|c: char| c.is_whitespace() || "│┆".contains(c)))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// On every sample: through a pipe the tables fit 100 columns, with COLUMNS they fit it,
+/// and no word is broken: every word drawn at 100 columns is a word of the tables drawn as
+/// wide as their content, and at 80 columns it is, or it is one cut at its end with an
+/// ellipsis (a long client id).
 #[test]
-fn stats_tables_fit_the_given_width() {
+fn stats_tables_fit_pipes_and_columns_without_breaking_words() {
+    let mut files: Vec<String> = std::fs::read_dir(root().join("samples"))
+        .expect("samples")
+        .filter_map(|e| e.ok().map(|e| e.path().to_string_lossy().into_owned()))
+        .filter(|p| p.ends_with(".pcap") || p.ends_with(".pcapng"))
+        .collect();
+    files.sort();
+    assert!(files.len() > 20);
+    let mut cut = 0;
+    for f in &files {
+        let whole = stats_text(f, Some("1000"));
+        let words: std::collections::HashSet<&str> = table_words(&whole).into_iter().collect();
+        for (columns, text) in [(100, stats_text(f, None)), (80, stats_text(f, Some("80")))] {
+            assert!(text.starts_with("Capture health\n"), "{f}: {text}");
+            for l in text.lines() {
+                assert!(l.chars().count() <= columns, "{f} at {columns}: {l}");
+            }
+            for w in table_words(&text) {
+                let prefix = w.strip_suffix('…').filter(|p| !p.is_empty());
+                let ok = words.contains(w)
+                    || (columns == 80
+                        && prefix.is_some_and(|p| words.iter().any(|x| x.starts_with(p))));
+                assert!(ok, "{f} at {columns}: {w:?} is not a whole word\n{text}");
+                cut += usize::from(prefix.is_some());
+            }
+        }
+    }
+    // Long client ids are cut at 80 columns on some samples; nothing is cut at 100.
+    assert!(cut > 0);
+}
+
+/// On a terminal of 70 columns with no COLUMNS (`script` gives kdissect a terminal, `stty`
+/// its size) the tables fit the terminal.
+#[test]
+fn stats_tables_fit_the_terminal() {
     let f = sample("kgen-all-versions.pcap");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kdissect"))
-        .args(["--stats", "-q", &f])
-        .output()
-        .expect("run");
-    let wide = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        wide.lines().any(|l| l.chars().count() > 100),
-        "the tables are wide"
-    );
-    // On a terminal of 80 columns (script gives kdissect one) every line fits.
-    let script = std::process::Command::new("script")
+    let script = Command::new("script")
         .args([
             "-qec",
             &format!(
-                "COLUMNS=80 {} --stats -q --color never {f}",
+                "stty cols 70 rows 50; {} --stats -q --color never {f}",
                 env!("CARGO_BIN_EXE_kdissect")
             ),
             "/dev/null",
         ])
+        .env_remove("COLUMNS")
         .output();
-    if let Ok(o) = script {
-        let text = String::from_utf8_lossy(&o.stdout);
-        assert!(text.contains("Kafka APIs"), "{text}");
-        // Table lines (stderr's end-of-run summary comes through the terminal too).
-        let rows: Vec<&str> = text
-            .lines()
-            .filter(|l| l.contains('│') || l.contains('┆'))
-            .collect();
-        assert!(rows.len() > 10, "{text}");
-        for l in rows {
-            assert!(
-                l.trim_end().chars().count() <= 80,
-                "{} columns: {l}",
-                l.chars().count()
-            );
-        }
+    let Ok(o) = script else {
+        return; // no `script` here (util-linux)
+    };
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("Kafka APIs"), "{text}");
+    // Table lines (stderr's end-of-run summary comes through the terminal too).
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains('│') || l.contains('┆'))
+        .collect();
+    assert!(rows.len() > 10, "{text}");
+    assert!(
+        rows.iter().any(|l| l.trim_end().chars().count() > 60),
+        "{text}"
+    );
+    for l in rows {
+        let n = l.trim_end().chars().count();
+        assert!(n <= 70, "{n} columns: {l}");
     }
+}
+
+/// The Connections table shows the busiest connections (20 by default) and sums the rest in
+/// one row; `--stats-connections all` shows every one.
+#[test]
+fn stats_connections_shows_the_busiest_and_sums_the_rest() {
+    let f = sample("kgen-all-versions.pcap");
+    let conns = |args: &[&str]| -> Vec<String> {
+        let mut a = vec!["--stats", "-q"];
+        a.extend_from_slice(args);
+        a.push(&f);
+        let out = stdout(&run(&a));
+        let table = out
+            .split("\nConnections\n")
+            .nth(1)
+            .unwrap_or_default()
+            .to_string();
+        table
+            .lines()
+            .filter(|l| l.starts_with("│ ") && !l.contains("client_id"))
+            .map(|l| {
+                let c: Vec<&str> = l.split(['│', '┆']).map(str::trim).collect();
+                format!("{} {} {}", c[1], c[5], c[6])
+            })
+            .collect()
+    };
+    // Five connections: stream 1 carries 92 messages, 3 16, 0 and 2 12 each, 4 one.
+    let all = conns(&[]);
+    assert_eq!(
+        all,
+        [
+            "1 92 20623",
+            "3 16 30423",
+            "0 12 1625",
+            "2 12 1088",
+            "4 1 23"
+        ]
+    );
+    assert_eq!(conns(&["--stats-connections", "all"]), all);
+    let two = conns(&["--stats-connections", "2"]);
+    assert_eq!(two, ["1 92 20623", "3 16 30423", "… 25 2736"]);
+    let out = stdout(&run(&["--stats", "-q", "--stats-connections", "2", &f]));
+    assert!(out.contains("(3 more connections)"), "{out}");
+    let o = run(&["--stats", "-q", "--stats-connections", "0", &f]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("or `all`"));
 }
 
 #[test]

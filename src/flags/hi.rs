@@ -101,6 +101,8 @@ pub(crate) struct Settings {
     pub(crate) ports: Vec<u16>,
     /// `--max-zstd-window`: the largest window of a zstd-compressed input.
     pub(crate) max_zstd_window: u64,
+    /// `--stats-connections`: connections given a row in the --stats table (`None`: all).
+    pub(crate) stats_connections: Option<usize>,
 }
 
 impl TryFrom<&Cli> for Settings {
@@ -149,6 +151,7 @@ impl TryFrom<&Cli> for Settings {
             progress: !cli.no_progress && !cli.json && io::stderr().is_terminal(),
             ports: cli.ports.clone(),
             max_zstd_window: cli.max_zstd_window as u64,
+            stats_connections: cli.stats_connections.0,
         })
     }
 }

@@ -195,7 +195,7 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "LIST", help_heading = "Views")]
     pub(crate) fields: Option<String>,
 
-    /// Statistics tables after the messages (per API, connection, error code, version skew, capture health).
+    /// Statistics tables after the messages (capture health, error codes, per API, version skew per node, connections), fitted to COLUMNS or the terminal (100 columns through a pipe).
     #[arg(long, help_heading = "Views")]
     pub(crate) stats: bool,
 
@@ -341,9 +341,28 @@ pub(crate) struct Cli {
     #[arg(long, help_heading = "Filters (whole exchanges)")]
     pub(crate) stats_all: bool,
 
+    /// Connections given a row of their own in the --stats table, the busiest first (`all`
+    /// for every one); the rest are summed in one row. JSON lists them all.
+    #[arg(long, value_name = "N|all", default_value = "20", value_parser = parse_rows, help_heading = "Views")]
+    pub(crate) stats_connections: Rows,
+
     /// The default now: statistics count the exchanges the filters keep.
     #[arg(long, hide = true, conflicts_with = "stats_all")]
     pub(crate) stats_filtered: bool,
+}
+
+/// A number of table rows, or all of them (`None`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rows(pub(crate) Option<usize>);
+
+fn parse_rows(s: &str) -> Result<Rows, String> {
+    if s.trim().eq_ignore_ascii_case("all") {
+        return Ok(Rows(None));
+    }
+    match s.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Ok(Rows(Some(n))),
+        _ => Err(format!("{s:?}: give a number of rows (1 or more) or `all`")),
+    }
 }
 
 fn parse_size(s: &str) -> Result<usize, String> {

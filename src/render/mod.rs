@@ -8,6 +8,7 @@ pub mod json;
 pub mod notice;
 pub mod stats;
 pub mod summary;
+pub mod table;
 #[cfg(test)]
 mod test_frames;
 pub mod tree;

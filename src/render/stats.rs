@@ -2,11 +2,11 @@
 //! Fed with every message and notice; knows nothing of how they were found.
 
 use super::summary::latency_text;
+use super::table::{Cell as TCell, Grid};
 use crate::kafka::health::StreamHealth;
 use crate::kafka::message::api_display_name;
 use crate::kafka::stream::{Notice, Record};
 use crate::kafka::{names, Direction};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use serde_json::{json, Value as J};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -229,6 +229,27 @@ struct ConnRow {
     bytes: u64,
 }
 
+/// How the tables are laid out.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    /// Fit every table into this many columns; `None`: each as wide as its content.
+    pub width: Option<u16>,
+    /// Connections given a row of their own, the busiest first; `None`: all of them.
+    pub connections: Option<usize>,
+}
+
+/// Connections shown by default; the rest are summed in one row.
+pub const CONNECTIONS_SHOWN: usize = 20;
+
+impl Default for Layout {
+    fn default() -> Layout {
+        Layout {
+            width: None,
+            connections: Some(CONNECTIONS_SHOWN),
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Stats {
     apis: BTreeMap<(i16, i16), ApiRow>,
@@ -366,127 +387,132 @@ impl Stats {
         out
     }
 
-    /// The tables as text, each as wide as its content.
+    /// The tables as text, each as wide as its content, the 20 busiest connections shown.
     pub fn tables(&self) -> String {
-        self.tables_within(None)
+        self.tables_with(&Layout::default())
     }
 
-    /// The tables as text, each fitted into `width` columns when given (a terminal's width):
-    /// comfy-table wraps the widest cells first. A blank line between tables.
-    pub fn tables_within(&self, width: Option<u16>) -> String {
-        let mut sections = vec![
-            ("Kafka APIs", self.api_table(width)),
-            ("Connections", self.connection_table(width)),
-        ];
+    /// The tables as text, laid out as `layout` says; a blank line between tables. Health and
+    /// errors come first: they say whether the rest can be trusted, and the tables after them
+    /// grow with the capture.
+    pub fn tables_with(&self, layout: &Layout) -> String {
+        let mut sections = vec![("Capture health".to_string(), health_grid(self))];
         if !self.errors.is_empty() {
-            sections.push(("Error codes", self.error_table(width)));
+            sections.push(("Error codes".into(), self.error_grid()));
         }
+        sections.extend(self.api_grids(layout.width));
         let skew = self.skew();
         if !skew.is_empty() {
             sections.push((
-                "API versions: advertised by each node vs used by clients",
-                skew_table(skew, self.unchecked_requests, width),
+                "API versions: advertised by each node vs used by clients".into(),
+                skew_grid(skew, self.unchecked_requests),
             ));
         }
-        sections.push(("Capture health", health_table(self, width)));
+        sections.push((
+            "Connections".into(),
+            self.connection_grid(layout.connections),
+        ));
         let text: Vec<String> = sections
             .iter()
-            .map(|(title, t)| format!("{title}\n{t}\n"))
+            .map(|(title, g)| format!("{title}\n{}\n", g.render(layout.width)))
             .collect();
         text.join("\n")
     }
 
-    /// Per API and version: counts and latency percentiles.
-    fn api_table(&self, width: Option<u16>) -> Table {
-        let mut t = new_table(
-            width,
-            &[
-                "API",
-                "version",
-                "requests",
-                "responses",
-                "unanswered",
-                "with errors",
-                "malformed",
-                "p50",
-                "p95",
-                "p99",
-                "max",
-            ],
-        );
+    /// Per API and version: counts and latency percentiles in one table when it fits
+    /// `width` unwrapped; else counts and latencies in tables of their own, each split again
+    /// into equal shares of its columns (titled "..., continued") until every table fits
+    /// without cutting a word, as far as one column a table allows.
+    fn api_grids(&self, width: Option<u16>) -> Vec<(String, Grid)> {
+        let both = self.api_grid(&API_COUNTS, &API_LATENCIES);
+        let Some(w) = width.map(usize::from) else {
+            return vec![("Kafka APIs".into(), both)];
+        };
+        if both.natural_width() <= w {
+            return vec![("Kafka APIs".into(), both)];
+        }
+        let mut out = shares("Kafka APIs", &API_COUNTS, w, |c| self.api_grid(c, &[]));
+        out.extend(shares("Kafka API latency", &API_LATENCIES, w, |p| {
+            self.api_grid(&[], p)
+        }));
+        out
+    }
+
+    /// API and version, then the `counts` and `latencies` columns asked for.
+    fn api_grid(&self, counts: &[ApiCount], latencies: &[Percentile]) -> Grid {
+        let mut header = vec!["API", "version"];
+        header.extend(counts.iter().map(|c| c.header()));
+        header.extend(latencies.iter().map(|p| p.header()));
+        let mut g = Grid::new(&header);
         for ((k, v), r) in &self.apis {
-            let l = &r.latencies;
-            let p = |x: f64| l.percentile(x).map_or("-".to_string(), latency_text);
-            t.add_row(vec![
-                Cell::new(api_label(*k)),
-                right(v),
-                right(r.requests),
-                right(r.responses),
-                right(r.unanswered),
-                right(r.errors),
-                right(r.malformed),
-                right(p(50.0)),
-                right(p(95.0)),
-                right(p(99.0)),
-                right(l.max.map_or("-".to_string(), latency_text)),
-            ]);
+            let mut row = vec![TCell::text(api_label(*k)), TCell::num(v)];
+            row.extend(counts.iter().map(|c| TCell::num(c.of(r))));
+            row.extend(latencies.iter().map(|p| TCell::num(p.of(&r.latencies))));
+            g.row(row);
         }
         if self.other_api_messages > 0 {
-            t.add_row(vec![Cell::new(format!(
+            g.row(vec![TCell::text(format!(
                 "({} messages of API versions past the first {API_ROWS}, not broken down)",
                 self.other_api_messages
             ))]);
         }
-        t
+        g
     }
 
-    /// Per TCP stream: who spoke to whom, and how much; the streams past `CONN_ROWS` in one row.
-    fn connection_table(&self, width: Option<u16>) -> Table {
-        let mut t = new_table(
-            width,
-            &[
-                "stream",
-                "client_id",
-                "client",
-                "broker",
-                "messages",
-                "bytes",
-            ],
-        );
-        for (id, c) in &self.conns {
-            t.add_row(vec![
-                Cell::new(id),
-                Cell::new(c.client_id.as_deref().unwrap_or("-")),
-                Cell::new(&c.client),
-                Cell::new(&c.broker),
-                right(c.messages),
-                right(c.bytes),
+    /// Per TCP stream: who spoke to whom, and how much; the busiest first. Past `shown` rows
+    /// (all when `None`) and past `CONN_ROWS` connections, the rest are summed in one row.
+    fn connection_grid(&self, shown: Option<usize>) -> Grid {
+        let mut g = Grid::new(&[
+            "stream",
+            "client_id",
+            "client",
+            "broker",
+            "messages",
+            "bytes",
+        ]);
+        let mut conns: Vec<(&u32, &ConnRow)> = self.conns.iter().collect();
+        conns.sort_by(|a, b| b.1.messages.cmp(&a.1.messages).then(a.0.cmp(b.0)));
+        let (top, rest) = conns.split_at(shown.unwrap_or(usize::MAX).min(conns.len()));
+        for (id, c) in top {
+            g.row(vec![
+                TCell::whole(id),
+                TCell::atom(c.client_id.as_deref().unwrap_or("-")),
+                TCell::whole(&c.client),
+                TCell::whole(&c.broker),
+                TCell::num(c.messages),
+                TCell::num(c.bytes),
             ]);
         }
-        if self.other_conns.messages > 0 {
-            t.add_row(vec![
-                Cell::new("…"),
-                Cell::new(format!("(connections past the first {CONN_ROWS})")),
-                Cell::new("-"),
-                Cell::new("-"),
-                right(self.other_conns.messages),
-                right(self.other_conns.bytes),
-            ]);
-        }
-        t
+        let o = &self.other_conns;
+        let label = match (rest.len(), o.messages > 0) {
+            (0, false) => return g,
+            (n, false) => format!("({n} more connections)"),
+            (0, true) => format!("(connections past the first {CONN_ROWS})"),
+            (n, true) => format!("({n} more connections, and those past the first {CONN_ROWS})"),
+        };
+        let sum = |f: fn(&ConnRow) -> u64| rest.iter().map(|(_, c)| f(c)).sum::<u64>() + f(o);
+        g.row(vec![
+            TCell::whole("…"),
+            TCell::text(label),
+            TCell::whole("-"),
+            TCell::whole("-"),
+            TCell::num(sum(|c| c.messages)),
+            TCell::num(sum(|c| c.bytes)),
+        ]);
+        g
     }
 
     /// How often each error code was answered.
-    fn error_table(&self, width: Option<u16>) -> Table {
-        let mut t = new_table(width, &["error", "code", "count"]);
+    fn error_grid(&self) -> Grid {
+        let mut g = Grid::new(&["error", "code", "count"]);
         for (code, n) in &self.errors {
-            t.add_row(vec![
-                Cell::new(names::error_name(*code).unwrap_or("unknown")),
-                right(code),
-                right(n),
+            g.row(vec![
+                TCell::atom(names::error_name(*code).unwrap_or("unknown")),
+                TCell::num(code),
+                TCell::num(n),
             ]);
         }
-        t
+        g
     }
     /// The same as one JSON object.
     pub fn to_json(&self) -> J {
@@ -564,29 +590,29 @@ impl Stats {
 }
 
 /// Per API and node: the versions the node advertised against those clients sent it.
-fn skew_table(skew: Vec<SkewRow>, unchecked: u64, width: Option<u16>) -> Table {
-    let mut t = new_table(width, &["API", "node", "advertised", "used", "status"]);
+fn skew_grid(skew: Vec<SkewRow>, unchecked: u64) -> Grid {
+    let mut g = Grid::new(&["API", "node", "advertised", "used", "status"]);
     for r in skew {
-        t.add_row(vec![
-            Cell::new(api_label(r.api_key)),
-            Cell::new(r.node),
-            Cell::new(r.advertised),
-            Cell::new(r.used),
-            Cell::new(r.status),
+        g.row(vec![
+            TCell::text(api_label(r.api_key)),
+            TCell::whole(r.node),
+            TCell::whole(r.advertised),
+            TCell::text(r.used),
+            TCell::text(r.status),
         ]);
     }
     if unchecked > 0 {
-        t.add_row(vec![Cell::new(format!(
+        g.row(vec![TCell::text(format!(
             "({unchecked} requests to nodes past the first {NODE_ROWS}, not checked)"
         ))]);
     }
-    t
+    g
 }
 
-/// The capture health counters, one a row.
-fn health_table(s: &Stats, width: Option<u16>) -> Table {
+/// The capture health counters, one a row: a counter is one more line of the list.
+fn health_grid(s: &Stats) -> Grid {
     let h = &s.health;
-    let mut t = new_table(width, &["capture health", "count"]);
+    let mut g = Grid::new(&["capture health", "count"]);
     for (name, v) in [
         ("packets", s.packets),
         ("packets cut by the snap length", s.truncated_packets),
@@ -606,7 +632,7 @@ fn health_table(s: &Stats, width: Option<u16>) -> Table {
         ("malformed messages", h.malformed),
         ("messages of APIs not decoded", h.undecoded),
     ] {
-        t.add_row(vec![Cell::new(name), right(v)]);
+        g.row(vec![TCell::text(name), TCell::num(v)]);
     }
     // What only the memory limits cause: shown when it happened.
     for (name, v) in [
@@ -614,27 +640,111 @@ fn health_table(s: &Stats, width: Option<u16>) -> Table {
         ("requests no longer waited for", h.pending_dropped),
     ] {
         if v > 0 {
-            t.add_row(vec![Cell::new(name), right(v)]);
+            g.row(vec![TCell::text(name), TCell::num(v)]);
         }
     }
-    t
+    g
 }
 
-/// A table in the house style with `header`, fitted into `width` columns when given.
-fn new_table(width: Option<u16>, header: &[&str]) -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    if let Some(w) = width {
-        t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
-        t.set_width(w);
+/// `columns` in the fewest tables of equal shares whose words fit `width` (one column a
+/// table at most), the first titled `title`, the others "`title`, continued".
+fn shares<T>(
+    title: &str,
+    columns: &[T],
+    width: usize,
+    grid: impl Fn(&[T]) -> Grid,
+) -> Vec<(String, Grid)> {
+    let mut grids = Vec::new();
+    for k in 1..=columns.len().max(1) {
+        grids = columns
+            .chunks(columns.len().div_ceil(k).max(1))
+            .map(&grid)
+            .collect();
+        if grids.iter().all(|g| g.least_width() <= width) {
+            break;
+        }
     }
-    t.set_header(header.to_vec());
-    t
+    grids
+        .into_iter()
+        .enumerate()
+        .map(|(i, g)| match i {
+            0 => (title.to_string(), g),
+            _ => (format!("{title}, continued"), g),
+        })
+        .collect()
 }
 
-/// A right-aligned cell, for numbers.
-fn right(v: impl ToString) -> Cell {
-    Cell::new(v.to_string()).set_alignment(CellAlignment::Right)
+/// The count columns of the API table.
+#[derive(Debug, Clone, Copy)]
+enum ApiCount {
+    Requests,
+    Responses,
+    Unanswered,
+    WithErrors,
+    Malformed,
+}
+
+const API_COUNTS: [ApiCount; 5] = [
+    ApiCount::Requests,
+    ApiCount::Responses,
+    ApiCount::Unanswered,
+    ApiCount::WithErrors,
+    ApiCount::Malformed,
+];
+
+impl ApiCount {
+    fn header(self) -> &'static str {
+        match self {
+            ApiCount::Requests => "requests",
+            ApiCount::Responses => "responses",
+            ApiCount::Unanswered => "unanswered",
+            ApiCount::WithErrors => "with errors",
+            ApiCount::Malformed => "malformed",
+        }
+    }
+
+    fn of(self, r: &ApiRow) -> u64 {
+        match self {
+            ApiCount::Requests => r.requests,
+            ApiCount::Responses => r.responses,
+            ApiCount::Unanswered => r.unanswered,
+            ApiCount::WithErrors => r.errors,
+            ApiCount::Malformed => r.malformed,
+        }
+    }
+}
+
+/// The latency columns of the API table: percentiles, and the largest.
+#[derive(Debug, Clone, Copy)]
+enum Percentile {
+    P(u8),
+    Max,
+}
+
+const API_LATENCIES: [Percentile; 4] = [
+    Percentile::P(50),
+    Percentile::P(95),
+    Percentile::P(99),
+    Percentile::Max,
+];
+
+impl Percentile {
+    fn header(self) -> &'static str {
+        match self {
+            Percentile::P(50) => "p50",
+            Percentile::P(95) => "p95",
+            Percentile::P(99) => "p99",
+            Percentile::P(_) | Percentile::Max => "max",
+        }
+    }
+
+    fn of(self, l: &Latencies) -> String {
+        let v = match self {
+            Percentile::P(p) => l.percentile(f64::from(p)),
+            Percentile::Max => l.max,
+        };
+        v.map_or("-".to_string(), latency_text)
+    }
 }
 
 /// `Metadata (3)`.
@@ -704,12 +814,17 @@ mod tests {
 
     #[test]
     fn tables_fit_a_narrow_terminal() {
-        let text = sample().tables_within(Some(60));
+        let text = sample().tables_with(&Layout {
+            width: Some(60),
+            ..Layout::default()
+        });
         for l in text.lines() {
             assert!(l.chars().count() <= 60, "{l}");
         }
         assert!(text.contains(NARROW_CONNECTIONS), "{text}");
-        assert!(text.starts_with("Kafka APIs\n┌─────┬─────┬"), "{text}");
+        assert!(text.starts_with("Capture health\n"), "{text}");
+        // The API table does not fit whole: counts and latencies come in two tables.
+        assert!(text.contains("\nKafka API latency\n"), "{text}");
     }
 
     #[test]
@@ -801,6 +916,48 @@ mod tests {
         );
     }
 
+    /// 25 connections, stream N carrying N requests: the 20 busiest get a row, busiest first,
+    /// and the other 5 (streams 1-5: 15 messages) one summed row; all 25 when asked.
+    #[test]
+    fn connections_show_the_busiest_and_sum_the_rest() {
+        let (frame, msg) = test_frames::metadata_request();
+        let mut s = Stats::default();
+        for stream in 1..=25u32 {
+            for _ in 0..stream {
+                s.message(&record(msg.clone(), &frame, stream, None));
+            }
+        }
+        let rows = |layout: &Layout| -> Vec<String> {
+            let text = s.tables_with(layout);
+            let conns = text.split("Connections\n").nth(1).unwrap_or_default();
+            conns
+                .lines()
+                .filter(|l| l.starts_with("│ ") && !l.contains("stream"))
+                .map(|l| {
+                    let cells: Vec<&str> = l.split(['│', '┆']).map(str::trim).collect();
+                    format!("{} {}", cells[1], cells[5])
+                })
+                .collect()
+        };
+        let shown = rows(&Layout::default());
+        assert_eq!(shown.len(), 21, "{shown:?}");
+        assert_eq!(shown[0], "25 25");
+        assert_eq!(shown[19], "6 6");
+        assert_eq!(shown[20], "… 15");
+        assert!(s.tables().contains("(5 more connections)"));
+        let all = rows(&Layout {
+            connections: None,
+            ..Layout::default()
+        });
+        assert_eq!(all.len(), 25);
+        assert_eq!(all[24], "1 1");
+        // JSON keeps every connection, in stream order.
+        assert_eq!(
+            s.to_json()["connections"].as_array().map(Vec::len),
+            Some(25)
+        );
+    }
+
     /// Past `NODE_ROWS` nodes, requests are counted and not checked.
     #[test]
     fn nodes_stop_at_the_bound_and_the_rest_is_counted() {
@@ -816,40 +973,7 @@ mod tests {
     }
 
     /// `sample()` as tables.
-    const TABLES: &str = r#"Kafka APIs
-┌───────────────────────┬─────────┬──────────┬───────────┬────────────┬─────────────┬───────────┬─────────┬─────────┬─────────┬─────────┐
-│ API                   ┆ version ┆ requests ┆ responses ┆ unanswered ┆ with errors ┆ malformed ┆ p50     ┆ p95     ┆ p99     ┆ max     │
-╞═══════════════════════╪═════════╪══════════╪═══════════╪════════════╪═════════════╪═══════════╪═════════╪═════════╪═════════╪═════════╡
-│ Metadata (3)          ┆      13 ┆        2 ┆         2 ┆          0 ┆           1 ┆         0 ┆ 0.04 ms ┆ 2.50 ms ┆ 2.50 ms ┆ 2.50 ms │
-│ SaslAuthenticate (36) ┆       2 ┆        1 ┆         0 ┆          0 ┆           0 ┆         0 ┆       - ┆       - ┆       - ┆       - │
-│ ApiKey1000 (1000)     ┆       0 ┆        1 ┆         0 ┆          0 ┆           0 ┆         0 ┆       - ┆       - ┆       - ┆       - │
-└───────────────────────┴─────────┴──────────┴───────────┴────────────┴─────────────┴───────────┴─────────┴─────────┴─────────┴─────────┘
-
-Connections
-┌────────┬───────────┬────────────────┬───────────────┬──────────┬───────┐
-│ stream ┆ client_id ┆ client         ┆ broker        ┆ messages ┆ bytes │
-╞════════╪═══════════╪════════════════╪═══════════════╪══════════╪═══════╡
-│ 1      ┆           ┆ 10.0.0.1:40001 ┆ 10.0.0.2:9092 ┆        3 ┆   154 │
-│ 2      ┆           ┆ 10.0.0.1:40002 ┆ 10.0.0.2:9092 ┆        3 ┆   146 │
-└────────┴───────────┴────────────────┴───────────────┴──────────┴───────┘
-
-Error codes
-┌───────────────────────┬──────┬───────┐
-│ error                 ┆ code ┆ count │
-╞═══════════════════════╪══════╪═══════╡
-│ REPLICA_NOT_AVAILABLE ┆    9 ┆     1 │
-└───────────────────────┴──────┴───────┘
-
-API versions: advertised by each node vs used by clients
-┌───────────────────────┬───────────────┬────────────┬──────┬──────────────────────────────────┐
-│ API                   ┆ node          ┆ advertised ┆ used ┆ status                           │
-╞═══════════════════════╪═══════════════╪════════════╪══════╪══════════════════════════════════╡
-│ Metadata (3)          ┆ 10.0.0.2:9092 ┆ -          ┆ v13  ┆ no ApiVersions response captured │
-│ SaslAuthenticate (36) ┆ 10.0.0.2:9092 ┆ -          ┆ v2   ┆ no ApiVersions response captured │
-│ ApiKey1000 (1000)     ┆ 10.0.0.2:9092 ┆ -          ┆ v0   ┆ no ApiVersions response captured │
-└───────────────────────┴───────────────┴────────────┴──────┴──────────────────────────────────┘
-
-Capture health
+    const TABLES: &str = r#"Capture health
 ┌────────────────────────────────────────────┬───────┐
 │ capture health                             ┆ count │
 ╞════════════════════════════════════════════╪═══════╡
@@ -868,19 +992,50 @@ Capture health
 │ malformed messages                         ┆     0 │
 │ messages of APIs not decoded               ┆     1 │
 └────────────────────────────────────────────┴───────┘
+
+Error codes
+┌───────────────────────┬──────┬───────┐
+│ error                 ┆ code ┆ count │
+╞═══════════════════════╪══════╪═══════╡
+│ REPLICA_NOT_AVAILABLE ┆    9 ┆     1 │
+└───────────────────────┴──────┴───────┘
+
+Kafka APIs
+┌───────────────────────┬─────────┬──────────┬───────────┬────────────┬─────────────┬───────────┬─────────┬─────────┬─────────┬─────────┐
+│ API                   ┆ version ┆ requests ┆ responses ┆ unanswered ┆ with errors ┆ malformed ┆ p50     ┆ p95     ┆ p99     ┆ max     │
+╞═══════════════════════╪═════════╪══════════╪═══════════╪════════════╪═════════════╪═══════════╪═════════╪═════════╪═════════╪═════════╡
+│ Metadata (3)          ┆      13 ┆        2 ┆         2 ┆          0 ┆           1 ┆         0 ┆ 0.04 ms ┆ 2.50 ms ┆ 2.50 ms ┆ 2.50 ms │
+│ SaslAuthenticate (36) ┆       2 ┆        1 ┆         0 ┆          0 ┆           0 ┆         0 ┆       - ┆       - ┆       - ┆       - │
+│ ApiKey1000 (1000)     ┆       0 ┆        1 ┆         0 ┆          0 ┆           0 ┆         0 ┆       - ┆       - ┆       - ┆       - │
+└───────────────────────┴─────────┴──────────┴───────────┴────────────┴─────────────┴───────────┴─────────┴─────────┴─────────┴─────────┘
+
+API versions: advertised by each node vs used by clients
+┌───────────────────────┬───────────────┬────────────┬──────┬──────────────────────────────────┐
+│ API                   ┆ node          ┆ advertised ┆ used ┆ status                           │
+╞═══════════════════════╪═══════════════╪════════════╪══════╪══════════════════════════════════╡
+│ Metadata (3)          ┆ 10.0.0.2:9092 ┆ -          ┆ v13  ┆ no ApiVersions response captured │
+│ SaslAuthenticate (36) ┆ 10.0.0.2:9092 ┆ -          ┆ v2   ┆ no ApiVersions response captured │
+│ ApiKey1000 (1000)     ┆ 10.0.0.2:9092 ┆ -          ┆ v0   ┆ no ApiVersions response captured │
+└───────────────────────┴───────────────┴────────────┴──────┴──────────────────────────────────┘
+
+Connections
+┌────────┬───────────┬────────────────┬───────────────┬──────────┬───────┐
+│ stream ┆ client_id ┆ client         ┆ broker        ┆ messages ┆ bytes │
+╞════════╪═══════════╪════════════════╪═══════════════╪══════════╪═══════╡
+│ 1      ┆           ┆ 10.0.0.1:40001 ┆ 10.0.0.2:9092 ┆        3 ┆   154 │
+│ 2      ┆           ┆ 10.0.0.1:40002 ┆ 10.0.0.2:9092 ┆        3 ┆   146 │
+└────────┴───────────┴────────────────┴───────────────┴──────────┴───────┘
 "#;
 
-    /// The connections of `sample()` in 60 columns.
+    /// The connections of `sample()` in 60 columns: 74 wide with every word whole, so the
+    /// headers are cut, and the addresses they name are kept.
     const NARROW_CONNECTIONS: &str = r#"Connections
-┌────────┬──────────┬──────────┬─────────┬─────────┬───────┐
-│ stream ┆ client_i ┆ client   ┆ broker  ┆ message ┆ bytes │
-│        ┆ d        ┆          ┆         ┆ s       ┆       │
-╞════════╪══════════╪══════════╪═════════╪═════════╪═══════╡
-│ 1      ┆          ┆ 10.0.0.1 ┆ 10.0.0. ┆       3 ┆   154 │
-│        ┆          ┆ :40001   ┆ 2:9092  ┆         ┆       │
-│ 2      ┆          ┆ 10.0.0.1 ┆ 10.0.0. ┆       3 ┆   146 │
-│        ┆          ┆ :40002   ┆ 2:9092  ┆         ┆       │
-└────────┴──────────┴──────────┴─────────┴─────────┴───────┘
+┌─────┬─────┬────────────────┬───────────────┬──────┬──────┐
+│ st… ┆ cl… ┆ client         ┆ broker        ┆ mes… ┆ byt… │
+╞═════╪═════╪════════════════╪═══════════════╪══════╪══════╡
+│ 1   ┆     ┆ 10.0.0.1:40001 ┆ 10.0.0.2:9092 ┆    3 ┆  154 │
+│ 2   ┆     ┆ 10.0.0.1:40002 ┆ 10.0.0.2:9092 ┆    3 ┆  146 │
+└─────┴─────┴────────────────┴───────────────┴──────┴──────┘
 "#;
 
     /// Past the exact window the histogram's percentiles print as the exact ones do.

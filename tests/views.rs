@@ -649,3 +649,85 @@ fn backwards_timestamps_are_flagged_and_kept_out_of_percentiles() {
         }
     }
 }
+
+/// Whether `l` is a message's summary line (frame number, then time).
+fn is_summary(l: &str) -> bool {
+    let mut w = l.split_whitespace();
+    w.next().is_some_and(|f| f.parse::<u64>().is_ok())
+        && w.next()
+            .is_some_and(|t| t.contains('.') && t.replace('.', "").parse::<u64>().is_ok())
+}
+
+/// `-V --brief` on every sample: the same messages as `-V` (the same summary lines, the same
+/// exit status), and every line of their trees within 100 columns; a value too long for its
+/// line is cut with an ellipsis just before its span. Summary lines and `!!` notices are those
+/// of `-V`, whole. No description, frame size, array length, length annotation or empty
+/// tagged-field count is left.
+#[test]
+fn brief_trees_fit_100_columns_on_every_sample() {
+    let mut files: Vec<String> = std::fs::read_dir(root().join("samples"))
+        .expect("samples")
+        .filter_map(|e| e.ok().map(|e| e.path().to_string_lossy().into_owned()))
+        .filter(|p| p.ends_with(".pcap") || p.ends_with(".pcapng"))
+        .collect();
+    files.sort();
+    let mut cut = 0;
+    let mut lines = 0;
+    for f in &files {
+        let port = if f.contains("19092") { "19092" } else { "9092" };
+        let full = run(&["-V", "--color", "never", "-p", port, f]);
+        let brief = run(&["-V", "--brief", "--color", "never", "-p", port, f]);
+        assert_eq!(brief.status.code(), full.status.code(), "{f}");
+        let (full, brief) = (stdout(&full), stdout(&brief));
+        let heads = |t: &str| -> Vec<String> {
+            t.lines()
+                .filter(|l| is_summary(l))
+                .map(str::to_string)
+                .collect()
+        };
+        assert_eq!(heads(&brief), heads(&full), "{f}");
+        for l in brief.lines() {
+            if is_summary(l) || l.starts_with("!!") || l.is_empty() {
+                continue;
+            }
+            lines += 1;
+            assert!(
+                l.chars().count() <= 100,
+                "{f}: {} columns: {l}",
+                l.chars().count()
+            );
+            for gone in [
+                "length-delimited framing",
+                "number of tagged fields",
+                "+-- length uvarint",
+                "+-- size int32",
+                "(compact, ",
+                "(int16 len=",
+                "tagged_fields uvarint = 0",
+                "= struct",
+            ] {
+                assert!(!l.contains(gone), "{f}: {gone:?} in {l}");
+            }
+            if let Some(at) = l.find('…') {
+                assert!(
+                    l[at..].starts_with("… [0x") || l[at..].starts_with("… [#"),
+                    "{f}: {l}"
+                );
+                cut += 1;
+            }
+        }
+    }
+    assert!(lines > 10_000, "{lines} tree lines");
+    // Some values are long by themselves (authorized-operation lists): cut, not wrapped.
+    assert!(cut > 0);
+    // --wide keeps them whole; --brief needs a tree.
+    let f = sample("kgen-all-versions.pcap");
+    let wide = stdout(&run(&["-V", "--brief", "--wide", "--color", "never", &f]));
+    assert!(!wide.contains('…'));
+    assert!(wide
+        .lines()
+        .any(|l| !is_summary(l) && l.chars().count() > 100));
+    let o = run(&["--brief", &f]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--brief goes with -V"));
+}

@@ -113,6 +113,9 @@ impl TryFrom<&Cli> for Settings {
         if cli.json_spans && !cli.json {
             return Err("--json-spans goes with --json".into());
         }
+        if cli.brief && !cli.tree && !cli.hex {
+            return Err("--brief goes with -V: the compact tree".into());
+        }
         let fields = projection(cli)?;
         let named: Vec<String> = cli.read_file.iter().chain(&cli.files).cloned().collect();
         let mode = mode(cli, &named)?;
@@ -251,6 +254,7 @@ fn style(cli: &Cli) -> Style {
         max_value: cli.max_value,
         show_secrets: cli.show_secrets,
         ascii: cli.ascii,
+        brief: cli.brief,
     }
 }
 

@@ -179,6 +179,11 @@ pub(crate) struct Cli {
     #[arg(short = 'V', long = "tree", help_heading = "Views")]
     pub(crate) tree: bool,
 
+    /// With -V: a compact tree that fits 100 columns (no descriptions, no length prefixes;
+    /// values too long for their line cut with `…`).
+    #[arg(long, help_heading = "Views")]
+    pub(crate) brief: bool,
+
     /// Print the byte layout of each message, coloured by region (repeated rows become `*`).
     #[arg(short = 'x', long = "bytes", help_heading = "Views")]
     pub(crate) bytes: bool,

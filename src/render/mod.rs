@@ -27,6 +27,8 @@ pub struct Style {
     pub show_secrets: bool,
     /// `-x` adds a character column, as xxd does.
     pub ascii: bool,
+    /// `-V --brief`: the compact tree (no descriptions, no length prefixes, lines cut to fit).
+    pub brief: bool,
 }
 
 impl Default for Style {
@@ -37,6 +39,7 @@ impl Default for Style {
             max_value: value::MAX_VALUE_BYTES,
             show_secrets: false,
             ascii: false,
+            brief: false,
         }
     }
 }

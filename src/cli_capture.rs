@@ -191,12 +191,48 @@ fn read_live<W: Write>(
     } else {
         pipeline::run_source(&mut cap, &s.options, o, &mut health).err()
     };
+    let counts = cap.finish();
+    let _ = o.shown.printer.out.flush();
+    for l in live_report(&counts, &live.filter) {
+        eprintln!("{l}");
+    }
     Ok(Pass {
         display,
         health,
         err,
         reread: cutting.then(|| spool.to_string_lossy().into_owned()),
     })
+}
+
+/// What libpcap counted, as tcpdump prints it at the end of a capture; and, when no packet
+/// passed the filter, which option reaches a broker elsewhere.
+#[cfg(feature = "live")]
+fn live_report(c: &kdissect::capture::live::LiveStats, filter: &str) -> Vec<String> {
+    let packets = |n: u64| if n == 1 { "packet" } else { "packets" };
+    let mut lines = vec![
+        format!("{} {} captured", c.captured, packets(c.captured)),
+        format!("{} {} received by filter", c.received, packets(c.received)),
+        format!("{} {} dropped by kernel", c.dropped, packets(c.dropped)),
+    ];
+    if c.if_dropped > 0 {
+        lines.push(format!(
+            "{} {} dropped by interface",
+            c.if_dropped,
+            packets(c.if_dropped)
+        ));
+    }
+    if c.unknown > 0 {
+        lines.push(format!(
+            "kdissect: {} interfaces gave no counts (their capture ended on an error)",
+            c.unknown
+        ));
+    }
+    if c.captured == 0 && c.received == 0 {
+        lines.push(format!(
+            "kdissect: no packet passed the capture filter ({filter}): a broker on another port needs -p PORT, or a filter of your own -f FILTER"
+        ));
+    }
+    lines
 }
 
 #[cfg(not(feature = "live"))]
@@ -209,7 +245,7 @@ fn read_live<W: Write>(
 ) -> Result<Pass, Failure> {
     let _ = deadline;
     Err(Failure::Fatal(
-        "this kdissect was built without live capture: build it with `cargo install --path . --features live` (needs libpcap, Debian's libpcap-dev), or pipe tcpdump into it: `tcpdump -i IFACE -U -w - port 9092 | kdissect -`".into(),
+        "this kdissect was built without live capture: build it with `cargo install --path . --features live` (needs libpcap, Debian's libpcap-dev), or pipe tcpdump into it: `tcpdump -i IFACE -U --immediate-mode -w - port 9092 | kdissect -`".into(),
     ))
 }
 
@@ -403,7 +439,8 @@ impl<R: Read> Drop for Progress<R> {
 /// Files larger than this get a progress bar (on a terminal, outside --json).
 const PROGRESS_MIN: u64 = 64 * 1024 * 1024;
 
-fn health_report(name: &str, h: &Health, messages: u64, ports: &[u16]) -> Vec<String> {
+/// What stderr says about one input (`live`: the interfaces).
+fn health_report(name: &str, h: &Health, messages: u64, ports: &[u16], live: bool) -> Vec<String> {
     let mut lines = Vec::new();
     for (lt, n) in &h.unsupported_linktypes {
         lines.push(format!(
@@ -443,8 +480,15 @@ fn health_report(name: &str, h: &Health, messages: u64, ports: &[u16]) -> Vec<St
     }
     if h.packets > 0 && messages == 0 {
         let p: Vec<String> = ports.iter().map(u16::to_string).collect();
+        // Detection needs a connection's first request: a live capture started inside the
+        // connections sees none, and the port must be given.
+        let live = if live {
+            ", or a capture filter with -f FILTER"
+        } else {
+            ""
+        };
         lines.push(format!(
-            "{name}: no Kafka traffic found in {} packets (broker ports {}, other ports by detection): give the broker's port with -p",
+            "{name}: no Kafka traffic found in {} packets (broker ports {}, other ports by detection): give the broker's port with -p PORT{live}",
             h.packets,
             p.join(", ")
         ));
@@ -577,7 +621,7 @@ fn end_of_input<W: Write>(
         }
     }
     // TLS connections are traffic found, even if none of it could be decoded.
-    for l in health_report(&display, &health, o.tally.traffic(), &s.ports) {
+    for l in health_report(&display, &health, o.tally.traffic(), &s.ports, live) {
         eprintln!("kdissect: {l}");
     }
     Ok(End {

@@ -319,11 +319,25 @@ fn projection(cli: &Cli) -> Result<Option<Projection>, String> {
     })
 }
 
-/// The capture filter for the Kafka ports: `tcp port 9092 or tcp port 9094`.
+/// The capture filter for the Kafka ports: `tcp port 9092 or tcp port 9094`. With the default
+/// port alone, the ports Kafka is commonly found on, so that a broker on one of them is not met
+/// with silence: the connections on ports other than -p's are Kafka when what their client
+/// sends first is (detection, as in files).
 fn port_filter(ports: &[u16]) -> String {
+    if ports == [9092] {
+        return COMMON_KAFKA_PORTS.into();
+    }
     ports
         .iter()
         .map(|p| format!("tcp port {p}"))
         .collect::<Vec<_>>()
         .join(" or ")
 }
+
+/// Where Kafka listens in the usual distributions and setups: 9092 (Apache Kafka's default;
+/// Confluent, Redpanda, Amazon MSK plaintext), 9093 (the KRaft controller of Kafka's example
+/// configurations; often TLS; Azure Event Hubs), 9094 (external listeners of Strimzi and
+/// Bitnami; MSK TLS), 9095-9098 (MSK SASL/SCRAM 9096 and IAM 9098), 9194/9196/9198 (MSK public
+/// access), 19092/29092/39092 (Redpanda and docker-compose multi-broker examples, Confluent's
+/// cp-all-in-one).
+pub(crate) const COMMON_KAFKA_PORTS: &str = "tcp portrange 9092-9098 or tcp port 9194 or tcp port 9196 or tcp port 9198 or tcp port 19092 or tcp port 29092 or tcp port 39092";

@@ -60,7 +60,7 @@ const EXAMPLES: &str = "Examples:
   kdissect --api metadata --errors capture.pcap
                                         Metadata exchanges with an error code
   kdissect --stats -q capture.pcap      statistics tables only
-  tcpdump -i eth0 -U -w - port 9092 | kdissect -
+  tcpdump -i eth0 -U --immediate-mode -w - port 9092 | kdissect -
                                         decode a live capture as it comes
   kdissect -i any -a duration:60 -w meta.pcap --api metadata
                                         a minute live; keep the Metadata ones
@@ -107,7 +107,8 @@ pub(crate) struct Cli {
     )]
     pub(crate) interfaces: Vec<String>,
 
-    /// Capture filter (BPF, tcpdump syntax) instead of the one made from the -p ports.
+    /// Capture filter (BPF, tcpdump syntax) instead of the one made from the -p ports (without
+    /// -p: the ports Kafka commonly uses, 9092-9098, 9194, 9196, 9198, 19092, 29092, 39092).
     #[arg(
         short = 'f',
         long = "capture-filter",

@@ -103,7 +103,7 @@ fn captures_kafka_on_a_live_interface() {
     err.read_line(&mut first).expect("stderr line");
     // Without -p, the ports Kafka commonly uses.
     assert!(
-        first.contains("capturing on lo (tcp portrange 9092-9098 or tcp port 9194 or "),
+        first.contains("capturing on lo (tcp portrange 9092-9098 or tcp port 9192 or "),
         "{first}"
     );
     // The requests carry correlation ids 0, 1, 2; the responses echo them.

@@ -338,6 +338,6 @@ fn port_filter(ports: &[u16]) -> String {
 /// Confluent, Redpanda, Amazon MSK plaintext), 9093 (the KRaft controller of Kafka's example
 /// configurations; often TLS; Azure Event Hubs), 9094 (external listeners of Strimzi and
 /// Bitnami; MSK TLS), 9095-9098 (MSK SASL/SCRAM 9096 and IAM 9098), 9194/9196/9198 (MSK public
-/// access), 19092/29092/39092 (Redpanda and docker-compose multi-broker examples, Confluent's
-/// cp-all-in-one).
-pub(crate) const COMMON_KAFKA_PORTS: &str = "tcp portrange 9092-9098 or tcp port 9194 or tcp port 9196 or tcp port 9198 or tcp port 19092 or tcp port 29092 or tcp port 39092";
+/// access), 9192/9292 and 19092/29092/39092 (several brokers on one host, as in Redpanda's and
+/// docker-compose examples and Confluent's cp-all-in-one).
+pub(crate) const COMMON_KAFKA_PORTS: &str = "tcp portrange 9092-9098 or tcp port 9192 or tcp port 9194 or tcp port 9196 or tcp port 9198 or tcp port 9292 or tcp port 19092 or tcp port 29092 or tcp port 39092";

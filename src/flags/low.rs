@@ -108,7 +108,8 @@ pub(crate) struct Cli {
     pub(crate) interfaces: Vec<String>,
 
     /// Capture filter (BPF, tcpdump syntax) instead of the one made from the -p ports (without
-    /// -p: the ports Kafka commonly uses, 9092-9098, 9194, 9196, 9198, 19092, 29092, 39092).
+    /// -p: the ports Kafka commonly uses, 9092-9098, 9192, 9194, 9196, 9198, 9292, 19092, 29092,
+    /// 39092).
     #[arg(
         short = 'f',
         long = "capture-filter",

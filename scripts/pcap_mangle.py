@@ -19,6 +19,10 @@ segments sit in the Kafka byte stream (which message, by correlation id, and whi
         MAX-GAP packets on, the other direction's packets staying where they were: as in a
         capture merged from two taps, an answer and its ACK can come before the last segment
         of what it answers
+    pcap_mangle.py readdress IN OUT --from ADDR:PORT --to ADDR:PORT
+        give the endpoint FROM (IPv4) the address and port TO in every packet, both ways, with
+        the IPv4 and TCP checksums recomputed: one node's capture made to look like another
+        node's, so that captures of single nodes merge (mergecap) into one of several
 
 Without --frame, the target is the middle segment of the largest multi-segment Kafka message
 (the segment at index len//2 of its segments), so the edit lands inside one message.
@@ -363,6 +367,60 @@ def merge_skew(cap, segments, args):
           f"later; {answered} of them behind an answer that acknowledges them (seed {args.seed})")
 
 
+def checksum(data):
+    """The Internet checksum (RFC 1071) of data."""
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(struct.unpack(f">{len(data) // 2}H", data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def endpoint(text):
+    """("1.2.3.4", 9092) from "1.2.3.4:9092"."""
+    addr, _, port = text.rpartition(":")
+    return str(ipaddress.IPv4Address(addr)), int(port)
+
+
+def readdress_packet(linktype, pkt, old, new):
+    """pkt with the IPv4 endpoint old replaced by new on either side; the count replaced."""
+    off = ip_offset(linktype, pkt)
+    if off is None or len(pkt) < off + 20 or pkt[off] >> 4 != 4 or pkt[off + 9] != 6:
+        return pkt, 0
+    pkt = bytearray(pkt)
+    ihl = (pkt[off] & 0x0F) * 4
+    total = struct.unpack(">H", pkt[off + 2 : off + 4])[0]
+    tcp = off + ihl
+    if len(pkt) < off + total or len(pkt) < tcp + 20:
+        return bytes(pkt), 0  # cut by the snap length: the checksum cannot be recomputed
+    hits = 0
+    for ip_at, port_at in ((off + 12, tcp), (off + 16, tcp + 2)):
+        ip = str(ipaddress.IPv4Address(bytes(pkt[ip_at : ip_at + 4])))
+        port = struct.unpack(">H", pkt[port_at : port_at + 2])[0]
+        if (ip, port) == old:
+            pkt[ip_at : ip_at + 4] = ipaddress.IPv4Address(new[0]).packed
+            pkt[port_at : port_at + 2] = struct.pack(">H", new[1])
+            hits += 1
+    if hits:
+        pkt[off + 10 : off + 12] = b"\0\0"
+        pkt[off + 10 : off + 12] = struct.pack(">H", checksum(bytes(pkt[off : off + ihl])))
+        segment = bytes(pkt[tcp : off + total])
+        pseudo = bytes(pkt[off + 12 : off + 20]) + struct.pack(">BBH", 0, 6, len(segment))
+        zeroed = segment[:16] + b"\0\0" + segment[18:]
+        pkt[tcp + 16 : tcp + 18] = struct.pack(">H", checksum(pseudo + zeroed))
+    return bytes(pkt), hits
+
+
+def readdress(cap, args):
+    old, new = endpoint(args.old), endpoint(args.new)
+    changed = 0
+    for rec in cap.records:
+        rec[3], hits = readdress_packet(cap.linktype, rec[3], old, new)
+        changed += hits > 0
+    print(f"readdress: {args.old} became {args.new} in {changed} of {len(cap.records)} packets")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -384,7 +442,18 @@ def main():
     p.add_argument("--max-gap", type=int, default=7,
                    help="move each at most this many packets later (default 7)")
     p.add_argument("--seed", type=int, default=1, help="orders the choice of segments (default 1)")
+    p = sub.add_parser("readdress")
+    p.add_argument("input")
+    p.add_argument("output")
+    p.add_argument("--from", dest="old", required=True, help="endpoint to replace, ADDR:PORT")
+    p.add_argument("--to", dest="new", required=True, help="its new address and port, ADDR:PORT")
     args = parser.parse_args()
+
+    if args.cmd == "readdress":
+        cap = Pcap(args.input)
+        readdress(cap, args)
+        cap.write(args.output)
+        return
 
     cap = Pcap(args.input)
     segments = analyse(cap)

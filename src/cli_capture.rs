@@ -38,18 +38,28 @@ pub fn list_interfaces() -> ExitCode {
     fail("this kdissect was built without live capture: build it with `cargo install --path . --features live` (needs libpcap, Debian's libpcap-dev)")
 }
 
-/// The terminal's width when the output is one (COLUMNS first, as shells set it), for
-/// fitting the --stats tables.
-fn terminal_width() -> Option<u16> {
-    if !io::stdout().is_terminal() {
-        return None;
-    }
-    std::env::var("COLUMNS")
+/// The width the --stats tables fit: COLUMNS when set (as shells set it, and as a pipe's
+/// reader may), else the terminal's, else (a pipe, a file) `PIPED_WIDTH`; never under
+/// `NARROWEST`, where tables stop being readable.
+fn table_width() -> u16 {
+    let columns = std::env::var("COLUMNS")
         .ok()
-        .and_then(|c| c.parse().ok())
-        .or_else(|| comfy_table::Table::new().width())
-        .filter(|w| *w >= 40)
+        .and_then(|c| c.trim().parse().ok());
+    let terminal = || {
+        io::stdout()
+            .is_terminal()
+            .then(|| comfy_table::Table::new().width())
+            .flatten()
+    };
+    columns
+        .or_else(terminal)
+        .unwrap_or(PIPED_WIDTH)
+        .max(NARROWEST)
 }
+
+/// Tables written to a pipe or a file, with no COLUMNS to say otherwise.
+const PIPED_WIDTH: u16 = 100;
+const NARROWEST: u16 = 40;
 
 /// What reading one input gave.
 struct Pass {
@@ -81,8 +91,8 @@ fn read_file<W: Write>(
     } else {
         name.to_string()
     };
-    let opened =
-        input::open(name).map_err(|e| Failure::Input(format!("cannot read {display}: {e}")))?;
+    let opened = input::open(name, s.max_zstd_window)
+        .map_err(|e| Failure::Input(format!("cannot read {display}: {e}")))?;
     // Messages appear as they complete where someone is waiting for them: on a terminal, from
     // a pipe, or when asked; over files large buffers are faster.
     o.shown.printer.flush_each = s.line_buffered || !opened.regular || io::stdout().is_terminal();
@@ -182,12 +192,48 @@ fn read_live<W: Write>(
     } else {
         pipeline::run_source(&mut cap, &s.options, o, &mut health).err()
     };
+    let counts = cap.finish();
+    let _ = o.shown.printer.out.flush();
+    for l in live_report(&counts, &live.filter) {
+        eprintln!("{l}");
+    }
     Ok(Pass {
         display,
         health,
         err,
         reread: cutting.then(|| spool.to_string_lossy().into_owned()),
     })
+}
+
+/// What libpcap counted, as tcpdump prints it at the end of a capture; and, when no packet
+/// passed the filter, which option reaches a broker elsewhere.
+#[cfg(feature = "live")]
+fn live_report(c: &kdissect::capture::live::LiveStats, filter: &str) -> Vec<String> {
+    let packets = |n: u64| if n == 1 { "packet" } else { "packets" };
+    let mut lines = vec![
+        format!("{} {} captured", c.captured, packets(c.captured)),
+        format!("{} {} received by filter", c.received, packets(c.received)),
+        format!("{} {} dropped by kernel", c.dropped, packets(c.dropped)),
+    ];
+    if c.if_dropped > 0 {
+        lines.push(format!(
+            "{} {} dropped by interface",
+            c.if_dropped,
+            packets(c.if_dropped)
+        ));
+    }
+    if c.unknown > 0 {
+        lines.push(format!(
+            "kdissect: {} interfaces gave no counts (their capture ended on an error)",
+            c.unknown
+        ));
+    }
+    if c.captured == 0 && c.received == 0 {
+        lines.push(format!(
+            "kdissect: no packet passed the capture filter ({filter}): a broker on another port needs -p PORT, or a filter of your own -f FILTER"
+        ));
+    }
+    lines
 }
 
 #[cfg(not(feature = "live"))]
@@ -200,7 +246,7 @@ fn read_live<W: Write>(
 ) -> Result<Pass, Failure> {
     let _ = deadline;
     Err(Failure::Fatal(
-        "this kdissect was built without live capture: build it with `cargo install --path . --features live` (needs libpcap, Debian's libpcap-dev), or pipe tcpdump into it: `tcpdump -i IFACE -U -w - port 9092 | kdissect -`".into(),
+        "this kdissect was built without live capture: build it with `cargo install --path . --features live` (needs libpcap, Debian's libpcap-dev), or pipe tcpdump into it: `tcpdump -i IFACE -U --immediate-mode -w - port 9092 | kdissect -`".into(),
     ))
 }
 
@@ -234,6 +280,8 @@ struct Cut {
     path: std::path::PathBuf,
     writer: Option<CaptureWriter<io::BufWriter<std::fs::File>>>,
     messages: u64,
+    /// `--max-zstd-window`, for reading the input again.
+    max_zstd_window: u64,
 }
 
 impl Cut {
@@ -248,7 +296,8 @@ impl Cut {
             .into_iter()
             .map(|(k, v)| (k, Ranges::new(v)))
             .collect();
-        let opened = input::open(source).map_err(|e| format!("cannot read {source} again: {e}"))?;
+        let opened = input::open(source, self.max_zstd_window)
+            .map_err(|e| format!("cannot read {source} again: {e}"))?;
         let mut reader = CaptureReader::new(opened.reader).map_err(|e| e.to_string())?;
         if self.writer.is_none() {
             let format = match reader.format {
@@ -392,9 +441,9 @@ impl<R: Read> Drop for Progress<R> {
 /// Files larger than this get a progress bar (on a terminal, outside --json).
 const PROGRESS_MIN: u64 = 64 * 1024 * 1024;
 
-/// The hint when packets came but no Kafka: which ports were tried, and whether other ports
-/// were looked at (not with `--no-detect`).
-fn no_kafka_line(name: &str, packets: u64, ports: &[u16], detect: bool) -> String {
+/// The hint when packets came but no Kafka: which ports were tried, whether other ports
+/// were looked at (not with `--no-detect`), and for a live capture the filter option.
+fn no_kafka_line(name: &str, packets: u64, ports: &[u16], detect: bool, live: bool) -> String {
     let p: Vec<String> = ports.iter().map(u16::to_string).collect();
     let noun = if p.len() == 1 { "port" } else { "ports" };
     let others = if detect {
@@ -402,19 +451,28 @@ fn no_kafka_line(name: &str, packets: u64, ports: &[u16], detect: bool) -> Strin
     } else {
         "; --no-detect: no other port looked at"
     };
+    // Detection needs a connection's first request: a live capture started inside the
+    // connections sees none, and the port must be given.
+    let live = if live {
+        ", or a capture filter with -f FILTER"
+    } else {
+        ""
+    };
     format!(
-        "{name}: no Kafka traffic found in {} (broker {noun} {}{others}): give the broker's port with -p",
+        "{name}: no Kafka traffic found in {} (broker {noun} {}{others}): give the broker's port with -p PORT{live}",
         count(packets, "packet"),
         p.join(", ")
     )
 }
 
+/// What stderr says about one input (`live`: the interfaces).
 fn health_report(
     name: &str,
     h: &Health,
     messages: u64,
     ports: &[u16],
     detect: bool,
+    live: bool,
 ) -> Vec<String> {
     let mut lines = Vec::new();
     for (lt, n) in &h.unsupported_linktypes {
@@ -455,7 +513,7 @@ fn health_report(
         ));
     }
     if h.packets > 0 && messages == 0 {
-        lines.push(no_kafka_line(name, h.packets, ports, detect));
+        lines.push(no_kafka_line(name, h.packets, ports, detect, live));
     }
     lines
 }
@@ -478,6 +536,7 @@ pub fn run(mut s: Settings) -> ExitCode {
         path: path.clone(),
         writer: None,
         messages: 0,
+        max_zstd_window: s.max_zstd_window,
     });
     let mut any_read = false;
     let mut trouble = false;
@@ -587,7 +646,7 @@ fn end_of_input<W: Write>(
     }
     // TLS connections are traffic found, even if none of it could be decoded.
     let detect = s.options.kafka.detect;
-    for l in health_report(&display, &health, o.tally.traffic(), &s.ports, detect) {
+    for l in health_report(&display, &health, o.tally.traffic(), &s.ports, detect, live) {
         eprintln!("kdissect: {l}");
     }
     Ok(End {
@@ -639,6 +698,10 @@ fn write_stats<W: Write>(o: &mut Output<W>, s: &Settings) -> io::Result<()> {
         writeln!(out, "{j}")
     } else {
         let sep = if s.quiet { "" } else { "\n" };
-        write!(out, "{sep}{}", st.tables_within(terminal_width()))
+        let layout = kdissect::render::stats::Layout {
+            width: Some(table_width()),
+            connections: s.stats_connections,
+        };
+        write!(out, "{sep}{}", st.tables_with(&layout))
     }
 }

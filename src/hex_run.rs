@@ -45,7 +45,7 @@ struct HexRun<'a, W: Write> {
 
 impl<W: Write> HexRun<'_, W> {
     fn input(&mut self, name: &str, display: &str) -> Result<(), HexFailure> {
-        let opened = input::open(name)
+        let opened = input::open(name, self.s.max_zstd_window)
             .map_err(|e| HexFailure::Input(format!("cannot read {display}: {e}")))?;
         self.flush_each = !opened.regular || io::stdout().is_terminal();
         let mut reader = io::BufReader::with_capacity(1 << 16, opened.reader);

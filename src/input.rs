@@ -2,6 +2,8 @@
 //! not a regular file (a pipe from tcpdump, a terminal) is read on its own thread, so that the
 //! run can notice an interrupt while no data arrives and still finish cleanly.
 
+mod zstd;
+
 use crate::interrupt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
@@ -66,7 +68,8 @@ const DEPTH: usize = 8;
 const POLL: Duration = Duration::from_millis(50);
 
 /// Opens `name` (`-` is standard input) and undoes gzip or zstd compression, told by magic.
-pub fn open(name: &str) -> io::Result<Input> {
+/// A zstd frame whose window is over `max_zstd_window` bytes is refused (`--max-zstd-window`).
+pub fn open(name: &str, max_zstd_window: u64) -> io::Result<Input> {
     let file = if name == "-" {
         // A duplicate of descriptor 0, as a File: its metadata tell a redirected regular file
         // from a pipe, and it can move to the reading thread.
@@ -88,9 +91,8 @@ pub fn open(name: &str) -> io::Result<Input> {
             Box::new(flate2::bufread::MultiGzDecoder::new(buffered)),
             Some("gzip"),
         )
-    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-        let z = ruzstd::decoding::StreamingDecoder::new(buffered)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("zstd: {e}")))?;
+    } else if head.starts_with(&zstd::MAGIC) {
+        let z = zstd::Frames::new(buffered, max_zstd_window)?;
         (Box::new(BufReader::with_capacity(1 << 20, z)), Some("zstd"))
     } else {
         (Box::new(buffered), None)

@@ -122,6 +122,53 @@ fn gzip_and_zstd_captures_are_read_directly() {
     }
 }
 
+fn fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/zstd/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// tests/fixtures/zstd/kafka-python-admin.long31.pcap.zst is samples/kafka-python-admin.pcap
+/// through `zstd --long=31` from standard input: its one frame declares a 2 GiB window, more
+/// than zstd's own default limit (128 MiB), which kdissect keeps. The input is refused as it
+/// is opened, before anything is decoded (no packet is read, so no window is allocated), with
+/// an error that names the flag; with the flag raised it reads as the plain capture.
+#[test]
+fn a_zstd_window_over_the_limit_needs_the_flag() {
+    let (_, plain, _) = kdissect(&[&sample("kafka-python-admin.pcap")]);
+    let f = fixture("kafka-python-admin.long31.pcap.zst");
+    let (code, out, err) = kdissect(&[&f]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(out, "");
+    assert_eq!(
+        err.lines().next().unwrap_or_default(),
+        format!(
+            "kdissect: cannot read {f}: zstd frame 1 needs a window of 2 GiB, more than \
+             --max-zstd-window (128 MiB): give --max-zstd-window 2G to read it (decoding then \
+             holds up to twice that)"
+        )
+    );
+    let (code, out, err) = kdissect(&["--max-zstd-window", "2G", &f]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, plain);
+    // A limit just under the window is still refused, and says what would do.
+    let (code, _, err) = kdissect(&["--max-zstd-window", "2047M", &f]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("more than --max-zstd-window (2047 MiB)"),
+        "{err}"
+    );
+}
+
+/// A zstd file of several frames (what pzstd writes, or `cat a.zst b.zst`) is read to its
+/// end, as `zstd -d` reads it: tests/fixtures/zstd/kafka-python-admin.two-frames.pcap.zst is
+/// the first 2000 bytes of samples/kafka-python-admin.pcap through `zstd`, then the rest.
+#[test]
+fn every_frame_of_a_zstd_file_is_read() {
+    let (_, plain, _) = kdissect(&[&sample("kafka-python-admin.pcap")]);
+    let (code, out, err) = kdissect(&[&fixture("kafka-python-admin.two-frames.pcap.zst")]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, plain);
+}
+
 /// (direction, correlation id, API) of every message line.
 fn messages(out: &str) -> Vec<(String, String, String)> {
     out.lines()

@@ -47,6 +47,8 @@ fn root() -> PathBuf {
 fn generate(name: &str) -> PathBuf {
     let ext = if name.starts_with("hex-") {
         "hex"
+    } else if name.starts_with("zstd-") {
+        "pcap.zst"
     } else {
         "pcap"
     };
@@ -221,6 +223,34 @@ fn summary(name: &str, extra: &[&str]) -> Run {
     let r = kd(&args, &generate(name));
     r.assert_sane(&format!("{name} {args:?}"));
     r
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 17 (issue 17): a zstd frame declaring a 2 GiB window.
+
+/// Refused in every view as the input is opened: no packet is read, so the decoder never
+/// allocates its window (before, an 80 KB file of this kind grew to 2 GiB and then panicked in
+/// the decoder's ring buffer). With the flag raised, the small input decodes.
+#[test]
+fn a_zstd_window_over_the_limit_is_refused_in_every_view() {
+    let input = generate("zstd-window");
+    for v in VIEWS {
+        let r = kd(v, &input);
+        assert_eq!(r.code, Some(2), "{v:?}: {}", tail(&r.stderr));
+        assert!(
+            r.stderr.contains(
+                "zstd frame 1 needs a window of 2 GiB, more than --max-zstd-window (128 MiB): \
+                 give --max-zstd-window 2G"
+            ),
+            "{v:?}: {}",
+            tail(&r.stderr)
+        );
+        assert!(!r.stderr.contains("packets before it were read"), "{v:?}");
+        assert!(!r.stdout.contains("Metadata"), "{v:?}");
+    }
+    let r = kd(&["--no-progress", "--max-zstd-window", "2G"], &input);
+    r.assert_sane("zstd-window --max-zstd-window 2G");
+    assert_eq!(r.lines_with("Metadata v12"), 2, "{}", r.stdout);
 }
 
 // ---------------------------------------------------------------------------------------------

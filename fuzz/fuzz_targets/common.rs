@@ -22,7 +22,15 @@ pub fn render_all(msg: &Message, frame: &[u8]) {
         max_value: 4,
         show_secrets: false,
         ascii: true,
+        brief: false,
     };
+    // The compact tree (-V --brief), plain and in colour.
+    let brief = Style {
+        brief: true,
+        ..Style::default()
+    };
+    let _ = render::tree::write(&mut sink, &msg.root, frame, brief);
+    let _ = render::tree::write(&mut sink, &msg.root, frame, Style { color: true, ..brief });
     // Secrets masked as the command line masks them: every view reads the masked bytes.
     let shown = render::masked(msg, frame, wide);
     let hidden = render::hidden_spans(msg, wide);

@@ -124,6 +124,22 @@ def zstd_raw(data):
     return bytes(out)
 
 
+def zstd_blocks(data, zeros, window_descriptor):
+    """A zstd frame with the given Window_Descriptor byte (no content size, no checksum):
+    `data` in raw blocks, then `zeros` zero bytes in RLE blocks (4 bytes per 128 KiB)."""
+    out = bytearray(b"\x28\xb5\x2f\xfd\x00") + bytes([window_descriptor])
+    block = 128 * 1024
+    pieces = [(0, data[i : i + block]) for i in range(0, len(data), block)]
+    pieces += [(1, min(block, zeros - i)) for i in range(0, zeros, block)]
+    for k, (kind, piece) in enumerate(pieces):
+        last = 1 if k == len(pieces) - 1 else 0
+        if kind == 0:
+            out += struct.pack("<I", (len(piece) << 3) | last)[:3] + piece
+        else:
+            out += struct.pack("<I", (piece << 3) | (1 << 1) | last)[:3] + b"\x00"
+    return bytes(out)
+
+
 def lz4_frame(data, end_mark=True):
     """An LZ4 frame (the format Kafka's lz4 codec uses) holding `data` in stored blocks of
     64 KiB; without `end_mark`, the 4-byte end mark is left off."""
@@ -693,6 +709,22 @@ def gen_lz4_trailing(out, scale, opts):
     c.fin()
 
 
+def gen_zstd_window(out, scale, opts):
+    """Item 17: a .pcap.zst whose zstd frame declares a 2 GiB window (window log 31, as `zstd
+    --long=31` writes into a stream of unknown size): a pcap of a Metadata exchange in raw
+    blocks, then zeros (empty packet records) in RLE blocks, 2.5 GiB decompressed in all
+    (small: 1 MiB). A decoder that keeps the declared window grows to 2 GiB on the ~80 KB
+    file; kdissect refuses the frame unless --max-zstd-window allows 2G."""
+    zeros = big(scale, 1 * MiB, 2560 * MiB, 64 * 1024)
+    pcap = io.BytesIO()
+    cap = Pcap(pcap)
+    c = Conn(cap, 0)
+    c.send(True, metadata_request_v12(1))
+    c.send(False, metadata_response_v1_like(1))
+    c.fin()
+    out.write(zstd_blocks(pcap.getvalue(), zeros, 21 << 3))
+
+
 # The sizes of `everything`: full scale hits the default limits; small scale hits the limits
 # that tests/hostile_inputs.rs passes (EVERYTHING_SMALL_LIMITS there).
 EVERYTHING = {
@@ -917,6 +949,8 @@ GENERATORS = [
      "lz4 batch whose LZ4 frame has no end mark"),
     ("lz4-trailing", "pcap", "11", gen_lz4_trailing,
      "lz4 batch with 16 bytes after its LZ4 frame"),
+    ("zstd-window", "pcap.zst", "17", gen_zstd_window,
+     "80 KB .pcap.zst declaring a 2 GiB zstd window, 2.5 GiB of zeros (refused by default)"),
     ("worst-case", "pcap", "mem", gen_worst_case,
      "every memory budget full at once when a 100 MiB bomb frame is decoded (~720 MB)"),
     ("everything", "pcap", "all", gen_everything,
@@ -934,7 +968,7 @@ def main(argv):
         usage()
     if argv[0] == "LIST":
         for name, ext, item, _, what in GENERATORS:
-            print("%-17s %-4s item %-3s  %s" % (name, ext, item, what))
+            print("%-17s %-8s item %-3s  %s" % (name, ext, item, what))
         return 0
     args = list(argv)
     scale = "small"

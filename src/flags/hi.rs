@@ -104,6 +104,10 @@ pub(crate) struct Settings {
     pub(crate) ports: Vec<u16>,
     /// `--since` and `--until`.
     pub(crate) window: Window,
+    /// `--max-zstd-window`: the largest window of a zstd-compressed input.
+    pub(crate) max_zstd_window: u64,
+    /// `--stats-connections`: connections given a row in the --stats table (`None`: all).
+    pub(crate) stats_connections: Option<usize>,
 }
 
 impl TryFrom<&Cli> for Settings {
@@ -114,6 +118,9 @@ impl TryFrom<&Cli> for Settings {
         let json = cli.json || cli.output_format == Some(OutputFormat::Json);
         if cli.json_spans && !json {
             return Err("--json-spans goes with --json".into());
+        }
+        if cli.brief && !cli.tree && !cli.hex {
+            return Err("--brief goes with -V: the compact tree".into());
         }
         let tshark = tshark_view(cli)?;
         let fields = match projection(cli)? {
@@ -173,6 +180,8 @@ impl TryFrom<&Cli> for Settings {
                 since: cli.since,
                 until: cli.until,
             },
+            max_zstd_window: cli.max_zstd_window as u64,
+            stats_connections: cli.stats_connections.0,
         })
     }
 }
@@ -276,6 +285,7 @@ fn style(cli: &Cli) -> Style {
         max_value: cli.max_value,
         show_secrets: cli.show_secrets,
         ascii: cli.ascii,
+        brief: cli.brief,
     }
 }
 
@@ -389,11 +399,25 @@ fn field_list(cli: &Cli) -> Result<Option<Projection>, String> {
         })
 }
 
-/// The capture filter for the Kafka ports: `tcp port 9092 or tcp port 9094`.
+/// The capture filter for the Kafka ports: `tcp port 9092 or tcp port 9094`. With the default
+/// port alone, the ports Kafka is commonly found on, so that a broker on one of them is not met
+/// with silence: the connections on ports other than -p's are Kafka when what their client
+/// sends first is (detection, as in files).
 fn port_filter(ports: &[u16]) -> String {
+    if ports == [9092] {
+        return COMMON_KAFKA_PORTS.into();
+    }
     ports
         .iter()
         .map(|p| format!("tcp port {p}"))
         .collect::<Vec<_>>()
         .join(" or ")
 }
+
+/// Where Kafka listens in the usual distributions and setups: 9092 (Apache Kafka's default;
+/// Confluent, Redpanda, Amazon MSK plaintext), 9093 (the KRaft controller of Kafka's example
+/// configurations; often TLS; Azure Event Hubs), 9094 (external listeners of Strimzi and
+/// Bitnami; MSK TLS), 9095-9098 (MSK SASL/SCRAM 9096 and IAM 9098), 9194/9196/9198 (MSK public
+/// access), 9192/9292 and 19092/29092/39092 (several brokers on one host, as in Redpanda's and
+/// docker-compose examples and Confluent's cp-all-in-one).
+pub(crate) const COMMON_KAFKA_PORTS: &str = "tcp portrange 9092-9098 or tcp port 9192 or tcp port 9194 or tcp port 9196 or tcp port 9198 or tcp port 9292 or tcp port 19092 or tcp port 29092 or tcp port 39092";

@@ -75,7 +75,7 @@ const EXAMPLES: &str = "Examples:
   kdissect --api metadata --errors capture.pcap
                                         Metadata exchanges with an error code
   kdissect --stats -q capture.pcap      statistics tables only
-  tcpdump -i eth0 -U -w - port 9092 | kdissect -
+  tcpdump -i eth0 -U --immediate-mode -w - port 9092 | kdissect -
                                         decode a live capture as it comes
   kdissect -i any -a duration:60 -w meta.pcap --api metadata
                                         a minute live; keep the Metadata ones
@@ -124,7 +124,9 @@ pub(crate) struct Cli {
     )]
     pub(crate) interfaces: Vec<String>,
 
-    /// Capture filter (BPF, tcpdump syntax) instead of the one made from the -p ports.
+    /// Capture filter (BPF, tcpdump syntax) instead of the one made from the -p ports (without
+    /// -p: the ports Kafka commonly uses, 9092-9098, 9192, 9194, 9196, 9198, 9292, 19092, 29092,
+    /// 39092).
     #[arg(
         short = 'f',
         long = "capture-filter",
@@ -197,6 +199,11 @@ pub(crate) struct Cli {
     #[arg(short = 'V', long = "tree", help_heading = "Views")]
     pub(crate) tree: bool,
 
+    /// With -V: a compact tree that fits 100 columns (no descriptions, no length prefixes;
+    /// values too long for their line cut with `…`).
+    #[arg(long, help_heading = "Views")]
+    pub(crate) brief: bool,
+
     /// Print the byte layout of each message, coloured by region (repeated rows become `*`).
     #[arg(short = 'x', long = "bytes", help_heading = "Views")]
     pub(crate) bytes: bool,
@@ -245,7 +252,7 @@ pub(crate) struct Cli {
     )]
     pub(crate) field_option: Vec<String>,
 
-    /// Statistics tables after the messages (per API, connection, error code, version skew, capture health).
+    /// Statistics tables after the messages (capture health, error codes, per API, version skew per node, connections), fitted to COLUMNS or the terminal (100 columns through a pipe).
     #[arg(long, help_heading = "Views")]
     pub(crate) stats: bool,
 
@@ -328,6 +335,12 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size, help_heading = "Limits")]
     pub(crate) max_decompressed: usize,
 
+    /// Largest window a zstd-compressed input (`.pcap.zst`) may declare (K/M/G); decoding holds
+    /// up to twice the window. Past it the input is refused, as `zstd -d` does (`zstd --long=31`
+    /// writes 2G).
+    #[arg(long, value_name = "SIZE", default_value = "128M", value_parser = parse_size, help_heading = "Limits")]
+    pub(crate) max_zstd_window: usize,
+
     /// Nodes of the tree kept per message over all its arrays and records (about 250 bytes
     /// each); past it elements are decoded and summarised, as past --max-elements.
     #[arg(long, value_name = "N", default_value_t = kdissect::kafka::MAX_NODES, help_heading = "Limits")]
@@ -399,9 +412,28 @@ pub(crate) struct Cli {
     #[arg(long, help_heading = "Filters (whole exchanges)")]
     pub(crate) stats_all: bool,
 
+    /// Connections given a row of their own in the --stats table, the busiest first (`all`
+    /// for every one); the rest are summed in one row. JSON lists them all.
+    #[arg(long, value_name = "N|all", default_value = "20", value_parser = parse_rows, help_heading = "Views")]
+    pub(crate) stats_connections: Rows,
+
     /// The default now: statistics count the exchanges the filters keep.
     #[arg(long, hide = true, conflicts_with = "stats_all")]
     pub(crate) stats_filtered: bool,
+}
+
+/// A number of table rows, or all of them (`None`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rows(pub(crate) Option<usize>);
+
+fn parse_rows(s: &str) -> Result<Rows, String> {
+    if s.trim().eq_ignore_ascii_case("all") {
+        return Ok(Rows(None));
+    }
+    match s.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Ok(Rows(Some(n))),
+        _ => Err(format!("{s:?}: give a number of rows (1 or more) or `all`")),
+    }
 }
 
 fn parse_size(s: &str) -> Result<usize, String> {

@@ -8,6 +8,7 @@ pub mod json;
 pub mod notice;
 pub mod stats;
 pub mod summary;
+pub mod table;
 #[cfg(test)]
 mod test_frames;
 pub mod tree;
@@ -28,6 +29,8 @@ pub struct Style {
     pub show_secrets: bool,
     /// `-x` adds a character column, as xxd does.
     pub ascii: bool,
+    /// `-V --brief`: the compact tree (no descriptions, no length prefixes, lines cut to fit).
+    pub brief: bool,
 }
 
 impl Default for Style {
@@ -38,6 +41,7 @@ impl Default for Style {
             max_value: value::MAX_VALUE_BYTES,
             show_secrets: false,
             ascii: false,
+            brief: false,
         }
     }
 }

@@ -2,13 +2,14 @@
 //! Fed with every message and notice; knows nothing of how they were found.
 
 use super::summary::latency_text;
+use super::table::{Cell as TCell, Grid};
 use crate::kafka::health::StreamHealth;
 use crate::kafka::message::api_display_name;
 use crate::kafka::stream::{Notice, Record};
 use crate::kafka::{names, Direction};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use serde_json::{json, Value as J};
 use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
 
 #[derive(Debug, Default, Clone)]
 struct ApiRow {
@@ -111,6 +112,114 @@ impl Latencies {
     }
 }
 
+/// What one node advertised in its ApiVersions answer, and what clients sent it.
+#[derive(Debug, Default, Clone)]
+struct NodeVersions {
+    /// API key → (min, max) of the last well-formed ApiVersions answer; `None` while no
+    /// answer of this node was captured.
+    advertised: Option<BTreeMap<i16, (i64, i64)>>,
+    /// (API key, version) of the requests sent to this node: a flat set costs a few bytes a
+    /// pair, where a set per key would cost an allocation each.
+    used: BTreeSet<(i16, i16)>,
+}
+
+/// Nodes whose versions are checked. A cluster has a few to a few dozen; the bound keeps a
+/// capture with countless servers (a scan) from growing the table: past it, requests to new
+/// nodes are counted, not checked.
+const NODE_ROWS: usize = 256;
+
+/// API keys kept of one node's ApiVersions answer (Kafka 4.4 advertises 77).
+const ADVERTISED_KEYS: usize = 512;
+
+/// One line of the version check: an API as used on one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SkewRow {
+    api_key: i16,
+    node: SocketAddr,
+    /// `v0-v12`, or `-` when the node's answer leaves the API out or was not captured.
+    advertised: String,
+    /// `v3 v12`.
+    used: String,
+    status: String,
+}
+
+impl NodeVersions {
+    /// A well-formed ApiVersions answer of this node: it replaces an earlier one.
+    fn advertise(&mut self, list: &[(i16, i64, i64)]) {
+        let mut adv = BTreeMap::new();
+        for &(key, lo, hi) in list {
+            if adv.len() < ADVERTISED_KEYS || adv.contains_key(&key) {
+                adv.insert(key, (lo, hi));
+            }
+        }
+        self.advertised = Some(adv);
+    }
+
+    /// API key → the versions sent to this node.
+    fn used_by_key(&self) -> BTreeMap<i16, BTreeSet<i16>> {
+        let mut m: BTreeMap<i16, BTreeSet<i16>> = BTreeMap::new();
+        for &(k, v) in &self.used {
+            m.entry(k).or_default().insert(v);
+        }
+        m
+    }
+
+    /// API `key`, used in versions `used` on this node, against what the node advertised.
+    fn check(&self, key: i16, used: &BTreeSet<i16>) -> Check {
+        let Some(adv) = &self.advertised else {
+            return Check::NoAnswer;
+        };
+        let Some(&(lo, hi)) = adv.get(&key) else {
+            return Check::NotAdvertised;
+        };
+        let outside: Vec<i16> = used
+            .iter()
+            .copied()
+            .filter(|v| !(lo..=hi).contains(&i64::from(*v)))
+            .collect();
+        if outside.is_empty() {
+            Check::Within(lo, hi)
+        } else {
+            Check::Outside(lo, hi, outside)
+        }
+    }
+}
+
+/// How the versions used of one API on one node compare with its ApiVersions answer.
+enum Check {
+    NoAnswer,
+    NotAdvertised,
+    Within(i64, i64),
+    Outside(i64, i64, Vec<i16>),
+}
+
+impl Check {
+    fn at(self, api_key: i16, node: SocketAddr, used: &BTreeSet<i16>) -> SkewRow {
+        let versions = |v: &mut dyn Iterator<Item = i16>| {
+            v.map(|v| format!("v{v}")).collect::<Vec<_>>().join(" ")
+        };
+        let (advertised, status) = match self {
+            Check::NoAnswer => ("-".into(), "no ApiVersions response captured".into()),
+            Check::NotAdvertised => ("-".into(), "not advertised".into()),
+            Check::Within(lo, hi) => (format!("v{lo}-v{hi}"), "ok".into()),
+            Check::Outside(lo, hi, out) => (
+                format!("v{lo}-v{hi}"),
+                format!(
+                    "used outside the advertised range: {}",
+                    versions(&mut out.into_iter())
+                ),
+            ),
+        };
+        SkewRow {
+            api_key,
+            node,
+            advertised,
+            used: versions(&mut used.iter().copied()),
+            status,
+        }
+    }
+}
+
 #[derive(Debug, Default, Clone)]
 struct ConnRow {
     client: String,
@@ -118,6 +227,27 @@ struct ConnRow {
     client_id: Option<String>,
     messages: u64,
     bytes: u64,
+}
+
+/// How the tables are laid out.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    /// Fit every table into this many columns; `None`: each as wide as its content.
+    pub width: Option<u16>,
+    /// Connections given a row of their own, the busiest first; `None`: all of them.
+    pub connections: Option<usize>,
+}
+
+/// Connections shown by default; the rest are summed in one row.
+pub const CONNECTIONS_SHOWN: usize = 20;
+
+impl Default for Layout {
+    fn default() -> Layout {
+        Layout {
+            width: None,
+            connections: Some(CONNECTIONS_SHOWN),
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -131,10 +261,12 @@ pub struct Stats {
     /// Histogram buckets made so far, over all rows, of `MAX_BUCKETS`.
     buckets_used: usize,
     errors: BTreeMap<i16, u64>,
-    /// Broker address → API key → (min, max) advertised in ApiVersions.
-    advertised: BTreeMap<String, BTreeMap<i16, (i64, i64)>>,
-    /// API key → versions clients used.
-    used: BTreeMap<i16, BTreeSet<i16>>,
+    /// Per node (the server end of a connection): the versions it advertised and those sent
+    /// to it. Each Kafka node advertises only its own APIs (a controller no Produce, a broker
+    /// no BrokerHeartbeat), so a request is checked against its own node only.
+    nodes: BTreeMap<SocketAddr, NodeVersions>,
+    /// Requests to nodes past `NODE_ROWS`, not checked.
+    unchecked_requests: u64,
     /// Messages and notices: the same counters as the closing report's, over what the
     /// statistics count.
     pub health: StreamHealth,
@@ -187,7 +319,12 @@ impl Stats {
         match m.direction {
             Direction::Request => {
                 row.requests += 1;
-                self.used.entry(k).or_default().insert(v);
+                match self.node(rec.dst) {
+                    Some(n) => {
+                        n.used.insert((k, v));
+                    }
+                    None => self.unchecked_requests += 1,
+                }
             }
             Direction::Response => {
                 row.responses += 1;
@@ -208,9 +345,8 @@ impl Stats {
                     *self.errors.entry(*c).or_default() += 1;
                 }
                 if let (Some(list), false) = (&m.facts.advertised, m.is_malformed()) {
-                    let adv = self.advertised.entry(rec.src.to_string()).or_default();
-                    for &(key, lo, hi) in list {
-                        adv.insert(key, (lo, hi));
+                    if let Some(n) = self.node(rec.src) {
+                        n.advertise(list);
                     }
                 }
             }
@@ -227,190 +363,156 @@ impl Stats {
         }
     }
 
-    fn skew(&self) -> Vec<(i16, String, String, String)> {
-        let mut out = Vec::new();
-        let keys: BTreeSet<i16> = self
-            .used
-            .keys()
-            .copied()
-            .chain(self.advertised.values().flat_map(|m| m.keys().copied()))
-            .collect();
-        for k in keys {
-            let used = self.used.get(&k);
-            let used_s = used.map_or("-".to_string(), |s| {
-                s.iter()
-                    .map(|v| format!("v{v}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            });
-            let mut adv = Vec::new();
-            let mut status = "ok".to_string();
-            for (broker, m) in &self.advertised {
-                match m.get(&k) {
-                    Some((lo, hi)) => {
-                        adv.push(format!("{broker}: v{lo}-v{hi}"));
-                        if let Some(u) = used {
-                            let over: Vec<String> = u
-                                .iter()
-                                .filter(|v| i64::from(**v) > *hi || i64::from(**v) < *lo)
-                                .map(|v| format!("v{v}"))
-                                .collect();
-                            if !over.is_empty() {
-                                status = format!(
-                                    "used outside the advertised range: {}",
-                                    over.join(" ")
-                                );
-                            }
-                        }
-                    }
-                    None => {
-                        if used.is_some() {
-                            status = format!("not advertised by {broker}");
-                        }
-                    }
-                }
-            }
-            if self.advertised.is_empty() {
-                status = "no ApiVersions response captured".into();
-            }
-            if used.is_none() && status == "ok" {
-                continue;
-            }
-            out.push((
-                k,
-                if adv.is_empty() {
-                    "-".into()
-                } else {
-                    adv.join(", ")
-                },
-                used_s,
-                status,
-            ));
+    /// The versions kept for `node`, made on first sight while there is room.
+    fn node(&mut self, node: SocketAddr) -> Option<&mut NodeVersions> {
+        if self.nodes.len() >= NODE_ROWS && !self.nodes.contains_key(&node) {
+            return None;
         }
+        Some(self.nodes.entry(node).or_default())
+    }
+
+    /// Every API used on a node, checked against that node's own ApiVersions answer, by API
+    /// key and then node.
+    fn skew(&self) -> Vec<SkewRow> {
+        let mut out: Vec<SkewRow> = self
+            .nodes
+            .iter()
+            .flat_map(|(node, n)| {
+                n.used_by_key()
+                    .into_iter()
+                    .map(move |(k, used)| n.check(k, &used).at(k, *node, &used))
+            })
+            .collect();
+        out.sort_by_key(|r| (r.api_key, r.node));
         out
     }
 
-    /// The tables as text, each as wide as its content.
+    /// The tables as text, each as wide as its content, the 20 busiest connections shown.
     pub fn tables(&self) -> String {
-        self.tables_within(None)
+        self.tables_with(&Layout::default())
     }
 
-    /// The tables as text, each fitted into `width` columns when given (a terminal's width):
-    /// comfy-table wraps the widest cells first. A blank line between tables.
-    pub fn tables_within(&self, width: Option<u16>) -> String {
-        let mut sections = vec![
-            ("Kafka APIs", self.api_table(width)),
-            ("Connections", self.connection_table(width)),
-        ];
+    /// The tables as text, laid out as `layout` says; a blank line between tables. Health and
+    /// errors come first: they say whether the rest can be trusted, and the tables after them
+    /// grow with the capture.
+    pub fn tables_with(&self, layout: &Layout) -> String {
+        let mut sections = vec![("Capture health".to_string(), health_grid(self))];
         if !self.errors.is_empty() {
-            sections.push(("Error codes", self.error_table(width)));
+            sections.push(("Error codes".into(), self.error_grid()));
         }
+        sections.extend(self.api_grids(layout.width));
         let skew = self.skew();
         if !skew.is_empty() {
             sections.push((
-                "API versions: advertised by brokers vs used by clients",
-                skew_table(skew, width),
+                "API versions: advertised by each node vs used by clients".into(),
+                skew_grid(skew, self.unchecked_requests),
             ));
         }
-        sections.push(("Capture health", health_table(self, width)));
+        sections.push((
+            "Connections".into(),
+            self.connection_grid(layout.connections),
+        ));
         let text: Vec<String> = sections
             .iter()
-            .map(|(title, t)| format!("{title}\n{t}\n"))
+            .map(|(title, g)| format!("{title}\n{}\n", g.render(layout.width)))
             .collect();
         text.join("\n")
     }
 
-    /// Per API and version: counts and latency percentiles.
-    fn api_table(&self, width: Option<u16>) -> Table {
-        let mut t = new_table(
-            width,
-            &[
-                "API",
-                "version",
-                "requests",
-                "responses",
-                "unanswered",
-                "with errors",
-                "malformed",
-                "p50",
-                "p95",
-                "p99",
-                "max",
-            ],
-        );
+    /// Per API and version: counts and latency percentiles in one table when it fits
+    /// `width` unwrapped; else counts and latencies in tables of their own, each split again
+    /// into equal shares of its columns (titled "..., continued") until every table fits
+    /// without cutting a word, as far as one column a table allows.
+    fn api_grids(&self, width: Option<u16>) -> Vec<(String, Grid)> {
+        let both = self.api_grid(&API_COUNTS, &API_LATENCIES);
+        let Some(w) = width.map(usize::from) else {
+            return vec![("Kafka APIs".into(), both)];
+        };
+        if both.natural_width() <= w {
+            return vec![("Kafka APIs".into(), both)];
+        }
+        let mut out = shares("Kafka APIs", &API_COUNTS, w, |c| self.api_grid(c, &[]));
+        out.extend(shares("Kafka API latency", &API_LATENCIES, w, |p| {
+            self.api_grid(&[], p)
+        }));
+        out
+    }
+
+    /// API and version, then the `counts` and `latencies` columns asked for.
+    fn api_grid(&self, counts: &[ApiCount], latencies: &[Percentile]) -> Grid {
+        let mut header = vec!["API", "version"];
+        header.extend(counts.iter().map(|c| c.header()));
+        header.extend(latencies.iter().map(|p| p.header()));
+        let mut g = Grid::new(&header);
         for ((k, v), r) in &self.apis {
-            let l = &r.latencies;
-            let p = |x: f64| l.percentile(x).map_or("-".to_string(), latency_text);
-            t.add_row(vec![
-                Cell::new(api_label(*k)),
-                right(v),
-                right(r.requests),
-                right(r.responses),
-                right(r.unanswered),
-                right(r.errors),
-                right(r.malformed),
-                right(p(50.0)),
-                right(p(95.0)),
-                right(p(99.0)),
-                right(l.max.map_or("-".to_string(), latency_text)),
-            ]);
+            let mut row = vec![TCell::text(api_label(*k)), TCell::num(v)];
+            row.extend(counts.iter().map(|c| TCell::num(c.of(r))));
+            row.extend(latencies.iter().map(|p| TCell::num(p.of(&r.latencies))));
+            g.row(row);
         }
         if self.other_api_messages > 0 {
-            t.add_row(vec![Cell::new(format!(
+            g.row(vec![TCell::text(format!(
                 "({} of API versions past the first {API_ROWS}, not broken down)",
                 super::words::count(self.other_api_messages, "message")
             ))]);
         }
-        t
+        g
     }
 
-    /// Per TCP stream: who spoke to whom, and how much; the streams past `CONN_ROWS` in one row.
-    fn connection_table(&self, width: Option<u16>) -> Table {
-        let mut t = new_table(
-            width,
-            &[
-                "stream",
-                "client_id",
-                "client",
-                "broker",
-                "messages",
-                "bytes",
-            ],
-        );
-        for (id, c) in &self.conns {
-            t.add_row(vec![
-                Cell::new(id),
-                Cell::new(c.client_id.as_deref().unwrap_or("-")),
-                Cell::new(&c.client),
-                Cell::new(&c.broker),
-                right(c.messages),
-                right(c.bytes),
+    /// Per TCP stream: who spoke to whom, and how much; the busiest first. Past `shown` rows
+    /// (all when `None`) and past `CONN_ROWS` connections, the rest are summed in one row.
+    fn connection_grid(&self, shown: Option<usize>) -> Grid {
+        let mut g = Grid::new(&[
+            "stream",
+            "client_id",
+            "client",
+            "broker",
+            "messages",
+            "bytes",
+        ]);
+        let mut conns: Vec<(&u32, &ConnRow)> = self.conns.iter().collect();
+        conns.sort_by(|a, b| b.1.messages.cmp(&a.1.messages).then(a.0.cmp(b.0)));
+        let (top, rest) = conns.split_at(shown.unwrap_or(usize::MAX).min(conns.len()));
+        for (id, c) in top {
+            g.row(vec![
+                TCell::whole(id),
+                TCell::atom(c.client_id.as_deref().unwrap_or("-")),
+                TCell::whole(&c.client),
+                TCell::whole(&c.broker),
+                TCell::num(c.messages),
+                TCell::num(c.bytes),
             ]);
         }
-        if self.other_conns.messages > 0 {
-            t.add_row(vec![
-                Cell::new("…"),
-                Cell::new(format!("(connections past the first {CONN_ROWS})")),
-                Cell::new("-"),
-                Cell::new("-"),
-                right(self.other_conns.messages),
-                right(self.other_conns.bytes),
-            ]);
-        }
-        t
+        let o = &self.other_conns;
+        let label = match (rest.len(), o.messages > 0) {
+            (0, false) => return g,
+            (n, false) => format!("({n} more connections)"),
+            (0, true) => format!("(connections past the first {CONN_ROWS})"),
+            (n, true) => format!("({n} more connections, and those past the first {CONN_ROWS})"),
+        };
+        let sum = |f: fn(&ConnRow) -> u64| rest.iter().map(|(_, c)| f(c)).sum::<u64>() + f(o);
+        g.row(vec![
+            TCell::whole("…"),
+            TCell::text(label),
+            TCell::whole("-"),
+            TCell::whole("-"),
+            TCell::num(sum(|c| c.messages)),
+            TCell::num(sum(|c| c.bytes)),
+        ]);
+        g
     }
 
     /// How often each error code was answered.
-    fn error_table(&self, width: Option<u16>) -> Table {
-        let mut t = new_table(width, &["error", "code", "count"]);
+    fn error_grid(&self) -> Grid {
+        let mut g = Grid::new(&["error", "code", "count"]);
         for (code, n) in &self.errors {
-            t.add_row(vec![
-                Cell::new(names::error_name(*code).unwrap_or("unknown")),
-                right(code),
-                right(n),
+            g.row(vec![
+                TCell::atom(names::error_name(*code).unwrap_or("unknown")),
+                TCell::num(code),
+                TCell::num(n),
             ]);
         }
-        t
+        g
     }
     /// The same as one JSON object.
     pub fn to_json(&self) -> J {
@@ -447,17 +549,18 @@ impl Stats {
         let skew: Vec<J> = self
             .skew()
             .into_iter()
-            .map(|(k, adv, used, status)| json!({"api_key": k, "api_name": api_display_name(k), "advertised": adv, "used": used, "status": status}))
+            .map(|r| json!({"api_key": r.api_key, "api_name": api_display_name(r.api_key), "node": r.node.to_string(), "advertised": r.advertised, "used": r.used, "status": r.status}))
             .collect();
         let advertised: serde_json::Map<String, J> = self
-            .advertised
+            .nodes
             .iter()
-            .map(|(b, m)| {
+            .filter_map(|(node, n)| Some((node, n.advertised.as_ref()?)))
+            .map(|(node, m)| {
                 let v: Vec<J> = m
                     .iter()
                     .map(|(k, (lo, hi))| json!({"api_key": k, "min": lo, "max": hi}))
                     .collect();
-                (b.clone(), J::Array(v))
+                (node.to_string(), J::Array(v))
             })
             .collect();
         let h = &self.health;
@@ -486,27 +589,30 @@ impl Stats {
     }
 }
 
-/// Versions brokers advertised against those clients used, for the APIs where they disagree.
-fn skew_table(skew: Vec<(i16, String, String, String)>, width: Option<u16>) -> Table {
-    let mut t = new_table(
-        width,
-        &["API", "broker advertised", "clients used", "status"],
-    );
-    for (k, adv, used, status) in skew {
-        t.add_row(vec![
-            Cell::new(api_label(k)),
-            Cell::new(adv),
-            Cell::new(used),
-            Cell::new(status),
+/// Per API and node: the versions the node advertised against those clients sent it.
+fn skew_grid(skew: Vec<SkewRow>, unchecked: u64) -> Grid {
+    let mut g = Grid::new(&["API", "node", "advertised", "used", "status"]);
+    for r in skew {
+        g.row(vec![
+            TCell::text(api_label(r.api_key)),
+            TCell::whole(r.node),
+            TCell::whole(r.advertised),
+            TCell::text(r.used),
+            TCell::text(r.status),
         ]);
     }
-    t
+    if unchecked > 0 {
+        g.row(vec![TCell::text(format!(
+            "({unchecked} requests to nodes past the first {NODE_ROWS}, not checked)"
+        ))]);
+    }
+    g
 }
 
-/// The capture health counters, one a row.
-fn health_table(s: &Stats, width: Option<u16>) -> Table {
+/// The capture health counters, one a row: a counter is one more line of the list.
+fn health_grid(s: &Stats) -> Grid {
     let h = &s.health;
-    let mut t = new_table(width, &["capture health", "count"]);
+    let mut g = Grid::new(&["capture health", "count"]);
     for (name, v) in [
         ("packets", s.packets),
         ("packets cut by the snap length", s.truncated_packets),
@@ -526,7 +632,7 @@ fn health_table(s: &Stats, width: Option<u16>) -> Table {
         ("malformed messages", h.malformed),
         ("messages of APIs not decoded", h.undecoded),
     ] {
-        t.add_row(vec![Cell::new(name), right(v)]);
+        g.row(vec![TCell::text(name), TCell::num(v)]);
     }
     // What only the memory limits cause: shown when it happened.
     for (name, v) in [
@@ -534,27 +640,111 @@ fn health_table(s: &Stats, width: Option<u16>) -> Table {
         ("requests no longer waited for", h.pending_dropped),
     ] {
         if v > 0 {
-            t.add_row(vec![Cell::new(name), right(v)]);
+            g.row(vec![TCell::text(name), TCell::num(v)]);
         }
     }
-    t
+    g
 }
 
-/// A table in the house style with `header`, fitted into `width` columns when given.
-fn new_table(width: Option<u16>, header: &[&str]) -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    if let Some(w) = width {
-        t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
-        t.set_width(w);
+/// `columns` in the fewest tables of equal shares whose words fit `width` (one column a
+/// table at most), the first titled `title`, the others "`title`, continued".
+fn shares<T>(
+    title: &str,
+    columns: &[T],
+    width: usize,
+    grid: impl Fn(&[T]) -> Grid,
+) -> Vec<(String, Grid)> {
+    let mut grids = Vec::new();
+    for k in 1..=columns.len().max(1) {
+        grids = columns
+            .chunks(columns.len().div_ceil(k).max(1))
+            .map(&grid)
+            .collect();
+        if grids.iter().all(|g| g.least_width() <= width) {
+            break;
+        }
     }
-    t.set_header(header.to_vec());
-    t
+    grids
+        .into_iter()
+        .enumerate()
+        .map(|(i, g)| match i {
+            0 => (title.to_string(), g),
+            _ => (format!("{title}, continued"), g),
+        })
+        .collect()
 }
 
-/// A right-aligned cell, for numbers.
-fn right(v: impl ToString) -> Cell {
-    Cell::new(v.to_string()).set_alignment(CellAlignment::Right)
+/// The count columns of the API table.
+#[derive(Debug, Clone, Copy)]
+enum ApiCount {
+    Requests,
+    Responses,
+    Unanswered,
+    WithErrors,
+    Malformed,
+}
+
+const API_COUNTS: [ApiCount; 5] = [
+    ApiCount::Requests,
+    ApiCount::Responses,
+    ApiCount::Unanswered,
+    ApiCount::WithErrors,
+    ApiCount::Malformed,
+];
+
+impl ApiCount {
+    fn header(self) -> &'static str {
+        match self {
+            ApiCount::Requests => "requests",
+            ApiCount::Responses => "responses",
+            ApiCount::Unanswered => "unanswered",
+            ApiCount::WithErrors => "with errors",
+            ApiCount::Malformed => "malformed",
+        }
+    }
+
+    fn of(self, r: &ApiRow) -> u64 {
+        match self {
+            ApiCount::Requests => r.requests,
+            ApiCount::Responses => r.responses,
+            ApiCount::Unanswered => r.unanswered,
+            ApiCount::WithErrors => r.errors,
+            ApiCount::Malformed => r.malformed,
+        }
+    }
+}
+
+/// The latency columns of the API table: percentiles, and the largest.
+#[derive(Debug, Clone, Copy)]
+enum Percentile {
+    P(u8),
+    Max,
+}
+
+const API_LATENCIES: [Percentile; 4] = [
+    Percentile::P(50),
+    Percentile::P(95),
+    Percentile::P(99),
+    Percentile::Max,
+];
+
+impl Percentile {
+    fn header(self) -> &'static str {
+        match self {
+            Percentile::P(50) => "p50",
+            Percentile::P(95) => "p95",
+            Percentile::P(99) => "p99",
+            Percentile::P(_) | Percentile::Max => "max",
+        }
+    }
+
+    fn of(self, l: &Latencies) -> String {
+        let v = match self {
+            Percentile::P(p) => l.percentile(f64::from(p)),
+            Percentile::Max => l.max,
+        };
+        v.map_or("-".to_string(), latency_text)
+    }
 }
 
 /// `Metadata (3)`.
@@ -624,12 +814,17 @@ mod tests {
 
     #[test]
     fn tables_fit_a_narrow_terminal() {
-        let text = sample().tables_within(Some(60));
+        let text = sample().tables_with(&Layout {
+            width: Some(60),
+            ..Layout::default()
+        });
         for l in text.lines() {
             assert!(l.chars().count() <= 60, "{l}");
         }
         assert!(text.contains(NARROW_CONNECTIONS), "{text}");
-        assert!(text.starts_with("Kafka APIs\n┌─────┬─────┬"), "{text}");
+        assert!(text.starts_with("Capture health\n"), "{text}");
+        // The API table does not fit whole: counts and latencies come in two tables.
+        assert!(text.contains("\nKafka API latency\n"), "{text}");
     }
 
     #[test]
@@ -659,41 +854,126 @@ mod tests {
         assert_eq!(s.to_json()["health"]["unanswered"], 1);
     }
 
+    /// A request to `node` with API `key` and `version`.
+    fn request_to(s: &mut Stats, node: SocketAddr, key: i16, version: i16) {
+        let frame = test_frames::request(key, version, 1, &[]);
+        let mut r = record(decode_request(&frame), &frame, 1, None);
+        r.dst = node;
+        s.message(&r);
+    }
+
+    /// A controller and a broker, each advertising only its own APIs: every request is checked
+    /// against the node it went to, and a node whose answer was not captured is not checked.
+    #[test]
+    fn versions_are_checked_against_the_node_a_request_went_to() {
+        let controller = SocketAddr::from(([10, 0, 0, 9], 9093));
+        let broker = SocketAddr::from(([10, 0, 0, 2], 9092));
+        let unseen = SocketAddr::from(([10, 0, 0, 3], 9092));
+        let mut s = Stats::default();
+        // The controller: BrokerHeartbeat (63) v0-v2 and Metadata v0-v12; no Produce.
+        if let Some(n) = s.node(controller) {
+            n.advertise(&[(63, 0, 2), (3, 0, 12)]);
+        }
+        // The broker: Produce v3-v13 and Metadata v0-v13; no BrokerHeartbeat.
+        if let Some(n) = s.node(broker) {
+            n.advertise(&[(0, 3, 13), (3, 0, 13)]);
+        }
+        request_to(&mut s, broker, 0, 11);
+        request_to(&mut s, broker, 3, 13);
+        request_to(&mut s, controller, 63, 2);
+        request_to(&mut s, controller, 3, 13);
+        request_to(&mut s, controller, 0, 9);
+        request_to(&mut s, unseen, 3, 13);
+        let skew = s.skew();
+        let got: Vec<(i16, SocketAddr, &str, &str, &str)> = skew
+            .iter()
+            .map(|r| {
+                (
+                    r.api_key,
+                    r.node,
+                    r.advertised.as_str(),
+                    r.used.as_str(),
+                    r.status.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, broker, "v3-v13", "v11", "ok"),
+                (0, controller, "-", "v9", "not advertised"),
+                (3, broker, "v0-v13", "v13", "ok"),
+                (3, unseen, "-", "v13", "no ApiVersions response captured"),
+                (
+                    3,
+                    controller,
+                    "v0-v12",
+                    "v13",
+                    "used outside the advertised range: v13"
+                ),
+                (63, controller, "v0-v2", "v2", "ok"),
+            ]
+        );
+    }
+
+    /// 25 connections, stream N carrying N requests: the 20 busiest get a row, busiest first,
+    /// and the other 5 (streams 1-5: 15 messages) one summed row; all 25 when asked.
+    #[test]
+    fn connections_show_the_busiest_and_sum_the_rest() {
+        let (frame, msg) = test_frames::metadata_request();
+        let mut s = Stats::default();
+        for stream in 1..=25u32 {
+            for _ in 0..stream {
+                s.message(&record(msg.clone(), &frame, stream, None));
+            }
+        }
+        let rows = |layout: &Layout| -> Vec<String> {
+            let text = s.tables_with(layout);
+            let conns = text.split("Connections\n").nth(1).unwrap_or_default();
+            conns
+                .lines()
+                .filter(|l| l.starts_with("│ ") && !l.contains("stream"))
+                .map(|l| {
+                    let cells: Vec<&str> = l.split(['│', '┆']).map(str::trim).collect();
+                    format!("{} {}", cells[1], cells[5])
+                })
+                .collect()
+        };
+        let shown = rows(&Layout::default());
+        assert_eq!(shown.len(), 21, "{shown:?}");
+        assert_eq!(shown[0], "25 25");
+        assert_eq!(shown[19], "6 6");
+        assert_eq!(shown[20], "… 15");
+        assert!(s.tables().contains("(5 more connections)"));
+        let all = rows(&Layout {
+            connections: None,
+            ..Layout::default()
+        });
+        assert_eq!(all.len(), 25);
+        assert_eq!(all[24], "1 1");
+        // JSON keeps every connection, in stream order.
+        assert_eq!(
+            s.to_json()["connections"].as_array().map(Vec::len),
+            Some(25)
+        );
+    }
+
+    /// Past `NODE_ROWS` nodes, requests are counted and not checked.
+    #[test]
+    fn nodes_stop_at_the_bound_and_the_rest_is_counted() {
+        let mut s = Stats::default();
+        for i in 0..(NODE_ROWS as u16 + 3) {
+            request_to(&mut s, SocketAddr::from(([10, 1, 0, 1], 1000 + i)), 3, 13);
+        }
+        assert_eq!(s.nodes.len(), NODE_ROWS);
+        assert_eq!(s.unchecked_requests, 3);
+        assert!(s
+            .tables()
+            .contains("(3 requests to nodes past the first 256, not checked)"));
+    }
+
     /// `sample()` as tables.
-    const TABLES: &str = r#"Kafka APIs
-┌───────────────────────┬─────────┬──────────┬───────────┬────────────┬─────────────┬───────────┬─────────┬─────────┬─────────┬─────────┐
-│ API                   ┆ version ┆ requests ┆ responses ┆ unanswered ┆ with errors ┆ malformed ┆ p50     ┆ p95     ┆ p99     ┆ max     │
-╞═══════════════════════╪═════════╪══════════╪═══════════╪════════════╪═════════════╪═══════════╪═════════╪═════════╪═════════╪═════════╡
-│ Metadata (3)          ┆      13 ┆        2 ┆         2 ┆          0 ┆           1 ┆         0 ┆ 0.04 ms ┆ 2.50 ms ┆ 2.50 ms ┆ 2.50 ms │
-│ SaslAuthenticate (36) ┆       2 ┆        1 ┆         0 ┆          0 ┆           0 ┆         0 ┆       - ┆       - ┆       - ┆       - │
-│ ApiKey1000 (1000)     ┆       0 ┆        1 ┆         0 ┆          0 ┆           0 ┆         0 ┆       - ┆       - ┆       - ┆       - │
-└───────────────────────┴─────────┴──────────┴───────────┴────────────┴─────────────┴───────────┴─────────┴─────────┴─────────┴─────────┘
-
-Connections
-┌────────┬───────────┬────────────────┬───────────────┬──────────┬───────┐
-│ stream ┆ client_id ┆ client         ┆ broker        ┆ messages ┆ bytes │
-╞════════╪═══════════╪════════════════╪═══════════════╪══════════╪═══════╡
-│ 1      ┆           ┆ 10.0.0.1:40001 ┆ 10.0.0.2:9092 ┆        3 ┆   154 │
-│ 2      ┆           ┆ 10.0.0.1:40002 ┆ 10.0.0.2:9092 ┆        3 ┆   146 │
-└────────┴───────────┴────────────────┴───────────────┴──────────┴───────┘
-
-Error codes
-┌───────────────────────┬──────┬───────┐
-│ error                 ┆ code ┆ count │
-╞═══════════════════════╪══════╪═══════╡
-│ REPLICA_NOT_AVAILABLE ┆    9 ┆     1 │
-└───────────────────────┴──────┴───────┘
-
-API versions: advertised by brokers vs used by clients
-┌───────────────────────┬───────────────────┬──────────────┬──────────────────────────────────┐
-│ API                   ┆ broker advertised ┆ clients used ┆ status                           │
-╞═══════════════════════╪═══════════════════╪══════════════╪══════════════════════════════════╡
-│ Metadata (3)          ┆ -                 ┆ v13          ┆ no ApiVersions response captured │
-│ SaslAuthenticate (36) ┆ -                 ┆ v2           ┆ no ApiVersions response captured │
-│ ApiKey1000 (1000)     ┆ -                 ┆ v0           ┆ no ApiVersions response captured │
-└───────────────────────┴───────────────────┴──────────────┴──────────────────────────────────┘
-
-Capture health
+    const TABLES: &str = r#"Capture health
 ┌────────────────────────────────────────────┬───────┐
 │ capture health                             ┆ count │
 ╞════════════════════════════════════════════╪═══════╡
@@ -712,19 +992,50 @@ Capture health
 │ malformed messages                         ┆     0 │
 │ messages of APIs not decoded               ┆     1 │
 └────────────────────────────────────────────┴───────┘
+
+Error codes
+┌───────────────────────┬──────┬───────┐
+│ error                 ┆ code ┆ count │
+╞═══════════════════════╪══════╪═══════╡
+│ REPLICA_NOT_AVAILABLE ┆    9 ┆     1 │
+└───────────────────────┴──────┴───────┘
+
+Kafka APIs
+┌───────────────────────┬─────────┬──────────┬───────────┬────────────┬─────────────┬───────────┬─────────┬─────────┬─────────┬─────────┐
+│ API                   ┆ version ┆ requests ┆ responses ┆ unanswered ┆ with errors ┆ malformed ┆ p50     ┆ p95     ┆ p99     ┆ max     │
+╞═══════════════════════╪═════════╪══════════╪═══════════╪════════════╪═════════════╪═══════════╪═════════╪═════════╪═════════╪═════════╡
+│ Metadata (3)          ┆      13 ┆        2 ┆         2 ┆          0 ┆           1 ┆         0 ┆ 0.04 ms ┆ 2.50 ms ┆ 2.50 ms ┆ 2.50 ms │
+│ SaslAuthenticate (36) ┆       2 ┆        1 ┆         0 ┆          0 ┆           0 ┆         0 ┆       - ┆       - ┆       - ┆       - │
+│ ApiKey1000 (1000)     ┆       0 ┆        1 ┆         0 ┆          0 ┆           0 ┆         0 ┆       - ┆       - ┆       - ┆       - │
+└───────────────────────┴─────────┴──────────┴───────────┴────────────┴─────────────┴───────────┴─────────┴─────────┴─────────┴─────────┘
+
+API versions: advertised by each node vs used by clients
+┌───────────────────────┬───────────────┬────────────┬──────┬──────────────────────────────────┐
+│ API                   ┆ node          ┆ advertised ┆ used ┆ status                           │
+╞═══════════════════════╪═══════════════╪════════════╪══════╪══════════════════════════════════╡
+│ Metadata (3)          ┆ 10.0.0.2:9092 ┆ -          ┆ v13  ┆ no ApiVersions response captured │
+│ SaslAuthenticate (36) ┆ 10.0.0.2:9092 ┆ -          ┆ v2   ┆ no ApiVersions response captured │
+│ ApiKey1000 (1000)     ┆ 10.0.0.2:9092 ┆ -          ┆ v0   ┆ no ApiVersions response captured │
+└───────────────────────┴───────────────┴────────────┴──────┴──────────────────────────────────┘
+
+Connections
+┌────────┬───────────┬────────────────┬───────────────┬──────────┬───────┐
+│ stream ┆ client_id ┆ client         ┆ broker        ┆ messages ┆ bytes │
+╞════════╪═══════════╪════════════════╪═══════════════╪══════════╪═══════╡
+│ 1      ┆           ┆ 10.0.0.1:40001 ┆ 10.0.0.2:9092 ┆        3 ┆   154 │
+│ 2      ┆           ┆ 10.0.0.1:40002 ┆ 10.0.0.2:9092 ┆        3 ┆   146 │
+└────────┴───────────┴────────────────┴───────────────┴──────────┴───────┘
 "#;
 
-    /// The connections of `sample()` in 60 columns.
+    /// The connections of `sample()` in 60 columns: 74 wide with every word whole, so the
+    /// headers are cut, and the addresses they name are kept.
     const NARROW_CONNECTIONS: &str = r#"Connections
-┌────────┬──────────┬──────────┬─────────┬─────────┬───────┐
-│ stream ┆ client_i ┆ client   ┆ broker  ┆ message ┆ bytes │
-│        ┆ d        ┆          ┆         ┆ s       ┆       │
-╞════════╪══════════╪══════════╪═════════╪═════════╪═══════╡
-│ 1      ┆          ┆ 10.0.0.1 ┆ 10.0.0. ┆       3 ┆   154 │
-│        ┆          ┆ :40001   ┆ 2:9092  ┆         ┆       │
-│ 2      ┆          ┆ 10.0.0.1 ┆ 10.0.0. ┆       3 ┆   146 │
-│        ┆          ┆ :40002   ┆ 2:9092  ┆         ┆       │
-└────────┴──────────┴──────────┴─────────┴─────────┴───────┘
+┌─────┬─────┬────────────────┬───────────────┬──────┬──────┐
+│ st… ┆ cl… ┆ client         ┆ broker        ┆ mes… ┆ byt… │
+╞═════╪═════╪════════════════╪═══════════════╪══════╪══════╡
+│ 1   ┆     ┆ 10.0.0.1:40001 ┆ 10.0.0.2:9092 ┆    3 ┆  154 │
+│ 2   ┆     ┆ 10.0.0.1:40002 ┆ 10.0.0.2:9092 ┆    3 ┆  146 │
+└─────┴─────┴────────────────┴───────────────┴──────┴──────┘
 "#;
 
     /// Past the exact window the histogram's percentiles print as the exact ones do.

@@ -169,10 +169,170 @@ fn children(
     Ok(())
 }
 
-/// Writes the whole tree of `root`.
+/// Writes the whole tree of `root` (the compact one with `style.brief`).
 pub fn write(out: &mut impl Write, root: &Node, frame: &[u8], style: Style) -> io::Result<()> {
+    if style.brief {
+        return brief::write(out, root, frame, style);
+    }
     write_line(out, "", "", root, frame, style)?;
     children(out, root, frame, style, &mut String::new())
+}
+
+/// `-V --brief`: the same tree, compact. No descriptions; no length prefixes (an array's
+/// count, a string's length annotation, the frame's size, a record's key and value lengths:
+/// the values they measure are shown); no tagged-field count when there is no tagged field; an
+/// element's type when it only repeats its name; no `= struct`. A line is at most
+/// `BRIEF_WIDTH` columns: a value too long for its line is cut with an ellipsis (unless
+/// `--wide`), so a line is longer only where its name and place in the tree alone are.
+pub mod brief {
+    use super::{Span, Style};
+    use crate::kafka::{Node, NodeKind, Region, Value};
+    use crate::render::value;
+    use owo_colors::OwoColorize;
+    use std::io::{self, Write};
+    use unicode_width::UnicodeWidthStr;
+
+    /// The width a brief tree fits.
+    pub const BRIEF_WIDTH: usize = 100;
+
+    /// A value is cut to no fewer columns than this, however deep its line.
+    const MIN_VALUE: usize = 12;
+
+    /// Record and batch fields that only give the length of the field after them.
+    const RECORD_LENGTHS: &[&str] = &[
+        "length",
+        "batchLength",
+        "keyLength",
+        "valueLength",
+        "headerKeyLength",
+        "headerValueLength",
+        "messageSize",
+    ];
+
+    /// Whether `n` (and what is under it) has a line in the brief tree.
+    pub fn shown(n: &Node) -> bool {
+        let record = matches!(n.region, Region::Record | Region::RecordBatch);
+        let empty_tags = n.kind == NodeKind::TagCount
+            && matches!(n.value, Value::Int(0))
+            && n.children.is_empty();
+        !(n.kind == NodeKind::Length
+            || empty_tags
+            || (n.region == Region::Frame && n.kind == NodeKind::Group)
+            || (record && n.kind == NodeKind::Field && RECORD_LENGTHS.contains(&&*n.name)))
+    }
+
+    /// The line of `n` after a drawing `lead_width` columns wide: name, type, value, span.
+    pub fn line(n: &Node, frame: &[u8], style: Style, lead_width: usize) -> String {
+        let (head, value, span) = pieces(n, frame, style, lead_width);
+        match value {
+            Some(v) => format!("{head} = {v} {span}"),
+            None => format!("{head} {span}"),
+        }
+    }
+
+    /// Name and type; the value, cut to what the line has room for; the span.
+    fn pieces(
+        n: &Node,
+        frame: &[u8],
+        style: Style,
+        lead_width: usize,
+    ) -> (String, Option<String>, String) {
+        let mut head = n.display_name().into_owned();
+        let span = Span(n).to_string();
+        let value = match n.value {
+            Value::Struct => None,
+            _ => value::text_brief(n, frame, style.wide, style.max_value),
+        };
+        // The line's width with this head and a value this wide (with its " = "), the space
+        // before the span counted.
+        let width = |head: &str, value: usize| lead_width + head.width() + value + 1 + span.width();
+        let value_width = value.as_ref().map_or(0, |v| v.width() + 3);
+        let repeats = n.index.is_some() && n.ty == n.name;
+        let with_type = format!("{head} {}", n.ty);
+        // When the line is too long the type goes first: it says least of what is left.
+        let fits = style.wide || width(&with_type, value_width) <= BRIEF_WIDTH;
+        if !n.ty.is_empty() && !repeats && fits {
+            head = with_type;
+        }
+        let value = value.map(|v| {
+            if style.wide {
+                return v;
+            }
+            let room = BRIEF_WIDTH.saturating_sub(width(&head, 3));
+            cut(&v, room.max(MIN_VALUE))
+        });
+        (head, value, span)
+    }
+
+    /// `v` in at most `room` columns, its end replaced by an ellipsis when it is cut.
+    fn cut(v: &str, room: usize) -> String {
+        if v.width() <= room {
+            return v.to_string();
+        }
+        let mut out = String::new();
+        for c in v.chars() {
+            if out.width() + c.to_string().width() + 1 > room {
+                break;
+            }
+            out.push(c);
+        }
+        out.push('…');
+        out
+    }
+
+    fn write_line(
+        out: &mut impl Write,
+        lead: &str,
+        branch: &str,
+        n: &Node,
+        frame: &[u8],
+        style: Style,
+    ) -> io::Result<()> {
+        let drawing = lead.width() + branch.width();
+        if !style.color {
+            return writeln!(out, "{lead}{branch}{}", line(n, frame, style, drawing));
+        }
+        if n.kind == NodeKind::Error {
+            let l = line(n, frame, style, drawing);
+            return writeln!(out, "{lead}{branch}{}", l.red().bold());
+        }
+        let (head, value, span) = pieces(n, frame, style, drawing);
+        let value = value.map(|v| format!(" = {v}")).unwrap_or_default();
+        writeln!(
+            out,
+            "{}{}{}{value} {}",
+            lead.bright_black(),
+            branch.bright_black(),
+            head.bold(),
+            span.bright_black()
+        )
+    }
+
+    fn children(
+        out: &mut impl Write,
+        n: &Node,
+        frame: &[u8],
+        style: Style,
+        lead: &mut String,
+    ) -> io::Result<()> {
+        let kids: Vec<&Node> = n.children.iter().filter(|c| shown(c)).collect();
+        let count = kids.len();
+        for (i, c) in kids.into_iter().enumerate() {
+            let last = i + 1 == count;
+            write_line(out, lead, "+-- ", c, frame, style)?;
+            let keep = lead.len();
+            lead.push_str(if last { "    " } else { "|   " });
+            children(out, c, frame, style, lead)?;
+            lead.truncate(keep);
+        }
+        Ok(())
+    }
+
+    /// Writes the brief tree of `root`.
+    pub fn write(out: &mut impl Write, root: &Node, frame: &[u8], style: Style) -> io::Result<()> {
+        write_line(out, "", "", root, frame, style)?;
+        children(out, root, frame, style, &mut String::new())
+    }
 }
 
 #[cfg(test)]
@@ -382,6 +542,68 @@ MetadataRequest message v13 [0x0000, 37B]
             tree_text(&e, &[], Style::default()),
             "error = truncated [0x0005, 0B]\n"
         );
+    }
+
+    fn brief() -> Style {
+        Style {
+            brief: true,
+            ..Style::default()
+        }
+    }
+
+    /// The brief tree of the Metadata v13 request vector: no descriptions, no frame size, no
+    /// array length, no empty tagged-field counts, no length annotation, no `= struct`, and
+    /// the element's type not repeated.
+    #[test]
+    fn the_brief_tree_of_a_spec_vector() {
+        let (frame, msg) = test_frames::metadata_request();
+        assert_eq!(
+            tree_text(&msg.root, &frame, brief()),
+            "\
+MetadataRequest message v13 [0x0000, 37B]
++-- RequestHeader v2 [0x0004, 11B]
+|   +-- request_api_key int16 = 3 (Metadata) [0x0004, 2B]
+|   +-- request_api_version int16 = 13 [0x0006, 2B]
+|   +-- correlation_id int32 = 0 [0x0008, 4B]
+|   +-- client_id nullable_string = \"\" [0x000c, 2B]
++-- MetadataRequest struct [0x000f, 22B]
+    +-- Topics []MetadataRequestTopic = 1 element [0x000f, 19B]
+    |   +-- MetadataRequestTopic[0] [0x0010, 18B]
+    |       +-- TopicId uuid = 00000000-0000-0000-0000-000000000000 [0x0010, 16B]
+    |       +-- Name string = \"\" [0x0020, 1B]
+    +-- AllowAutoTopicCreation bool = false [0x0022, 1B]
+    +-- IncludeTopicAuthorizedOperations bool = false [0x0023, 1B]
+"
+        );
+    }
+
+    /// A line too long for 100 columns first loses its type, then its value is cut with an
+    /// ellipsis to what the line has room for; `--wide` keeps both whole.
+    #[test]
+    fn brief_lines_fit_100_columns() {
+        let long = format!("\"{}\"", "x".repeat(120));
+        let mut n = node("Name", "string", 0x10, 122, Value::Text(long.clone()));
+        n.desc = "the name".into();
+        let line = brief::line(&n, &[], brief(), 12);
+        assert_eq!(line.chars().count() + 12, 100, "{line}");
+        assert!(line.starts_with("Name = \"xxx"), "{line}");
+        assert!(line.ends_with("x… [0x0010, 122B]"), "{line}");
+        let short = node("Name", "string", 0x10, 5, Value::Text("\"abc\"".into()));
+        assert_eq!(
+            brief::line(&short, &[], brief(), 12),
+            "Name string = \"abc\" [0x0010, 5B]"
+        );
+        let wide = Style {
+            wide: true,
+            ..brief()
+        };
+        assert_eq!(
+            brief::line(&n, &[], wide, 12),
+            format!("Name string = {long} [0x0010, 122B]")
+        );
+        // However deep, a value keeps at least 12 columns.
+        let line = brief::line(&n, &[], brief(), 96);
+        assert!(line.starts_with("Name = \"xxxxxxxxxx… "), "{line}");
     }
 
     #[test]

@@ -62,6 +62,30 @@ pub fn text(n: &Node, frame: &[u8], wide: bool) -> Option<String> {
 
 /// [`text`] with record keys and values cut at `max_value` bytes (unless `wide`).
 pub fn text_limited(n: &Node, frame: &[u8], wide: bool, max_value: usize) -> Option<String> {
+    let mut v = bare(n, frame, wide, max_value)?;
+    if let Some(e) = n.enc.text() {
+        v.push(' ');
+        v.push_str(&e);
+    }
+    if let Some(t) = note_text(&n.note) {
+        v.push(' ');
+        v.push_str(&t);
+    }
+    Some(v)
+}
+
+/// [`text_limited`] without the length encoding (`-V --brief` shows no length prefixes).
+pub fn text_brief(n: &Node, frame: &[u8], wide: bool, max_value: usize) -> Option<String> {
+    let mut v = bare(n, frame, wide, max_value)?;
+    if let Some(t) = note_text(&n.note) {
+        v.push(' ');
+        v.push_str(&t);
+    }
+    Some(v)
+}
+
+/// The value itself, without its length encoding or note.
+fn bare(n: &Node, frame: &[u8], wide: bool, max_value: usize) -> Option<String> {
     let v = match &n.value {
         Value::None => return None,
         Value::Int(i) => i.to_string(),
@@ -96,15 +120,6 @@ pub fn text_limited(n: &Node, frame: &[u8], wide: bool, max_value: usize) -> Opt
         Value::Array(n) => format!("{n} elements"),
         Value::Text(t) => t.clone(),
     };
-    let mut v = v;
-    if let Some(e) = n.enc.text() {
-        v.push(' ');
-        v.push_str(&e);
-    }
-    if let Some(t) = note_text(&n.note) {
-        v.push(' ');
-        v.push_str(&t);
-    }
     Some(v)
 }
 

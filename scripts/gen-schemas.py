@@ -14,6 +14,9 @@ for the two headers (RequestHeader, ResponseHeader: "type": "header", no apiKey)
 
 Fields named in schema-src/content.json get a "content" key of ours: "sasl" (the bytes are a
 SASL message, split into parts) or "secret" (masked in output unless secrets are asked for).
+Integer fields named in schema-src/enums.json get an "enum" key: the name of the enumeration
+(src/kafka/names.rs) whose names their values have. An entry of either file that names no
+field of any table is an error.
 
 Kept: apiKey (not in headers), type, name, validVersions, flexibleVersions, and for each field name, type,
 versions, nullableVersions, taggedVersions, tag, ignorable, default, entityType, mapKey,
@@ -104,33 +107,57 @@ def parse_versions(v):
     return (int(v), int(v))
 
 
-def clean_fields(fields, descs, prefix, content=None):
+class Ours:
+    """Our own keys for one message's fields (schema-src/content.json, enums.json), by field
+    path, and the paths that found their field, so that one naming no field is reported."""
+
+    def __init__(self, name, content_all, enums_all):
+        self.name = name
+        self.content = content_all.get(name, {})
+        self.enums = enums_all.get(name, {})
+        self.used = set()
+
+    def apply(self, path, f, g):
+        if path in self.content:
+            g["content"] = self.content[path]
+            self.used.add(("content", path))
+        if path in self.enums:
+            if f["type"] not in INT_TYPES:
+                sys.exit(f"enums.json: {self.name}: {path} is {f['type']}, not an integer")
+            g["enum"] = self.enums[path]
+            self.used.add(("enum", path))
+
+
+INT_TYPES = {"int8", "int16", "int32", "int64", "uint16", "uint32"}
+
+
+def clean_fields(fields, descs, prefix, ours=None):
     out = []
     for f in fields:
         g = {k: f[k] for k in FIELD_KEYS if k in f}
         path = prefix + f["name"]
         if path in descs:
             g["about"] = descs[path]
-        if content and path in content:
-            g["content"] = content[path]
+        if ours:
+            ours.apply(path, f, g)
         if "fields" in f:
-            g["fields"] = clean_fields(f["fields"], descs, path + ".", content)
+            g["fields"] = clean_fields(f["fields"], descs, path + ".", ours)
         out.append(g)
     return out
 
 
-def clean_spec(d, descs, valid=None, content=None):
+def clean_spec(d, descs, valid=None, ours=None):
     o = {"apiKey": d["apiKey"]} if "apiKey" in d else {}
     o.update({"type": d["type"], "name": d["name"],
               "validVersions": valid or d["validVersions"],
               "flexibleVersions": d.get("flexibleVersions", "none")})
     if d.get("latestVersionUnstable"):
         o["latestVersionUnstable"] = True
-    o["fields"] = clean_fields(d.get("fields", []), descs, "", content)
+    o["fields"] = clean_fields(d.get("fields", []), descs, "", ours)
     if d.get("commonStructs"):
         o["commonStructs"] = [
             {"name": s["name"], "versions": s.get("versions", "0+"),
-             "fields": clean_fields(s["fields"], descs, s["name"] + ".")}
+             "fields": clean_fields(s["fields"], descs, s["name"] + ".", ours)}
             for s in d["commonStructs"]]
     return o
 
@@ -236,6 +263,18 @@ def missing_descriptions(files, apis, descs_all):
     return missing, stray, long, unknown
 
 
+def stray_ours(ours_of, content_all, enums_all):
+    """"Message: path" of every content.json or enums.json entry that found no field."""
+    out = []
+    for what, table in (("content", content_all), ("enum", enums_all)):
+        for msg, paths in table.items():
+            if msg.startswith("_"):
+                continue
+            used = ours_of[msg].used if msg in ours_of else set()
+            out.extend(f"{what} {msg}: {p}" for p in paths if (what, p) not in used)
+    return out
+
+
 HEADERS = "headers/"
 
 
@@ -258,6 +297,7 @@ def main():
     ap.add_argument("--out", default="schema")
     ap.add_argument("--descriptions", default="schema-src/descriptions.json")
     ap.add_argument("--content", default="schema-src/content.json")
+    ap.add_argument("--enums", default="schema-src/enums.json")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--require-descriptions", default="", metavar="API,API,...",
                     help="fail when a field of these APIs (e.g. Produce,Fetch) has no description")
@@ -266,32 +306,43 @@ def main():
 
     descs_all = json.load(open(a.descriptions, encoding="utf-8"))
     content_all = json.load(open(a.content, encoding="utf-8"))
+    enums_all = json.load(open(a.enums, encoding="utf-8"))
     skip = set()
     for part in filter(None, a.skip_keys.split(",")):
         lo, _, hi = part.partition("-")
         skip.update(range(int(lo), int(hi or lo) + 1))
     files = {}
+    ours_of = {}
+
+    def table(d, legacy=False, valid=None):
+        name = d["name"]
+        ours = ours_of.setdefault(name, Ours(name, content_all, enums_all))
+        files[table_path(d, legacy)] = render(clean_spec(d, descs_all.get(name, {}), valid, ours))
+
     new_src = Source(a.new)
     legacy_src = Source(a.legacy) if a.legacy else None
     new = {n: d for n, d in messages(new_src).items() if d.get("apiKey") not in skip}
     for name, d in new.items():
-        files[table_path(d)] = render(clean_spec(d, descs_all.get(name, {}), content=content_all.get(name)))
+        table(d)
     if a.legacy:
         for name, d in messages(legacy_src).items():
             if d.get("apiKey") in skip:
                 continue
             if name not in new:
                 # An API a newer Kafka removed altogether (LeaderAndIsr, ControlledShutdown...).
-                files[table_path(d, legacy=True)] = render(clean_spec(d, descs_all.get(name, {}), content=content_all.get(name)))
+                table(d, legacy=True)
                 continue
             old = parse_versions(d["validVersions"])
             cur = parse_versions(new[name]["validVersions"])
             if old and cur is None:
                 # Still listed, with no valid version left: all its versions are legacy.
-                files[table_path(d, legacy=True)] = render(clean_spec(d, descs_all.get(name, {}), content=content_all.get(name)))
+                table(d, legacy=True)
             elif old and cur and old[0] < cur[0]:
                 valid = f"{old[0]}-{cur[0] - 1}" if cur[0] - 1 > old[0] else f"{old[0]}"
-                files[table_path(d, legacy=True)] = render(clean_spec(d, descs_all.get(name, {}), valid, content_all.get(name)))
+                table(d, legacy=True, valid=valid)
+    stray_keys = stray_ours(ours_of, content_all, enums_all)
+    for m in stray_keys:
+        print(f"key for no field: {m}", file=sys.stderr)
 
     def manifest(what, rels, strip=""):
         lines = [f"# kdissect {what}, written by scripts/gen-schemas.py; do not edit by hand.",
@@ -322,6 +373,7 @@ def main():
         desc_problems = len(unknown) + len(missing) + len(stray)
         print(f"descriptions of {len(required)} APIs checked: {len(missing)} missing, "
               f"{len(stray)} naming no field, {len(long)} over {DESC_MAX} characters")
+    desc_problems += len(stray_keys)
 
     if a.check:
         bad = 0

@@ -1082,10 +1082,13 @@ fn enc(l: Length) -> Enc {
     }
 }
 
-/// Adds the names behind numbers: error codes, API keys, authorized-operation bits.
+/// Adds the names behind numbers: enumerations, error codes, API keys, authorized-operation
+/// bits.
 fn annotate(f: &FieldSpec, n: &mut Node) {
     let Value::Int(v) = n.value else { return };
-    if f.ty == FieldType::Int16 && f.name.ends_with("ErrorCode") && v != 0 {
+    if let Some(e) = f.enumeration {
+        n.note = Note::of_enum(e, v);
+    } else if f.ty == FieldType::Int16 && f.name.ends_with("ErrorCode") && v != 0 {
         n.note = Note::Error(ErrorCode(v as i16));
     } else if f.ty == FieldType::Int16 && f.name == "ApiKey" {
         n.note = Note::Api(ApiKey(v as i16));

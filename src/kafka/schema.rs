@@ -160,6 +160,9 @@ struct RawField {
     about: String,
     #[serde(default)]
     content: Content,
+    /// The enumeration naming the field's values (kdissect's key, from schema-src/enums.json).
+    #[serde(default, rename = "enum")]
+    enumeration: Option<String>,
     #[serde(default)]
     flexible_versions: Option<Versions>,
     #[serde(default)]
@@ -233,6 +236,8 @@ pub struct FieldSpec {
     pub about: String,
     /// What the bytes hold, for fields that carry SASL messages or secrets.
     pub content: Content,
+    /// The names of the field's values, for integers that are enumerations.
+    pub enumeration: Option<&'static super::names::Enum>,
     /// The field's own flexible versions where its spec sets them: `none` keeps the old
     /// (int16 or int32) length prefix even in flexible versions, as the request header's
     /// ClientId does. `None` follows the message's flexible versions.
@@ -324,6 +329,13 @@ fn convert_fields(
                 serde_json::Value::String(s) => s.clone(),
                 other => other.to_string(),
             });
+            let enumeration = match &f.enumeration {
+                Some(e) => Some(
+                    super::names::enumeration(e)
+                        .ok_or_else(|| format!("field {}: unknown enumeration {e}", f.name))?,
+                ),
+                None => None,
+            };
             let type_name = ty.display();
             let elem_name = match &ty {
                 FieldType::Array(inner) => inner.display(),
@@ -344,6 +356,7 @@ fn convert_fields(
                 map_key: f.map_key,
                 about: f.about.clone(),
                 content: f.content,
+                enumeration,
                 flexible_versions: f.flexible_versions,
                 fields,
             })

@@ -175,6 +175,7 @@ fn put_fields(w: &mut Vec<u8>, n: &Node, frame: &[u8], spans: bool) {
                 Some(inner) if inner.kind != NodeKind::Raw => {
                     put_key(w, &mut first, &c.name);
                     put_value(w, inner, frame, spans);
+                    put_field_extras(w, &mut first, inner);
                 }
                 Some(_) => unknown.push(c),
                 None => {}
@@ -225,7 +226,8 @@ fn put_repeated_groups(
 }
 
 /// Keys that follow a field: `<name>_omitted`, the elements an array past --max-elements left
-/// out, and `<name>_name`, the name an earlier message gave a topic id.
+/// out, and `<name>_name`, the name an earlier message gave a topic id or the name of an
+/// enumeration's value (null for a value the enumeration lacks).
 fn put_field_extras(w: &mut Vec<u8>, first: &mut bool, c: &Node) {
     if c.children
         .iter()
@@ -243,9 +245,19 @@ fn put_field_extras(w: &mut Vec<u8>, first: &mut bool, c: &Node) {
         put_key(w, first, &format!("{}_omitted", c.name));
         put_int(w, total.saturating_sub(kept) as i64);
     }
-    if let (Value::Uuid(_), Note::TopicName(name)) = (&c.value, &c.note) {
-        put_key(w, first, &format!("{}_name", c.name));
-        put_str(w, name);
+    match (&c.value, &c.note) {
+        (Value::Uuid(_), Note::TopicName(name)) => {
+            put_key(w, first, &format!("{}_name", c.name));
+            put_str(w, name);
+        }
+        (Value::Int(_), Note::Enum { name, .. }) => {
+            put_key(w, first, &format!("{}_name", c.name));
+            match name {
+                Some(n) => put_str(w, n),
+                None => w.extend_from_slice(b"null"),
+            }
+        }
+        _ => {}
     }
 }
 

@@ -177,6 +177,11 @@ pub fn note_text(note: &Note) -> Option<String> {
         Note::ControlType(0) => "(control: ABORT marker)".into(),
         Note::ControlType(1) => "(control: COMMIT marker)".into(),
         Note::ControlType(t) => format!("(control type {t})"),
+        Note::Enum { name: Some(n), .. } => format!("({n})"),
+        Note::Enum {
+            enumeration,
+            name: None,
+        } => format!("(unknown {})", enumeration.name),
     })
 }
 

@@ -167,23 +167,35 @@ class Source:
     checkout), or a kafka-clients jar from Maven Central, which carries the same files under
     common/message/ and names its release and commit in kafka/kafka-version.properties."""
 
-    def __init__(self, path):
+    def __init__(self, path, folder="common/message/", artifact="kafka-clients",
+                 repo_path="clients/src/main/resources/common/message", release_of=None):
         self.path = path
+        self.folder = folder
+        self.artifact = artifact
+        self.repo_path = repo_path
         self.version = self.commit = None
         self.sha256 = None
         if path.endswith(".jar"):
             with open(path, "rb") as f:
                 self.sha256 = hashlib.sha256(f.read()).hexdigest()
             self.jar = zipfile.ZipFile(path)
-            props = self.jar.read("kafka/kafka-version.properties").decode()
-            kv = dict(line.split("=", 1) for line in props.splitlines() if "=" in line)
-            self.version, self.commit = kv.get("version"), kv.get("commitId")
+            if "kafka/kafka-version.properties" in self.jar.namelist():
+                props = self.jar.read("kafka/kafka-version.properties").decode()
+                kv = dict(line.split("=", 1) for line in props.splitlines() if "=" in line)
+                self.version, self.commit = kv.get("version"), kv.get("commitId")
+            elif release_of is not None:
+                # kafka-metadata names no release: its file name does, and the commit is that
+                # of the kafka-clients jar of the same release.
+                m = re.search(r"-(\d+\.\d+\.\d+)\.jar$", path)
+                if not m or m.group(1) != release_of.version:
+                    sys.exit(f"{path}: not the release of {release_of.path} ({release_of.version})")
+                self.version, self.commit = release_of.version, release_of.commit
         else:
             self.jar = None
 
     def files(self):
         if self.jar:
-            names = [n for n in self.jar.namelist() if n.startswith("common/message/")]
+            names = [n for n in self.jar.namelist() if n.startswith(self.folder) and n.endswith(".json")]
             return [(os.path.basename(n), self.jar.read(n).decode("utf-8")) for n in sorted(names)]
         return [(fn, open(os.path.join(self.path, fn), encoding="utf-8").read())
                 for fn in sorted(os.listdir(self.path))]
@@ -194,8 +206,8 @@ class Source:
             return given
         if self.version and self.commit:
             return (f"repository=https://github.com/apache/kafka tag={self.version} "
-                    f"commit={self.commit} path=clients/src/main/resources/common/message "
-                    f"via=org.apache.kafka:kafka-clients:{self.version} "
+                    f"commit={self.commit} path={self.repo_path} "
+                    f"via=org.apache.kafka:{self.artifact}:{self.version} "
                     f"jar-sha256={self.sha256}")
         return self.path
 
@@ -216,6 +228,18 @@ def messages(source):
         if not is_message(d):
             continue
         out[d["name"]] = d
+    return out
+
+
+def typed(source, kind):
+    """The specs of one `"type"` in a folder: "data" (embedded messages such as
+    DefaultPrincipalData and the control records' keys and values) or "metadata" (the records
+    of the KRaft metadata log), by name."""
+    out = {}
+    for fn, text in source.files():
+        d = loose_bools(json.loads(strip_comments(text)))
+        if d.get("type") == kind:
+            out[d["name"]] = d
     return out
 
 
@@ -276,12 +300,15 @@ def stray_ours(ours_of, content_all, enums_all):
 
 
 HEADERS = "headers/"
+DATA = "data/"
+METADATA = "metadata/"
 
 
 def table_path(d, legacy=False):
     """Where a table goes under the output folder: headers apart from the message bodies, so
     that every file of schema/ and schema/legacy/ is one direction of one API."""
-    return (HEADERS if d["type"] == "header" else "") + ("legacy/" if legacy else "") + f"{d['name']}.json"
+    folder = {"header": HEADERS, "data": DATA, "metadata": METADATA}.get(d["type"], "")
+    return folder + ("legacy/" if legacy else "") + f"{d['name']}.json"
 
 
 def render(obj):
@@ -292,6 +319,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--new", required=True)
     ap.add_argument("--legacy")
+    ap.add_argument("--metadata", help="kafka-metadata jar (or metadata/src/main/resources/common/metadata)")
+    ap.add_argument("--metadata-label", default="")
     ap.add_argument("--new-label", default="")
     ap.add_argument("--legacy-label", default="")
     ap.add_argument("--out", default="schema")
@@ -340,23 +369,41 @@ def main():
             elif old and cur and old[0] < cur[0]:
                 valid = f"{old[0]}-{cur[0] - 1}" if cur[0] - 1 > old[0] else f"{old[0]}"
                 table(d, legacy=True, valid=valid)
+    # The embedded messages (type "data") of the current release, and the metadata records.
+    for name, d in typed(new_src, "data").items():
+        table(d)
+    meta_src = None
+    if a.metadata:
+        meta_src = Source(a.metadata, "common/metadata/", "kafka-metadata",
+                          "metadata/src/main/resources/common/metadata", new_src)
+        for name, d in typed(meta_src, "metadata").items():
+            table(d)
     stray_keys = stray_ours(ours_of, content_all, enums_all)
     for m in stray_keys:
         print(f"key for no field: {m}", file=sys.stderr)
 
-    def manifest(what, rels, strip=""):
+    def manifest(what, rels, strip="", src=None, label=""):
+        src = src or new_src
         lines = [f"# kdissect {what}, written by scripts/gen-schemas.py; do not edit by hand.",
-                 f"# current: {new_src.label(a.new_label)}"]
-        if a.legacy:
+                 f"# current: {src.label(label or a.new_label)}"]
+        if a.legacy and src is new_src and strip in ("", HEADERS):
             lines.append(f"# legacy: {legacy_src.label(a.legacy_label)}")
         for rel in sorted(rels):
             lines.append(f"{hashlib.sha256(files[rel].encode()).hexdigest()}  {rel[len(strip):]}")
         return "\n".join(lines) + "\n"
 
+    folders = (HEADERS, DATA, METADATA)
     headers = [rel for rel in files if rel.startswith(HEADERS)]
-    bodies = [rel for rel in files if not rel.startswith(HEADERS)]
+    data = [rel for rel in files if rel.startswith(DATA)]
+    records = [rel for rel in files if rel.startswith(METADATA)]
+    bodies = [rel for rel in files if not rel.startswith(folders)]
     files["MANIFEST.txt"] = manifest("message tables", bodies)
     files[HEADERS + "MANIFEST.txt"] = manifest("header tables", headers, HEADERS)
+    files[DATA + "MANIFEST.txt"] = manifest("embedded data tables", data, DATA)
+    if meta_src:
+        files[METADATA + "MANIFEST.txt"] = manifest("metadata record tables", records, METADATA,
+                                                    meta_src, a.metadata_label)
+    manifests = sum(1 for rel in files if rel.endswith("MANIFEST.txt"))
 
     required = [x.strip() for x in a.require_descriptions.split(",") if x.strip()]
     desc_problems = 0
@@ -383,9 +430,9 @@ def main():
             if not rel.endswith("MANIFEST.txt") and cur != text:
                 print(f"differs: {p}")
                 bad += 1
-        print(f"{len(files) - 2} tables checked, {bad} differ")
+        print(f"{len(files) - manifests} tables checked, {bad} differ")
         return 1 if bad or desc_problems else 0
-    for sub in ("", "legacy", HEADERS, HEADERS + "legacy"):
+    for sub in ("", "legacy", HEADERS, HEADERS + "legacy", DATA) + ((METADATA,) if meta_src else ()):
         d = os.path.join(a.out, sub)
         os.makedirs(d, exist_ok=True)
         for rel in os.listdir(d):
@@ -394,7 +441,7 @@ def main():
     for rel, text in files.items():
         with open(os.path.join(a.out, rel), "w", encoding="utf-8") as f:
             f.write(text)
-    print(f"wrote {len(files) - 2} tables to {a.out}/")
+    print(f"wrote {len(files) - manifests} tables to {a.out}/")
     return 1 if desc_problems else 0
 
 

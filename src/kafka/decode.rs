@@ -142,13 +142,13 @@ enum Seg {
 }
 
 pub(crate) struct Decoder<'a> {
-    buf: &'a [u8],
+    pub(super) buf: &'a [u8],
     pub(crate) pos: usize,
-    end: usize,
-    version: i16,
-    flexible: bool,
+    pub(super) end: usize,
+    pub(super) version: i16,
+    pub(super) flexible: bool,
     pub(crate) region: Region,
-    opts: DecodeOptions,
+    pub(super) opts: DecodeOptions,
     /// Where decoding is, for error messages: field names and element indexes (no allocation
     /// per field; the text is made only when needed).
     path: Vec<Seg>,
@@ -157,26 +157,38 @@ pub(crate) struct Decoder<'a> {
     /// Records and record-batch bytes met so far.
     pub(crate) records: (i64, usize),
     /// Struct and array nesting below the message body.
-    level: usize,
+    pub(super) level: usize,
     /// Decoding into a scratch list that is thrown away: string values need not be copied.
-    discard: bool,
+    pub(super) discard: bool,
     pub(crate) diagnoses: Vec<Diagnosis>,
     /// Decompressed byte sources handed out so far in this message.
-    next_source: u16,
+    pub(super) next_source: u16,
     /// Spans of the buffer that hold secrets (passwords, tokens), for renderers to mask.
     pub(crate) secrets: Vec<(usize, usize)>,
     /// The SASL message met in a field that carries one.
     pub(crate) sasl: Option<super::sasl::SaslFact>,
     /// The message being decoded: (API key, direction).
-    message: Option<(i16, super::schema::Direction)>,
+    pub(super) message: Option<(i16, super::schema::Direction)>,
     /// What the message has used of its budgets: decompressed bytes, diagnoses past the
     /// bound, nodes kept in its arrays and record batches.
     pub(crate) spent: super::records::Spent,
+    /// Messages embedded in the one being decoded, around the current position (0 at the top).
+    pub(super) depth: u8,
+    /// For a response: the API and version of the request its paired request embedded
+    /// (Envelope), to decode the response embedded in it.
+    pub(crate) embedded_api: Option<(i16, i16)>,
+    /// The request or response embedded in the message, once decoded.
+    pub(crate) embedded: Option<super::embed::EmbeddedMessage>,
+    /// The topic the fields being decoded are about (the last topic name or id met in the
+    /// structs around), for records whose layout depends on their topic.
+    pub(super) topic_layout: Option<&'static super::schema::Layout>,
+    /// Record types met in record values that have a layout (metadata records), counted.
+    pub(crate) record_types: Vec<(&'static str, u32)>,
 }
 
 type R<T> = Result<T, DecodeError>;
 
-fn leaf(
+pub(super) fn leaf(
     name: impl Into<Cow<'static, str>>,
     ty: &'static str,
     offset: usize,
@@ -219,6 +231,11 @@ impl<'a> Decoder<'a> {
             sasl: None,
             message: None,
             spent: Default::default(),
+            depth: 0,
+            embedded_api: None,
+            embedded: None,
+            topic_layout: None,
+            record_types: Vec::new(),
         }
     }
 
@@ -226,7 +243,7 @@ impl<'a> Decoder<'a> {
         self.end.saturating_sub(self.pos)
     }
 
-    fn path_string(&self) -> String {
+    pub(super) fn path_string(&self) -> String {
         let mut s = String::new();
         for p in &self.path {
             match p {
@@ -256,11 +273,11 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    fn err(&self, offset: usize, reason: impl Into<String>) -> DecodeError {
+    pub(super) fn err(&self, offset: usize, reason: impl Into<String>) -> DecodeError {
         self.stop(ReadError::malformed(offset, reason))
     }
 
-    fn diag(&mut self, kind: ProblemKind, offset: usize, message: impl Into<String>) {
+    pub(super) fn diag(&mut self, kind: ProblemKind, offset: usize, message: impl Into<String>) {
         if self.diagnoses.len() >= super::records::MAX_DIAGNOSES {
             self.spent.dropped_diagnoses += 1;
             return;
@@ -280,7 +297,7 @@ impl<'a> Decoder<'a> {
 
     /// Runs one read on the cursor at the decoder's position and moves the decoder to where
     /// the read left it; a failed read stops the message at the field being decoded.
-    fn read<T>(&mut self, f: impl FnOnce(&mut Cursor<'a>) -> cursor::Res<T>) -> R<T> {
+    pub(super) fn read<T>(&mut self, f: impl FnOnce(&mut Cursor<'a>) -> cursor::Res<T>) -> R<T> {
         let mut c = Cursor::new(self.buf, self.pos, self.end);
         let r = f(&mut c);
         self.pos = c.pos;
@@ -318,7 +335,10 @@ impl<'a> Decoder<'a> {
         self.flexible = spec.is_flexible(version);
         self.opts = opts;
         self.message = Some((spec.api_key, spec.direction));
-        self.spent.decompress_left = opts.max_decompressed;
+        // An embedded message shares the budget of the one that carries it.
+        if self.depth == 0 {
+            self.spent.decompress_left = opts.max_decompressed;
+        }
         let mut body = Node::new(
             spec.name.as_str(),
             "struct",
@@ -333,7 +353,7 @@ impl<'a> Decoder<'a> {
         (body, res.err())
     }
 
-    fn fields(&mut self, fields: &'static [FieldSpec], out: &mut Vec<Node>) -> R<()> {
+    pub(super) fn fields(&mut self, fields: &'static [FieldSpec], out: &mut Vec<Node>) -> R<()> {
         for f in fields {
             if !f.versions.contains(self.version) {
                 continue;
@@ -563,8 +583,11 @@ impl<'a> Decoder<'a> {
     ) -> R<()> {
         let node = match ty {
             FieldType::String => self.string(name, nullable)?,
-            FieldType::Bytes => match spec.map_or(Content::Plain, |f| f.content) {
+            FieldType::Bytes => match spec.map_or(&Content::Plain, |f| &f.content) {
                 Content::Plain => self.bytes(name, nullable)?,
+                Content::Embedded(layout) => {
+                    return self.embedded_field(name, nullable, layout, out)
+                }
                 Content::Secret => {
                     let n = self.bytes(name, nullable)?;
                     if let Value::Bytes(Some(span)) = n.value {
@@ -643,7 +666,7 @@ impl<'a> Decoder<'a> {
         Ok(node)
     }
 
-    fn bytes(&mut self, name: Cow<'static, str>, nullable: bool) -> R<Node> {
+    pub(super) fn bytes(&mut self, name: Cow<'static, str>, nullable: bool) -> R<Node> {
         let l = self.length(Prefix::Int32, "bytes")?;
         let value = match l.len {
             None => {
@@ -757,16 +780,25 @@ impl<'a> Decoder<'a> {
             max_records: self.opts.max_elements,
             max_nodes: self.opts.max_nodes,
             records: self.opts.records,
+            values: self.topic_layout,
         };
+        let mut found = super::records::Found::default();
         let (batches, tally) = super::records::decode(
             self.buf,
-            self.pos,
-            self.pos + n,
+            (self.pos, self.pos + n),
             opts,
             &mut self.diagnoses,
             &mut self.next_source,
             &mut self.spent,
+            &mut found,
         );
+        self.secrets.append(&mut found.secrets);
+        for (ty, k) in found.types {
+            match self.record_types.iter_mut().find(|(t, _)| *t == ty) {
+                Some((_, n)) => *n += k,
+                None => self.record_types.push((ty, k)),
+            }
+        }
         if let Some((key, direction)) = self.message {
             if let Some(why) =
                 super::records::batch_format_problem(key, direction, self.version, &tally)
@@ -1074,7 +1106,7 @@ fn tagged_group(head: &TagHead, known: Option<&'static FieldSpec>) -> Node {
 
 /// How a string's or bytes' length was written, for the byte layout. The number came from a
 /// prefix of that width, so the casts keep it whole.
-fn enc(l: Length) -> Enc {
+pub(super) fn enc(l: Length) -> Enc {
     match l.prefix {
         Prefix::Compact => Enc::CompactLen(l.raw as u32),
         Prefix::Int16 => Enc::Int16Len(l.raw as i16),

@@ -5,6 +5,7 @@
 pub(crate) mod codes;
 pub(crate) mod cursor;
 pub(crate) mod decode;
+pub(crate) mod embed;
 pub mod example;
 pub(crate) mod facts;
 pub mod frames;

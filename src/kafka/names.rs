@@ -425,6 +425,20 @@ pub const ENUMS: &[Enum] = &[
             (4, "ZSTD"),
         ],
     ),
+    // The key of a control record (ControlRecordType): a transaction's end, or one of KRaft's
+    // own records in the metadata log.
+    closed(
+        "ControlRecordType",
+        &[
+            (0, "ABORT"),
+            (1, "COMMIT"),
+            (2, "LEADER_CHANGE"),
+            (3, "SNAPSHOT_HEADER"),
+            (4, "SNAPSHOT_FOOTER"),
+            (5, "KRAFT_VERSION"),
+            (6, "KRAFT_VOTERS"),
+        ],
+    ),
     // ListOffsets: a timestamp, or one of these sentinels asking for a special offset.
     Enum {
         name: "OffsetSpec",

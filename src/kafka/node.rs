@@ -121,8 +121,8 @@ pub enum Note {
     TimestampMs(i64),
     /// A record's offset: the batch's base offset plus its delta.
     Offset(i64),
-    /// A control record's key: 0 abort marker, 1 commit marker.
-    ControlType(i16),
+    /// The name of what a number stands for, from the tables (a metadata record's type).
+    Named(&'static str),
     /// A value of an enumeration, with its name (`None`: a value the enumeration lacks).
     Enum {
         enumeration: &'static super::names::Enum,

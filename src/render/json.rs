@@ -71,11 +71,13 @@ fn put_int(w: &mut Vec<u8>, i: i64) {
     let _ = write!(w, "{i}");
 }
 
-/// A record key or value: the text when it is UTF-8, else `{"hex": "..."}`.
+/// A record key, value or header value: a string when the bytes are text by the rule every
+/// view applies (`value::as_text`: UTF-8 with no control character but tab and newline), else
+/// `{"hex": "..."}`. Bytes that are not text are never a string.
 fn put_payload(w: &mut Vec<u8>, b: &[u8]) {
-    match std::str::from_utf8(b) {
-        Ok(s) => put_str(w, s),
-        Err(_) => {
+    match super::value::as_text(b) {
+        Some(s) => put_str(w, s),
+        None => {
             w.extend_from_slice(b"{\"hex\":\"");
             w.extend_from_slice(hex::encode(b).as_bytes());
             w.extend_from_slice(b"\"}");
@@ -249,6 +251,10 @@ fn put_field_extras(w: &mut Vec<u8>, first: &mut bool, c: &Node) {
         (Value::Uuid(_), Note::TopicName(name)) => {
             put_key(w, first, &format!("{}_name", c.name));
             put_str(w, name);
+        }
+        (Value::Int(_), Note::Named(n)) => {
+            put_key(w, first, &format!("{}_name", c.name));
+            put_str(w, n);
         }
         (Value::Int(_), Note::Enum { name, .. }) => {
             put_key(w, first, &format!("{}_name", c.name));

@@ -11,6 +11,12 @@ for the two headers (RequestHeader, ResponseHeader: "type": "header", no apiKey)
   schema/headers/...          the same for the two headers (RequestHeader v0, which only
                               ControlledShutdown v0 uses, is in schema/headers/legacy/), with
                               their own schema/headers/MANIFEST.txt
+  schema/data/<Name>.json     the messages carried in other messages' bytes ("type": "data":
+                              DefaultPrincipalData, the control records' keys and values...)
+  schema/metadata/<Name>.json the records of the KRaft metadata log ("type": "metadata", their
+                              apiKey the record type), from a kafka-metadata jar (--metadata;
+                              it names no release, so the commit is that of the kafka-clients
+                              jar of the same version)
 
 Fields named in schema-src/content.json get a "content" key of ours: "sasl" (the bytes are a
 SASL message, split into parts) or "secret" (masked in output unless secrets are asked for).
@@ -34,8 +40,9 @@ their release and commit, which go into MANIFEST.txt. The committed tables were 
 
   mvn dependency:copy -Dartifact=org.apache.kafka:kafka-clients:4.4.0 -DoutputDirectory=/tmp/k
   mvn dependency:copy -Dartifact=org.apache.kafka:kafka-clients:3.9.1 -DoutputDirectory=/tmp/k
+  mvn dependency:copy -Dartifact=org.apache.kafka:kafka-metadata:4.4.0 -DoutputDirectory=/tmp/k
   scripts/gen-schemas.py --new /tmp/k/kafka-clients-4.4.0.jar \\
-      --legacy /tmp/k/kafka-clients-3.9.1.jar --out schema
+      --legacy /tmp/k/kafka-clients-3.9.1.jar --metadata /tmp/k/kafka-metadata-4.4.0.jar --out schema
   scripts/gen-schemas.py --check ...   (same arguments: compare instead of writing)
 
 --require-descriptions Produce,Fetch,... (with either form) fails, listing the paths, when a

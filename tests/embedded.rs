@@ -252,3 +252,248 @@ fn children_names(n: &Node) -> Vec<String> {
 fn response(frame: &[u8], key: i16, v: i16) -> Message {
     decode_response(frame, key, v)
 }
+
+// ---------------------------------------------------------------------------------------------
+// The KRaft metadata log (issue 17 item 7)
+
+/// The metadata log's topic id.
+const METADATA_TOPIC: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+const ORDERS_ID: [u8; 16] = [0xaa; 16];
+
+fn uvarint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push((v as u8 & 0x7f) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A metadata record's value as Kafka's serde writes it: frame version 1, type, version, then
+/// `body` (the record, encoded by hand here, independently of kdissect).
+fn metadata_value(record_type: u32, version: u32, body: &[u8]) -> Vec<u8> {
+    let mut v = Vec::new();
+    uvarint(&mut v, 1);
+    uvarint(&mut v, record_type);
+    uvarint(&mut v, version);
+    v.extend_from_slice(body);
+    v
+}
+
+/// TopicRecord v0: a compact string, a uuid, no tagged fields.
+fn topic_record(name: &str, id: [u8; 16]) -> Vec<u8> {
+    let mut b = Vec::new();
+    uvarint(&mut b, name.len() as u32 + 1);
+    b.extend_from_slice(name.as_bytes());
+    b.extend_from_slice(&id);
+    b.push(0);
+    metadata_value(2, 0, &b)
+}
+
+/// PartitionChangeRecord v0 of partition `p`: a new leader and ISR, as tagged fields 0 and 1.
+fn partition_change(p: i32, leader: i32, isr: &[i32]) -> Vec<u8> {
+    let mut b = p.to_be_bytes().to_vec();
+    b.extend_from_slice(&ORDERS_ID);
+    b.push(2); // two tagged fields
+    let mut isr_bytes = Vec::new();
+    uvarint(&mut isr_bytes, isr.len() as u32 + 1);
+    isr.iter()
+        .for_each(|r| isr_bytes.extend_from_slice(&r.to_be_bytes()));
+    b.push(0);
+    uvarint(&mut b, isr_bytes.len() as u32);
+    b.extend_from_slice(&isr_bytes);
+    b.push(1);
+    b.push(4);
+    b.extend_from_slice(&leader.to_be_bytes());
+    metadata_value(5, 0, &b)
+}
+
+/// BrokerRegistrationChangeRecord v1 of broker 2: fenced (tag 0 = 1).
+fn broker_fenced(broker: i32, epoch: i64) -> Vec<u8> {
+    let mut b = broker.to_be_bytes().to_vec();
+    b.extend_from_slice(&epoch.to_be_bytes());
+    b.extend_from_slice(&[1, 0, 1, 1]); // one tagged field: tag 0, size 1, Fenced = 1
+    metadata_value(17, 1, &b)
+}
+
+/// A LeaderChangeMessage control record (type 2), its value encoded by kafka-protocol.
+fn leader_change(leader: i32, voters: &[i32]) -> Record {
+    use kafka_protocol::messages::leader_change_message::Voter;
+    use kafka_protocol::messages::{BrokerId, LeaderChangeMessage};
+    use kafka_protocol::protocol::Encodable;
+    let vs: Vec<Voter> = voters
+        .iter()
+        .map(|v| Voter::default().with_voter_id(*v))
+        .collect();
+    let m = LeaderChangeMessage::default()
+        .with_version(0)
+        .with_leader_id(BrokerId(leader))
+        .with_voters(vs.clone())
+        .with_granting_voters(vs);
+    let mut buf = BytesMut::new();
+    m.encode(&mut buf, 0).expect("leader change");
+    let mut r = record(Some(vec![0, 0, 0, 2]), Some(buf.to_vec()), true, 0);
+    r.transactional = false;
+    r.producer_id = -1;
+    r.producer_epoch = -1;
+    r
+}
+
+/// A Fetch v17 response (flexible, topics by id) of one partition of `topic` holding
+/// `records`.
+fn fetch_response(topic: [u8; 16], records: &[u8]) -> Vec<u8> {
+    use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+    use kafka_protocol::messages::{ApiKey, FetchResponse};
+    let part = PartitionData::default()
+        .with_partition_index(0)
+        .with_high_watermark(200)
+        .with_records(Some(Bytes::copy_from_slice(records)));
+    let t = FetchableTopicResponse::default()
+        .with_topic_id(hex::encode(topic).parse().expect("uuid"))
+        .with_partitions(vec![part]);
+    let body = FetchResponse::default().with_responses(vec![t]);
+    kp::response(ApiKey::Fetch, 17, 3, &body)
+}
+
+/// The metadata log's records: decoded as the record of their type, counted by type on the
+/// summary line, the topic named `__cluster_metadata` wherever its id is shown.
+#[test]
+fn metadata_log_records_are_decoded_by_type() {
+    let values = [
+        topic_record("orders", ORDERS_ID),
+        partition_change(0, 2, &[2, 3]),
+        partition_change(1, 3, &[3]),
+        partition_change(2, -1, &[]),
+        broker_fenced(2, 7),
+    ];
+    let data: Vec<Record> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| record(None, Some(v.clone()), false, 100 + i as i64))
+        .collect();
+    let mut records = batch(&data);
+    records.extend(batch(&[leader_change(3, &[1, 2, 3])]));
+    let frame = fetch_response(METADATA_TOPIC, &records);
+    let msg = decode_response(&frame, 1, 17);
+    assert!(msg.is_clean(), "{:?} {:?}", msg.error, msg.diagnoses);
+    assert_tiles(&msg);
+    assert_eq!(
+        msg.record_types,
+        vec![
+            ("PartitionChangeRecord", 3),
+            ("TopicRecord", 1),
+            ("BrokerRegistrationChangeRecord", 1),
+            ("LeaderChangeMessage", 1),
+        ]
+    );
+    let words = kdissect::render::summary::essentials(&msg);
+    assert!(
+        words.contains(
+            "topics=[__cluster_metadata] partitions=1 records=6 (") && words.ends_with(
+            "bytes) [PartitionChangeRecord×3, TopicRecord×1, BrokerRegistrationChangeRecord×1, LeaderChangeMessage×1]"
+        ),
+        "{words}"
+    );
+    let text = tree_text(&msg, &frame);
+    for want in [
+        "TopicId uuid = 00000000-0000-0000-0000-000000000001 (__cluster_metadata)",
+        "value varbytes = PartitionChangeRecord v0",
+        "record_type uvarint = 5 (PartitionChangeRecord)",
+        "Name string = \"orders\"",
+        "Fenced int8 = 1 (FENCED)",
+        "value varbytes = LeaderChangeMessage v0",
+        "LeaderId int32 = 3",
+    ] {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+    let j = message(&msg, &frame, &Meta::default(), false);
+    let topic = &j["body"]["Responses"][0];
+    assert_eq!(topic["TopicId_name"], "__cluster_metadata");
+    let batches = topic["Partitions"][0]["Records"]
+        .as_array()
+        .expect("batches");
+    let values: Vec<&J> = batches
+        .iter()
+        .flat_map(|b| b["Records"].as_array().expect("records"))
+        .map(|r| &r["value"])
+        .collect();
+    assert_eq!(values[0]["record_type_name"], "TopicRecord");
+    assert_eq!(values[0]["Name"], "orders");
+    assert_eq!(values[0]["TopicId"], "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa");
+    assert_eq!(values[1]["record_type"], 5);
+    assert_eq!(values[1]["Leader"], 2);
+    assert_eq!(values[1]["Isr"], serde_json::json!([2, 3]));
+    assert_eq!(values[3]["Leader"], -1);
+    assert_eq!(values[4]["Fenced"], 1);
+    assert_eq!(values[4]["Fenced_name"], "FENCED");
+    assert_eq!(values[4]["BrokerEpoch"], 7);
+    assert_eq!(values[5]["LeaderId"], 3);
+    assert_eq!(values[5]["Voters"][2]["VoterId"], 3);
+}
+
+/// The summary and statistics views decode only two levels and no records: the metadata
+/// log's record types are counted all the same.
+#[test]
+fn record_types_are_counted_in_the_summary_view() {
+    use kdissect::kafka::message::decode_response_with;
+    use kdissect::kafka::DecodeOptions;
+    let data = [record(None, Some(partition_change(0, 1, &[1])), false, 0)];
+    let frame = fetch_response(METADATA_TOPIC, &batch(&data));
+    let opts = DecodeOptions {
+        keep_depth: 2,
+        records: false,
+        ..DecodeOptions::default()
+    };
+    let msg = decode_response_with(&frame, 1, 17, opts);
+    assert!(msg.is_clean(), "{:?}", msg.diagnoses);
+    assert_eq!(msg.record_types, vec![("PartitionChangeRecord", 1)]);
+}
+
+/// Records of any other topic stay plain bytes, even when they would read as metadata.
+#[test]
+fn other_topics_keep_plain_record_values() {
+    let data = [record(None, Some(partition_change(0, 1, &[1])), false, 0)];
+    let frame = fetch_response(ORDERS_ID, &batch(&data));
+    let msg = decode_response(&frame, 1, 17);
+    assert!(msg.is_clean());
+    assert!(msg.record_types.is_empty());
+    let text = tree_text(&msg, &frame);
+    assert!(!text.contains("PartitionChangeRecord"), "{text}");
+    let words = kdissect::render::summary::essentials(&msg);
+    assert!(words.ends_with(" bytes)"), "{words}");
+}
+
+/// A Fetch that names the topic by name (v12 and older) reads the metadata log the same way;
+/// a damaged record is diagnosed and the rest of its value shown raw, the message going on.
+#[test]
+fn the_metadata_log_by_name_and_a_damaged_record() {
+    use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+    use kafka_protocol::messages::{ApiKey, FetchResponse, TopicName};
+    use kafka_protocol::protocol::StrBytes;
+    let mut cut = partition_change(0, 1, &[1]);
+    cut.truncate(cut.len() - 3);
+    let data = [
+        record(None, Some(topic_record("t", ORDERS_ID)), false, 0),
+        record(None, Some(cut), false, 1),
+    ];
+    let part = PartitionData::default()
+        .with_partition_index(0)
+        .with_records(Some(Bytes::from(batch(&data))));
+    let t = FetchableTopicResponse::default()
+        .with_topic(TopicName(StrBytes::from_static_str("__cluster_metadata")))
+        .with_partitions(vec![part]);
+    let body = FetchResponse::default().with_responses(vec![t]);
+    let frame = kp::response(ApiKey::Fetch, 12, 3, &body);
+    let msg = decode_response(&frame, 1, 12);
+    assert_tiles(&msg);
+    assert!(msg.error.is_none(), "{:?}", msg.error);
+    assert!(
+        msg.diagnoses
+            .iter()
+            .any(|d| d.message.starts_with("record value: ")),
+        "{:?}",
+        msg.diagnoses
+    );
+    assert_eq!(msg.record_types, vec![("TopicRecord", 1)]);
+    let text = tree_text(&msg, &frame);
+    assert!(text.contains("value varbytes = malformed: "), "{text}");
+}

@@ -607,8 +607,46 @@ impl<'a> Decoder<'a> {
             }
             fixed => self.primitive(name, fixed)?,
         };
+        let mut node = node;
+        if let Some(f) = spec {
+            self.track_topic(f, &mut node);
+        }
         self.keep_value(node, spec, out);
         Ok(())
+    }
+
+    /// A topic name or id: the topic the fields after it (in its struct and below) are about,
+    /// for record values whose layout the topic gives (schema-src/records.json). An id those
+    /// rules name (the metadata log's) is noted with its name.
+    fn track_topic(&mut self, f: &FieldSpec, n: &mut Node) {
+        let layouts = super::schema::registry().record_layouts();
+        match &n.value {
+            Value::Uuid(u) if f.name == "TopicId" => {
+                self.topic_layout = layouts.topic_values(None, Some(u));
+                if let (Some(name), Note::None) = (layouts.topic_name(u), &n.note) {
+                    n.note = Note::TopicName(name.to_string());
+                }
+            }
+            Value::Str(_) if f.entity_type.as_deref() == Some("topicName") => {
+                // Below the kept levels the string is not copied: read its bytes.
+                let name = self
+                    .string_data(n)
+                    .and_then(|b| std::str::from_utf8(b).ok());
+                self.topic_layout = layouts.topic_values(name, None);
+            }
+            _ => {}
+        }
+    }
+
+    /// The bytes of a string node just read, after its length prefix.
+    fn string_data(&self, n: &Node) -> Option<&'a [u8]> {
+        let len = match n.enc {
+            Enc::CompactLen(k) => k.checked_sub(1)? as usize,
+            Enc::Int16Len(k) => usize::try_from(k).ok()?,
+            _ => return None,
+        };
+        let end = n.end();
+        self.buf.get(end.checked_sub(len)?..end)
     }
 
     /// A fixed-size value, recorded as a leaf.
@@ -850,6 +888,8 @@ impl<'a> Decoder<'a> {
             }
         }
         let keep = self.level.saturating_add(1) < self.opts.keep_depth;
+        // A topic met inside this struct is about this struct's fields only.
+        let topic = self.topic_layout;
         self.level += 1;
         let r = if keep {
             node.children.reserve(spec.fields.len() + 1);
@@ -863,6 +903,7 @@ impl<'a> Decoder<'a> {
             r
         };
         self.level -= 1;
+        self.topic_layout = topic;
         node.len = self.pos - start;
         out.push(node);
         r

@@ -414,6 +414,15 @@ pub const ENUMS: &[Enum] = &[
         "LeaderRecoveryState",
         &[(-1, "NO_CHANGE"), (0, "RECOVERED"), (1, "RECOVERING")],
     ),
+    // BrokerRegistrationChangeRecord: what changed about a broker's fencing and shutdown.
+    closed(
+        "FencingChange",
+        &[(-1, "UNFENCED"), (0, "NO_CHANGE"), (1, "FENCED")],
+    ),
+    closed(
+        "ControlledShutdownChange",
+        &[(0, "NO_CHANGE"), (1, "IN_CONTROLLED_SHUTDOWN")],
+    ),
     // The codecs' numbers as record batch attributes use them.
     closed(
         "CompressionType",

@@ -810,6 +810,10 @@ mod tests {
                 include_str!("../../schema/data/MANIFEST.txt"),
                 hashed(data_files()),
             ),
+            (
+                include_str!("../../schema/metadata/MANIFEST.txt"),
+                hashed(metadata_files()),
+            ),
         ] {
             assert_eq!(files, listed(manifest));
             assert!(
@@ -842,7 +846,15 @@ mod tests {
         for v in reg.specs.values().flatten() {
             walk(&v.fields, &mut layouts);
         }
-        assert!(layouts.len() >= 8, "{layouts:?}");
+        assert!(layouts.len() >= 9, "{layouts:?}");
+        let metadata_log = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+        assert_eq!(r.topic_name(&metadata_log), Some("__cluster_metadata"));
+        // Every metadata record type of Kafka 4.4, NoOpRecord (20) among them.
+        assert_eq!(
+            reg.metadata_record(20).map(|s| s.name.as_str()),
+            Some("NoOpRecord")
+        );
+        assert!(reg.metadata.len() >= 27);
         for l in layouts {
             if let Some(n) = l.spec_name() {
                 assert!(reg.data(n).is_some(), "no data table {n}");

@@ -76,12 +76,32 @@ pub fn essentials(msg: &Message) -> String {
     }
     let (records, bytes) = msg.records;
     if bytes > 0 {
-        words.push(format!("records={records} ({bytes} bytes)"));
+        words.push(format!(
+            "records={records} ({bytes} bytes){}",
+            record_types_text(&msg.record_types)
+        ));
     }
     if msg.direction == Direction::Response {
         error_words(msg, &mut words);
     }
     words.join(" ")
+}
+
+/// ` [PartitionChangeRecord×9, RegisterBrokerRecord×3]`: the records of a log whose values
+/// have types (the KRaft metadata log), by type, most first; empty for other records.
+fn record_types_text(types: &[(&str, u32)]) -> String {
+    if types.is_empty() {
+        return String::new();
+    }
+    let mut items: Vec<String> = types
+        .iter()
+        .take(MAX_TOPICS)
+        .map(|(t, n)| format!("{t}×{n}"))
+        .collect();
+    if types.len() > MAX_TOPICS {
+        items.push(format!("+{} more types", types.len() - MAX_TOPICS));
+    }
+    format!(" [{}]", items.join(", "))
 }
 
 fn error_name(code: i16) -> &'static str {

@@ -497,3 +497,252 @@ fn the_metadata_log_by_name_and_a_damaged_record() {
     let text = tree_text(&msg, &frame);
     assert!(text.contains("value varbytes = malformed: "), "{text}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Envelope (issue 17 item 6)
+
+/// An IncrementalAlterConfigs v1 request setting retention.ms of topic `payments`, as the
+/// client sent it (header and body, no size prefix).
+fn alter_configs_payload() -> Vec<u8> {
+    use kafka_protocol::messages::incremental_alter_configs_request::{
+        AlterConfigsResource, AlterableConfig,
+    };
+    use kafka_protocol::messages::{ApiKey, IncrementalAlterConfigsRequest};
+    use kafka_protocol::protocol::StrBytes;
+    let config = AlterableConfig::default()
+        .with_name(StrBytes::from_static_str("retention.ms"))
+        .with_config_operation(0)
+        .with_value(Some(StrBytes::from_static_str("86400000")));
+    let res = AlterConfigsResource::default()
+        .with_resource_type(2)
+        .with_resource_name(StrBytes::from_static_str("payments"))
+        .with_configs(vec![config]);
+    let body = IncrementalAlterConfigsRequest::default().with_resources(vec![res]);
+    kp::request_payload(
+        ApiKey::IncrementalAlterConfigs,
+        1,
+        41,
+        "adminclient-1",
+        &body,
+    )
+}
+
+/// DefaultPrincipalData v0 with its int16 version first, as Kafka serializes a principal.
+fn principal(name: &str) -> Vec<u8> {
+    use kafka_protocol::messages::DefaultPrincipalData;
+    use kafka_protocol::protocol::{Encodable, StrBytes};
+    let p = DefaultPrincipalData::default()
+        .with_type(StrBytes::from_static_str("User"))
+        .with_name(StrBytes::from_string(name.to_string()))
+        .with_token_authenticated(false);
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(&0i16.to_be_bytes());
+    p.encode(&mut buf, 0).expect("principal");
+    buf.to_vec()
+}
+
+/// The Envelope a broker forwards to the controller: the client's request, its principal and
+/// its address.
+fn envelope_request(inner: &[u8]) -> Vec<u8> {
+    use kafka_protocol::messages::{ApiKey, EnvelopeRequest};
+    let body = EnvelopeRequest::default()
+        .with_request_data(Bytes::copy_from_slice(inner))
+        .with_request_principal(Some(Bytes::from(principal("alice"))))
+        .with_client_host_address(Bytes::from_static(&[10, 0, 0, 7]));
+    kp::request(ApiKey::Envelope, 0, 9, &body)
+}
+
+/// The controller's answer: the IncrementalAlterConfigs v1 response (error 40 for the
+/// resource) inside an Envelope response.
+fn envelope_response() -> Vec<u8> {
+    use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
+    use kafka_protocol::messages::{ApiKey, EnvelopeResponse, IncrementalAlterConfigsResponse};
+    use kafka_protocol::protocol::StrBytes;
+    let res = AlterConfigsResourceResponse::default()
+        .with_error_code(40)
+        .with_resource_type(2)
+        .with_resource_name(StrBytes::from_static_str("payments"));
+    let inner = IncrementalAlterConfigsResponse::default().with_responses(vec![res]);
+    let payload = kp::response_payload(ApiKey::IncrementalAlterConfigs, 1, 41, &inner);
+    let body = EnvelopeResponse::default().with_response_data(Some(Bytes::from(payload)));
+    kp::response(ApiKey::Envelope, 0, 9, &body)
+}
+
+#[test]
+fn an_envelope_request_carries_the_request_and_the_principal() {
+    let frame = envelope_request(&alter_configs_payload());
+    let msg = decode_request(&frame);
+    assert!(msg.is_clean(), "{:?} {:?}", msg.error, msg.diagnoses);
+    assert_tiles(&msg);
+    let e = msg.embedded.as_ref().expect("embedded request");
+    assert_eq!(
+        (e.api_key, e.api_version, e.correlation_id),
+        (Some(44), Some(1), Some(41))
+    );
+    assert_eq!(e.client_id, Some(Some("adminclient-1".to_string())));
+    let text = tree_text(&msg, &frame);
+    for want in [
+        "+-- RequestData bytes = IncrementalAlterConfigs v1 request",
+        "|   +-- RequestHeader v2",
+        "|   |   +-- request_api_key int16 = 44 (IncrementalAlterConfigs)",
+        "|   +-- IncrementalAlterConfigsRequest struct",
+        "ResourceName string = \"payments\"",
+        "ConfigOperation int8 = 0 (SET)",
+        "+-- RequestPrincipal bytes = DefaultPrincipalData v0",
+        "Name string = \"alice\"",
+    ] {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+    let j = message(&msg, &frame, &Meta::default(), false);
+    let rd = &j["body"]["RequestData"];
+    assert_eq!(rd["header"]["request_api_key"], 44);
+    assert_eq!(rd["header"]["client_id"], "adminclient-1");
+    assert_eq!(rd["body"]["Resources"][0]["ResourceName"], "payments");
+    assert_eq!(
+        rd["body"]["Resources"][0]["Configs"][0]["Value"],
+        "86400000"
+    );
+    assert_eq!(
+        j["body"]["RequestPrincipal"],
+        serde_json::json!({"version": 0, "Type": "User", "Name": "alice", "TokenAuthenticated": false})
+    );
+    assert_eq!(j["embedded"]["api_name"], "IncrementalAlterConfigs");
+    assert_eq!(j["embedded"]["correlation_id"], 41);
+}
+
+/// The response is decoded with the API and version of the request its request carried:
+/// paired in a conversation, its errors named, every byte in one leaf.
+#[test]
+fn an_envelope_response_is_read_as_the_embedded_request_asked() {
+    use kdissect::kafka::frames::{Conversation, ResponseHint};
+    let mut conv = Conversation::default();
+    let req = envelope_request(&alter_configs_payload());
+    let resp = envelope_response();
+    conv.decode(&req, &ResponseHint::default());
+    let msg = conv.decode(&resp, &ResponseHint::default());
+    assert_eq!(msg.api_key, Some(58));
+    assert!(msg.is_clean(), "{:?} {:?}", msg.error, msg.diagnoses);
+    assert_tiles(&msg);
+    let e = msg.embedded.as_ref().expect("embedded response");
+    assert_eq!(
+        (e.api_key, e.api_version, e.correlation_id),
+        (Some(44), Some(1), Some(41))
+    );
+    assert_eq!(e.errors, vec![("Responses[0].ErrorCode".to_string(), 40)]);
+    assert!(msg
+        .errors
+        .iter()
+        .any(|(p, c)| p == "ResponseData.Responses[0].ErrorCode" && *c == 40));
+    let text = tree_text(&msg, &resp);
+    assert!(
+        text.contains("+-- ResponseData bytes = IncrementalAlterConfigs v1 response"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ErrorCode int16 = 40 (INVALID_CONFIG)"),
+        "{text}"
+    );
+    let j = message(&msg, &resp, &Meta::default(), false);
+    assert_eq!(j["body"]["ResponseData"]["header"]["correlation_id"], 41);
+    assert_eq!(
+        j["body"]["ResponseData"]["body"]["Responses"][0]["ErrorCode"],
+        40
+    );
+    // Alone, with its request not captured, the response's bytes stay raw and say why.
+    let alone = decode_response(&resp, 58, 0);
+    assert!(alone.is_clean());
+    assert_tiles(&alone);
+    assert!(tree_text(&alone, &resp).contains("its request was not captured"));
+}
+
+/// The summary names the embedded API: `Envelope[IncrementalAlterConfigs v1]`, and what the
+/// embedded message is about.
+#[test]
+fn the_summary_names_the_embedded_api() {
+    let (dir, file) = envelope_capture("summary");
+    let out = kdissect(&["-p", "9093", &file.to_string_lossy()]);
+    if let Some(keep) = std::env::var_os("KDISSECT_KEEP_ENVELOPE") {
+        std::fs::copy(&file, keep).expect("keep");
+    }
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].contains("Envelope[IncrementalAlterConfigs v1] v0 Request corr=9")
+            && lines[0]
+                .contains("inner_corr=41 inner_client_id=\"adminclient-1\" resources=[payments]"),
+        "{out}"
+    );
+    assert!(
+        lines[1].contains("Envelope[IncrementalAlterConfigs v1] v0 Response corr=9")
+            && lines[1].contains("inner_corr=41 topics=[payments(INVALID_CONFIG)]"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A capture of one Envelope exchange on port 9093, in a folder of its own (removed by the
+/// caller).
+fn envelope_capture(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    use common::pcapgen::{conversation, packet, pcap};
+    let dir = std::env::temp_dir().join(format!("kd-envelope-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = dir.join("envelope.pcap");
+    let exchanges = [(
+        envelope_request(&alter_configs_payload()),
+        envelope_response(),
+    )];
+    let segs = conversation(&exchanges, &[1500]);
+    let packets: Vec<Vec<u8>> = segs.iter().map(|s| packet(s, 40000, 9093)).collect();
+    std::fs::write(&file, pcap(&packets)).expect("write");
+    (dir, file)
+}
+
+/// The JSON of an Envelope exchange validates against docs/kdissect.schema.json, its
+/// `embedded` key included, with and without spans.
+#[test]
+fn envelope_json_validates_against_the_schema() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/kdissect.schema.json"),
+    )
+    .expect("schema");
+    let schema: J = serde_json::from_str(&text).expect("schema json");
+    let v = jsonschema::validator_for(&schema).expect("valid schema");
+    let (dir, file) = envelope_capture("json");
+    for spans in [false, true] {
+        let mut args = vec!["--json", "-p", "9093"];
+        if spans {
+            args.push("--json-spans");
+        }
+        let f = file.to_string_lossy().into_owned();
+        args.push(&f);
+        let lines = json_lines(&args);
+        assert_eq!(lines.len(), 2);
+        for l in &lines {
+            if let Err(e) = v.validate(l) {
+                panic!("{e}\n{l}");
+            }
+            assert_eq!(l["embedded"]["api_key"], 44, "{l}");
+        }
+        assert_eq!(lines[1]["embedded"]["direction"], "response");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A damaged embedded request is diagnosed; the envelope's other fields still decode.
+#[test]
+fn a_damaged_embedded_request_does_not_stop_the_envelope() {
+    let mut inner = alter_configs_payload();
+    inner.truncate(inner.len() - 6);
+    let frame = envelope_request(&inner);
+    let msg = decode_request(&frame);
+    assert!(msg.error.is_none(), "{:?}", msg.error);
+    assert_tiles(&msg);
+    assert!(
+        msg.diagnoses
+            .iter()
+            .any(|d| d.message.starts_with("RequestData: embedded: ")),
+        "{:?}",
+        msg.diagnoses
+    );
+    let text = tree_text(&msg, &frame);
+    assert!(text.contains("Name string = \"alice\""), "{text}");
+}

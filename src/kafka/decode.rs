@@ -243,6 +243,16 @@ impl<'a> Decoder<'a> {
         self.end.saturating_sub(self.pos)
     }
 
+    /// Steps of the path to the field being decoded.
+    pub(super) fn path_depth(&self) -> usize {
+        self.path.len()
+    }
+
+    /// Back to the first `n` steps of the path.
+    pub(super) fn truncate_path(&mut self, n: usize) {
+        self.path.truncate(n);
+    }
+
     pub(super) fn path_string(&self) -> String {
         let mut s = String::new();
         for p in &self.path {

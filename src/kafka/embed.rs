@@ -25,6 +25,8 @@ const MAX_DEPTH: u8 = 2;
 /// The request or response an Envelope carries, as the summary, statistics and pairing see it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct EmbeddedMessage {
+    /// The field that carries it (`RequestData`).
+    pub field: String,
     pub direction: Option<Direction>,
     pub api_key: Option<i16>,
     pub api_version: Option<i16>,
@@ -44,6 +46,8 @@ struct Saved {
     flexible: bool,
     region: Region,
     message: Option<(i16, Direction)>,
+    /// Steps of the field path outside the embedded message.
+    path: usize,
 }
 
 /// What the bytes of a record's key or value decoded to: the group that replaces their leaf,
@@ -163,7 +167,13 @@ impl<'a> Decoder<'a> {
                 shown
             }
             Err(e) => {
-                self.stopped(&e, (at, first), end, out);
+                // A failed read leaves the path at the field that failed: back to the one
+                // that embeds, which the diagnosis is about.
+                let outer = self.path_string();
+                self.truncate_path(saved.path);
+                let prefix = format!("{}.", self.path_string());
+                let inner = outer.strip_prefix(&prefix).unwrap_or("");
+                self.stopped(&e, inner, (at, first), end, out);
                 (format!("malformed: {}", e.reason), None)
             }
         };
@@ -179,6 +189,7 @@ impl<'a> Decoder<'a> {
             flexible: self.flexible,
             region: self.region,
             message: self.message,
+            path: self.path_depth(),
         };
         self.pos = at;
         self.end = end;
@@ -197,8 +208,8 @@ impl<'a> Decoder<'a> {
 
     /// The error codes met since the `from`-th, with paths inside the embedded body (the
     /// field that embeds it, `RequestData.`, left out), as in a message of its own.
-    fn errors_since(&self, from: usize) -> Vec<(String, i16)> {
-        let prefix = self.path_string().len() + 1;
+    fn errors_since(&self, from: usize, field: &str) -> Vec<(String, i16)> {
+        let prefix = field.len() + 1;
         self.errors
             .get(from..)
             .unwrap_or_default()
@@ -230,12 +241,18 @@ impl<'a> Decoder<'a> {
     fn stopped(
         &mut self,
         e: &DecodeError,
+        inner: &str,
         (at, first): (usize, usize),
         end: usize,
         out: &mut Vec<Node>,
     ) {
         let kind = e.kind.problem();
-        self.diag(kind, e.offset, format!("embedded: {}", e.reason));
+        let what = if inner.is_empty() {
+            e.reason.clone()
+        } else {
+            format!("{inner}: {}", e.reason)
+        };
+        self.diag(kind, e.offset, format!("embedded: {what}"));
         let covered = out
             .get(first..)
             .unwrap_or_default()
@@ -288,10 +305,12 @@ impl<'a> Decoder<'a> {
         };
         let hv = header::header_version(direction, Some((key, version)));
         let errors_from = self.errors.len();
+        let field = self.path_string();
         let opts = self.opts;
         let (node, values, read) = header::decode(self, direction, hv, opts);
         out.push(node);
         let mut info = EmbeddedMessage {
+            field: field.clone(),
             direction: Some(direction),
             api_key: Some(key),
             api_version: Some(version),
@@ -303,7 +322,7 @@ impl<'a> Decoder<'a> {
         if let Some(body) = out.last().filter(|b| b.ty == "struct") {
             info.facts = super::facts::collect_body(body, direction, Some(key), Some(version));
         }
-        info.errors = self.errors_since(errors_from);
+        info.errors = self.errors_since(errors_from, &field);
         if self.depth == 1 {
             self.embedded = Some(info);
         }

@@ -372,7 +372,7 @@ pub struct MessageSpec {
 fn any_secret(fields: &[FieldSpec]) -> bool {
     fields
         .iter()
-        .any(|f| f.content != Content::Plain || any_secret(&f.fields))
+        .any(|f| matches!(f.content, Content::Sasl | Content::Secret) || any_secret(&f.fields))
 }
 
 impl MessageSpec {

@@ -746,3 +746,45 @@ fn a_damaged_embedded_request_does_not_stop_the_envelope() {
     let text = tree_text(&msg, &frame);
     assert!(text.contains("Name string = \"alice\""), "{text}");
 }
+
+/// Every byte of an Envelope exchange and of a metadata log answer damaged in turn: decoding
+/// never panics, and every byte still lies in exactly one leaf.
+#[test]
+fn damaged_embedded_messages_still_tile() {
+    let metadata = {
+        let data = [
+            record(None, Some(topic_record("orders", ORDERS_ID)), false, 0),
+            record(None, Some(broker_fenced(1, 2)), false, 1),
+        ];
+        let mut r = batch(&data);
+        r.extend(batch(&[leader_change(1, &[1, 2])]));
+        fetch_response(METADATA_TOPIC, &r)
+    };
+    let request = envelope_request(&alter_configs_payload());
+    let answer = envelope_response();
+    let mut decoded = 0;
+    for (frame, api) in [
+        (&request, None),
+        (&answer, Some((58, 0))),
+        (&metadata, Some((1, 17))),
+    ] {
+        for at in 4..frame.len() {
+            for flip in [0x01u8, 0x80, 0xff] {
+                let mut f = frame.clone();
+                f[at] ^= flip;
+                let msg = match api {
+                    None => decode_request(&f),
+                    Some((k, v)) => kdissect::kafka::message::decode_response_embedding(
+                        &f,
+                        (k, v),
+                        Some((44, 1)),
+                        Default::default(),
+                    ),
+                };
+                assert_tiles(&msg);
+                decoded += 1;
+            }
+        }
+    }
+    assert!(decoded > 1000, "{decoded}");
+}

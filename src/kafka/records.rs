@@ -748,12 +748,33 @@ fn stop(r: &mut Src<'_>, g: &mut Node, ctx: &mut Ctx<'_>, e: ReadError) {
     n.source = r.source;
     n.desc = Cow::Owned(e.detail);
     g.children.push(n);
-    let from = e.offset.min(r.end());
+    // The raw rest starts where the decoded leaves end: a failed read may have consumed
+    // bytes (a varint's continuation bytes), and every byte must still be in one leaf.
+    let from = covered_end(g).min(r.end());
     if from < r.end() {
         g.children
             .push(r.raw("unparsed", "bytes", from, r.end() - from));
     }
     r.cur.pos = r.end();
+}
+
+/// Where the leaves under `g` (of its byte source; error nodes aside) end, or its start.
+fn covered_end(g: &Node) -> usize {
+    fn go(n: &Node, source: u16, end: &mut usize) {
+        let own: Vec<&Node> = n.children.iter().filter(|c| c.source == source).collect();
+        if own.is_empty() {
+            if n.kind != NodeKind::Error {
+                *end = (*end).max(n.end());
+            }
+            return;
+        }
+        own.into_iter().for_each(|c| go(c, source, end));
+    }
+    let mut end = g.offset;
+    for c in g.children.iter().filter(|c| c.source == g.source) {
+        go(c, g.source, &mut end);
+    }
+    end
 }
 
 fn batch_v2(r: &mut Src<'_>, ctx: &mut Ctx<'_>, index: usize) -> Node {
@@ -1087,7 +1108,14 @@ fn record(
     g.index = Some(index as u32);
     g.source = r.source;
     let res = record_body(r, ctx, info, &mut g.children);
-    g.len = r.pos() - start;
+    // A record that stops ends where its leaves do: the bytes after them are the batch's
+    // raw rest.
+    let end = if res.is_ok() {
+        r.pos()
+    } else {
+        covered_end(&g)
+    };
+    g.len = end - start;
     g.value = Value::Struct;
     out.push(g);
     res

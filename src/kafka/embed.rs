@@ -143,6 +143,10 @@ impl<'a> Decoder<'a> {
         out: &mut Vec<Node>,
     ) -> (String, Option<&'static str>) {
         let first = out.len();
+        if at == end {
+            // Zero bytes hold no message: nothing to decode, and nothing damaged.
+            return ("empty".into(), None);
+        }
         if self.depth >= MAX_DEPTH {
             out.push(raw(
                 at,

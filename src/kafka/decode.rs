@@ -178,7 +178,7 @@ pub(crate) struct Decoder<'a> {
     /// (Envelope), to decode the response embedded in it.
     pub(crate) embedded_api: Option<(i16, i16)>,
     /// The request or response embedded in the message, once decoded.
-    pub(crate) embedded: Option<super::embed::EmbeddedMessage>,
+    pub(crate) embedded: Option<Box<super::embed::EmbeddedMessage>>,
     /// The topic the fields being decoded are about (the last topic name or id met in the
     /// structs around), for records whose layout depends on their topic.
     pub(super) topic_layout: Option<&'static super::schema::Layout>,
@@ -617,11 +617,15 @@ impl<'a> Decoder<'a> {
             }
             fixed => self.primitive(name, fixed)?,
         };
-        let mut node = node;
-        if let Some(f) = spec {
-            self.track_topic(f, &mut node);
+        match (ty, spec) {
+            // Only names and ids can say which topic the fields after them are about.
+            (FieldType::String | FieldType::Uuid, Some(f)) => {
+                let mut node = node;
+                self.track_topic(f, &mut node);
+                self.keep_value(node, spec, out);
+            }
+            _ => self.keep_value(node, spec, out),
         }
-        self.keep_value(node, spec, out);
         Ok(())
     }
 
@@ -629,15 +633,16 @@ impl<'a> Decoder<'a> {
     /// for record values whose layout the topic gives (schema-src/records.json). An id those
     /// rules name (the metadata log's) is noted with its name.
     fn track_topic(&mut self, f: &FieldSpec, n: &mut Node) {
-        let layouts = super::schema::registry().record_layouts();
         match &n.value {
             Value::Uuid(u) if f.name == "TopicId" => {
+                let layouts = super::schema::registry().record_layouts();
                 self.topic_layout = layouts.topic_values(None, Some(u));
                 if let (Some(name), Note::None) = (layouts.topic_name(u), &n.note) {
                     n.note = Note::TopicName(name.to_string());
                 }
             }
             Value::Str(_) if f.entity_type.as_deref() == Some("topicName") => {
+                let layouts = super::schema::registry().record_layouts();
                 // Below the kept levels the string is not copied: read its bytes.
                 let name = self
                     .string_data(n)

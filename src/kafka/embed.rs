@@ -328,7 +328,7 @@ impl<'a> Decoder<'a> {
         }
         info.errors = self.errors_since(errors_from, &field);
         if self.depth == 1 {
-            self.embedded = Some(info);
+            self.embedded = Some(Box::new(info));
         }
         res?;
         let api = super::message::api_display_name(key);

@@ -47,7 +47,8 @@ pub struct Message {
     /// What the message is about (topics, group, cursor...), gathered once decoded.
     pub facts: super::facts::Facts,
     /// The request or response carried inside (an Envelope's), when there is one.
-    pub embedded: Option<super::embed::EmbeddedMessage>,
+    /// (Boxed: most messages carry none, and messages are moved often.)
+    pub embedded: Option<Box<super::embed::EmbeddedMessage>>,
     /// Records whose values have a layout (the KRaft metadata log's), by type: each type
     /// with how many records of it there are, most first.
     pub record_types: Vec<(&'static str, u32)>,

@@ -512,25 +512,59 @@ pub const NEWER_VERSIONS: i16 = 8;
 pub struct Registry {
     specs: HashMap<(i16, Direction), Vec<MessageSpec>>,
     headers: HashMap<Direction, Vec<MessageSpec>>,
-    data: HashMap<String, MessageSpec>,
-    metadata: HashMap<i16, MessageSpec>,
+    /// The data and metadata record specs, parsed on first use: most inputs never need them,
+    /// and parsing them costs every run at start-up.
+    embedded: OnceLock<EmbeddedSpecs>,
     records: RecordLayouts,
 }
 
+/// Specs of messages carried inside others: data messages by name, metadata records by type.
+#[derive(Default)]
+struct EmbeddedSpecs {
+    data: HashMap<String, MessageSpec>,
+    metadata: HashMap<i16, MessageSpec>,
+}
+
+impl EmbeddedSpecs {
+    fn load() -> EmbeddedSpecs {
+        let mut e = EmbeddedSpecs::default();
+        for (file, text) in DATA_FILES.iter().chain(METADATA_FILES) {
+            match parse_spec(text) {
+                Ok(s) if s.kind == SpecKind::Data => drop(e.data.insert(s.name.clone(), s)),
+                Ok(s) if s.kind == SpecKind::MetadataRecord => {
+                    drop(e.metadata.insert(s.api_key, s))
+                }
+                Ok(s) => eprintln!("kdissect: internal spec {file} is not data: {}", s.name),
+                Err(err) => eprintln!("kdissect: internal spec {file} is invalid: {err}"),
+            }
+        }
+        e
+    }
+}
+
 impl Registry {
+    fn embedded(&self) -> &EmbeddedSpecs {
+        self.embedded.get_or_init(EmbeddedSpecs::load)
+    }
+
     /// A data message (a principal, a control record's key or value) by name.
     pub fn data(&self, name: &str) -> Option<&MessageSpec> {
-        self.data.get(name)
+        self.embedded().data.get(name)
     }
 
     /// The metadata record of a record type (`TopicRecord` for 2).
     pub fn metadata_record(&self, record_type: i16) -> Option<&MessageSpec> {
-        self.metadata.get(&record_type)
+        self.embedded().metadata.get(&record_type)
     }
 
     /// Every metadata record spec, by record type.
     pub fn metadata_records(&self) -> impl Iterator<Item = &MessageSpec> {
-        self.metadata.values()
+        self.embedded().metadata.values()
+    }
+
+    /// Every data message spec.
+    pub fn data_specs(&self) -> impl Iterator<Item = &MessageSpec> {
+        self.embedded().data.values()
     }
 
     /// How record keys and values are laid out where they are not plain bytes.
@@ -637,21 +671,12 @@ pub fn registry() -> &'static Registry {
     REG.get_or_init(|| {
         let mut specs: HashMap<(i16, Direction), Vec<MessageSpec>> = HashMap::new();
         let mut headers: HashMap<Direction, Vec<MessageSpec>> = HashMap::new();
-        let mut data = HashMap::new();
-        let mut metadata = HashMap::new();
-        let files = SPEC_FILES
-            .iter()
-            .chain(HEADER_FILES)
-            .chain(DATA_FILES)
-            .chain(METADATA_FILES);
-        for (file, text) in files {
+        for (file, text) in SPEC_FILES.iter().chain(HEADER_FILES) {
             match parse_spec(text) {
-                Ok(s) => match s.kind {
-                    SpecKind::Header => headers.entry(s.direction).or_default().push(s),
-                    SpecKind::Message => specs.entry((s.api_key, s.direction)).or_default().push(s),
-                    SpecKind::Data => drop(data.insert(s.name.clone(), s)),
-                    SpecKind::MetadataRecord => drop(metadata.insert(s.api_key, s)),
-                },
+                Ok(s) if s.kind == SpecKind::Header => {
+                    headers.entry(s.direction).or_default().push(s)
+                }
+                Ok(s) => specs.entry((s.api_key, s.direction)).or_default().push(s),
                 Err(e) => eprintln!("kdissect: internal spec {file} is invalid: {e}"),
             }
         }
@@ -666,8 +691,7 @@ pub fn registry() -> &'static Registry {
         Registry {
             specs,
             headers,
-            data,
-            metadata,
+            embedded: OnceLock::new(),
             records,
         }
     })
@@ -829,8 +853,8 @@ mod tests {
     #[test]
     fn every_layout_names_a_table() {
         let reg = registry();
-        assert_eq!(reg.data.len(), data_files().count());
-        assert_eq!(reg.metadata.len(), metadata_files().count());
+        assert_eq!(reg.data_specs().count(), data_files().count());
+        assert_eq!(reg.metadata_records().count(), metadata_files().count());
         let r = reg.record_layouts();
         let mut layouts: Vec<&Layout> = r.control_values.values().collect();
         layouts.extend(r.control_key.iter());
@@ -854,7 +878,7 @@ mod tests {
             reg.metadata_record(20).map(|s| s.name.as_str()),
             Some("NoOpRecord")
         );
-        assert!(reg.metadata.len() >= 27);
+        assert!(reg.metadata_records().count() >= 27);
         for l in layouts {
             if let Some(n) = l.spec_name() {
                 assert!(reg.data(n).is_some(), "no data table {n}");

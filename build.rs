@@ -1,11 +1,16 @@
 //! Embeds every message spec under `schema/` (and `schema/legacy/`) so that adding an API is
 //! adding a JSON file: no Rust code lists the files by hand. The two header specs, under
-//! `schema/headers/`, are embedded apart, so that every file of the first list is one direction
-//! of one API.
+//! `schema/headers/`, the embedded data messages (`schema/data/`) and the KRaft metadata
+//! records (`schema/metadata/`) are embedded apart, so that every file of the first list is
+//! one direction of one API.
 use std::{env, fs, path::Path};
 
-/// Folder of the header specs, inside `schema/`.
-const HEADERS: &str = "headers";
+/// Folders inside `schema/` with specs that are not API messages, and their lists' names.
+const APART: [(&str, &str); 3] = [
+    ("headers", "HEADER_FILES"),
+    ("data", "DATA_FILES"),
+    ("metadata", "METADATA_FILES"),
+];
 
 fn collect(dir: &Path, rel: &str, out: &mut Vec<String>) {
     let Ok(entries) = fs::read_dir(dir) else {
@@ -44,15 +49,22 @@ fn list(var: &str, names: &[String], strip: &str) -> String {
 fn main() {
     println!("cargo:rerun-if-changed=schema");
     println!("cargo:rerun-if-changed=schema/legacy");
-    println!("cargo:rerun-if-changed=schema/{HEADERS}");
-    println!("cargo:rerun-if-changed=schema/{HEADERS}/legacy");
+    for (dir, _) in APART {
+        println!("cargo:rerun-if-changed=schema/{dir}");
+        println!("cargo:rerun-if-changed=schema/{dir}/legacy");
+    }
     let mut names = Vec::new();
     collect(Path::new("schema"), "", &mut names);
     names.sort();
-    let prefix = format!("{HEADERS}/");
-    let (headers, bodies): (Vec<String>, Vec<String>) =
-        names.into_iter().partition(|n| n.starts_with(&prefix));
-    let out = list("SPEC_FILES", &bodies, "") + &list("HEADER_FILES", &headers, &prefix);
+    let mut out = String::new();
+    for (dir, var) in APART {
+        let prefix = format!("{dir}/");
+        let (these, rest): (Vec<String>, Vec<String>) =
+            names.into_iter().partition(|n| n.starts_with(&prefix));
+        out.push_str(&list(var, &these, &prefix));
+        names = rest;
+    }
+    out.push_str(&list("SPEC_FILES", &names, ""));
     let dest = Path::new(&env::var("OUT_DIR").expect("OUT_DIR")).join("spec_files.rs");
     fs::write(dest, out).expect("write spec_files.rs");
 }

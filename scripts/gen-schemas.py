@@ -11,9 +11,18 @@ for the two headers (RequestHeader, ResponseHeader: "type": "header", no apiKey)
   schema/headers/...          the same for the two headers (RequestHeader v0, which only
                               ControlledShutdown v0 uses, is in schema/headers/legacy/), with
                               their own schema/headers/MANIFEST.txt
+  schema/data/<Name>.json     the messages carried in other messages' bytes ("type": "data":
+                              DefaultPrincipalData, the control records' keys and values...)
+  schema/metadata/<Name>.json the records of the KRaft metadata log ("type": "metadata", their
+                              apiKey the record type), from a kafka-metadata jar (--metadata;
+                              it names no release, so the commit is that of the kafka-clients
+                              jar of the same version)
 
 Fields named in schema-src/content.json get a "content" key of ours: "sasl" (the bytes are a
 SASL message, split into parts) or "secret" (masked in output unless secrets are asked for).
+Integer fields named in schema-src/enums.json get an "enum" key: the name of the enumeration
+(src/kafka/names.rs) whose names their values have. An entry of either file that names no
+field of any table is an error.
 
 Kept: apiKey (not in headers), type, name, validVersions, flexibleVersions, and for each field name, type,
 versions, nullableVersions, taggedVersions, tag, ignorable, default, entityType, mapKey,
@@ -31,8 +40,9 @@ their release and commit, which go into MANIFEST.txt. The committed tables were 
 
   mvn dependency:copy -Dartifact=org.apache.kafka:kafka-clients:4.4.0 -DoutputDirectory=/tmp/k
   mvn dependency:copy -Dartifact=org.apache.kafka:kafka-clients:3.9.1 -DoutputDirectory=/tmp/k
+  mvn dependency:copy -Dartifact=org.apache.kafka:kafka-metadata:4.4.0 -DoutputDirectory=/tmp/k
   scripts/gen-schemas.py --new /tmp/k/kafka-clients-4.4.0.jar \\
-      --legacy /tmp/k/kafka-clients-3.9.1.jar --out schema
+      --legacy /tmp/k/kafka-clients-3.9.1.jar --metadata /tmp/k/kafka-metadata-4.4.0.jar --out schema
   scripts/gen-schemas.py --check ...   (same arguments: compare instead of writing)
 
 --require-descriptions Produce,Fetch,... (with either form) fails, listing the paths, when a
@@ -104,33 +114,57 @@ def parse_versions(v):
     return (int(v), int(v))
 
 
-def clean_fields(fields, descs, prefix, content=None):
+class Ours:
+    """Our own keys for one message's fields (schema-src/content.json, enums.json), by field
+    path, and the paths that found their field, so that one naming no field is reported."""
+
+    def __init__(self, name, content_all, enums_all):
+        self.name = name
+        self.content = content_all.get(name, {})
+        self.enums = enums_all.get(name, {})
+        self.used = set()
+
+    def apply(self, path, f, g):
+        if path in self.content:
+            g["content"] = self.content[path]
+            self.used.add(("content", path))
+        if path in self.enums:
+            if f["type"] not in INT_TYPES:
+                sys.exit(f"enums.json: {self.name}: {path} is {f['type']}, not an integer")
+            g["enum"] = self.enums[path]
+            self.used.add(("enum", path))
+
+
+INT_TYPES = {"int8", "int16", "int32", "int64", "uint16", "uint32"}
+
+
+def clean_fields(fields, descs, prefix, ours=None):
     out = []
     for f in fields:
         g = {k: f[k] for k in FIELD_KEYS if k in f}
         path = prefix + f["name"]
         if path in descs:
             g["about"] = descs[path]
-        if content and path in content:
-            g["content"] = content[path]
+        if ours:
+            ours.apply(path, f, g)
         if "fields" in f:
-            g["fields"] = clean_fields(f["fields"], descs, path + ".", content)
+            g["fields"] = clean_fields(f["fields"], descs, path + ".", ours)
         out.append(g)
     return out
 
 
-def clean_spec(d, descs, valid=None, content=None):
+def clean_spec(d, descs, valid=None, ours=None):
     o = {"apiKey": d["apiKey"]} if "apiKey" in d else {}
     o.update({"type": d["type"], "name": d["name"],
               "validVersions": valid or d["validVersions"],
               "flexibleVersions": d.get("flexibleVersions", "none")})
     if d.get("latestVersionUnstable"):
         o["latestVersionUnstable"] = True
-    o["fields"] = clean_fields(d.get("fields", []), descs, "", content)
+    o["fields"] = clean_fields(d.get("fields", []), descs, "", ours)
     if d.get("commonStructs"):
         o["commonStructs"] = [
             {"name": s["name"], "versions": s.get("versions", "0+"),
-             "fields": clean_fields(s["fields"], descs, s["name"] + ".")}
+             "fields": clean_fields(s["fields"], descs, s["name"] + ".", ours)}
             for s in d["commonStructs"]]
     return o
 
@@ -140,23 +174,35 @@ class Source:
     checkout), or a kafka-clients jar from Maven Central, which carries the same files under
     common/message/ and names its release and commit in kafka/kafka-version.properties."""
 
-    def __init__(self, path):
+    def __init__(self, path, folder="common/message/", artifact="kafka-clients",
+                 repo_path="clients/src/main/resources/common/message", release_of=None):
         self.path = path
+        self.folder = folder
+        self.artifact = artifact
+        self.repo_path = repo_path
         self.version = self.commit = None
         self.sha256 = None
         if path.endswith(".jar"):
             with open(path, "rb") as f:
                 self.sha256 = hashlib.sha256(f.read()).hexdigest()
             self.jar = zipfile.ZipFile(path)
-            props = self.jar.read("kafka/kafka-version.properties").decode()
-            kv = dict(line.split("=", 1) for line in props.splitlines() if "=" in line)
-            self.version, self.commit = kv.get("version"), kv.get("commitId")
+            if "kafka/kafka-version.properties" in self.jar.namelist():
+                props = self.jar.read("kafka/kafka-version.properties").decode()
+                kv = dict(line.split("=", 1) for line in props.splitlines() if "=" in line)
+                self.version, self.commit = kv.get("version"), kv.get("commitId")
+            elif release_of is not None:
+                # kafka-metadata names no release: its file name does, and the commit is that
+                # of the kafka-clients jar of the same release.
+                m = re.search(r"-(\d+\.\d+\.\d+)\.jar$", path)
+                if not m or m.group(1) != release_of.version:
+                    sys.exit(f"{path}: not the release of {release_of.path} ({release_of.version})")
+                self.version, self.commit = release_of.version, release_of.commit
         else:
             self.jar = None
 
     def files(self):
         if self.jar:
-            names = [n for n in self.jar.namelist() if n.startswith("common/message/")]
+            names = [n for n in self.jar.namelist() if n.startswith(self.folder) and n.endswith(".json")]
             return [(os.path.basename(n), self.jar.read(n).decode("utf-8")) for n in sorted(names)]
         return [(fn, open(os.path.join(self.path, fn), encoding="utf-8").read())
                 for fn in sorted(os.listdir(self.path))]
@@ -167,8 +213,8 @@ class Source:
             return given
         if self.version and self.commit:
             return (f"repository=https://github.com/apache/kafka tag={self.version} "
-                    f"commit={self.commit} path=clients/src/main/resources/common/message "
-                    f"via=org.apache.kafka:kafka-clients:{self.version} "
+                    f"commit={self.commit} path={self.repo_path} "
+                    f"via=org.apache.kafka:{self.artifact}:{self.version} "
                     f"jar-sha256={self.sha256}")
         return self.path
 
@@ -189,6 +235,18 @@ def messages(source):
         if not is_message(d):
             continue
         out[d["name"]] = d
+    return out
+
+
+def typed(source, kind):
+    """The specs of one `"type"` in a folder: "data" (embedded messages such as
+    DefaultPrincipalData and the control records' keys and values) or "metadata" (the records
+    of the KRaft metadata log), by name."""
+    out = {}
+    for fn, text in source.files():
+        d = loose_bools(json.loads(strip_comments(text)))
+        if d.get("type") == kind:
+            out[d["name"]] = d
     return out
 
 
@@ -236,13 +294,28 @@ def missing_descriptions(files, apis, descs_all):
     return missing, stray, long, unknown
 
 
+def stray_ours(ours_of, content_all, enums_all):
+    """"Message: path" of every content.json or enums.json entry that found no field."""
+    out = []
+    for what, table in (("content", content_all), ("enum", enums_all)):
+        for msg, paths in table.items():
+            if msg.startswith("_"):
+                continue
+            used = ours_of[msg].used if msg in ours_of else set()
+            out.extend(f"{what} {msg}: {p}" for p in paths if (what, p) not in used)
+    return out
+
+
 HEADERS = "headers/"
+DATA = "data/"
+METADATA = "metadata/"
 
 
 def table_path(d, legacy=False):
     """Where a table goes under the output folder: headers apart from the message bodies, so
     that every file of schema/ and schema/legacy/ is one direction of one API."""
-    return (HEADERS if d["type"] == "header" else "") + ("legacy/" if legacy else "") + f"{d['name']}.json"
+    folder = {"header": HEADERS, "data": DATA, "metadata": METADATA}.get(d["type"], "")
+    return folder + ("legacy/" if legacy else "") + f"{d['name']}.json"
 
 
 def render(obj):
@@ -253,11 +326,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--new", required=True)
     ap.add_argument("--legacy")
+    ap.add_argument("--metadata", help="kafka-metadata jar (or metadata/src/main/resources/common/metadata)")
+    ap.add_argument("--metadata-label", default="")
     ap.add_argument("--new-label", default="")
     ap.add_argument("--legacy-label", default="")
     ap.add_argument("--out", default="schema")
     ap.add_argument("--descriptions", default="schema-src/descriptions.json")
     ap.add_argument("--content", default="schema-src/content.json")
+    ap.add_argument("--enums", default="schema-src/enums.json")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--require-descriptions", default="", metavar="API,API,...",
                     help="fail when a field of these APIs (e.g. Produce,Fetch) has no description")
@@ -266,46 +342,75 @@ def main():
 
     descs_all = json.load(open(a.descriptions, encoding="utf-8"))
     content_all = json.load(open(a.content, encoding="utf-8"))
+    enums_all = json.load(open(a.enums, encoding="utf-8"))
     skip = set()
     for part in filter(None, a.skip_keys.split(",")):
         lo, _, hi = part.partition("-")
         skip.update(range(int(lo), int(hi or lo) + 1))
     files = {}
+    ours_of = {}
+
+    def table(d, legacy=False, valid=None):
+        name = d["name"]
+        ours = ours_of.setdefault(name, Ours(name, content_all, enums_all))
+        files[table_path(d, legacy)] = render(clean_spec(d, descs_all.get(name, {}), valid, ours))
+
     new_src = Source(a.new)
     legacy_src = Source(a.legacy) if a.legacy else None
     new = {n: d for n, d in messages(new_src).items() if d.get("apiKey") not in skip}
     for name, d in new.items():
-        files[table_path(d)] = render(clean_spec(d, descs_all.get(name, {}), content=content_all.get(name)))
+        table(d)
     if a.legacy:
         for name, d in messages(legacy_src).items():
             if d.get("apiKey") in skip:
                 continue
             if name not in new:
                 # An API a newer Kafka removed altogether (LeaderAndIsr, ControlledShutdown...).
-                files[table_path(d, legacy=True)] = render(clean_spec(d, descs_all.get(name, {}), content=content_all.get(name)))
+                table(d, legacy=True)
                 continue
             old = parse_versions(d["validVersions"])
             cur = parse_versions(new[name]["validVersions"])
             if old and cur is None:
                 # Still listed, with no valid version left: all its versions are legacy.
-                files[table_path(d, legacy=True)] = render(clean_spec(d, descs_all.get(name, {}), content=content_all.get(name)))
+                table(d, legacy=True)
             elif old and cur and old[0] < cur[0]:
                 valid = f"{old[0]}-{cur[0] - 1}" if cur[0] - 1 > old[0] else f"{old[0]}"
-                files[table_path(d, legacy=True)] = render(clean_spec(d, descs_all.get(name, {}), valid, content_all.get(name)))
+                table(d, legacy=True, valid=valid)
+    # The embedded messages (type "data") of the current release, and the metadata records.
+    for name, d in typed(new_src, "data").items():
+        table(d)
+    meta_src = None
+    if a.metadata:
+        meta_src = Source(a.metadata, "common/metadata/", "kafka-metadata",
+                          "metadata/src/main/resources/common/metadata", new_src)
+        for name, d in typed(meta_src, "metadata").items():
+            table(d)
+    stray_keys = stray_ours(ours_of, content_all, enums_all)
+    for m in stray_keys:
+        print(f"key for no field: {m}", file=sys.stderr)
 
-    def manifest(what, rels, strip=""):
+    def manifest(what, rels, strip="", src=None, label=""):
+        src = src or new_src
         lines = [f"# kdissect {what}, written by scripts/gen-schemas.py; do not edit by hand.",
-                 f"# current: {new_src.label(a.new_label)}"]
-        if a.legacy:
+                 f"# current: {src.label(label or a.new_label)}"]
+        if a.legacy and src is new_src and strip in ("", HEADERS):
             lines.append(f"# legacy: {legacy_src.label(a.legacy_label)}")
         for rel in sorted(rels):
             lines.append(f"{hashlib.sha256(files[rel].encode()).hexdigest()}  {rel[len(strip):]}")
         return "\n".join(lines) + "\n"
 
+    folders = (HEADERS, DATA, METADATA)
     headers = [rel for rel in files if rel.startswith(HEADERS)]
-    bodies = [rel for rel in files if not rel.startswith(HEADERS)]
+    data = [rel for rel in files if rel.startswith(DATA)]
+    records = [rel for rel in files if rel.startswith(METADATA)]
+    bodies = [rel for rel in files if not rel.startswith(folders)]
     files["MANIFEST.txt"] = manifest("message tables", bodies)
     files[HEADERS + "MANIFEST.txt"] = manifest("header tables", headers, HEADERS)
+    files[DATA + "MANIFEST.txt"] = manifest("embedded data tables", data, DATA)
+    if meta_src:
+        files[METADATA + "MANIFEST.txt"] = manifest("metadata record tables", records, METADATA,
+                                                    meta_src, a.metadata_label)
+    manifests = sum(1 for rel in files if rel.endswith("MANIFEST.txt"))
 
     required = [x.strip() for x in a.require_descriptions.split(",") if x.strip()]
     desc_problems = 0
@@ -322,6 +427,7 @@ def main():
         desc_problems = len(unknown) + len(missing) + len(stray)
         print(f"descriptions of {len(required)} APIs checked: {len(missing)} missing, "
               f"{len(stray)} naming no field, {len(long)} over {DESC_MAX} characters")
+    desc_problems += len(stray_keys)
 
     if a.check:
         bad = 0
@@ -331,9 +437,9 @@ def main():
             if not rel.endswith("MANIFEST.txt") and cur != text:
                 print(f"differs: {p}")
                 bad += 1
-        print(f"{len(files) - 2} tables checked, {bad} differ")
+        print(f"{len(files) - manifests} tables checked, {bad} differ")
         return 1 if bad or desc_problems else 0
-    for sub in ("", "legacy", HEADERS, HEADERS + "legacy"):
+    for sub in ("", "legacy", HEADERS, HEADERS + "legacy", DATA) + ((METADATA,) if meta_src else ()):
         d = os.path.join(a.out, sub)
         os.makedirs(d, exist_ok=True)
         for rel in os.listdir(d):
@@ -342,7 +448,7 @@ def main():
     for rel, text in files.items():
         with open(os.path.join(a.out, rel), "w", encoding="utf-8") as f:
             f.write(text)
-    print(f"wrote {len(files) - 2} tables to {a.out}/")
+    print(f"wrote {len(files) - manifests} tables to {a.out}/")
     return 1 if desc_problems else 0
 
 

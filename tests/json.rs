@@ -213,9 +213,10 @@ fn compare_value(n: &Node, j: &J, frame: &[u8], path: &str, checked: &mut usize)
         }
         Value::Bytes(Some((o, l))) if n.ty == "varbytes" => {
             let data = &frame[*o..o + l];
-            match std::str::from_utf8(data) {
-                Ok(s) => assert_eq!(j.as_str(), Some(s), "{path}"),
-                Err(_) => assert_eq!(
+            // Text by the rule the tree applies, else hex: never a string of control bytes.
+            match kdissect::render::value::as_text(data) {
+                Some(s) => assert_eq!(j.as_str(), Some(s), "{path}"),
+                None => assert_eq!(
                     j["hex"].as_str(),
                     Some(hex::encode(data).as_str()),
                     "{path}"
@@ -224,9 +225,9 @@ fn compare_value(n: &Node, j: &J, frame: &[u8], path: &str, checked: &mut usize)
             *checked += 1;
         }
         Value::Blob(b) => {
-            match std::str::from_utf8(b) {
-                Ok(s) => assert_eq!(j.as_str(), Some(s), "{path}"),
-                Err(_) => assert_eq!(j["hex"].as_str(), Some(hex::encode(b).as_str()), "{path}"),
+            match kdissect::render::value::as_text(b) {
+                Some(s) => assert_eq!(j.as_str(), Some(s), "{path}"),
+                None => assert_eq!(j["hex"].as_str(), Some(hex::encode(b).as_str()), "{path}"),
             }
             *checked += 1;
         }

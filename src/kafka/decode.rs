@@ -142,13 +142,13 @@ enum Seg {
 }
 
 pub(crate) struct Decoder<'a> {
-    buf: &'a [u8],
+    pub(super) buf: &'a [u8],
     pub(crate) pos: usize,
-    end: usize,
-    version: i16,
-    flexible: bool,
+    pub(super) end: usize,
+    pub(super) version: i16,
+    pub(super) flexible: bool,
     pub(crate) region: Region,
-    opts: DecodeOptions,
+    pub(super) opts: DecodeOptions,
     /// Where decoding is, for error messages: field names and element indexes (no allocation
     /// per field; the text is made only when needed).
     path: Vec<Seg>,
@@ -157,26 +157,38 @@ pub(crate) struct Decoder<'a> {
     /// Records and record-batch bytes met so far.
     pub(crate) records: (i64, usize),
     /// Struct and array nesting below the message body.
-    level: usize,
+    pub(super) level: usize,
     /// Decoding into a scratch list that is thrown away: string values need not be copied.
-    discard: bool,
+    pub(super) discard: bool,
     pub(crate) diagnoses: Vec<Diagnosis>,
     /// Decompressed byte sources handed out so far in this message.
-    next_source: u16,
+    pub(super) next_source: u16,
     /// Spans of the buffer that hold secrets (passwords, tokens), for renderers to mask.
     pub(crate) secrets: Vec<(usize, usize)>,
     /// The SASL message met in a field that carries one.
     pub(crate) sasl: Option<super::sasl::SaslFact>,
     /// The message being decoded: (API key, direction).
-    message: Option<(i16, super::schema::Direction)>,
+    pub(super) message: Option<(i16, super::schema::Direction)>,
     /// What the message has used of its budgets: decompressed bytes, diagnoses past the
     /// bound, nodes kept in its arrays and record batches.
     pub(crate) spent: super::records::Spent,
+    /// Messages embedded in the one being decoded, around the current position (0 at the top).
+    pub(super) depth: u8,
+    /// For a response: the API and version of the request its paired request embedded
+    /// (Envelope), to decode the response embedded in it.
+    pub(crate) embedded_api: Option<(i16, i16)>,
+    /// The request or response embedded in the message, once decoded.
+    pub(crate) embedded: Option<Box<super::embed::EmbeddedMessage>>,
+    /// The topic the fields being decoded are about (the last topic name or id met in the
+    /// structs around), for records whose layout depends on their topic.
+    pub(super) topic_layout: Option<&'static super::schema::Layout>,
+    /// Record types met in record values that have a layout (metadata records), counted.
+    pub(crate) record_types: Vec<(&'static str, u32)>,
 }
 
 type R<T> = Result<T, DecodeError>;
 
-fn leaf(
+pub(super) fn leaf(
     name: impl Into<Cow<'static, str>>,
     ty: &'static str,
     offset: usize,
@@ -219,6 +231,11 @@ impl<'a> Decoder<'a> {
             sasl: None,
             message: None,
             spent: Default::default(),
+            depth: 0,
+            embedded_api: None,
+            embedded: None,
+            topic_layout: None,
+            record_types: Vec::new(),
         }
     }
 
@@ -226,7 +243,17 @@ impl<'a> Decoder<'a> {
         self.end.saturating_sub(self.pos)
     }
 
-    fn path_string(&self) -> String {
+    /// Steps of the path to the field being decoded.
+    pub(super) fn path_depth(&self) -> usize {
+        self.path.len()
+    }
+
+    /// Back to the first `n` steps of the path.
+    pub(super) fn truncate_path(&mut self, n: usize) {
+        self.path.truncate(n);
+    }
+
+    pub(super) fn path_string(&self) -> String {
         let mut s = String::new();
         for p in &self.path {
             match p {
@@ -256,11 +283,11 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    fn err(&self, offset: usize, reason: impl Into<String>) -> DecodeError {
+    pub(super) fn err(&self, offset: usize, reason: impl Into<String>) -> DecodeError {
         self.stop(ReadError::malformed(offset, reason))
     }
 
-    fn diag(&mut self, kind: ProblemKind, offset: usize, message: impl Into<String>) {
+    pub(super) fn diag(&mut self, kind: ProblemKind, offset: usize, message: impl Into<String>) {
         if self.diagnoses.len() >= super::records::MAX_DIAGNOSES {
             self.spent.dropped_diagnoses += 1;
             return;
@@ -280,7 +307,7 @@ impl<'a> Decoder<'a> {
 
     /// Runs one read on the cursor at the decoder's position and moves the decoder to where
     /// the read left it; a failed read stops the message at the field being decoded.
-    fn read<T>(&mut self, f: impl FnOnce(&mut Cursor<'a>) -> cursor::Res<T>) -> R<T> {
+    pub(super) fn read<T>(&mut self, f: impl FnOnce(&mut Cursor<'a>) -> cursor::Res<T>) -> R<T> {
         let mut c = Cursor::new(self.buf, self.pos, self.end);
         let r = f(&mut c);
         self.pos = c.pos;
@@ -318,7 +345,10 @@ impl<'a> Decoder<'a> {
         self.flexible = spec.is_flexible(version);
         self.opts = opts;
         self.message = Some((spec.api_key, spec.direction));
-        self.spent.decompress_left = opts.max_decompressed;
+        // An embedded message shares the budget of the one that carries it.
+        if self.depth == 0 {
+            self.spent.decompress_left = opts.max_decompressed;
+        }
         let mut body = Node::new(
             spec.name.as_str(),
             "struct",
@@ -333,7 +363,7 @@ impl<'a> Decoder<'a> {
         (body, res.err())
     }
 
-    fn fields(&mut self, fields: &'static [FieldSpec], out: &mut Vec<Node>) -> R<()> {
+    pub(super) fn fields(&mut self, fields: &'static [FieldSpec], out: &mut Vec<Node>) -> R<()> {
         for f in fields {
             if !f.versions.contains(self.version) {
                 continue;
@@ -563,8 +593,11 @@ impl<'a> Decoder<'a> {
     ) -> R<()> {
         let node = match ty {
             FieldType::String => self.string(name, nullable)?,
-            FieldType::Bytes => match spec.map_or(Content::Plain, |f| f.content) {
+            FieldType::Bytes => match spec.map_or(&Content::Plain, |f| &f.content) {
                 Content::Plain => self.bytes(name, nullable)?,
+                Content::Embedded(layout) => {
+                    return self.embedded_field(name, nullable, layout, out)
+                }
                 Content::Secret => {
                     let n = self.bytes(name, nullable)?;
                     if let Value::Bytes(Some(span)) = n.value {
@@ -584,8 +617,51 @@ impl<'a> Decoder<'a> {
             }
             fixed => self.primitive(name, fixed)?,
         };
-        self.keep_value(node, spec, out);
+        match (ty, spec) {
+            // Only names and ids can say which topic the fields after them are about.
+            (FieldType::String | FieldType::Uuid, Some(f)) => {
+                let mut node = node;
+                self.track_topic(f, &mut node);
+                self.keep_value(node, spec, out);
+            }
+            _ => self.keep_value(node, spec, out),
+        }
         Ok(())
+    }
+
+    /// A topic name or id: the topic the fields after it (in its struct and below) are about,
+    /// for record values whose layout the topic gives (schema-src/records.json). An id those
+    /// rules name (the metadata log's) is noted with its name.
+    fn track_topic(&mut self, f: &FieldSpec, n: &mut Node) {
+        match &n.value {
+            Value::Uuid(u) if f.name == "TopicId" => {
+                let layouts = super::schema::registry().record_layouts();
+                self.topic_layout = layouts.topic_values(None, Some(u));
+                if let (Some(name), Note::None) = (layouts.topic_name(u), &n.note) {
+                    n.note = Note::TopicName(name.to_string());
+                }
+            }
+            Value::Str(_) if f.entity_type.as_deref() == Some("topicName") => {
+                let layouts = super::schema::registry().record_layouts();
+                // Below the kept levels the string is not copied: read its bytes.
+                let name = self
+                    .string_data(n)
+                    .and_then(|b| std::str::from_utf8(b).ok());
+                self.topic_layout = layouts.topic_values(name, None);
+            }
+            _ => {}
+        }
+    }
+
+    /// The bytes of a string node just read, after its length prefix.
+    fn string_data(&self, n: &Node) -> Option<&'a [u8]> {
+        let len = match n.enc {
+            Enc::CompactLen(k) => k.checked_sub(1)? as usize,
+            Enc::Int16Len(k) => usize::try_from(k).ok()?,
+            _ => return None,
+        };
+        let end = n.end();
+        self.buf.get(end.checked_sub(len)?..end)
     }
 
     /// A fixed-size value, recorded as a leaf.
@@ -643,7 +719,7 @@ impl<'a> Decoder<'a> {
         Ok(node)
     }
 
-    fn bytes(&mut self, name: Cow<'static, str>, nullable: bool) -> R<Node> {
+    pub(super) fn bytes(&mut self, name: Cow<'static, str>, nullable: bool) -> R<Node> {
         let l = self.length(Prefix::Int32, "bytes")?;
         let value = match l.len {
             None => {
@@ -757,16 +833,25 @@ impl<'a> Decoder<'a> {
             max_records: self.opts.max_elements,
             max_nodes: self.opts.max_nodes,
             records: self.opts.records,
+            values: self.topic_layout,
         };
+        let mut found = super::records::Found::default();
         let (batches, tally) = super::records::decode(
             self.buf,
-            self.pos,
-            self.pos + n,
+            (self.pos, self.pos + n),
             opts,
             &mut self.diagnoses,
             &mut self.next_source,
             &mut self.spent,
+            &mut found,
         );
+        self.secrets.append(&mut found.secrets);
+        for (ty, k) in found.types {
+            match self.record_types.iter_mut().find(|(t, _)| *t == ty) {
+                Some((_, n)) => *n += k,
+                None => self.record_types.push((ty, k)),
+            }
+        }
         if let Some((key, direction)) = self.message {
             if let Some(why) =
                 super::records::batch_format_problem(key, direction, self.version, &tally)
@@ -818,6 +903,8 @@ impl<'a> Decoder<'a> {
             }
         }
         let keep = self.level.saturating_add(1) < self.opts.keep_depth;
+        // A topic met inside this struct is about this struct's fields only.
+        let topic = self.topic_layout;
         self.level += 1;
         let r = if keep {
             node.children.reserve(spec.fields.len() + 1);
@@ -831,6 +918,7 @@ impl<'a> Decoder<'a> {
             r
         };
         self.level -= 1;
+        self.topic_layout = topic;
         node.len = self.pos - start;
         out.push(node);
         r
@@ -1074,7 +1162,7 @@ fn tagged_group(head: &TagHead, known: Option<&'static FieldSpec>) -> Node {
 
 /// How a string's or bytes' length was written, for the byte layout. The number came from a
 /// prefix of that width, so the casts keep it whole.
-fn enc(l: Length) -> Enc {
+pub(super) fn enc(l: Length) -> Enc {
     match l.prefix {
         Prefix::Compact => Enc::CompactLen(l.raw as u32),
         Prefix::Int16 => Enc::Int16Len(l.raw as i16),
@@ -1082,10 +1170,13 @@ fn enc(l: Length) -> Enc {
     }
 }
 
-/// Adds the names behind numbers: error codes, API keys, authorized-operation bits.
+/// Adds the names behind numbers: enumerations, error codes, API keys, authorized-operation
+/// bits.
 fn annotate(f: &FieldSpec, n: &mut Node) {
     let Value::Int(v) = n.value else { return };
-    if f.ty == FieldType::Int16 && f.name.ends_with("ErrorCode") && v != 0 {
+    if let Some(e) = f.enumeration {
+        n.note = Note::of_enum(e, v);
+    } else if f.ty == FieldType::Int16 && f.name.ends_with("ErrorCode") && v != 0 {
         n.note = Note::Error(ErrorCode(v as i16));
     } else if f.ty == FieldType::Int16 && f.name == "ApiKey" {
         n.note = Note::Api(ApiKey(v as i16));

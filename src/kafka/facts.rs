@@ -250,10 +250,21 @@ fn identity(body: &Node) -> Vec<(&'static str, Scalar)> {
 
 /// The facts of a decoded message.
 pub fn collect(msg: &Message) -> Facts {
-    let Some(body) = msg.body() else {
-        return Facts::default();
-    };
-    let response = msg.direction == Direction::Response;
+    match msg.body() {
+        Some(body) => collect_body(body, msg.direction, msg.api_key, msg.api_version),
+        None => Facts::default(),
+    }
+}
+
+/// The facts of a message body of `direction` of (`api_key`, `api_version`): a message's own,
+/// or an embedded one's.
+pub fn collect_body(
+    body: &Node,
+    direction: Direction,
+    api_key: Option<i16>,
+    api_version: Option<i16>,
+) -> Facts {
+    let response = direction == Direction::Response;
     let mut f = Facts {
         identity: identity(body),
         partitions: partition_count(body),
@@ -282,14 +293,14 @@ pub fn collect(msg: &Message) -> Facts {
         f.brokers = field(body, "Brokers").and_then(array_len);
         f.cluster_id = string(body, "ClusterId");
         f.api_count = field(body, "ApiKeys").and_then(array_len);
-        if msg.api_key == Some(18) {
+        if api_key == Some(18) {
             f.advertised = field(body, "ApiKeys").map(advertised);
         }
     } else {
         f.software = string(body, "ClientSoftwareName").zip(string(body, "ClientSoftwareVersion"));
     }
     // FindCoordinator: the node that coordinates (one, or one per key from v4).
-    if msg.api_key == Some(10) && response {
+    if api_key == Some(10) && response {
         f.coordinator = field(body, "NodeId").and_then(Node::as_int);
         f.coordinators = field(body, "Coordinators").map(|l| {
             elements(l)
@@ -302,7 +313,7 @@ pub fn collect(msg: &Message) -> Facts {
         .or_else(|| field(body, "Responses"))
     {
         // Metadata v0 asks for every topic with an empty list (a null list from v1 on).
-        let empty_means_all = !response && msg.api_key == Some(3) && msg.api_version == Some(0);
+        let empty_means_all = !response && api_key == Some(3) && api_version == Some(0);
         f.topics = Some(topic_list(t, response, empty_means_all));
     }
     // Config APIs name resources (topics, brokers, groups) rather than topics.

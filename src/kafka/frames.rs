@@ -8,7 +8,7 @@ use super::message::peek_request;
 use super::message::{
     decode_request, decode_response_header_only, peek_response_correlation, Message,
 };
-use super::message::{decode_request_with, decode_response_with};
+use super::message::{decode_request_with, decode_response_embedding, decode_response_with};
 use super::pairing::{self, Pending};
 use super::schema::registry;
 
@@ -77,7 +77,8 @@ pub struct ResponseHint {
 /// Requests seen so far on one conversation, waiting for their responses.
 #[derive(Debug)]
 pub struct Conversation {
-    pending: Pending<(i16, i16)>,
+    /// Each request's API and version, and those of the request it carried (an Envelope's).
+    pending: Pending<pairing::WithEmbedded>,
     /// Limits for decoding each frame.
     pub opts: DecodeOptions,
 }
@@ -113,9 +114,9 @@ impl Conversation {
         let paired = corr.and_then(|c| self.pending.get(c).copied());
         let hinted = hint.api_key.zip(hint.api_version);
         if hint.force_response {
-            if let (Some(c), Some((k, v))) = (corr, paired) {
+            if let (Some(c), Some((api, embedded))) = (corr, paired) {
                 self.pending.take(c);
-                return decode_response_with(frame, k, v, self.opts);
+                return decode_response_embedding(frame, api, embedded, self.opts);
             }
             return match hinted {
                 Some((k, v)) => decode_response_with(frame, k, v, self.opts),
@@ -129,7 +130,8 @@ impl Conversation {
                 ),
             };
         }
-        let mut as_response = paired.map(|(k, v)| decode_response_with(frame, k, v, self.opts));
+        let mut as_response = paired
+            .map(|(api, embedded)| decode_response_embedding(frame, api, embedded, self.opts));
         if let Some(r) = as_response.take_if(|r| r.is_clean()) {
             if let Some(c) = corr {
                 self.pending.take(c);
@@ -160,7 +162,11 @@ impl Conversation {
 
     fn remember(&mut self, req: &Message) {
         if let (Some(c), Some(k), Some(v)) = (req.correlation_id, req.api_key, req.api_version) {
-            self.pending.insert(c, (k, v));
+            let embedded = req
+                .embedded
+                .as_ref()
+                .and_then(|e| e.api_key.zip(e.api_version));
+            self.pending.insert(c, ((k, v), embedded));
         }
     }
 }

@@ -46,6 +46,12 @@ pub struct Message {
     pub sasl: Option<super::sasl::SaslFact>,
     /// What the message is about (topics, group, cursor...), gathered once decoded.
     pub facts: super::facts::Facts,
+    /// The request or response carried inside (an Envelope's), when there is one.
+    /// (Boxed: most messages carry none, and messages are moved often.)
+    pub embedded: Option<Box<super::embed::EmbeddedMessage>>,
+    /// Records whose values have a layout (the KRaft metadata log's), by type: each type
+    /// with how many records of it there are, most first.
+    pub record_types: Vec<(&'static str, u32)>,
 }
 
 impl Message {
@@ -332,6 +338,7 @@ fn versioned_body(
     };
     let (start, children, diagnosed) = (d.pos, msg.root.children.len(), d.diagnoses.len());
     let (errors, records) = (d.errors.len(), d.records);
+    let types = d.record_types.clone();
     let err = body(d, spec, newest, &mut msg.root, frame, end, opts);
     let why = match (&err, d.pos == end, d.diagnoses.len() == diagnosed) {
         (None, true, true) => {
@@ -350,6 +357,8 @@ fn versioned_body(
     d.diagnoses.truncate(diagnosed);
     d.errors.truncate(errors);
     d.records = records;
+    d.record_types = types;
+    d.embedded = None;
     d.pos = start;
     Err(unknown(spec, start, why))
 }
@@ -373,7 +382,7 @@ pub fn decode_request(frame: &[u8]) -> Message {
 
 /// [`decode_request`] with limits of the caller's choosing.
 pub fn decode_request_with(frame: &[u8], opts: DecodeOptions) -> Message {
-    decode_frame(frame, Direction::Request, None, opts)
+    decode_frame(frame, Direction::Request, None, None, opts)
 }
 
 /// Decodes a response frame with the API key and version of its request.
@@ -388,12 +397,19 @@ pub fn decode_response_with(
     api_version: i16,
     opts: DecodeOptions,
 ) -> Message {
-    decode_frame(
-        frame,
-        Direction::Response,
-        Some((api_key, api_version)),
-        opts,
-    )
+    decode_response_embedding(frame, (api_key, api_version), None, opts)
+}
+
+/// Decodes a response with the API and version of its request, and, when that request
+/// carried a request of its own (an Envelope's), that one's API and version: the response
+/// carries its answer.
+pub fn decode_response_embedding(
+    frame: &[u8],
+    api: (i16, i16),
+    embedded: Option<(i16, i16)>,
+    opts: DecodeOptions,
+) -> Message {
+    decode_frame(frame, Direction::Response, Some(api), embedded, opts)
 }
 
 impl Message {
@@ -426,6 +442,8 @@ impl Message {
             secrets: Vec::new(),
             sasl: None,
             facts: Default::default(),
+            embedded: None,
+            record_types: Vec::new(),
         };
         msg.name_root();
         msg
@@ -470,6 +488,7 @@ fn decode_frame(
     frame: &[u8],
     direction: Direction,
     api: Option<(i16, i16)>,
+    embedded: Option<(i16, i16)>,
     opts: DecodeOptions,
 ) -> Message {
     let mut diagnoses = Vec::new();
@@ -492,6 +511,7 @@ fn decode_frame(
     };
     msg.root.children.push(fg);
     let mut d = Decoder::new(frame, 4, end, Region::RpcHeader);
+    d.embedded_api = embedded;
     let err = header_and_body(&mut d, &mut msg, frame, end, opts).err();
     conclude(&mut msg, d, err, end, diagnoses);
     msg
@@ -550,6 +570,10 @@ fn conclude(
     msg.records = d.records;
     msg.secrets = std::mem::take(&mut d.secrets);
     msg.sasl = d.sasl.take();
+    msg.embedded = d.embedded.take();
+    msg.record_types = std::mem::take(&mut d.record_types);
+    // Most first; ties in the order first met.
+    msg.record_types.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
     finish(&mut msg.root, &err, d.pos, end, &mut diagnoses);
     msg.root.len = msg.size;
     msg.error = err;

@@ -5,6 +5,7 @@
 pub(crate) mod codes;
 pub(crate) mod cursor;
 pub(crate) mod decode;
+pub(crate) mod embed;
 pub mod example;
 pub(crate) mod facts;
 pub mod frames;
@@ -28,6 +29,7 @@ pub(crate) mod topics;
 pub use codes::{ApiKey, ErrorCode};
 pub use cursor::ReadError;
 pub use decode::{DecodeError, DecodeOptions, Diagnosis, ErrorKind, MAX_ELEMENTS, MAX_NODES};
+pub use embed::EmbeddedMessage;
 pub use facts::{Facts, Scalar, TopicFact, TopicList, TopicRef};
 pub use health::StreamHealth;
 pub use message::{decode_request, decode_response, Message};

@@ -1,4 +1,5 @@
-//! Names for the numbers on the wire: API keys, error codes, ACL operations.
+//! Names for the numbers on the wire: API keys, error codes, and the enumerations the tables
+//! name (ACL operations and resource types, config sources, isolation levels...).
 
 /// Every API key of current Apache Kafka, with its name.
 pub const API_NAMES: &[(i16, &str)] = &[
@@ -241,8 +242,8 @@ pub const ERROR_NAMES: &[(i16, &str)] = &[
     (136, "CONTROLLER_ID_NOT_REGISTERED"),
 ];
 
-/// Bits of an authorized-operations bitfield, by bit number (`AclOperation` codes).
-pub const ACL_OPERATIONS: &[(u32, &str)] = &[
+/// Kafka's `AclOperation` codes; an authorized-operations bitfield sets bit N for code N.
+pub const ACL_OPERATIONS: &[(i64, &str)] = &[
     (0, "UNKNOWN"),
     (1, "ANY"),
     (2, "ALL"),
@@ -260,6 +261,212 @@ pub const ACL_OPERATIONS: &[(u32, &str)] = &[
     (14, "DESCRIBE_TOKENS"),
     (15, "TWO_PHASE_COMMIT"),
 ];
+
+/// An integer of the protocol whose values have names (a resource type, an isolation level):
+/// which fields carry one is said by the tables (`"enum": NAME`, from schema-src/enums.json).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Enum {
+    /// The name the tables use: `AclResourceType`.
+    pub name: &'static str,
+    /// Each value with the name of Kafka's Java constant for it (as `kafka-acls`,
+    /// `kafka-configs` and the Admin client print them).
+    pub values: &'static [(i64, &'static str)],
+    /// Only the listed values are special (ListOffsets' timestamps): any other is a plain
+    /// number, not an unknown value.
+    pub sentinels: bool,
+}
+
+impl Enum {
+    /// The name of `value`, if it has one.
+    pub fn name_of(&self, value: i64) -> Option<&'static str> {
+        self.values
+            .iter()
+            .find(|(v, _)| *v == value)
+            .map(|(_, n)| *n)
+    }
+}
+
+const fn closed(name: &'static str, values: &'static [(i64, &'static str)]) -> Enum {
+    Enum {
+        name,
+        values,
+        sentinels: false,
+    }
+}
+
+/// Every enumeration the tables name. The values are Kafka 4.4's (checked against its
+/// classes); where Wireshark's Kafka dissector labels the same codes (ACLs, config sources
+/// and operations, isolation levels, coordinator types, election types, acks), its labels
+/// are these words in title case.
+pub const ENUMS: &[Enum] = &[
+    closed("AclOperation", ACL_OPERATIONS),
+    // org.apache.kafka.common.resource.ResourceType: what an ACL protects.
+    closed(
+        "AclResourceType",
+        &[
+            (0, "UNKNOWN"),
+            (1, "ANY"),
+            (2, "TOPIC"),
+            (3, "GROUP"),
+            (4, "CLUSTER"),
+            (5, "TRANSACTIONAL_ID"),
+            (6, "DELEGATION_TOKEN"),
+            (7, "USER"),
+        ],
+    ),
+    closed(
+        "PatternType",
+        &[
+            (0, "UNKNOWN"),
+            (1, "ANY"),
+            (2, "MATCH"),
+            (3, "LITERAL"),
+            (4, "PREFIXED"),
+        ],
+    ),
+    closed(
+        "AclPermissionType",
+        &[(0, "UNKNOWN"), (1, "ANY"), (2, "DENY"), (3, "ALLOW")],
+    ),
+    // ConfigResource.Type: what a config belongs to (not the ACL resource types).
+    closed(
+        "ConfigResourceType",
+        &[
+            (0, "UNKNOWN"),
+            (2, "TOPIC"),
+            (4, "BROKER"),
+            (8, "BROKER_LOGGER"),
+            (16, "CLIENT_METRICS"),
+            (32, "GROUP"),
+        ],
+    ),
+    // AlterConfigOp.OpType, IncrementalAlterConfigs' operation on one config.
+    closed(
+        "ConfigOperation",
+        &[(0, "SET"), (1, "DELETE"), (2, "APPEND"), (3, "SUBTRACT")],
+    ),
+    closed(
+        "ConfigSource",
+        &[
+            (0, "UNKNOWN"),
+            (1, "TOPIC_CONFIG"),
+            (2, "DYNAMIC_BROKER_CONFIG"),
+            (3, "DYNAMIC_DEFAULT_BROKER_CONFIG"),
+            (4, "STATIC_BROKER_CONFIG"),
+            (5, "DEFAULT_CONFIG"),
+            (6, "DYNAMIC_BROKER_LOGGER_CONFIG"),
+            (7, "CLIENT_METRICS_CONFIG"),
+            (8, "GROUP_CONFIG"),
+        ],
+    ),
+    closed(
+        "ConfigType",
+        &[
+            (0, "UNKNOWN"),
+            (1, "BOOLEAN"),
+            (2, "STRING"),
+            (3, "INT"),
+            (4, "SHORT"),
+            (5, "LONG"),
+            (6, "DOUBLE"),
+            (7, "LIST"),
+            (8, "CLASS"),
+            (9, "PASSWORD"),
+        ],
+    ),
+    closed(
+        "IsolationLevel",
+        &[(0, "READ_UNCOMMITTED"), (1, "READ_COMMITTED")],
+    ),
+    // FindCoordinator's KeyType.
+    closed(
+        "CoordinatorType",
+        &[(0, "GROUP"), (1, "TRANSACTION"), (2, "SHARE")],
+    ),
+    // Produce's acks, as the producer's `acks` setting names them.
+    closed("Acks", &[(-1, "ALL"), (0, "NONE"), (1, "LEADER")]),
+    closed("ElectionType", &[(0, "PREFERRED"), (1, "UNCLEAN")]),
+    closed(
+        "EndpointType",
+        &[(0, "UNKNOWN"), (1, "BROKER"), (2, "CONTROLLER")],
+    ),
+    closed(
+        "ScramMechanism",
+        &[(0, "UNKNOWN"), (1, "SCRAM_SHA_256"), (2, "SCRAM_SHA_512")],
+    ),
+    // FeatureUpdate.UpgradeType.
+    closed(
+        "UpgradeType",
+        &[
+            (0, "UNKNOWN"),
+            (1, "UPGRADE"),
+            (2, "SAFE_DOWNGRADE"),
+            (3, "UNSAFE_DOWNGRADE"),
+        ],
+    ),
+    // DescribeClientQuotas' component match: an exact entity name, the default, or any.
+    closed(
+        "QuotaMatchType",
+        &[(0, "EXACT"), (1, "DEFAULT"), (2, "SPECIFIED")],
+    ),
+    // -1 in a change record means no change.
+    closed(
+        "LeaderRecoveryState",
+        &[(-1, "NO_CHANGE"), (0, "RECOVERED"), (1, "RECOVERING")],
+    ),
+    // BrokerRegistrationChangeRecord: what changed about a broker's fencing and shutdown.
+    closed(
+        "FencingChange",
+        &[(-1, "UNFENCED"), (0, "NO_CHANGE"), (1, "FENCED")],
+    ),
+    closed(
+        "ControlledShutdownChange",
+        &[(0, "NO_CHANGE"), (1, "IN_CONTROLLED_SHUTDOWN")],
+    ),
+    // The codecs' numbers as record batch attributes use them.
+    closed(
+        "CompressionType",
+        &[
+            (0, "NONE"),
+            (1, "GZIP"),
+            (2, "SNAPPY"),
+            (3, "LZ4"),
+            (4, "ZSTD"),
+        ],
+    ),
+    // The key of a control record (ControlRecordType): a transaction's end, or one of KRaft's
+    // own records in the metadata log.
+    closed(
+        "ControlRecordType",
+        &[
+            (0, "ABORT"),
+            (1, "COMMIT"),
+            (2, "LEADER_CHANGE"),
+            (3, "SNAPSHOT_HEADER"),
+            (4, "SNAPSHOT_FOOTER"),
+            (5, "KRAFT_VERSION"),
+            (6, "KRAFT_VOTERS"),
+        ],
+    ),
+    // ListOffsets: a timestamp, or one of these sentinels asking for a special offset.
+    Enum {
+        name: "OffsetSpec",
+        values: &[
+            (-1, "LATEST"),
+            (-2, "EARLIEST"),
+            (-3, "MAX_TIMESTAMP"),
+            (-4, "EARLIEST_LOCAL"),
+            (-5, "LATEST_TIERED"),
+            (-6, "EARLIEST_PENDING_UPLOAD"),
+        ],
+        sentinels: true,
+    },
+];
+
+/// The enumeration the tables call `name`.
+pub fn enumeration(name: &str) -> Option<&'static Enum> {
+    ENUMS.iter().find(|e| e.name == name)
+}
 
 pub fn api_name(key: i16) -> Option<&'static str> {
     API_NAMES
@@ -305,7 +512,7 @@ pub fn acl_operations(bits: i32) -> String {
     let mut names: Vec<String> = Vec::new();
     for b in 0..32u32 {
         if bits & (1 << b) != 0 {
-            match ACL_OPERATIONS.iter().find(|(n, _)| *n == b) {
+            match ACL_OPERATIONS.iter().find(|(n, _)| *n == i64::from(b)) {
                 Some((_, name)) => names.push((*name).to_string()),
                 None => names.push(format!("bit{b}")),
             }

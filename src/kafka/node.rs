@@ -121,11 +121,26 @@ pub enum Note {
     TimestampMs(i64),
     /// A record's offset: the batch's base offset plus its delta.
     Offset(i64),
-    /// A control record's key: 0 abort marker, 1 commit marker.
-    ControlType(i16),
+    /// The name of what a number stands for, from the tables (a metadata record's type).
+    Named(&'static str),
+    /// A value of an enumeration, with its name (`None`: a value the enumeration lacks).
+    Enum {
+        enumeration: &'static super::names::Enum,
+        name: Option<&'static str>,
+    },
 }
 
 impl Note {
+    /// The note for `value` of `enumeration`: its name, or for a value the enumeration lacks
+    /// an unknown name (none at all for a plain value of a field whose enumeration lists only
+    /// sentinels).
+    pub fn of_enum(enumeration: &'static super::names::Enum, value: i64) -> Note {
+        match enumeration.name_of(value) {
+            None if enumeration.sentinels => Note::None,
+            name => Note::Enum { enumeration, name },
+        }
+    }
+
     /// The CRC verdict, when the note is one.
     pub fn crc_valid(&self) -> Option<bool> {
         match self {

@@ -32,6 +32,17 @@ impl Asked for (i16, i16) {
     }
 }
 
+/// A request's API and version, and those of the request it carried (an Envelope's), whose
+/// answer its response carries.
+pub type WithEmbedded = ((i16, i16), Option<(i16, i16)>);
+
+/// Hex input with what the request carried beside its API.
+impl Asked for WithEmbedded {
+    fn api(&self) -> (i16, i16) {
+        self.0
+    }
+}
+
 /// Requests waiting for their responses, by correlation id, oldest first.
 #[derive(Debug)]
 pub struct Pending<R> {

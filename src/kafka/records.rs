@@ -9,7 +9,7 @@ use super::cursor::{Cursor, Prefix, ReadError, Res};
 use super::decode::Diagnosis;
 use super::node::{Node, NodeKind, Note, Region, Value};
 use super::problem::ProblemKind;
-use super::schema::Direction;
+use super::schema::{registry, Direction, Layout};
 use std::borrow::Cow;
 use std::io::Read;
 
@@ -24,6 +24,9 @@ pub struct RecordsOptions {
     pub max_nodes: usize,
     /// Decode the records inside batches (decompressing them); off, batch headers and CRCs only.
     pub records: bool,
+    /// The layout of the records' values where the topic gives them one (the KRaft metadata
+    /// log): such records are decoded whatever `records` says, for their types are counted.
+    pub values: Option<&'static Layout>,
 }
 
 pub const MAX_DECOMPRESSED: usize = 64 * 1024 * 1024;
@@ -61,6 +64,31 @@ struct Ctx<'o> {
     tally: Tally,
     /// Nodes the message keeps so far (its arrays' and its batches').
     nodes: &'o mut usize,
+    /// What the records' keys and values held: secrets in the frame, spans to mask in the
+    /// decompressed buffer being read, record types counted.
+    found: &'o mut Found,
+}
+
+/// What the keys and values of records held beyond bytes.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// Spans of the frame holding secrets.
+    pub secrets: Vec<(usize, usize)>,
+    /// Spans of the decompressed buffer being read that hold secrets: masked before it is
+    /// kept.
+    pub hidden: Vec<(usize, usize)>,
+    /// Each type of record whose value has a layout (a metadata record, a KRaft control
+    /// record), with how many there were, in order of first sight.
+    pub types: Vec<(&'static str, u32)>,
+}
+
+impl Found {
+    fn count(&mut self, ty: &'static str) {
+        match self.types.iter_mut().find(|(t, _)| *t == ty) {
+            Some((_, n)) => *n += 1,
+            None => self.types.push((ty, 1)),
+        }
+    }
 }
 
 /// Nodes in a subtree.
@@ -553,12 +581,12 @@ fn legacy_records(n: &Node) -> i64 {
 /// Decodes the bytes of a `records` field, `buf[start..end]`, into batch nodes.
 pub fn decode(
     buf: &[u8],
-    start: usize,
-    end: usize,
+    (start, end): (usize, usize),
     opts: RecordsOptions,
     diags: &mut Vec<Diagnosis>,
     next_source: &mut u16,
     spent: &mut Spent,
+    found: &mut Found,
 ) -> (Vec<Node>, Tally) {
     let mut ctx = Ctx {
         opts,
@@ -568,6 +596,7 @@ pub fn decode(
         dropped: &mut spent.dropped_diagnoses,
         tally: Tally::default(),
         nodes: &mut spent.nodes,
+        found,
     };
     let mut r = Src::new(buf, start, end, 0, Region::RecordBatch);
     let mut out = Vec::new();
@@ -719,12 +748,33 @@ fn stop(r: &mut Src<'_>, g: &mut Node, ctx: &mut Ctx<'_>, e: ReadError) {
     n.source = r.source;
     n.desc = Cow::Owned(e.detail);
     g.children.push(n);
-    let from = e.offset.min(r.end());
+    // The raw rest starts where the decoded leaves end: a failed read may have consumed
+    // bytes (a varint's continuation bytes), and every byte must still be in one leaf.
+    let from = covered_end(g).min(r.end());
     if from < r.end() {
         g.children
             .push(r.raw("unparsed", "bytes", from, r.end() - from));
     }
     r.cur.pos = r.end();
+}
+
+/// Where the leaves under `g` (of its byte source; error nodes aside) end, or its start.
+fn covered_end(g: &Node) -> usize {
+    fn go(n: &Node, source: u16, end: &mut usize) {
+        let own: Vec<&Node> = n.children.iter().filter(|c| c.source == source).collect();
+        if own.is_empty() {
+            if n.kind != NodeKind::Error {
+                *end = (*end).max(n.end());
+            }
+            return;
+        }
+        own.into_iter().for_each(|c| go(c, source, end));
+    }
+    let mut end = g.offset;
+    for c in g.children.iter().filter(|c| c.source == g.source) {
+        go(c, g.source, &mut end);
+    }
+    end
 }
 
 fn batch_v2(r: &mut Src<'_>, ctx: &mut Ctx<'_>, index: usize) -> Node {
@@ -780,7 +830,7 @@ impl BatchInfo {
 fn batch_v2_body(r: &mut Src<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
     let info = batch_v2_header(r, ctx, &mut g.children)?;
     g.value = Value::Text(info.summary());
-    if !ctx.opts.records {
+    if !ctx.opts.records && ctx.opts.values.is_none() {
         records_left_raw(r, ctx, info.codec, &mut g.children);
         Ok(())
     } else if info.codec == 0 {
@@ -951,6 +1001,7 @@ fn decompressed_records(
     plain: Vec<u8>,
 ) -> Node {
     let capped = *ctx.budget == 0;
+    let hidden_from = ctx.found.hidden.len();
     let (source, mut dn) = new_source(ctx, "records", plain.len());
     dn.desc = Cow::Owned(format!(
         "decompressed bytes, byte source #{source}: offsets count from its start"
@@ -983,6 +1034,13 @@ fn decompressed_records(
         }
         Ok(()) => {}
     }
+    let mut plain = plain;
+    for (at, len) in ctx.found.hidden.drain(hidden_from..) {
+        let end = at.saturating_add(len).min(plain.len());
+        if let Some(s) = plain.get_mut(at.min(end)..end) {
+            s.fill(b'*');
+        }
+    }
     dn.value = Value::Blob(plain);
     dn
 }
@@ -1009,7 +1067,7 @@ fn records(r: &mut Src<'_>, ctx: &mut Ctx<'_>, info: BatchInfo, out: &mut Vec<No
             omitted_from = Some((r.pos(), i));
         }
         let dest = if keep { &mut *out } else { &mut scratch };
-        record(r, i, info, dest)?;
+        record(r, ctx, i, info, dest)?;
         if keep {
             *ctx.nodes += out.last().map_or(1, count_nodes);
         }
@@ -1038,23 +1096,33 @@ fn records(r: &mut Src<'_>, ctx: &mut Ctx<'_>, info: BatchInfo, out: &mut Vec<No
 }
 
 /// Record `index` of a batch; pushed even when it stops decoding, to show where.
-fn record(r: &mut Src<'_>, index: usize, info: BatchInfo, out: &mut Vec<Node>) -> Res<()> {
+fn record(
+    r: &mut Src<'_>,
+    ctx: &mut Ctx<'_>,
+    index: usize,
+    info: BatchInfo,
+    out: &mut Vec<Node>,
+) -> Res<()> {
     let start = r.pos();
     let mut g = Node::new("Record", "Record", start, Region::Record, NodeKind::Group);
     g.index = Some(index as u32);
     g.source = r.source;
-    let res = record_body(r, info, &mut g.children);
-    if info.control {
-        note_control_type(r.cur.buf, &mut g);
-    }
-    g.len = r.pos() - start;
+    let res = record_body(r, ctx, info, &mut g.children);
+    // A record that stops ends where its leaves do: the bytes after them are the batch's
+    // raw rest.
+    let end = if res.is_ok() {
+        r.pos()
+    } else {
+        covered_end(&g)
+    };
+    g.len = end - start;
     g.value = Value::Struct;
     out.push(g);
     res
 }
 
 /// A record's length, then its fields, which must fill that length exactly.
-fn record_body(r: &mut Src<'_>, info: BatchInfo, c: &mut Vec<Node>) -> Res<()> {
+fn record_body(r: &mut Src<'_>, ctx: &mut Ctx<'_>, info: BatchInfo, c: &mut Vec<Node>) -> Res<()> {
     let start = r.pos();
     let len = r.varint("length", "varint", c)?;
     if len < 0 || len as usize > r.left() {
@@ -1071,7 +1139,7 @@ fn record_body(r: &mut Src<'_>, info: BatchInfo, c: &mut Vec<Node>) -> Res<()> {
     let rec_end = r.pos() + len as usize;
     let outer_end = r.end();
     r.cur.end = rec_end;
-    let fields = record_fields(r, info, c);
+    let fields = record_fields(r, ctx, info, c);
     r.cur.end = outer_end;
     fields?;
     if r.pos() != rec_end {
@@ -1087,14 +1155,38 @@ fn record_body(r: &mut Src<'_>, info: BatchInfo, c: &mut Vec<Node>) -> Res<()> {
 }
 
 /// attributes, timestampDelta, offsetDelta, key, value, headers.
-fn record_fields(r: &mut Src<'_>, info: BatchInfo, c: &mut Vec<Node>) -> Res<()> {
+fn record_fields(
+    r: &mut Src<'_>,
+    ctx: &mut Ctx<'_>,
+    info: BatchInfo,
+    c: &mut Vec<Node>,
+) -> Res<()> {
     r.int("attributes", Int::Int8, c)?;
     let td = r.varint("timestampDelta", "varlong", c)?;
     note_last(c, Note::TimestampMs(info.base_ts.saturating_add(td)));
     let od = r.varint("offsetDelta", "varint", c)?;
     note_last(c, Note::Offset(info.base_offset.saturating_add(od)));
     r.varbytes("keyLength", "key", c)?;
+    let layouts = registry().record_layouts();
+    let control_type = match (info.control, &layouts.control_key) {
+        (true, Some(key)) => embed_last(r, ctx, c, "key", key).and_then(|p| p.control_type),
+        _ => None,
+    };
     r.varbytes("valueLength", "value", c)?;
+    let value = if info.control {
+        control_type
+            .and_then(|t| i16::try_from(t).ok())
+            .and_then(|t| layouts.control_values.get(&t))
+    } else {
+        ctx.opts.values
+    };
+    if let Some(layout) = value {
+        let found = embed_last(r, ctx, c, "value", layout);
+        // In the metadata log, every record's type is counted: data and control alike.
+        if let (Some(ty), Some(_)) = (found.and_then(|p| p.spec), ctx.opts.values) {
+            ctx.found.count(ty);
+        }
+    }
     let headers = r.varint("headersCount", "varint", c)?;
     if headers < 0 || headers as usize > r.left() {
         return Err(ReadError::malformed(
@@ -1125,20 +1217,49 @@ fn header(r: &mut Src<'_>, index: u32, c: &mut Vec<Node>) -> Res<()> {
     res
 }
 
-/// Control records: the key says which marker (version int16, type int16: 0 abort, 1
-/// commit). `buf` is the record's byte source.
-fn note_control_type(buf: &[u8], g: &mut Node) {
-    let Some(k) = g.children.iter_mut().find(|n| n.name == "key") else {
-        return;
-    };
-    let key = match &k.value {
-        Value::Bytes(Some((o, l))) => buf.get(*o..o + l),
-        Value::Blob(b) => Some(b.as_slice()),
-        _ => None,
-    };
-    if let Some(kb) = key.filter(|b| b.len() == 4) {
-        k.note = Note::ControlType(crate::be::i16_at(kb, 2));
+/// What the bytes of a key or value held, as far as the record needs it.
+struct Embedded {
+    control_type: Option<i64>,
+    spec: Option<&'static str>,
+}
+
+/// Replaces the key or value leaf just pushed (`name`) by the message its bytes hold, read as
+/// `layout`; a null key or value stays as it is. What the message's decoding found joins the
+/// batch's: its problems, its secrets (masked for good in a decompressed source).
+fn embed_last(
+    r: &Src<'_>,
+    ctx: &mut Ctx<'_>,
+    c: &mut [Node],
+    name: &'static str,
+    layout: &'static Layout,
+) -> Option<Embedded> {
+    let last = c.last_mut().filter(|n| n.name == name)?;
+    if matches!(last.value, Value::Bytes(None)) {
+        return None;
     }
+    let opts = super::decode::DecodeOptions {
+        max_elements: ctx.opts.max_records,
+        max_nodes: ctx.opts.max_nodes.saturating_sub(*ctx.nodes),
+        max_decompressed: *ctx.budget,
+        ..Default::default()
+    };
+    let span = (last.offset, last.end());
+    let mut part = super::embed::record_part(r.cur.buf, span, name, layout, opts);
+    for d in part.diagnoses.drain(..) {
+        ctx.diag(d.kind, d.offset, format!("record {name}: {}", d.message));
+    }
+    if r.source == 0 {
+        ctx.found.secrets.extend_from_slice(&part.secrets);
+    } else {
+        super::embed::into_source(&mut part.node, r.source, r.cur.buf, &part.secrets);
+        ctx.found.hidden.extend_from_slice(&part.secrets);
+    }
+    part.node.region = last.region;
+    *last = part.node;
+    Some(Embedded {
+        control_type: part.control_type,
+        spec: part.spec,
+    })
 }
 
 /// A legacy message (magic 0 or 1), the whole of the cursor.
@@ -1286,15 +1407,16 @@ mod tests {
             max_records: 10_000,
             max_nodes: 1_000_000,
             records: true,
+            values: None,
         };
         let (n, _) = decode(
             bytes,
-            0,
-            bytes.len(),
+            (0, bytes.len()),
             opts,
             &mut diags,
             &mut source,
             &mut spent,
+            &mut Found::default(),
         );
         (n, diags, spent.decompress_left, spent.dropped_diagnoses)
     }

@@ -160,6 +160,9 @@ struct RawField {
     about: String,
     #[serde(default)]
     content: Content,
+    /// The enumeration naming the field's values (kdissect's key, from schema-src/enums.json).
+    #[serde(default, rename = "enum")]
+    enumeration: Option<String>,
     #[serde(default)]
     flexible_versions: Option<Versions>,
     #[serde(default)]
@@ -168,8 +171,7 @@ struct RawField {
 
 /// What a bytes field holds beyond bytes (kdissect's own key in the tables, from
 /// schema-src/content.json).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Content {
     #[default]
     Plain,
@@ -177,6 +179,78 @@ pub enum Content {
     Sasl,
     /// A secret (a token's HMAC, a salted password): masked whole.
     Secret,
+    /// Another message, decoded in place (Envelope's request and principal).
+    Embedded(Layout),
+}
+
+/// How the bytes of an embedded message are laid out, as schema-src/content.json and
+/// schema-src/records.json write it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Layout {
+    /// `"request"`: a request header and body, as a broker received them (no size prefix); the
+    /// header names the API and version.
+    Request,
+    /// `"response"`: a response header and body, of the API and version that the paired
+    /// request's embedded request named.
+    Response,
+    /// `{"layout": "version-prefixed", "spec": NAME}`: an int16 version, then the data message
+    /// NAME at that version (Kafka's `MessageUtil.toVersionPrefixedBytes`).
+    VersionPrefixed(String),
+    /// `{"layout": "unprefixed", "spec": NAME, "version": V}`: the data message NAME at version V,
+    /// nothing before it.
+    Unprefixed(String, i16),
+    /// `"metadata-record"`: a record of the KRaft metadata log: unsigned varints frame version,
+    /// record type and version, then the metadata record of that type (Kafka's
+    /// `AbstractApiMessageSerde`).
+    MetadataRecord,
+}
+
+impl Layout {
+    fn from_json(v: &serde_json::Value) -> Result<Layout, String> {
+        let spec = || {
+            v.get("spec")
+                .and_then(|s| s.as_str())
+                .map(str::to_string)
+                .ok_or_else(|| format!("layout {v} names no spec"))
+        };
+        match (v.as_str(), v.get("layout").and_then(|l| l.as_str())) {
+            (Some("request"), _) => Ok(Layout::Request),
+            (Some("response"), _) => Ok(Layout::Response),
+            (Some("metadata-record"), _) => Ok(Layout::MetadataRecord),
+            (None, Some("version-prefixed")) => Ok(Layout::VersionPrefixed(spec()?)),
+            (None, Some("unprefixed")) => {
+                let version = v
+                    .get("version")
+                    .and_then(|x| x.as_i64())
+                    .and_then(|x| i16::try_from(x).ok())
+                    .ok_or_else(|| format!("layout {v} has no version"))?;
+                Ok(Layout::Unprefixed(spec()?, version))
+            }
+            _ => Err(format!("{v} is not a layout")),
+        }
+    }
+
+    /// The data spec the layout reads, for those that name one.
+    pub fn spec_name(&self) -> Option<&str> {
+        match self {
+            Layout::VersionPrefixed(n) | Layout::Unprefixed(n, _) => Some(n),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        match v.as_str() {
+            Some("plain") => Ok(Content::Plain),
+            Some("sasl") => Ok(Content::Sasl),
+            Some("secret") => Ok(Content::Secret),
+            _ => Layout::from_json(&v)
+                .map(Content::Embedded)
+                .map_err(serde::de::Error::custom),
+        }
+    }
 }
 
 /// Kafka's specs write a few booleans as strings (`"ignorable": "true"`): accept both.
@@ -233,6 +307,8 @@ pub struct FieldSpec {
     pub about: String,
     /// What the bytes hold, for fields that carry SASL messages or secrets.
     pub content: Content,
+    /// The names of the field's values, for integers that are enumerations.
+    pub enumeration: Option<&'static super::names::Enum>,
     /// The field's own flexible versions where its spec sets them: `none` keeps the old
     /// (int16 or int32) length prefix even in flexible versions, as the request header's
     /// ClientId does. `None` follows the message's flexible versions.
@@ -260,11 +336,27 @@ impl Direction {
     }
 }
 
+/// What a spec describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpecKind {
+    /// One direction of one API.
+    Message,
+    /// RequestHeader or ResponseHeader.
+    Header,
+    /// A message carried inside another's bytes (Kafka's `"type": "data"`): a principal, a
+    /// control record's key or value.
+    Data,
+    /// A record of the KRaft metadata log (`"type": "metadata"`); its api key is the record type.
+    MetadataRecord,
+}
+
 /// A whole message spec: one direction of one API, or one of the two headers.
 #[derive(Debug, Clone)]
 pub struct MessageSpec {
-    /// The API key; -1 for a header, which every API shares.
+    /// The API key (for a metadata record, its record type); -1 for a header, which every API
+    /// shares, and for data.
     pub api_key: i16,
+    pub kind: SpecKind,
     pub direction: Direction,
     /// Kafka's `"type": "header"`: RequestHeader or ResponseHeader, not a message body.
     pub header: bool,
@@ -280,7 +372,7 @@ pub struct MessageSpec {
 fn any_secret(fields: &[FieldSpec]) -> bool {
     fields
         .iter()
-        .any(|f| f.content != Content::Plain || any_secret(&f.fields))
+        .any(|f| matches!(f.content, Content::Sasl | Content::Secret) || any_secret(&f.fields))
 }
 
 impl MessageSpec {
@@ -324,6 +416,13 @@ fn convert_fields(
                 serde_json::Value::String(s) => s.clone(),
                 other => other.to_string(),
             });
+            let enumeration = match &f.enumeration {
+                Some(e) => Some(
+                    super::names::enumeration(e)
+                        .ok_or_else(|| format!("field {}: unknown enumeration {e}", f.name))?,
+                ),
+                None => None,
+            };
             let type_name = ty.display();
             let elem_name = match &ty {
                 FieldType::Array(inner) => inner.display(),
@@ -343,7 +442,8 @@ fn convert_fields(
                 entity_type: f.entity_type.clone(),
                 map_key: f.map_key,
                 about: f.about.clone(),
-                content: f.content,
+                content: f.content.clone(),
+                enumeration,
                 flexible_versions: f.flexible_versions,
                 fields,
             })
@@ -364,26 +464,32 @@ pub fn parse_spec(text: &str) -> Result<MessageSpec, String> {
         .iter()
         .map(|s| (s.name.clone(), s.clone()))
         .collect();
-    let (direction, header) = match (raw.kind.as_str(), raw.name.as_str()) {
-        ("request", _) => (Direction::Request, false),
-        ("response", _) => (Direction::Response, false),
-        ("header", "RequestHeader") => (Direction::Request, true),
-        ("header", "ResponseHeader") => (Direction::Response, true),
+    let (direction, kind) = match (raw.kind.as_str(), raw.name.as_str()) {
+        ("request", _) => (Direction::Request, SpecKind::Message),
+        ("response", _) => (Direction::Response, SpecKind::Message),
+        ("header", "RequestHeader") => (Direction::Request, SpecKind::Header),
+        ("header", "ResponseHeader") => (Direction::Response, SpecKind::Header),
+        // Data and metadata records have no direction; they are read as request bodies are.
+        ("data", _) => (Direction::Request, SpecKind::Data),
+        ("metadata", _) => (Direction::Request, SpecKind::MetadataRecord),
         (other, name) => {
             return Err(format!(
-            "spec {name} of type {other:?} is neither a request, a response nor one of the headers"
+            "spec {name} of type {other:?} is neither a request, a response, a header, data nor a metadata record"
         ))
         }
     };
+    let header = kind == SpecKind::Header;
+    let keyless = matches!(kind, SpecKind::Header | SpecKind::Data);
     let api_key = match raw.api_key {
-        Some(k) if !header => k,
-        None if header => -1,
-        Some(_) => return Err(format!("header {} has an apiKey", raw.name)),
+        Some(k) if !keyless => k,
+        None if keyless => -1,
+        Some(_) => return Err(format!("{} has an apiKey", raw.name)),
         None => return Err(format!("{} has no apiKey", raw.name)),
     };
     let fields = convert_fields(&raw.fields, &common, 0)?;
     Ok(MessageSpec {
         api_key,
+        kind,
         direction,
         header,
         name: raw.name,
@@ -406,9 +512,66 @@ pub const NEWER_VERSIONS: i16 = 8;
 pub struct Registry {
     specs: HashMap<(i16, Direction), Vec<MessageSpec>>,
     headers: HashMap<Direction, Vec<MessageSpec>>,
+    /// The data and metadata record specs, parsed on first use: most inputs never need them,
+    /// and parsing them costs every run at start-up.
+    embedded: OnceLock<EmbeddedSpecs>,
+    records: RecordLayouts,
+}
+
+/// Specs of messages carried inside others: data messages by name, metadata records by type.
+#[derive(Default)]
+struct EmbeddedSpecs {
+    data: HashMap<String, MessageSpec>,
+    metadata: HashMap<i16, MessageSpec>,
+}
+
+impl EmbeddedSpecs {
+    fn load() -> EmbeddedSpecs {
+        let mut e = EmbeddedSpecs::default();
+        for (file, text) in DATA_FILES.iter().chain(METADATA_FILES) {
+            match parse_spec(text) {
+                Ok(s) if s.kind == SpecKind::Data => drop(e.data.insert(s.name.clone(), s)),
+                Ok(s) if s.kind == SpecKind::MetadataRecord => {
+                    drop(e.metadata.insert(s.api_key, s))
+                }
+                Ok(s) => eprintln!("kdissect: internal spec {file} is not data: {}", s.name),
+                Err(err) => eprintln!("kdissect: internal spec {file} is invalid: {err}"),
+            }
+        }
+        e
+    }
 }
 
 impl Registry {
+    fn embedded(&self) -> &EmbeddedSpecs {
+        self.embedded.get_or_init(EmbeddedSpecs::load)
+    }
+
+    /// A data message (a principal, a control record's key or value) by name.
+    pub fn data(&self, name: &str) -> Option<&MessageSpec> {
+        self.embedded().data.get(name)
+    }
+
+    /// The metadata record of a record type (`TopicRecord` for 2).
+    pub fn metadata_record(&self, record_type: i16) -> Option<&MessageSpec> {
+        self.embedded().metadata.get(&record_type)
+    }
+
+    /// Every metadata record spec, by record type.
+    pub fn metadata_records(&self) -> impl Iterator<Item = &MessageSpec> {
+        self.embedded().metadata.values()
+    }
+
+    /// Every data message spec.
+    pub fn data_specs(&self) -> impl Iterator<Item = &MessageSpec> {
+        self.embedded().data.values()
+    }
+
+    /// How record keys and values are laid out where they are not plain bytes.
+    pub fn record_layouts(&self) -> &RecordLayouts {
+        &self.records
+    }
+
     /// The header spec of a direction that has `version`, or else the current one.
     pub fn header(&self, direction: Direction, version: i16) -> Option<&MessageSpec> {
         let v = self.headers.get(&direction)?;
@@ -510,7 +673,9 @@ pub fn registry() -> &'static Registry {
         let mut headers: HashMap<Direction, Vec<MessageSpec>> = HashMap::new();
         for (file, text) in SPEC_FILES.iter().chain(HEADER_FILES) {
             match parse_spec(text) {
-                Ok(s) if s.header => headers.entry(s.direction).or_default().push(s),
+                Ok(s) if s.kind == SpecKind::Header => {
+                    headers.entry(s.direction).or_default().push(s)
+                }
                 Ok(s) => specs.entry((s.api_key, s.direction)).or_default().push(s),
                 Err(e) => eprintln!("kdissect: internal spec {file} is invalid: {e}"),
             }
@@ -519,13 +684,107 @@ pub fn registry() -> &'static Registry {
         for v in specs.values_mut().chain(headers.values_mut()) {
             v.sort_by_key(|s| std::cmp::Reverse((!s.valid_versions.none, s.max_version())));
         }
-        Registry { specs, headers }
+        let records = RecordLayouts::parse(RECORD_LAYOUTS).unwrap_or_else(|e| {
+            eprintln!("kdissect: internal schema-src/records.json is invalid: {e}");
+            RecordLayouts::default()
+        });
+        Registry {
+            specs,
+            headers,
+            embedded: OnceLock::new(),
+            records,
+        }
     })
+}
+
+/// kdissect's own rules for record keys and values (schema-src/records.json).
+static RECORD_LAYOUTS: &str = include_str!("../../schema-src/records.json");
+
+/// Where record keys and values hold messages rather than plain bytes: control records'
+/// keys and values, and the records of a topic whose values have a layout (the KRaft
+/// metadata log). Data, from schema-src/records.json.
+#[derive(Debug, Clone, Default)]
+pub struct RecordLayouts {
+    /// The key of every control record.
+    pub control_key: Option<Layout>,
+    /// A control record's value, by the type its key names.
+    pub control_values: HashMap<i16, Layout>,
+    /// Topics whose record values have a layout: (name, id, layout).
+    pub topics: Vec<(String, [u8; 16], Layout)>,
+}
+
+impl RecordLayouts {
+    fn parse(text: &str) -> Result<RecordLayouts, String> {
+        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let control = v.get("control").ok_or("no \"control\"")?;
+        let control_key = Some(Layout::from_json(
+            control.get("key").ok_or("no control key")?,
+        )?);
+        let mut control_values = HashMap::new();
+        for (k, l) in control
+            .get("values")
+            .and_then(|x| x.as_object())
+            .ok_or("no control values")?
+        {
+            let t: i16 = k.parse().map_err(|_| format!("control type {k}"))?;
+            control_values.insert(t, Layout::from_json(l)?);
+        }
+        let mut topics = Vec::new();
+        for t in v
+            .get("topics")
+            .and_then(|x| x.as_array())
+            .ok_or("no topics")?
+        {
+            let name = t.get("name").and_then(|x| x.as_str()).ok_or("topic name")?;
+            let id = t.get("id").and_then(|x| x.as_str()).ok_or("topic id")?;
+            let id = parse_uuid(id).ok_or_else(|| format!("topic id {id}"))?;
+            let layout = Layout::from_json(t.get("value").ok_or("topic value")?)?;
+            topics.push((name.to_string(), id, layout));
+        }
+        Ok(RecordLayouts {
+            control_key,
+            control_values,
+            topics,
+        })
+    }
+
+    /// The layout of the record values of a topic named by name or by id.
+    pub fn topic_values(&self, name: Option<&str>, id: Option<&[u8; 16]>) -> Option<&Layout> {
+        self.topics
+            .iter()
+            .find(|(n, i, _)| name == Some(n.as_str()) || id == Some(i))
+            .map(|(_, _, l)| l)
+    }
+
+    /// The name of a topic these rules know by its id (`__cluster_metadata`).
+    pub fn topic_name(&self, id: &[u8; 16]) -> Option<&str> {
+        self.topics
+            .iter()
+            .find(|(_, i, _)| i == id)
+            .map(|(n, _, _)| n.as_str())
+    }
+}
+
+/// `8-4-4-4-12` hex digits to 16 bytes.
+fn parse_uuid(s: &str) -> Option<[u8; 16]> {
+    let hex: String = s.chars().filter(|c| *c != '-').collect();
+    let bytes = hex::decode(hex).ok()?;
+    bytes.try_into().ok()
 }
 
 /// Names of the embedded spec files, for tests.
 pub fn spec_files() -> impl Iterator<Item = (&'static str, &'static str)> {
     SPEC_FILES.iter().copied()
+}
+
+/// Names (under `schema/data/` and `schema/metadata/`) and texts of the embedded data and
+/// metadata record specs, for tests.
+pub fn data_files() -> impl Iterator<Item = (&'static str, &'static str)> {
+    DATA_FILES.iter().copied()
+}
+
+pub fn metadata_files() -> impl Iterator<Item = (&'static str, &'static str)> {
+    METADATA_FILES.iter().copied()
 }
 
 /// Names (under `schema/headers/`) and texts of the embedded header specs, for tests.
@@ -539,12 +798,9 @@ mod tests {
     use super::*;
     use sha2::{Digest, Sha256};
 
-    /// The header tables are the generator's output, as schema/MANIFEST.txt is for the
-    /// message tables (tests/schema.rs): schema/headers/MANIFEST.txt holds their SHA-256.
-    #[test]
-    fn header_tables_match_their_manifest() {
-        let manifest = include_str!("../../schema/headers/MANIFEST.txt");
-        let want: Vec<(String, String)> = manifest
+    /// Files and their SHA-256 as a folder's MANIFEST.txt lists them.
+    fn listed(manifest: &str) -> Vec<(String, String)> {
+        let mut want: Vec<(String, String)> = manifest
             .lines()
             .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
             .map(|l| {
@@ -552,17 +808,82 @@ mod tests {
                 (file.to_string(), hash.to_string())
             })
             .collect();
-        let mut got: Vec<(String, String)> = header_files()
+        want.sort();
+        want
+    }
+
+    fn hashed(files: impl Iterator<Item = (&'static str, &'static str)>) -> Vec<(String, String)> {
+        let mut got: Vec<(String, String)> = files
             .map(|(f, t)| (f.to_string(), hex::encode(Sha256::digest(t.as_bytes()))))
             .collect();
         got.sort();
-        let mut want = want;
-        want.sort();
-        assert_eq!(got, want);
-        assert!(
-            manifest.contains("tag=4.4.0 "),
-            "current tables are Kafka 4.4.0"
+        got
+    }
+
+    /// The header, data and metadata record tables are the generator's output, as
+    /// schema/MANIFEST.txt is for the message tables (tests/schema.rs): each folder's
+    /// MANIFEST.txt holds their SHA-256, and names the Kafka 4.4.0 release they come from.
+    #[test]
+    fn tables_apart_match_their_manifests() {
+        for (manifest, files) in [
+            (
+                include_str!("../../schema/headers/MANIFEST.txt"),
+                hashed(header_files()),
+            ),
+            (
+                include_str!("../../schema/data/MANIFEST.txt"),
+                hashed(data_files()),
+            ),
+            (
+                include_str!("../../schema/metadata/MANIFEST.txt"),
+                hashed(metadata_files()),
+            ),
+        ] {
+            assert_eq!(files, listed(manifest));
+            assert!(
+                manifest.contains("tag=4.4.0 "),
+                "current tables are Kafka 4.4.0"
+            );
+            assert!(!files.is_empty());
+        }
+    }
+
+    /// Every layout of schema-src/records.json and of the tables' content keys names a data
+    /// spec the registry holds, and the data specs parsed.
+    #[test]
+    fn every_layout_names_a_table() {
+        let reg = registry();
+        assert_eq!(reg.data_specs().count(), data_files().count());
+        assert_eq!(reg.metadata_records().count(), metadata_files().count());
+        let r = reg.record_layouts();
+        let mut layouts: Vec<&Layout> = r.control_values.values().collect();
+        layouts.extend(r.control_key.iter());
+        layouts.extend(r.topics.iter().map(|(_, _, l)| l));
+        fn walk<'a>(fs: &'a [FieldSpec], out: &mut Vec<&'a Layout>) {
+            for f in fs {
+                if let Content::Embedded(l) = &f.content {
+                    out.push(l);
+                }
+                walk(&f.fields, out);
+            }
+        }
+        for v in reg.specs.values().flatten() {
+            walk(&v.fields, &mut layouts);
+        }
+        assert!(layouts.len() >= 9, "{layouts:?}");
+        let metadata_log = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+        assert_eq!(r.topic_name(&metadata_log), Some("__cluster_metadata"));
+        // Every metadata record type of Kafka 4.4, NoOpRecord (20) among them.
+        assert_eq!(
+            reg.metadata_record(20).map(|s| s.name.as_str()),
+            Some("NoOpRecord")
         );
+        assert!(reg.metadata_records().count() >= 27);
+        for l in layouts {
+            if let Some(n) = l.spec_name() {
+                assert!(reg.data(n).is_some(), "no data table {n}");
+            }
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use super::decode::{DecodeOptions, ErrorKind};
 use super::framing::{self, plausible_request_at, Prefix, Scan, Search, Want, SIZE_PREFIX};
 use super::message::{
-    decode_request_with, decode_response, decode_response_header_only, decode_response_with,
+    decode_request_with, decode_response, decode_response_embedding, decode_response_header_only,
     peek_request, peek_response_correlation, Message,
 };
 use super::pairing::{self, waits_for_answer, Asked, Pending};
@@ -59,13 +59,16 @@ pub const MAX_HELD_TOTAL: usize = 256 * 1024 * 1024;
 const PENDING_COST: usize = 48;
 
 /// The request a response answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RequestInfo {
     pub frame: u64,
     pub ts_nanos: i64,
     pub api_key: i16,
     pub api_version: i16,
     pub correlation_id: i32,
+    /// The API and version of the request it carried (an Envelope's), whose answer the
+    /// response carries.
+    pub embedded: Option<(i16, i16)>,
 }
 
 /// One Kafka message found in a stream.
@@ -1265,13 +1268,17 @@ fn answerable(msg: &Message, at: At) -> Option<RequestInfo> {
         api_key: k,
         api_version: v,
         correlation_id,
+        embedded: msg
+            .embedded
+            .as_ref()
+            .and_then(|e| e.api_key.zip(e.api_version)),
     })
 }
 
 /// A response decoded with its request's API and version; when it does not decode cleanly,
 /// with a word on the version it does decode as.
 fn paired_response(frame: &[u8], r: RequestInfo, partial: bool, opts: DecodeOptions) -> Message {
-    let mut m = decode_response_with(frame, r.api_key, r.api_version, opts);
+    let mut m = decode_response_embedding(frame, (r.api_key, r.api_version), r.embedded, opts);
     if !m.is_clean() && !partial {
         if let Some(d) = other_version_hint(frame, r.api_key, r.api_version) {
             m.diagnoses.push(d);

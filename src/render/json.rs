@@ -2,7 +2,7 @@
 //! docs/kdissect-message.schema.json. The body is the decoded tree under the schema's field
 //! names; `--json-spans` wraps every value with its byte offset and length.
 
-use crate::kafka::{Direction, ErrorCode, Message, Node, NodeKind, Note, Value};
+use crate::kafka::{Direction, ErrorCode, Message, Node, NodeKind, Note, Region, Value};
 use serde_json::{json, Map, Value as J};
 use std::io::Write;
 
@@ -71,11 +71,13 @@ fn put_int(w: &mut Vec<u8>, i: i64) {
     let _ = write!(w, "{i}");
 }
 
-/// A record key or value: the text when it is UTF-8, else `{"hex": "..."}`.
+/// A record key, value or header value: a string when the bytes are text by the rule every
+/// view applies (`value::as_text`: UTF-8 with no control character but tab and newline), else
+/// `{"hex": "..."}`. Bytes that are not text are never a string.
 fn put_payload(w: &mut Vec<u8>, b: &[u8]) {
-    match std::str::from_utf8(b) {
-        Ok(s) => put_str(w, s),
-        Err(_) => {
+    match super::value::as_text(b) {
+        Some(s) => put_str(w, s),
+        None => {
             w.extend_from_slice(b"{\"hex\":\"");
             w.extend_from_slice(hex::encode(b).as_bytes());
             w.extend_from_slice(b"\"}");
@@ -138,12 +140,42 @@ fn put_value(w: &mut Vec<u8>, n: &Node, frame: &[u8], spans: bool) {
             frame,
             spans,
         ),
+        (_, NodeKind::Group) if embeds_message(n) => put_embedded(w, n, frame, spans),
         (_, NodeKind::Group) | (Value::Struct, _) => put_fields(w, n, frame, spans),
         _ => put_scalar(w, n, frame),
     }
     if spans {
         let _ = write!(w, ",\"offset\":{},\"length\":{}}}", n.offset, n.len);
     }
+}
+
+/// Whether a bytes field holds a whole request or response (an Envelope's): its header
+/// is among its children.
+fn embeds_message(n: &Node) -> bool {
+    n.children
+        .iter()
+        .any(|c| c.region == Region::RpcHeader && c.kind == NodeKind::Group)
+}
+
+/// An embedded request or response, as the message object names its parts:
+/// `{"header": {...}, "body": {...}}` (the body null when it did not decode).
+fn put_embedded(w: &mut Vec<u8>, n: &Node, frame: &[u8], spans: bool) {
+    let header = n
+        .children
+        .iter()
+        .find(|c| c.region == Region::RpcHeader && c.kind == NodeKind::Group);
+    let body = n.children.iter().find(|c| c.ty == "struct");
+    w.extend_from_slice(b"{\"header\":");
+    match header {
+        Some(h) => put_fields(w, h, frame, spans),
+        None => w.extend_from_slice(b"null"),
+    }
+    w.extend_from_slice(b",\"body\":");
+    match body {
+        Some(b) => put_fields(w, b, frame, spans),
+        None => w.extend_from_slice(b"null"),
+    }
+    w.push(b'}');
 }
 
 fn put_list<'a>(w: &mut Vec<u8>, items: impl Iterator<Item = &'a Node>, frame: &[u8], spans: bool) {
@@ -175,6 +207,7 @@ fn put_fields(w: &mut Vec<u8>, n: &Node, frame: &[u8], spans: bool) {
                 Some(inner) if inner.kind != NodeKind::Raw => {
                     put_key(w, &mut first, &c.name);
                     put_value(w, inner, frame, spans);
+                    put_field_extras(w, &mut first, inner);
                 }
                 Some(_) => unknown.push(c),
                 None => {}
@@ -225,7 +258,8 @@ fn put_repeated_groups(
 }
 
 /// Keys that follow a field: `<name>_omitted`, the elements an array past --max-elements left
-/// out, and `<name>_name`, the name an earlier message gave a topic id.
+/// out, and `<name>_name`, the name an earlier message gave a topic id or the name of an
+/// enumeration's value (null for a value the enumeration lacks).
 fn put_field_extras(w: &mut Vec<u8>, first: &mut bool, c: &Node) {
     if c.children
         .iter()
@@ -243,9 +277,23 @@ fn put_field_extras(w: &mut Vec<u8>, first: &mut bool, c: &Node) {
         put_key(w, first, &format!("{}_omitted", c.name));
         put_int(w, total.saturating_sub(kept) as i64);
     }
-    if let (Value::Uuid(_), Note::TopicName(name)) = (&c.value, &c.note) {
-        put_key(w, first, &format!("{}_name", c.name));
-        put_str(w, name);
+    match (&c.value, &c.note) {
+        (Value::Uuid(_), Note::TopicName(name)) => {
+            put_key(w, first, &format!("{}_name", c.name));
+            put_str(w, name);
+        }
+        (Value::Int(_), Note::Named(n)) => {
+            put_key(w, first, &format!("{}_name", c.name));
+            put_str(w, n);
+        }
+        (Value::Int(_), Note::Enum { name, .. }) => {
+            put_key(w, first, &format!("{}_name", c.name));
+            match name {
+                Some(n) => put_str(w, n),
+                None => w.extend_from_slice(b"null"),
+            }
+        }
+        _ => {}
     }
 }
 
@@ -274,6 +322,7 @@ pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, 
     put_origin(&mut o, meta);
     put_api(&mut o, msg, frame.len());
     put_exchange(&mut o, msg, meta);
+    put_embedded_api(&mut o, msg);
     // Placeholders keep the key order; header and body are written node by node below.
     o.insert("header".into(), J::Null);
     o.insert("body".into(), J::Null);
@@ -369,6 +418,34 @@ fn put_exchange(o: &mut Map<String, J>, msg: &Message, meta: &Meta) {
     if meta.partial {
         o.insert("partial".into(), J::Bool(true));
     }
+}
+
+/// The request or response the message carries (an Envelope's): which API and version, its
+/// correlation id, and a request's client_id.
+fn put_embedded_api(o: &mut Map<String, J>, msg: &Message) {
+    let Some(e) = &msg.embedded else { return };
+    let mut m = Map::new();
+    m.insert(
+        "direction".into(),
+        e.direction
+            .map_or(J::Null, |d| J::String(d.as_str().into())),
+    );
+    m.insert("api_key".into(), e.api_key.map_or(J::Null, J::from));
+    m.insert(
+        "api_name".into(),
+        e.api_key.map_or(J::Null, |k| {
+            J::String(crate::kafka::message::api_display_name(k).into_owned())
+        }),
+    );
+    m.insert("api_version".into(), e.api_version.map_or(J::Null, J::from));
+    m.insert(
+        "correlation_id".into(),
+        e.correlation_id.map_or(J::Null, J::from),
+    );
+    if let Some(c) = &e.client_id {
+        m.insert("client_id".into(), c.clone().map_or(J::Null, J::String));
+    }
+    o.insert("embedded".into(), J::Object(m));
 }
 
 /// Every non-zero error code of the body with its path and name.

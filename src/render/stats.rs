@@ -777,6 +777,7 @@ mod tests {
                 api_key: msg.api_key.unwrap_or(-1),
                 api_version: msg.api_version.unwrap_or(-1),
                 correlation_id: 0,
+                embedded: None,
             }),
             msg,
             assumed: false,
@@ -836,6 +837,7 @@ mod tests {
             api_key: 3,
             api_version: 13,
             correlation_id: 0,
+            embedded: None,
         };
         s.notice(&Notice::Unanswered {
             stream: 1,

@@ -2,8 +2,9 @@
 //! direction, correlation id, and the essentials of the body.
 
 use super::value::quote;
-use crate::kafka::facts::{Scalar, TopicList, TopicRef, MAX_TOPICS};
+use crate::kafka::facts::{Facts, Scalar, TopicList, TopicRef, MAX_TOPICS};
 use crate::kafka::stream::Record;
+use crate::kafka::EmbeddedMessage;
 use crate::kafka::{names, Direction, Message};
 use owo_colors::OwoColorize;
 use std::fmt::Write;
@@ -23,6 +24,39 @@ pub fn essentials(msg: &Message) -> String {
     if msg.body().is_none() {
         return words.join(" ");
     }
+    head_words(f, &mut words);
+    sasl_words(msg, &mut words);
+    tail_words(f, &mut words);
+    let (records, bytes) = msg.records;
+    if bytes > 0 {
+        words.push(format!(
+            "records={records} ({bytes} bytes){}",
+            record_types_text(&msg.record_types)
+        ));
+    }
+    if let Some(e) = &msg.embedded {
+        embedded_words(e, &mut words);
+    }
+    if msg.direction == Direction::Response {
+        // The embedded answer's errors are its own words, above.
+        let embedding = msg.embedded.as_ref().map(|e| format!("{}.", e.field));
+        let own: Vec<(String, i16)> = msg
+            .errors
+            .iter()
+            .filter(|(p, _)| {
+                embedding
+                    .as_ref()
+                    .is_none_or(|e| !p.starts_with(e.as_str()))
+            })
+            .cloned()
+            .collect();
+        error_words(&own, &mut words);
+    }
+    words.join(" ")
+}
+
+/// The facts a summary names first: error, brokers, cluster, APIs, client software.
+fn head_words(f: &Facts, words: &mut Vec<String>) {
     if let Some(e) = f.error {
         words.push(format!("error={}", error_name(e)));
     }
@@ -38,7 +72,11 @@ pub fn essentials(msg: &Message) -> String {
     if let Some((n, v)) = &f.software {
         words.push(format!("software={n}/{v}"));
     }
-    sasl_words(msg, &mut words);
+}
+
+/// The facts a summary names after SASL: coordinators, identity, topics, cursors, resources,
+/// partitions.
+fn tail_words(f: &Facts, words: &mut Vec<String>) {
     if let Some(keys) = &f.coordinator_keys {
         let keys: Vec<String> = keys.iter().map(|k| quote(k)).collect();
         words.push(format!("keys=[{}]", keys.join(", ")));
@@ -74,14 +112,41 @@ pub fn essentials(msg: &Message) -> String {
     if f.partitions > 0 {
         words.push(format!("partitions={}", f.partitions));
     }
-    let (records, bytes) = msg.records;
-    if bytes > 0 {
-        words.push(format!("records={records} ({bytes} bytes)"));
+}
+
+/// What an embedded request or response (an Envelope's) is about: its correlation id and
+/// client, its facts and its errors, as a message of its own would say them.
+fn embedded_words(e: &EmbeddedMessage, words: &mut Vec<String>) {
+    if let Some(c) = e.correlation_id {
+        words.push(format!("inner_corr={c}"));
     }
-    if msg.direction == Direction::Response {
-        error_words(msg, &mut words);
+    match &e.client_id {
+        Some(Some(c)) => words.push(format!("inner_client_id={}", quote(c))),
+        Some(None) => words.push("inner_client_id=null".to_string()),
+        None => {}
     }
-    words.join(" ")
+    head_words(&e.facts, words);
+    tail_words(&e.facts, words);
+    if e.direction == Some(Direction::Response) {
+        error_words(&e.errors, words);
+    }
+}
+
+/// ` [PartitionChangeRecord×9, RegisterBrokerRecord×3]`: the records of a log whose values
+/// have types (the KRaft metadata log), by type, most first; empty for other records.
+fn record_types_text(types: &[(&str, u32)]) -> String {
+    if types.is_empty() {
+        return String::new();
+    }
+    let mut items: Vec<String> = types
+        .iter()
+        .take(MAX_TOPICS)
+        .map(|(t, n)| format!("{t}×{n}"))
+        .collect();
+    if types.len() > MAX_TOPICS {
+        items.push(format!("+{} more types", types.len() - MAX_TOPICS));
+    }
+    format!(" [{}]", items.join(", "))
 }
 
 fn error_name(code: i16) -> &'static str {
@@ -136,13 +201,9 @@ fn sasl_words(msg: &Message, words: &mut Vec<String>) {
 /// Errors below the top level: one level down outside the topic lists (those show beside each
 /// topic: FindCoordinator v4+'s Coordinators[], DescribeGroups' Groups[]), and the count and
 /// names of deeper ones (partitions).
-fn error_words(msg: &Message, words: &mut Vec<String>) {
+fn error_words(errors: &[(String, i16)], words: &mut Vec<String>) {
     let mut nested: Vec<String> = Vec::new();
-    for (path, code) in msg
-        .errors
-        .iter()
-        .filter(|(p, _)| p.matches('.').count() == 1)
-    {
+    for (path, code) in errors.iter().filter(|(p, _)| p.matches('.').count() == 1) {
         let list = path.split('[').next().unwrap_or("");
         if ["Topics", "TopicData", "Responses", "Results", "Resources"].contains(&list) {
             continue;
@@ -158,8 +219,7 @@ fn error_words(msg: &Message, words: &mut Vec<String>) {
         }
         words.push(format!("errors=[{}]", nested.join(", ")));
     }
-    let deeper: Vec<i16> = msg
-        .errors
+    let deeper: Vec<i16> = errors
         .iter()
         .filter(|(p, _)| p.matches('.').count() >= 2)
         .map(|(_, c)| *c)
@@ -374,10 +434,22 @@ fn api_text(msg: &Message, color: bool) -> String {
         Direction::Response => "Response",
     };
     let api = match (msg.api_key, msg.api_version) {
-        (Some(_), Some(v)) => format!("{} v{v} {dir}", msg.api_name()),
+        (Some(_), Some(v)) => format!("{}{} v{v} {dir}", msg.api_name(), embedded_api(msg)),
         _ => format!("Unknown {dir}"),
     };
     paint(color, api, |t| t.cyan().bold().to_string())
+}
+
+/// `[IncrementalAlterConfigs v1]` after an Envelope's API: the API and version it carries.
+fn embedded_api(msg: &Message) -> String {
+    match msg
+        .embedded
+        .as_ref()
+        .and_then(|e| e.api_key.zip(e.api_version))
+    {
+        Some((k, v)) => format!("[{} v{v}]", crate::kafka::message::api_display_name(k)),
+        None => String::new(),
+    }
 }
 
 /// The essentials with their error words in red: `error=`, `errors=`, `partition_errors=`, and
@@ -515,6 +587,7 @@ mod tests {
             api_key: msg.api_key.unwrap_or(-1),
             api_version: msg.api_version.unwrap_or(-1),
             correlation_id: msg.correlation_id.unwrap_or(-1),
+            embedded: None,
         };
         Record {
             stream: 3,

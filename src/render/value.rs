@@ -38,7 +38,17 @@ pub fn quote(s: &str) -> String {
     out
 }
 
-/// Record keys and values: text when they are UTF-8 (and printable), hex otherwise, at most
+/// The text of record keys, values and header values that are text, by the one rule every
+/// view applies: valid UTF-8 holding no control character but tab and newline. Other bytes
+/// (a control record's `00 00 00 01`, a serialized object) are not text, whatever their UTF-8
+/// validity.
+pub fn as_text(data: &[u8]) -> Option<&str> {
+    std::str::from_utf8(data)
+        .ok()
+        .filter(|s| !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t'))
+}
+
+/// Record keys and values: text when they are text ([`as_text`]), hex otherwise, at most
 /// `max` bytes of either.
 pub fn payload(data: &[u8], max: usize) -> String {
     let shown = data.get(..max).unwrap_or(data);
@@ -47,11 +57,9 @@ pub fn payload(data: &[u8], max: usize) -> String {
     } else {
         String::new()
     };
-    match std::str::from_utf8(shown) {
-        Ok(s) if !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t') => {
-            format!("{}{more}", quote(s))
-        }
-        _ => format!("{}{more}", hex::encode(shown)),
+    match as_text(shown) {
+        Some(s) => format!("{}{more}", quote(s)),
+        None => format!("{}{more}", hex::encode(shown)),
     }
 }
 
@@ -189,9 +197,11 @@ pub fn note_text(note: &Note) -> Option<String> {
         ),
         Note::TimestampMs(ms) => format!("({})", rfc3339_ms(*ms)),
         Note::Offset(o) => format!("(offset {o})"),
-        Note::ControlType(0) => "(control: ABORT marker)".into(),
-        Note::ControlType(1) => "(control: COMMIT marker)".into(),
-        Note::ControlType(t) => format!("(control type {t})"),
+        Note::Named(n) | Note::Enum { name: Some(n), .. } => format!("({n})"),
+        Note::Enum {
+            enumeration,
+            name: None,
+        } => format!("(unknown {})", enumeration.name),
     })
 }
 
@@ -228,6 +238,18 @@ mod tests {
         assert_eq!(quote("a\"b\\c"), r#""a\"b\\c""#);
         assert_eq!(quote("line\nnext\t\u{1b}"), r#""line\u{a}next\u{9}\u{1b}""#);
         assert_eq!(quote("héllo"), "\"héllo\"");
+    }
+
+    #[test]
+    fn text_is_utf8_without_control_bytes_but_tab_and_newline() {
+        assert_eq!(as_text(b"orders\tline\n"), Some("orders\tline\n"));
+        assert_eq!(as_text("crème".as_bytes()), Some("crème"));
+        assert_eq!(as_text(b""), Some(""));
+        // Valid UTF-8, but a control record's key and an escape sequence are not text.
+        assert_eq!(as_text(&[0, 0, 0, 1]), None);
+        assert_eq!(as_text(b"\x1b[0m"), None);
+        assert_eq!(as_text(b"a\rb"), None);
+        assert_eq!(as_text(&[0xff, 0xfe]), None);
     }
 
     #[test]
@@ -365,9 +387,6 @@ mod tests {
             "(0x00000001, INVALID: the bytes give 0x00000abc)"
         );
         assert_eq!(note(Note::Offset(42)), "(offset 42)");
-        assert_eq!(note(Note::ControlType(0)), "(control: ABORT marker)");
-        assert_eq!(note(Note::ControlType(1)), "(control: COMMIT marker)");
-        assert_eq!(note(Note::ControlType(7)), "(control type 7)");
     }
 
     #[test]

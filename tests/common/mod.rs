@@ -517,3 +517,57 @@ pub mod collect {
         run_bytes(&bytes, opts)
     }
 }
+
+/// Frames built with the `kafka-protocol` crate, an encoder independent of kdissect.
+pub mod kp {
+    use bytes::BytesMut;
+    use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader};
+    use kafka_protocol::protocol::{Encodable, StrBytes};
+
+    /// A request header and body as a broker receives them (no size prefix).
+    pub fn request_payload<B: Encodable>(
+        key: ApiKey,
+        v: i16,
+        corr: i32,
+        client: &str,
+        body: &B,
+    ) -> Vec<u8> {
+        let header = RequestHeader::default()
+            .with_request_api_key(key as i16)
+            .with_request_api_version(v)
+            .with_correlation_id(corr)
+            .with_client_id(Some(StrBytes::from_string(client.to_string())));
+        let mut buf = BytesMut::new();
+        header
+            .encode(&mut buf, key.request_header_version(v))
+            .expect("header");
+        body.encode(&mut buf, v).expect("body");
+        buf.to_vec()
+    }
+
+    /// A response header and body (no size prefix).
+    pub fn response_payload<B: Encodable>(key: ApiKey, v: i16, corr: i32, body: &B) -> Vec<u8> {
+        let mut buf = BytesMut::new();
+        ResponseHeader::default()
+            .with_correlation_id(corr)
+            .encode(&mut buf, key.response_header_version(v))
+            .expect("header");
+        body.encode(&mut buf, v).expect("body");
+        buf.to_vec()
+    }
+
+    /// A payload with its size prefix: a whole frame.
+    pub fn sized(payload: &[u8]) -> Vec<u8> {
+        let mut f = (payload.len() as i32).to_be_bytes().to_vec();
+        f.extend_from_slice(payload);
+        f
+    }
+
+    pub fn request<B: Encodable>(key: ApiKey, v: i16, corr: i32, body: &B) -> Vec<u8> {
+        sized(&request_payload(key, v, corr, "kdissect-test", body))
+    }
+
+    pub fn response<B: Encodable>(key: ApiKey, v: i16, corr: i32, body: &B) -> Vec<u8> {
+        sized(&response_payload(key, v, corr, body))
+    }
+}

@@ -140,6 +140,12 @@ fn compare(n: &Node, j: &J, frame: &[u8], path: &str, checked: &mut usize) {
                 Some(inner) if inner.kind != NodeKind::Raw => (inner, c.name.to_string()),
                 _ => continue,
             }
+        } else if c.kind == NodeKind::Group && c.name.contains("Header") && n.ty == "bytes" {
+            // An embedded message (Envelope's RequestData, ResponseData): its header is the
+            // JSON object's `header`, its body struct the `body`.
+            (c, "header".to_string())
+        } else if c.ty == "struct" && n.ty == "bytes" {
+            (c, "body".to_string())
         } else {
             (c, c.name.to_string())
         };

@@ -4,7 +4,9 @@
 //! ([`super::framing`]) and paired with the pairing core ([`super::pairing`]), as hex input is.
 
 use super::decode::{DecodeOptions, ErrorKind};
-use super::framing::{self, plausible_request_at, Prefix, Scan, Search, Want, SIZE_PREFIX};
+use super::framing::{
+    self, guess_response, plausible_request_at, Prefix, Scan, Search, Want, SIZE_PREFIX,
+};
 use super::message::{
     decode_request_with, decode_response, decode_response_header_only, decode_response_with,
     peek_request, peek_response_correlation, Message,
@@ -843,18 +845,33 @@ impl KConn {
     /// else once the search finds a verified boundary (told in a resync notice).
     fn in_sync(&mut self, cx: &mut Cx<'_>, side: Side, at: At, sink: &mut impl Sink) -> bool {
         let (src, dst) = self.ends(side);
-        let search = Search {
-            requests: self.want(side) == Want::Requests,
-            pending: &self.pending,
-            used: &self.used,
-            max_frame: cx.cfg.max_frame,
-        };
+        let requests = self.want(side) == Want::Requests;
         let h = &mut self.halves[side];
         if !h.resync {
             return true;
         }
-        let data = h.buf.get(h.pos..).unwrap_or(&[]);
-        let Some(skip) = framing::find_boundary(data, &search, &mut h.scan) else {
+        let KHalf {
+            buf,
+            pos,
+            marks,
+            scan,
+            why,
+            ..
+        } = h;
+        let data = buf.get(*pos..).unwrap_or(&[]);
+        // Picked up mid-stream, a broker side's first frame may answer a request sent before
+        // the capture: it is looked for where packets begin.
+        let starts = |i: usize| is_packet_start(marks, *pos + i);
+        let mid_stream = !requests && *why == Some(ResyncReason::MidStream);
+        let search = Search {
+            requests,
+            pending: &self.pending,
+            used: &self.used,
+            max_frame: cx.cfg.max_frame,
+            packet_starts: mid_stream.then_some(&starts as &dyn Fn(usize) -> bool),
+        };
+        let found = framing::find_boundary(data, &search, scan);
+        let Some(skip) = found else {
             h.bound_window();
             return false;
         };
@@ -1244,6 +1261,11 @@ impl KConn {
     }
 }
 
+/// Whether a packet's bytes begin at `off` of a side's buffer (`KHalf::marks`).
+fn is_packet_start(marks: &std::collections::VecDeque<(usize, u64)>, off: usize) -> bool {
+    marks.binary_search_by_key(&off, |m| m.0).is_ok()
+}
+
 /// Which frames a side sends.
 fn want_from(requests: bool) -> Want {
     if requests {
@@ -1323,30 +1345,6 @@ fn other_version_hint(frame: &[u8], key: i16, version: i16) -> Option<Diagnosis>
                     spec.name
                 ),
             });
-        }
-    }
-    None
-}
-
-/// Decodes a response whose request was not captured: the APIs this connection used first
-/// (most recent first), then every known API and version; the first clean decode wins.
-fn guess_response(frame: &[u8], used: &[(i16, i16)]) -> Option<Message> {
-    for &(k, v) in used.iter().rev() {
-        let m = decode_response(frame, k, v);
-        if m.is_clean() {
-            return Some(m);
-        }
-    }
-    let reg = registry();
-    for k in reg.api_keys() {
-        for v in reg.versions(k, Direction::Response).into_iter().rev() {
-            if used.contains(&(k, v)) {
-                continue;
-            }
-            let m = decode_response(frame, k, v);
-            if m.is_clean() {
-                return Some(m);
-            }
         }
     }
     None

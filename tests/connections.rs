@@ -1,0 +1,222 @@
+//! Connections and their streams on real captures: captures cut from a longer one (a capture
+//! started while the connections already carried traffic), connections cut off, the order of
+//! what is told at the end, several files in one run, and `-w` cuts read back.
+
+use serde_json::Value as J;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn sample(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kdissect"))
+        .args(args)
+        .env_remove("NO_COLOR")
+        .env_remove("COLUMNS")
+        .output()
+        .expect("run")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The NDJSON messages of a run, and its exit status.
+fn messages(args: &[&str]) -> (Vec<J>, Option<i32>) {
+    let mut a = vec!["--json"];
+    a.extend_from_slice(args);
+    let o = run(&a);
+    let msgs = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    (msgs, o.status.code())
+}
+
+/// The `--stats` JSON health object of a run.
+fn health(args: &[&str]) -> J {
+    let mut a = vec!["--stats", "--json", "-q"];
+    a.extend_from_slice(args);
+    let o = run(&a);
+    let v: J = serde_json::from_str(stdout(&o).trim()).expect("one JSON object");
+    v["stats"]["health"].clone()
+}
+
+/// A message's frame number.
+fn frame(m: &J) -> u64 {
+    m["frame"].as_u64().expect("frame")
+}
+
+/// Drops the names a decoder learns from earlier messages (`TopicId_name`): a cut may leave
+/// out the Metadata answer they came from.
+fn without_learnt_names(v: &J, keep: &J) -> J {
+    match (v, keep) {
+        (J::Object(o), J::Object(k)) => J::Object(
+            o.iter()
+                .filter(|(name, _)| !name.ends_with("_name") || k.contains_key(*name))
+                .map(|(name, x)| (name.clone(), without_learnt_names(x, &k[name])))
+                .collect(),
+        ),
+        (J::Array(a), J::Array(k)) => J::Array(
+            a.iter()
+                .zip(k)
+                .map(|(x, y)| without_learnt_names(x, y))
+                .collect(),
+        ),
+        _ => v.clone(),
+    }
+}
+
+/// Checks a capture cut from `full` at frame `from` (`editcap -r full cut FROM-`): every
+/// message of the cut is the full capture's message `from - 1` frames on, with the same
+/// addresses, API, version, correlation id, header and body, and the same request frame and
+/// latency where the cut holds the request. A response whose request came before the cut is
+/// marked assumed. Returns the full capture's messages at or after `from` the cut does not
+/// show.
+fn check_cut(cut: &[J], full: &[J], from: u64) -> Vec<J> {
+    let shift = from - 1;
+    for m in cut {
+        let f = frame(m) + shift;
+        let same = |x: &&J| {
+            frame(x) == f
+                && x["direction"] == m["direction"]
+                && x["correlation_id"] == m["correlation_id"]
+        };
+        let o = full.iter().find(same).unwrap_or_else(|| {
+            panic!(
+                "frame {} (full {f}) is not in the full capture: {m}",
+                frame(m)
+            )
+        });
+        for key in [
+            "src",
+            "dst",
+            "api_key",
+            "api_version",
+            "size",
+            "time",
+            "header",
+        ] {
+            assert_eq!(m[key], o[key], "{key} of frame {}", frame(m));
+        }
+        assert_eq!(m["body"], without_learnt_names(&o["body"], &m["body"]));
+        match m["request_frame"].as_u64() {
+            Some(r) => {
+                assert_eq!(Some(r + shift), o["request_frame"].as_u64());
+                assert_eq!(m["latency_us"], o["latency_us"]);
+            }
+            None if m["direction"] == "response" => {
+                assert_eq!(m["assumed"], true, "{m}");
+                assert!(o["request_frame"].as_u64().is_some_and(|r| r < from), "{o}");
+            }
+            None => {}
+        }
+    }
+    full.iter()
+        .filter(|o| frame(o) >= from)
+        .filter(|o| {
+            !cut.iter().any(|m| {
+                frame(m) + shift == frame(o)
+                    && m["direction"] == o["direction"]
+                    && m["correlation_id"] == o["correlation_id"]
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+/// Item: a capture that starts between a long-poll Fetch request (frame 60 of the full
+/// capture) and its answer (frame 72) shows that answer, decoded with the Fetch version the
+/// connection used and marked assumed, with nothing skipped: exit 0.
+#[test]
+fn a_capture_started_between_a_request_and_its_answer_shows_the_answer() {
+    let (full, code) = messages(&[&sample("ak44-consumer-classic.pcap")]);
+    assert_eq!(code, Some(0));
+    let (cut, code) = messages(&[&sample("ak44-consumer-classic-from61.pcap")]);
+    assert_eq!(code, Some(0));
+    assert_eq!(check_cut(&cut, &full, 61), Vec::<J>::new());
+    let first = cut
+        .iter()
+        .find(|m| m["correlation_id"] == 12)
+        .expect("the answer to corr 12");
+    assert_eq!(
+        (frame(first), &first["api_name"], &first["api_version"]),
+        (12, &J::from("Fetch"), &J::from(18))
+    );
+    let o = run(&[&sample("ak44-consumer-classic-from61.pcap")]);
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "[1] Fetch v18 Response corr=12 topics=[] [API assumed: request not captured]"
+        ),
+        "{text}"
+    );
+    assert!(
+        !text.contains("mid-stream") && stderr(&o).is_empty(),
+        "{text}"
+    );
+    let h = health(&[&sample("ak44-consumer-classic-from61.pcap")]);
+    assert_eq!(
+        (
+            &h["unmatched_responses"],
+            &h["resyncs"],
+            &h["midstream_pickups"]
+        ),
+        (&J::from(1), &J::from(0), &J::from(0))
+    );
+}
+
+/// Item: with both Fetch requests before the capture the connection has used nothing yet:
+/// both answers are decoded by trying every API, and found to be Fetch v18.
+#[test]
+fn answers_on_a_connection_with_no_request_captured_are_guessed() {
+    let (full, _) = messages(&[&sample("ak44-consumer-classic.pcap")]);
+    let (cut, code) = messages(&[&sample("ak44-consumer-classic-from70.pcap")]);
+    assert_eq!(code, Some(0));
+    assert_eq!(check_cut(&cut, &full, 70), Vec::<J>::new());
+    let fetches: Vec<_> = cut.iter().filter(|m| m["api_name"] == "Fetch").collect();
+    assert_eq!(fetches.len(), 2);
+    assert!(fetches.iter().all(|m| m["assumed"] == true));
+    let h = health(&[&sample("ak44-consumer-classic-from70.pcap")]);
+    assert_eq!(h["unmatched_responses"], 2);
+}
+
+/// Item: a capture that starts inside the 10267-byte Fetch response of frames 43-58 skips the
+/// rest of it (damage: exit 1), then shows every later message as the full capture does.
+#[test]
+fn a_capture_started_inside_a_frame_skips_only_that_frame() {
+    let (full, _) = messages(&[&sample("ak44-consumer-classic.pcap")]);
+    let (cut, code) = messages(&[&sample("ak44-consumer-classic-from50.pcap")]);
+    assert_eq!(code, Some(1));
+    let missing = check_cut(&cut, &full, 50);
+    assert_eq!(missing.len(), 1, "{missing:?}");
+    assert_eq!(
+        (frame(&missing[0]), &missing[0]["correlation_id"]),
+        (58, &J::from(11))
+    );
+    let h = health(&[&sample("ak44-consumer-classic-from50.pcap")]);
+    assert_eq!(
+        (&h["resyncs"], &h["midstream_pickups"]),
+        (&J::from(1), &J::from(1))
+    );
+    // The Fetch response's bytes in original frames 50-58.
+    let o = run(&[&sample("ak44-consumer-classic-from50.pcap")]);
+    assert!(
+        stdout(&o).contains(
+            "23    0.572895 127.0.0.1:9092 → 127.0.0.1:58150 [0] !! the capture starts mid-stream: skipped 3858 bytes to the next frame boundary"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stderr(&o).contains("3858 bytes skipped to resynchronise"));
+}

@@ -220,3 +220,82 @@ fn a_capture_started_inside_a_frame_skips_only_that_frame() {
     );
     assert!(stderr(&o).contains("3858 bytes skipped to resynchronise"));
 }
+
+/// The full capture's message at `frame` in `direction` with correlation id `corr`.
+fn find<'a>(msgs: &'a [J], frame_no: u64, direction: &str, corr: i64) -> &'a J {
+    msgs.iter()
+        .find(|m| {
+            frame(m) == frame_no && m["direction"] == direction && m["correlation_id"] == corr
+        })
+        .unwrap_or_else(|| panic!("no {direction} corr {corr} in frame {frame_no}"))
+}
+
+/// Item: a capture that ends inside the 10267-byte Fetch response of frames 43-58 (cut after
+/// frame 50) shows what it holds of it as a partial message, with the frame and time of the
+/// last packet that carried its bytes, paired with its request; the end is told in frame
+/// order and counted in `--stats`.
+#[test]
+fn a_response_cut_off_by_the_end_of_the_capture_is_shown_partial() {
+    let (full, _) = messages(&[&sample("ak44-consumer-classic.pcap")]);
+    let (cut, code) = messages(&[&sample("ak44-consumer-classic-to50.pcap")]);
+    assert_eq!(code, Some(1));
+    let p = find(&cut, 50, "response", 11);
+    assert_eq!(
+        (&p["partial"], &p["request_frame"], &p["size"]),
+        (&J::from(true), &J::from(42), &J::from(7857))
+    );
+    let whole = find(&full, 58, "response", 11);
+    // The first partition's two batches were captured whole: the same values as in the full
+    // capture's decode.
+    assert_eq!(
+        p["body"]["Responses"][0]["Partitions"][0],
+        whole["body"]["Responses"][0]["Partitions"][0]
+    );
+    let o = run(&[&sample("ak44-consumer-classic-to50.pcap")]);
+    let text = stdout(&o);
+    assert!(text.contains(
+        "    50    0.639416 127.0.0.1:9092 → 127.0.0.1:58150 [1] !! the capture ended inside a frame (7857 of its 10267 bytes captured)\n    50    0.639416 127.0.0.1:9092 → 127.0.0.1:58150 [1] Fetch v18 Response corr=11 topics=[orders] partitions=3 records=7 (505 bytes) (44.92 ms after frame 42) [partial: 7857 of 10267 bytes captured, the capture ended before the rest]\n"
+    ), "{text}");
+    // Answered, if only in part: not listed as unanswered.
+    assert!(!text.contains("unanswered"), "{text}");
+    let h = health(&[&sample("ak44-consumer-classic-to50.pcap")]);
+    assert_eq!(
+        (&h["partial"], &h["ended_in_frame"], &h["unanswered"]),
+        (&J::from(1), &J::from(1), &J::from(0))
+    );
+    let o = run(&["--stats", "-q", &sample("ak44-consumer-classic-to50.pcap")]);
+    let row = stdout(&o)
+        .lines()
+        .find(|l| l.contains("frames cut off by the end of their stream"))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "));
+    assert_eq!(
+        row.as_deref(),
+        Some("│ frames cut off by the end of their stream ┆ 1 │")
+    );
+}
+
+/// Item: the same for a reset: frames 1-99 and 135 of ak44-franz-produce-consume, so the
+/// consumer's reset (frame 100 here) comes while the 3731-byte Fetch response of corr 1 has
+/// sent 3194 bytes (frames 96-99).
+#[test]
+fn a_response_cut_off_by_a_reset_is_shown_partial() {
+    let (cut, code) = messages(&[&sample("ak44-franz-produce-consume-reset.pcap")]);
+    assert_eq!(code, Some(1));
+    let p = find(&cut, 99, "response", 1);
+    assert_eq!(
+        (&p["partial"], &p["request_frame"], &p["api_name"]),
+        (&J::from(true), &J::from(93), &J::from("Fetch"))
+    );
+    let o = run(&[&sample("ak44-franz-produce-consume-reset.pcap")]);
+    let text = stdout(&o);
+    assert!(text.contains(
+        "    99    0.720556 127.0.0.1:9092 → 127.0.0.1:51290 [6] !! the connection was reset inside a frame (3194 of its 3731 bytes captured)"
+    ), "{text}");
+    assert!(text
+        .contains("[partial: 3194 of 3731 bytes captured, the connection ended before the rest]"));
+    let h = health(&[&sample("ak44-franz-produce-consume-reset.pcap")]);
+    assert_eq!(
+        (&h["partial"], &h["ended_in_frame"]),
+        (&J::from(1), &J::from(1))
+    );
+}

@@ -17,7 +17,7 @@ use super::schema::{registry, Direction};
 use super::topics::TopicNames;
 use super::Diagnosis;
 use crate::side::{Side, Sides};
-use crate::tcp::{At, Event, GapKind};
+use crate::tcp::{At, EndKind, Event, GapKind};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
@@ -88,9 +88,12 @@ pub struct Record<'a> {
     pub request: Option<RequestInfo>,
     /// For a response whose request was not captured: the API was inferred.
     pub assumed: bool,
-    /// Only the start of the frame was captured (the rest fell in a gap); shown as far as it
-    /// goes.
+    /// Only the start of the frame was captured (the rest fell in a gap, or the stream
+    /// ended first); shown as far as it goes.
     pub partial: bool,
+    /// With `partial`: the stream ended before the rest of the frame (how), rather than a gap
+    /// taking it.
+    pub ended: Option<EndKind>,
 }
 
 impl Record<'_> {
@@ -128,12 +131,16 @@ pub enum Notice {
         at: At,
         size: i64,
     },
-    /// The stream ended inside a frame.
+    /// The stream ended inside a frame: `present` of its `want` bytes were captured, the last
+    /// of them in packet `at`.
     EndedInFrame {
         stream: u32,
         src: SocketAddr,
+        dst: SocketAddr,
+        at: At,
         present: usize,
         want: usize,
+        end: EndKind,
     },
     /// A request whose response never came.
     Unanswered {
@@ -484,7 +491,7 @@ impl Tracker {
             Event::ConflictingOverlap {
                 stream, at, offset, ..
             } => self.on_conflicting_overlap(stream, at, offset, sink),
-            Event::Close { stream } => self.on_close(stream, sink),
+            Event::Close { stream, end } => self.on_close(stream, end, sink),
         }
     }
 
@@ -611,7 +618,7 @@ impl Tracker {
     }
 
     /// The connection ended: cut what is left, report what cannot be, forget it.
-    fn on_close(&mut self, stream: u32, sink: &mut impl Sink) {
+    fn on_close(&mut self, stream: u32, end: EndKind, sink: &mut impl Sink) {
         if let Some(c) = self.conns.get_mut(&stream) {
             if c.state == State::Kafka {
                 let mut cx = Cx {
@@ -619,7 +626,7 @@ impl Tracker {
                     topics: &mut self.topics,
                     stream,
                 };
-                c.end(&mut cx, sink);
+                c.end(&mut cx, end, sink);
             }
         }
         self.forget(stream, sink);
@@ -948,14 +955,14 @@ impl KConn {
         let buf = std::mem::take(&mut self.halves[side].buf);
         let frame = buf.get(start..start + len).unwrap_or(&[]);
         if self.want(side) == Want::Requests {
-            self.on_request(cx, ends, frame, span, false, sink);
+            self.on_request(cx, ends, frame, span, None, sink);
         } else {
             if let Some(corr) = peek_response_correlation(frame) {
                 if !self.pending.contains(corr) {
                     self.unstick(cx, side.other(), corr, at, sink);
                 }
             }
-            self.on_response(cx, ends, frame, span, false, sink);
+            self.on_response(cx, ends, frame, span, None, sink);
         }
         self.halves[side].buf = buf;
     }
@@ -995,13 +1002,15 @@ impl KConn {
         (src, dst): (SocketAddr, SocketAddr),
         frame: &[u8],
         span: Span,
-        partial: bool,
+        cut: Option<Cut>,
         sink: &mut impl Sink,
     ) {
         let at = span.at;
         let mut msg = decode_request_with(frame, cx.cfg.decode);
         cx.topics.observe(&mut msg);
-        if let Some(info) = answerable(&msg, at) {
+        // A request cut short by the end of its connection never reached the broker whole.
+        let ended = matches!(cut, Some(Cut::Ended(_)));
+        if let Some(info) = answerable(&msg, at).filter(|_| !ended) {
             self.remember(cx.stream, info, sink);
         }
         sink.message(&Record {
@@ -1015,7 +1024,8 @@ impl KConn {
             bytes: frame,
             request: None,
             assumed: false,
-            partial,
+            partial: cut.is_some(),
+            ended: cut.and_then(Cut::end),
         });
     }
 
@@ -1039,14 +1049,14 @@ impl KConn {
         (src, dst): (SocketAddr, SocketAddr),
         frame: &[u8],
         span: Span,
-        partial: bool,
+        cut: Option<Cut>,
         sink: &mut impl Sink,
     ) {
         let at = span.at;
         let request = peek_response_correlation(frame).and_then(|c| self.pending.take(c));
         let (mut msg, assumed) = match request {
-            Some(r) => (paired_response(frame, r, partial, cx.cfg.decode), false),
-            None => unpaired_response(frame, partial, &self.used),
+            Some(r) => (paired_response(frame, r, cut, cx.cfg.decode), false),
+            None => unpaired_response(frame, cut, &self.used),
         };
         cx.topics.observe(&mut msg);
         sink.message(&Record {
@@ -1060,7 +1070,8 @@ impl KConn {
             bytes: frame,
             request,
             assumed,
-            partial,
+            partial: cut.is_some(),
+            ended: cut.and_then(Cut::end),
         });
     }
 
@@ -1082,7 +1093,7 @@ impl KConn {
         let present = self.tell_gap(cx, side, ends, kind, at, sink);
         // Show what the gap left of the frame: its header at least.
         if self.state == State::Kafka && present >= framing::RESPONSE_PEEK {
-            self.show_partial(cx, side, ends, want, at, sink);
+            self.show_partial(cx, side, ends, want, at, Cut::Gap, sink);
         }
         self.halves[side].restart_after_gap(kind);
     }
@@ -1147,7 +1158,8 @@ impl KConn {
         present
     }
 
-    /// Decodes what a gap left of the frame it cut, shown as partial.
+    /// Decodes what a gap (or the stream's end) left of the frame it cut, shown as partial.
+    #[allow(clippy::too_many_arguments)] // one call per cause, each with the frame's place
     fn show_partial(
         &mut self,
         cx: &mut Cx<'_>,
@@ -1155,6 +1167,7 @@ impl KConn {
         ends: (SocketAddr, SocketAddr),
         want: Want,
         at: At,
+        cut: Cut,
         sink: &mut impl Sink,
     ) {
         let h = &mut self.halves[side];
@@ -1164,14 +1177,14 @@ impl KConn {
         };
         let part = h.buf.split_off(h.pos);
         if want == Want::Requests {
-            self.on_request(cx, ends, &part, span, true, sink);
+            self.on_request(cx, ends, &part, span, Some(cut), sink);
         } else {
-            self.on_response(cx, ends, &part, span, true, sink);
+            self.on_response(cx, ends, &part, span, Some(cut), sink);
         }
     }
 
     /// The connection ended: cut what is left, report what cannot be.
-    fn end(&mut self, cx: &mut Cx<'_>, sink: &mut impl Sink) {
+    fn end(&mut self, cx: &mut Cx<'_>, end: EndKind, sink: &mut impl Sink) {
         for side in Side::BOTH {
             self.rescan_at_end(cx, side, sink);
         }
@@ -1179,7 +1192,7 @@ impl KConn {
             self.resync_at_end(cx, side, sink);
         }
         for side in Side::BOTH {
-            self.report_leftovers(cx, side, sink);
+            self.report_leftovers(cx, side, end, sink);
         }
     }
 
@@ -1231,8 +1244,14 @@ impl KConn {
     }
 
     /// What a side left at the connection's end: bytes skipped while resynchronising, and a
-    /// frame it ended inside.
-    fn report_leftovers(&self, cx: &Cx<'_>, side: Side, sink: &mut impl Sink) {
+    /// frame it ended inside (told, and shown as far as it was captured).
+    fn report_leftovers(
+        &mut self,
+        cx: &mut Cx<'_>,
+        side: Side,
+        end: EndKind,
+        sink: &mut impl Sink,
+    ) {
         let h = &self.halves[side];
         let (src, dst) = self.ends(side);
         let present = h.unconsumed().len();
@@ -1251,12 +1270,25 @@ impl KConn {
             let want = h.unconsumed().get(0..SIZE_PREFIX).map_or(SIZE_PREFIX, |b| {
                 crate::be::i32_at(b, 0).max(0) as usize + SIZE_PREFIX
             });
+            let at = h.last_at;
             sink.notice(&Notice::EndedInFrame {
                 stream: cx.stream,
                 src,
+                dst,
+                at,
                 present,
                 want,
+                end,
             });
+            let side_wants = self.want(side);
+            let header = if side_wants == Want::Requests {
+                framing::REQUEST_PEEK
+            } else {
+                framing::RESPONSE_PEEK
+            };
+            if present >= header {
+                self.show_partial(cx, side, (src, dst), side_wants, at, Cut::Ended(end), sink);
+            }
         }
     }
 }
@@ -1264,6 +1296,24 @@ impl KConn {
 /// Whether a packet's bytes begin at `off` of a side's buffer (`KHalf::marks`).
 fn is_packet_start(marks: &std::collections::VecDeque<(usize, u64)>, off: usize) -> bool {
     marks.binary_search_by_key(&off, |m| m.0).is_ok()
+}
+
+/// Why only the start of a frame is decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cut {
+    /// A gap took the rest.
+    Gap,
+    /// The stream ended first.
+    Ended(EndKind),
+}
+
+impl Cut {
+    fn end(self) -> Option<EndKind> {
+        match self {
+            Cut::Gap => None,
+            Cut::Ended(e) => Some(e),
+        }
+    }
 }
 
 /// Which frames a side sends.
@@ -1292,9 +1342,9 @@ fn answerable(msg: &Message, at: At) -> Option<RequestInfo> {
 
 /// A response decoded with its request's API and version; when it does not decode cleanly,
 /// with a word on the version it does decode as.
-fn paired_response(frame: &[u8], r: RequestInfo, partial: bool, opts: DecodeOptions) -> Message {
+fn paired_response(frame: &[u8], r: RequestInfo, cut: Option<Cut>, opts: DecodeOptions) -> Message {
     let mut m = decode_response_with(frame, r.api_key, r.api_version, opts);
-    if !m.is_clean() && !partial {
+    if !m.is_clean() && cut.is_none() {
         if let Some(d) = other_version_hint(frame, r.api_key, r.api_version) {
             m.diagnoses.push(d);
         }
@@ -1303,9 +1353,12 @@ fn paired_response(frame: &[u8], r: RequestInfo, partial: bool, opts: DecodeOpti
 }
 
 /// A response whose request was not captured, and whether its API was inferred.
-fn unpaired_response(frame: &[u8], partial: bool, used: &[(i16, i16)]) -> (Message, bool) {
-    if partial {
-        let why = "the rest of this frame was lost in a gap";
+fn unpaired_response(frame: &[u8], cut: Option<Cut>, used: &[(i16, i16)]) -> (Message, bool) {
+    if let Some(cut) = cut {
+        let why = match cut {
+            Cut::Gap => "the rest of this frame was lost in a gap",
+            Cut::Ended(_) => "the stream ended before the rest of this frame",
+        };
         return (
             decode_response_header_only(frame, ErrorKind::Malformed, why),
             false,

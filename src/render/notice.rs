@@ -4,7 +4,7 @@
 use super::summary::{prefix, Clock};
 use crate::kafka::message::api_display_name;
 use crate::kafka::stream::{Notice, ResyncReason};
-use crate::tcp::GapKind;
+use crate::tcp::{EndKind, GapKind};
 use crate::tls::{self, TlsConnection};
 
 /// The line for a notice, or none for those only counted (retransmissions, connections).
@@ -38,9 +38,10 @@ pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
             at.frame,
             rel(at.ts_nanos)
         ),
-        Notice::EndedInFrame { stream, src, present, want } => format!(
-            "{:>6} {:>11} {src} [{stream}] !! the connection ended inside a frame ({present} of {want} bytes)",
-            "-", "-"
+        Notice::EndedInFrame { stream, src, dst, at, present, want, end } => format!(
+            "{} !! {} inside a frame ({present} of its {want} bytes captured)",
+            prefix(clock, at.frame, at.ts_nanos, src, dst, *stream),
+            ended_why(*end)
         ),
         Notice::Unanswered { stream, src, dst, request } => format!(
             "{} !! unanswered: {} v{} Request corr={} got no response in the capture",
@@ -71,6 +72,17 @@ pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
         ),
         Notice::Retransmission { .. } | Notice::Connection { .. } => return None,
     })
+}
+
+/// How a stream came to end inside a frame.
+fn ended_why(end: EndKind) -> &'static str {
+    match end {
+        EndKind::Fin => "the connection closed",
+        EndKind::Reset => "the connection was reset",
+        EndKind::Reused => "a new connection on the same ports ended this one",
+        EndKind::Evicted => "the connection was let go (too many open at once)",
+        EndKind::CaptureEnd => "the capture ended",
+    }
 }
 
 /// `frame time client → server [stream] TLS 1.3 connection (SNI "x"): N bytes encrypted ...`

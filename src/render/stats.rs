@@ -475,7 +475,7 @@ impl Stats {
                 "unmatched_responses": h.unmatched_responses, "unanswered": h.unanswered,
                 "malformed": h.malformed, "undecoded": h.undecoded,
                 "backwards": h.backwards, "frames_dropped": h.frames_dropped,
-                "pending_dropped": h.pending_dropped
+                "pending_dropped": h.pending_dropped, "ended_in_frame": h.ended_in_frame
             }
         })
     }
@@ -528,8 +528,13 @@ fn health_table(s: &Stats, width: Option<u16>) -> Table {
     ] {
         t.add_row(vec![Cell::new(name), right(v)]);
     }
-    // What only the memory limits cause: shown when it happened.
+    // What only the memory limits, or streams ending inside a frame, cause: shown when it
+    // happened.
     for (name, v) in [
+        (
+            "frames cut off by the end of their stream",
+            h.ended_in_frame,
+        ),
         ("frames still arriving dropped for memory", h.frames_dropped),
         ("requests no longer waited for", h.pending_dropped),
     ] {
@@ -591,6 +596,7 @@ mod tests {
             msg,
             assumed: false,
             partial: false,
+            ended: None,
         }
     }
 

@@ -5,6 +5,7 @@ use super::value::quote;
 use crate::kafka::facts::{Scalar, TopicList, TopicRef, MAX_TOPICS};
 use crate::kafka::stream::Record;
 use crate::kafka::{names, Direction, Message};
+use crate::tcp::EndKind;
 use owo_colors::OwoColorize;
 use std::fmt::Write;
 use std::net::SocketAddr;
@@ -424,9 +425,14 @@ fn push_latency(s: &mut String, rec: &Record<'_>, color: bool) {
 fn push_trouble(s: &mut String, rec: &Record<'_>, color: bool) {
     let msg = &rec.msg;
     if rec.partial {
+        let rest = match rec.ended {
+            None => "the rest lost in a gap",
+            Some(EndKind::CaptureEnd) => "the capture ended before the rest",
+            Some(_) => "the connection ended before the rest",
+        };
         let _ = write!(
             s,
-            " [partial: {} of {} bytes captured, the rest lost in a gap]",
+            " [partial: {} of {} bytes captured, {rest}]",
             rec.bytes.len(),
             frame_size(rec.bytes)
         );
@@ -504,6 +510,7 @@ mod tests {
             request: None,
             assumed: false,
             partial: false,
+            ended: None,
         }
     }
 
@@ -528,6 +535,7 @@ mod tests {
             request: Some(info),
             assumed: false,
             partial: false,
+            ended: None,
         }
     }
 

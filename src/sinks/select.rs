@@ -8,6 +8,7 @@ use kdissect::filter::{
 };
 use kdissect::kafka::stream::{Notice, Record, RequestInfo};
 use kdissect::kafka::{Direction, Message};
+use kdissect::tcp::EndKind;
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 
@@ -168,6 +169,7 @@ struct Held {
     request: Option<RequestInfo>,
     assumed: bool,
     partial: bool,
+    ended: Option<EndKind>,
     /// Memory it takes, as `HELD_MEMORY` counts it: frame bytes and tree nodes.
     cost: usize,
 }
@@ -194,6 +196,7 @@ impl Held {
             request: r.request,
             assumed: r.assumed,
             partial: r.partial,
+            ended: r.ended,
         }
     }
 
@@ -212,6 +215,7 @@ impl Held {
             request: self.request,
             assumed: self.assumed,
             partial: self.partial,
+            ended: self.ended,
         })
     }
 }

@@ -72,6 +72,21 @@ pub enum GapKind {
     Truncated(u64),
 }
 
+/// How a connection's stream came to its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndKind {
+    /// FIN both ways.
+    Fin,
+    /// A reset.
+    Reset,
+    /// A new connection took its addresses and ports.
+    Reused,
+    /// Let go to stay within `max_connections`.
+    Evicted,
+    /// The capture ended while it was open.
+    CaptureEnd,
+}
+
 /// What reassembly tells the layer above.
 #[derive(Debug)]
 pub enum Event<'a> {
@@ -111,8 +126,9 @@ pub enum Event<'a> {
         at: At,
         offset: u64,
     },
-    /// The connection ended (FIN both ways, RST, reuse of its 4-tuple, or end of capture).
-    Close { stream: u32 },
+    /// The connection ended (FIN both ways, RST, reuse of its 4-tuple, eviction, or end of
+    /// capture).
+    Close { stream: u32, end: EndKind },
 }
 
 impl Event<'_> {
@@ -124,7 +140,7 @@ impl Event<'_> {
             | Event::Gap { stream, .. }
             | Event::Retransmission { stream, .. }
             | Event::ConflictingOverlap { stream, .. }
-            | Event::Close { stream } => *stream,
+            | Event::Close { stream, .. } => *stream,
         }
     }
 }
@@ -386,7 +402,7 @@ impl Reassembler {
         if reuse {
             if let Some(c) = self.conns.remove(&k) {
                 if !c.closed {
-                    Self::close(c, at, &mut *emit);
+                    Self::close(c, at, EndKind::Reused, &mut *emit);
                 }
             }
         }
@@ -432,7 +448,12 @@ impl Reassembler {
         Self::flush_held(conn, emit);
         let done = conn.rst || conn.halves.iter().all(|h| h.ooo.is_empty());
         if done && !conn.closed {
-            Self::close_in_place(conn, at, emit);
+            let end = if conn.rst {
+                EndKind::Reset
+            } else {
+                EndKind::Fin
+            };
+            Self::close_in_place(conn, at, end, emit);
             return true;
         }
         false
@@ -942,13 +963,13 @@ impl Reassembler {
         }
     }
 
-    fn close(mut c: Conn, at: At, emit: &mut impl FnMut(Event<'_>)) {
-        Self::close_in_place(&mut c, at, emit);
+    fn close(mut c: Conn, at: At, end: EndKind, emit: &mut impl FnMut(Event<'_>)) {
+        Self::close_in_place(&mut c, at, end, emit);
     }
 
     /// Flushes what is buffered and held (declaring holes lost, then sending what waited for
     /// them), reports the end, frees the buffers.
-    fn close_in_place(c: &mut Conn, at: At, emit: &mut impl FnMut(Event<'_>)) {
+    fn close_in_place(c: &mut Conn, at: At, end: EndKind, emit: &mut impl FnMut(Event<'_>)) {
         if c.closed {
             return;
         }
@@ -968,7 +989,7 @@ impl Reassembler {
             half.held = VecDeque::new();
         }
         c.closed = true;
-        emit(Event::Close { stream: c.id });
+        emit(Event::Close { stream: c.id, end });
     }
 
     /// The side whose first held piece was held first.
@@ -991,7 +1012,7 @@ impl Reassembler {
             if let Some(c) = self.conns.remove(&k) {
                 if !c.closed {
                     self.evicted += 1;
-                    Self::close(c, at, emit);
+                    Self::close(c, at, EndKind::Evicted, emit);
                 }
             }
         }
@@ -1006,7 +1027,7 @@ impl Reassembler {
     /// End of input: flushes every connection, declaring holes lost, in stream order.
     pub fn finish(&mut self, at: At, emit: &mut impl FnMut(Event<'_>)) {
         for c in self.conns.drain_in_order() {
-            Self::close(c, at, emit);
+            Self::close(c, at, EndKind::CaptureEnd, emit);
         }
     }
 }
@@ -1309,7 +1330,7 @@ mod tests {
     /// Events of several connections, as `(stream, what)`.
     fn by_stream(e: &Event<'_>) -> Option<(u32, String)> {
         match e {
-            Event::Close { stream } => Some((*stream, "close".to_string())),
+            Event::Close { stream, .. } => Some((*stream, "close".to_string())),
             Event::Gap { stream, kind, .. } => Some((*stream, format!("gap {kind:?}"))),
             Event::Data { stream, bytes, .. } => {
                 Some((*stream, String::from_utf8_lossy(bytes).into_owned()))

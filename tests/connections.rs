@@ -276,12 +276,13 @@ fn a_response_cut_off_by_the_end_of_the_capture_is_shown_partial() {
 
 /// Item: the same for a reset: frames 1-99 and 135 of ak44-franz-produce-consume, so the
 /// consumer's reset (frame 100 here) comes while the 3731-byte Fetch response of corr 1 has
-/// sent 3194 bytes (frames 96-99).
+/// sent 3194 bytes (frames 96-99). Both are dated by the reset, where the loss shows, as a
+/// gap's are, so they print in frame order.
 #[test]
 fn a_response_cut_off_by_a_reset_is_shown_partial() {
     let (cut, code) = messages(&[&sample("ak44-franz-produce-consume-reset.pcap")]);
     assert_eq!(code, Some(1));
-    let p = find(&cut, 99, "response", 1);
+    let p = find(&cut, 100, "response", 1);
     assert_eq!(
         (&p["partial"], &p["request_frame"], &p["api_name"]),
         (&J::from(true), &J::from(93), &J::from("Fetch"))
@@ -289,7 +290,7 @@ fn a_response_cut_off_by_a_reset_is_shown_partial() {
     let o = run(&[&sample("ak44-franz-produce-consume-reset.pcap")]);
     let text = stdout(&o);
     assert!(text.contains(
-        "    99    0.720556 127.0.0.1:9092 → 127.0.0.1:51290 [6] !! the connection was reset inside a frame (3194 of its 3731 bytes captured)"
+        "   100    1.239464 127.0.0.1:9092 → 127.0.0.1:51290 [6] !! the connection was reset inside a frame (3194 of its 3731 bytes captured)"
     ), "{text}");
     assert!(text
         .contains("[partial: 3194 of 3731 bytes captured, the connection ended before the rest]"));
@@ -298,4 +299,73 @@ fn a_response_cut_off_by_a_reset_is_shown_partial() {
         (&h["partial"], &h["ended_in_frame"]),
         (&J::from(1), &J::from(1))
     );
+}
+
+/// The frame numbers of the summary lines, messages and notices alike.
+fn frame_column(text: &str) -> Vec<u64> {
+    text.lines()
+        .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+        .collect()
+}
+
+/// Item: the requests left unanswered at the end are listed in frame order, not by stream:
+/// frames 1-61 and 69 of ak44-consumer-classic leave Fetch corr 12 (frame 60) and corr 16
+/// (frame 69, here 62) of stream 1 and OffsetCommit corr 13 (frame 61) of stream 2 waiting.
+#[test]
+fn end_of_run_notices_come_in_frame_order() {
+    let o = run(&[&sample("ak44-consumer-classic-inflight.pcap")]);
+    let text = stdout(&o);
+    let tail: Vec<(u64, &str)> = text
+        .lines()
+        .filter(|l| l.contains("!! unanswered"))
+        .map(|l| {
+            let f = l.split_whitespace().next().and_then(|f| f.parse().ok());
+            let s = l.split_whitespace().nth(5).unwrap_or("");
+            (f.unwrap_or(0), s)
+        })
+        .collect();
+    assert_eq!(tail, vec![(60, "[1]"), (61, "[2]"), (62, "[1]")], "{text}");
+    let before: String = text
+        .lines()
+        .filter(|l| !l.contains("!! unanswered"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let frames = frame_column(&before);
+    assert!(frames.windows(2).all(|w| w[0] <= w[1]), "{text}");
+}
+
+/// Item: in a capture merged from two taps, reassembly hands on 50 moved segments late (an
+/// answer before the end of its question, a segment after a later one): their messages are
+/// printed in frame order, each still paired as in the original capture.
+#[test]
+fn lines_held_back_for_reordering_print_in_frame_order() {
+    let merged = sample("kgen-all-versions-merged-skew.pcap");
+    let o = run(&[&merged]);
+    let text = stdout(&o);
+    let frames = frame_column(&text);
+    // Every line is in frame order, the unanswered request at the end (frame 219) too.
+    assert!(frames.windows(2).all(|w| w[0] <= w[1]), "{text}");
+    assert_eq!(frames.last(), Some(&219));
+    // The same messages, in the same pairs, as the JSON view (which is in frame order too).
+    let (msgs, _) = messages(&[&merged]);
+    let json_frames: Vec<u64> = msgs.iter().map(frame).collect();
+    assert!(json_frames.windows(2).all(|w| w[0] <= w[1]));
+    let summary_messages = text
+        .lines()
+        .filter(|l| !l.contains("!! unanswered"))
+        .filter(|l| l.contains(" Request corr=") || l.contains(" Response corr="))
+        .count();
+    assert_eq!(summary_messages, msgs.len());
+    // corr 1000: its CreateTopics request's last segment (original frame 170) moved after the
+    // answer (frame 173): the answer prints first, and still names its request.
+    let answer = msgs
+        .iter()
+        .find(|m| m["correlation_id"] == 1000 && m["direction"] == "response")
+        .expect("the answer to corr 1000");
+    let request = msgs
+        .iter()
+        .find(|m| m["correlation_id"] == 1000 && m["direction"] == "request")
+        .expect("corr 1000");
+    assert_eq!(answer["request_frame"], request["frame"]);
+    assert!(frame(answer) < frame(request));
 }

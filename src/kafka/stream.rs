@@ -184,6 +184,26 @@ pub enum Notice {
     },
 }
 
+impl Notice {
+    /// The packet a notice is dated by (for an unanswered or dropped request, the request's),
+    /// if it has one.
+    pub fn frame(&self) -> Option<u64> {
+        match self {
+            Notice::LostInGap { at, .. }
+            | Notice::Resync { at, .. }
+            | Notice::BadSize { at, .. }
+            | Notice::EndedInFrame { at, .. }
+            | Notice::Retransmission { at, .. }
+            | Notice::ConflictingOverlap { at, .. }
+            | Notice::FrameDropped { at, .. } => Some(at.frame),
+            Notice::Unanswered { request, .. } | Notice::PendingDropped { request, .. } => {
+                Some(request.frame)
+            }
+            Notice::Connection { .. } => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResyncReason {
     MidStream,
@@ -491,7 +511,7 @@ impl Tracker {
             Event::ConflictingOverlap {
                 stream, at, offset, ..
             } => self.on_conflicting_overlap(stream, at, offset, sink),
-            Event::Close { stream, end } => self.on_close(stream, end, sink),
+            Event::Close { stream, end, at } => self.on_close(stream, end, at, sink),
         }
     }
 
@@ -618,7 +638,7 @@ impl Tracker {
     }
 
     /// The connection ended: cut what is left, report what cannot be, forget it.
-    fn on_close(&mut self, stream: u32, end: EndKind, sink: &mut impl Sink) {
+    fn on_close(&mut self, stream: u32, end: EndKind, at: At, sink: &mut impl Sink) {
         if let Some(c) = self.conns.get_mut(&stream) {
             if c.state == State::Kafka {
                 let mut cx = Cx {
@@ -626,7 +646,7 @@ impl Tracker {
                     topics: &mut self.topics,
                     stream,
                 };
-                c.end(&mut cx, end, sink);
+                c.end(&mut cx, (end, at), sink);
             }
         }
         self.forget(stream, sink);
@@ -649,7 +669,7 @@ impl Tracker {
         }
     }
 
-    /// Lists the requests still waiting for a response, by stream and frame.
+    /// Lists the requests still waiting for a response, in frame order.
     pub fn finish(&mut self, sink: &mut impl Sink) {
         let mut all = std::mem::take(&mut self.unanswered);
         for (&id, c) in &self.conns {
@@ -658,8 +678,8 @@ impl Tracker {
         all.sort_by_key(|n| match n {
             Notice::Unanswered {
                 stream, request, ..
-            } => (*stream, request.frame),
-            _ => (u32::MAX, u64::MAX),
+            } => (request.frame, *stream),
+            _ => (u64::MAX, u32::MAX),
         });
         for n in &all {
             sink.notice(n);
@@ -1184,7 +1204,7 @@ impl KConn {
     }
 
     /// The connection ended: cut what is left, report what cannot be.
-    fn end(&mut self, cx: &mut Cx<'_>, end: EndKind, sink: &mut impl Sink) {
+    fn end(&mut self, cx: &mut Cx<'_>, end: (EndKind, At), sink: &mut impl Sink) {
         for side in Side::BOTH {
             self.rescan_at_end(cx, side, sink);
         }
@@ -1244,12 +1264,13 @@ impl KConn {
     }
 
     /// What a side left at the connection's end: bytes skipped while resynchronising, and a
-    /// frame it ended inside (told, and shown as far as it was captured).
+    /// frame it ended inside (told, and shown as far as it was captured), dated by the packet
+    /// that ended the connection, or at the end of the capture by the frame's last packet.
     fn report_leftovers(
         &mut self,
         cx: &mut Cx<'_>,
         side: Side,
-        end: EndKind,
+        (end, closed_at): (EndKind, At),
         sink: &mut impl Sink,
     ) {
         let h = &self.halves[side];
@@ -1270,7 +1291,11 @@ impl KConn {
             let want = h.unconsumed().get(0..SIZE_PREFIX).map_or(SIZE_PREFIX, |b| {
                 crate::be::i32_at(b, 0).max(0) as usize + SIZE_PREFIX
             });
-            let at = h.last_at;
+            let at = if end == EndKind::CaptureEnd {
+                h.last_at
+            } else {
+                closed_at
+            };
             sink.notice(&Notice::EndedInFrame {
                 stream: cx.stream,
                 src,

@@ -3,6 +3,7 @@
 //! `--stats-all`, counted; the exchange filter passes on what is shown; what is shown is
 //! counted against `-c`, kept for `-w`, counted by `--stats` and printed.
 
+mod order;
 mod printer;
 mod select;
 mod tally;
@@ -63,6 +64,8 @@ pub(crate) struct Output<W: Write> {
     /// `--stats-all`: statistics over every message.
     pub(crate) all_stats: Option<Stats>,
     pub(crate) exchanges: Exchanges,
+    /// What is shown, put in frame order.
+    order: order::InOrder,
     pub(crate) shown: Shown<W>,
     /// The time of the packet being read (for `-t d`).
     packet_ts: Option<i64>,
@@ -77,6 +80,7 @@ impl<W: Write> Output<W> {
             tally: Tally::default(),
             all_stats: stats(StatsScope::All),
             exchanges: Exchanges::new(std::mem::take(&mut s.selection)),
+            order: order::InOrder::default(),
             shown: Shown {
                 printer,
                 stats: stats(StatsScope::Shown),
@@ -106,8 +110,9 @@ impl<W: Write> Sink for Output<W> {
         if let Some(s) = self.all_stats.as_mut() {
             s.message(rec);
         }
-        let shown = &mut self.shown;
-        self.exchanges.message(rec, &mut |r| shown.take(r));
+        let (shown, order) = (&mut self.shown, &mut self.order);
+        self.exchanges
+            .message(rec, &mut |r| order.message(r, shown));
     }
 
     fn notice(&mut self, n: &Notice) {
@@ -120,7 +125,7 @@ impl<W: Write> Sink for Output<W> {
             s.notice(n);
         }
         if selection.shows_notice(notice_stream(n)) {
-            self.shown.printer.notice(n);
+            self.order.notice(n, &mut self.shown);
         }
     }
 }
@@ -154,8 +159,20 @@ impl<W: Write> CaptureSink for Output<W> {
             .any(|p| self.ports.contains(p));
         self.tally.tls(t, on_kafka_port);
         if on_kafka_port && self.exchanges.selection.shows_notice(Some(t.stream)) {
-            self.shown.printer.tls(t);
+            self.order.tls(t, &mut self.shown);
         }
+    }
+
+    fn settled(&mut self, oldest_kept: Option<u64>, now: u64) {
+        self.order.settled(oldest_kept, now, &mut self.shown);
+    }
+
+    fn finishing(&mut self) {
+        self.order.finishing();
+    }
+
+    fn finished(&mut self) {
+        self.order.finished(&mut self.shown);
     }
 }
 

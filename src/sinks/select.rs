@@ -157,7 +157,7 @@ impl Fields for PairingFields<'_> {
 
 /// A request kept until its exchange is complete: the pipeline lends its records, so a held
 /// one is copied once, and given back as a record when its answer comes.
-struct Held {
+pub(crate) struct Held {
     stream: u32,
     frame: u64,
     first_frame: u64,
@@ -171,18 +171,18 @@ struct Held {
     partial: bool,
     ended: Option<EndKind>,
     /// Memory it takes, as `HELD_MEMORY` counts it: frame bytes and tree nodes.
-    cost: usize,
+    pub(crate) cost: usize,
 }
 
 impl Held {
     /// What holding the record would cost: its frame bytes and its tree's nodes.
-    fn cost_of(r: &Record<'_>) -> usize {
+    pub(crate) fn cost_of(r: &Record<'_>) -> usize {
         let mut nodes = 0usize;
         r.msg.root.walk(&mut |_, _| nodes += 1);
         r.bytes.len() + nodes.saturating_mul(NODE_COST)
     }
 
-    fn of(r: &Record<'_>, cost: usize) -> Held {
+    pub(crate) fn of(r: &Record<'_>, cost: usize) -> Held {
         Held {
             cost,
             stream: r.stream,
@@ -201,7 +201,7 @@ impl Held {
     }
 
     /// The record again, its message moved rather than copied.
-    fn with_record<T>(self, f: impl FnOnce(&Record<'_>) -> T) -> T {
+    pub(crate) fn with_record<T>(self, f: impl FnOnce(&Record<'_>) -> T) -> T {
         let Held { msg, bytes, .. } = self;
         f(&Record {
             stream: self.stream,

@@ -127,8 +127,8 @@ pub enum Event<'a> {
         offset: u64,
     },
     /// The connection ended (FIN both ways, RST, reuse of its 4-tuple, eviction, or end of
-    /// capture).
-    Close { stream: u32, end: EndKind },
+    /// capture), as packet `at` showed (at the end of the capture, its last packet).
+    Close { stream: u32, end: EndKind, at: At },
 }
 
 impl Event<'_> {
@@ -223,6 +223,9 @@ struct Half {
     /// above has seen by these.
     held: VecDeque<Held>,
     held_bytes: usize,
+    /// The lowest frame of the pieces waiting or held since this direction last held none: no
+    /// piece here is older, so no event it will still cause is dated before it.
+    since: Option<u64>,
 }
 
 impl Half {
@@ -233,6 +236,18 @@ impl Half {
         self.ooo_bytes
             .saturating_add(self.held_bytes)
             .saturating_add(pieces.saturating_mul(PIECE_OVERHEAD))
+    }
+
+    /// A piece of packet `frame` now waits (out of order) or is held.
+    fn keeps(&mut self, frame: u64) {
+        self.since = Some(self.since.map_or(frame, |f| f.min(frame)));
+    }
+
+    /// A piece left: once none waits or is held, nothing older is kept.
+    fn let_go(&mut self) {
+        if self.ooo.is_empty() && self.held.is_empty() {
+            self.since = None;
+        }
     }
 
     /// What of this direction has gone out: the start of the first held piece, else `next`.
@@ -296,6 +311,9 @@ struct Conn {
     /// The memory of each direction as the table last counted it (`Half::memory`); changed
     /// only by `Table::settle`.
     charged: Sides<usize>,
+    /// Each direction's `Half::since` as the table last entered it; changed only by
+    /// `Table::settle`.
+    kept_since: Sides<Option<u64>>,
     rst: bool,
     had_data: bool,
     /// Ended and reported; kept (without buffers) so that late retransmissions are known
@@ -345,6 +363,13 @@ impl Reassembler {
             total_limit_hits: 0,
             closed: VecDeque::new(),
         }
+    }
+
+    /// The lowest frame a piece still waiting or held in any connection came in: no event
+    /// still to come from the segments fed so far is dated before it. `None` when nothing
+    /// waits.
+    pub fn oldest_kept(&self) -> Option<u64> {
+        self.conns.oldest_kept()
     }
 
     /// Feeds one segment; events go to `emit` in order.
@@ -425,6 +450,7 @@ impl Reassembler {
                 packets: 0,
                 last_seen: at.frame,
                 charged: Sides::default(),
+                kept_since: Sides::default(),
                 rst: false,
                 had_data: false,
                 closed: false,
@@ -651,6 +677,7 @@ impl Reassembler {
             ack,
             since: dir.packets,
         });
+        half.keeps(at.frame);
     }
 
     /// Sends out the first held piece of `side`, whether or not it is answered.
@@ -660,6 +687,7 @@ impl Reassembler {
         let Some(h) = half.held.pop_front() else {
             return;
         };
+        half.let_go();
         match &h.piece {
             HeldPiece::Data(b) => {
                 half.held_bytes -= b.len();
@@ -766,6 +794,7 @@ impl Reassembler {
                     at,
                     ack,
                 });
+                half.keeps(at.frame);
             } else {
                 emit(Event::Retransmission {
                     stream: dir.stream,
@@ -899,6 +928,7 @@ impl Reassembler {
                 break;
             };
             half.ooo_bytes -= w.bytes.len();
+            half.let_go();
             let skip = (half.next_off - off) as usize;
             let total_end = off + (w.bytes.len() + w.missing) as u64;
             if total_end <= half.next_off {
@@ -987,9 +1017,14 @@ impl Reassembler {
         for half in c.halves.iter_mut() {
             half.recent = Vec::new();
             half.held = VecDeque::new();
+            half.let_go();
         }
         c.closed = true;
-        emit(Event::Close { stream: c.id, end });
+        emit(Event::Close {
+            stream: c.id,
+            end,
+            at,
+        });
     }
 
     /// The side whose first held piece was held first.

@@ -476,6 +476,7 @@ mod tests {
         let Verdict::Ended(info) = f.event(Event::Close {
             stream: 1,
             end: crate::tcp::EndKind::Fin,
+            at: At::default(),
         }) else {
             panic!("no summary");
         };
@@ -501,6 +502,7 @@ mod tests {
             f.event(Event::Close {
                 stream: 2,
                 end: crate::tcp::EndKind::Fin,
+                at: At::default(),
             }),
             Verdict::Pass(_)
         ));
@@ -518,6 +520,7 @@ mod tests {
         let Verdict::Ended(info) = f.event(Event::Close {
             stream: 3,
             end: crate::tcp::EndKind::Fin,
+            at: At::default(),
         }) else {
             panic!("no summary");
         };

@@ -97,6 +97,11 @@ fn read_file<W: Write>(
     if banner {
         o.shown.printer.banner(&display);
     }
+    // Each file has its own frames and streams: with several, what is shown names its file.
+    o.shown.printer.file = banner.then(|| display.clone());
+    if let Some(st) = o.stats_mut() {
+        st.next_file(&display);
+    }
     let progress_ok = s.progress;
     let mut health = Health::default();
     let err = if progress_ok && opened.size >= PROGRESS_MIN && opened.compression.is_none() {

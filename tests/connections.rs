@@ -369,3 +369,106 @@ fn lines_held_back_for_reordering_print_in_frame_order() {
     assert_eq!(answer["request_frame"], request["frame"]);
     assert!(frame(answer) < frame(request));
 }
+
+/// The `--stats` JSON connections of a run.
+fn connections(args: &[&str]) -> Vec<J> {
+    let mut a = vec!["--stats", "--json", "-q"];
+    a.extend_from_slice(args);
+    let o = run(&a);
+    let v: J = serde_json::from_str(stdout(&o).trim()).expect("one JSON object");
+    v["stats"]["connections"]
+        .as_array()
+        .expect("connections")
+        .clone()
+}
+
+/// Item: several files keep their connections apart: two files whose streams share numbers
+/// (stream 0 in both) give a row each, with the counts each file alone gives, and the row
+/// names its file; one file alone has no `file`.
+#[test]
+fn several_files_keep_their_connections_apart_in_the_statistics() {
+    let (a, b) = (
+        sample("kafka-python-admin.pcap"),
+        sample("kafkajs-admin.pcap"),
+    );
+    let alone_a = connections(&[&a]);
+    let alone_b = connections(&[&b]);
+    assert!(alone_a.iter().all(|c| c.get("file").is_none()));
+    let both = connections(&[&a, &b]);
+    assert_eq!(both.len(), alone_a.len() + alone_b.len());
+    for (file, alone) in [(&a, &alone_a), (&b, &alone_b)] {
+        let rows: Vec<J> = both
+            .iter()
+            .filter(|c| c["file"] == file.as_str())
+            .map(|c| {
+                let mut c = c.clone();
+                c.as_object_mut().map(|o| o.remove("file"));
+                c
+            })
+            .collect();
+        assert_eq!(&rows, alone, "{file}");
+    }
+    // The same file twice: two rows per stream, not one with twice the counts.
+    let twice = connections(&[&a, &a]);
+    assert_eq!(twice.len(), 2 * alone_a.len());
+    assert!(twice.iter().all(|c| alone_a
+        .iter()
+        .any(|x| x["stream"] == c["stream"] && x["messages"] == c["messages"])));
+    let o = run(&["--stats", "-q", &a, &b]);
+    let text = stdout(&o);
+    assert!(text.contains("│ file "), "{text}");
+}
+
+/// Item: a request in flight at the end of one file is not the request of an answer at the
+/// start of the next, though stream and correlation id are the same: the first file ends with
+/// Fetch corr 12 unanswered on stream 1, the second starts with its answer on its stream 1
+/// (both are cut from one capture). Every JSON message names its file; frame numbers are each
+/// file's own.
+#[test]
+fn several_files_do_not_pair_across_files() {
+    let (a, b) = (
+        sample("ak44-consumer-classic-inflight.pcap"),
+        sample("ak44-consumer-classic-from61.pcap"),
+    );
+    let (both, _) = messages(&[&a, &b]);
+    let (alone_a, _) = messages(&[&a]);
+    let (alone_b, _) = messages(&[&b]);
+    assert_eq!(both.len(), alone_a.len() + alone_b.len());
+    for (m, alone) in both.iter().zip(alone_a.iter().chain(&alone_b)) {
+        let mut m = m.clone();
+        let file = m.as_object_mut().and_then(|o| o.remove("file"));
+        assert!(file == Some(J::from(a.as_str())) || file == Some(J::from(b.as_str())));
+        assert_eq!(&m, alone);
+    }
+    let answer = both
+        .iter()
+        .find(|m| m["correlation_id"] == 12 && m["direction"] == "response")
+        .expect("the answer to corr 12");
+    assert_eq!(
+        (&answer["file"], &answer["assumed"]),
+        (&J::from(b.as_str()), &J::from(true))
+    );
+    assert!(answer.get("request_frame").is_none());
+    // The exchange filter holds requests per file too: the request is let go at the end of
+    // its file, unanswered, and the answer stands alone.
+    let (picked, _) = messages(&["-Y", "corr == 12", &a, &b]);
+    let files: Vec<(&J, &J)> = picked
+        .iter()
+        .map(|m| (&m["file"], &m["direction"]))
+        .collect();
+    assert_eq!(
+        files,
+        vec![
+            (&J::from(a.as_str()), &J::from("request")),
+            (&J::from(b.as_str()), &J::from("response"))
+        ]
+    );
+    // Notices on stderr (with --json) name their file.
+    let o = run(&["--json", &a, &b]);
+    assert!(
+        stderr(&o).contains(&format!("kdissect: {a}: "))
+            && stderr(&o).contains("unanswered: Fetch v18 Request corr=12"),
+        "{}",
+        stderr(&o)
+    );
+}

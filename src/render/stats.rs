@@ -123,7 +123,10 @@ struct ConnRow {
 #[derive(Debug, Default)]
 pub struct Stats {
     apis: BTreeMap<(i16, i16), ApiRow>,
-    conns: BTreeMap<u32, ConnRow>,
+    /// By (input file, stream): streams count per file.
+    conns: BTreeMap<(usize, u32), ConnRow>,
+    /// The input files read, the one being read last.
+    files: Vec<String>,
     /// Messages and bytes of the connections past CONN_ROWS.
     other_conns: ConnRow,
     /// Messages of API versions past the first `API_ROWS`.
@@ -144,10 +147,28 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// The messages to come are from the input `name` (each file has its own streams).
+    pub fn next_file(&mut self, name: &str) {
+        self.files.push(name.to_string());
+    }
+
+    /// The input file of the messages counted now.
+    fn file(&self) -> usize {
+        self.files.len().saturating_sub(1)
+    }
+
+    /// A connection's file, when there are several.
+    fn file_name(&self, file: usize) -> Option<&str> {
+        (self.files.len() > 1)
+            .then(|| self.files.get(file).map(String::as_str))
+            .flatten()
+    }
+
     pub fn message(&mut self, rec: &Record<'_>) {
         let m = &rec.msg;
-        let conn = if self.conns.len() < CONN_ROWS || self.conns.contains_key(&rec.stream) {
-            self.conns.entry(rec.stream).or_default()
+        let key = (self.file(), rec.stream);
+        let conn = if self.conns.len() < CONN_ROWS || self.conns.contains_key(&key) {
+            self.conns.entry(key).or_default()
         } else {
             &mut self.other_conns
         };
@@ -366,36 +387,44 @@ impl Stats {
 
     /// Per TCP stream: who spoke to whom, and how much; the streams past `CONN_ROWS` in one row.
     fn connection_table(&self, width: Option<u16>) -> Table {
-        let mut t = new_table(
-            width,
-            &[
-                "stream",
-                "client_id",
-                "client",
-                "broker",
-                "messages",
-                "bytes",
-            ],
-        );
-        for (id, c) in &self.conns {
-            t.add_row(vec![
+        let several = self.files.len() > 1;
+        let header = [
+            "file",
+            "stream",
+            "client_id",
+            "client",
+            "broker",
+            "messages",
+            "bytes",
+        ];
+        let mut t = new_table(width, header.get(usize::from(!several)..).unwrap_or(&[]));
+        for (&(file, id), c) in &self.conns {
+            let mut row = Vec::new();
+            if let Some(f) = self.file_name(file) {
+                row.push(Cell::new(f));
+            }
+            t.add_row(row.into_iter().chain([
                 Cell::new(id),
                 Cell::new(c.client_id.as_deref().unwrap_or("-")),
                 Cell::new(&c.client),
                 Cell::new(&c.broker),
                 right(c.messages),
                 right(c.bytes),
-            ]);
+            ]));
         }
         if self.other_conns.messages > 0 {
-            t.add_row(vec![
+            let mut row = Vec::new();
+            if several {
+                row.push(Cell::new("-"));
+            }
+            t.add_row(row.into_iter().chain([
                 Cell::new("…"),
                 Cell::new(format!("(connections past the first {CONN_ROWS})")),
                 Cell::new("-"),
                 Cell::new("-"),
                 right(self.other_conns.messages),
                 right(self.other_conns.bytes),
-            ]);
+            ]));
         }
         t
     }
@@ -432,7 +461,18 @@ impl Stats {
         let conns: Vec<J> = self
             .conns
             .iter()
-            .map(|(id, c)| json!({"stream": id, "client_id": c.client_id, "client": c.client, "broker": c.broker, "messages": c.messages, "bytes": c.bytes}))
+            .map(|(&(file, id), c)| {
+                let row = json!({"stream": id, "client_id": c.client_id, "client": c.client, "broker": c.broker, "messages": c.messages, "bytes": c.bytes});
+                match (self.file_name(file), row) {
+                    (Some(f), J::Object(o)) => {
+                        let mut with = serde_json::Map::new();
+                        with.insert("file".into(), J::String(f.into()));
+                        with.extend(o);
+                        J::Object(with)
+                    }
+                    (_, row) => row,
+                }
+            })
             .collect();
         let mut conns = conns;
         if self.other_conns.messages > 0 {

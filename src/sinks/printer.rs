@@ -20,6 +20,9 @@ pub(crate) struct Printer<W: Write> {
     pub(crate) flush_each: bool,
     /// The first write error: nothing more is written after it.
     pub(crate) io_error: Option<io::Error>,
+    /// The input being read, when there are several: JSON messages carry it, and notices on
+    /// stderr name it.
+    pub(crate) file: Option<String>,
 }
 
 impl<W: Write> Printer<W> {
@@ -32,6 +35,7 @@ impl<W: Write> Printer<W> {
             clock,
             flush_each: false,
             io_error: None,
+            file: None,
         }
     }
 
@@ -81,7 +85,11 @@ impl<W: Write> Printer<W> {
             line
         };
         let r = if self.show.json {
-            writeln!(io::stderr(), "kdissect: {}", line.trim_start())
+            let file = self
+                .file
+                .as_deref()
+                .map_or(String::new(), |f| format!("{f}: "));
+            writeln!(io::stderr(), "kdissect: {file}{}", line.trim_start())
         } else {
             writeln!(self.out, "{line}").and_then(|()| self.flushed())
         };
@@ -137,6 +145,7 @@ impl<W: Write> Printer<W> {
 
     fn write_json(&mut self, rec: &Record<'_>) -> io::Result<()> {
         let meta = Meta {
+            file: self.file.clone(),
             frame: rec.frame,
             ts_nanos: Some(rec.ts_nanos),
             stream: Some(rec.stream),

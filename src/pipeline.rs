@@ -167,7 +167,9 @@ pub fn run_source<P: PacketSource, S: CaptureSink>(
         match net::tcp_segment(pkt.linktype, pkt.data, pkt.orig_len) {
             Ok(seg) => {
                 health.tcp_segments += 1;
-                tcp.segment(&seg, at, &mut |ev| route(&mut tls, &mut kafka, ev, sink));
+                tcp.segment_noted(&seg, at, pkt.left_out, &mut |ev| {
+                    route(&mut tls, &mut kafka, ev, sink)
+                });
             }
             Err(Skip::NotTcp) => {}
             Err(Skip::Linktype(lt)) => *health.unsupported_linktypes.entry(lt).or_default() += 1,

@@ -76,9 +76,13 @@ pub struct Record<'a> {
     pub stream: u32,
     /// Packet that completed the message.
     pub frame: u64,
-    /// Packet that carried the message's first byte (the message's bytes are in the packets
-    /// of its direction from this one to `frame`).
+    /// The earliest packet that carried the message's bytes: its first byte's, unless the
+    /// capture reordered them (the message's bytes are in the packets of its direction from
+    /// this one to `last_frame`).
     pub first_frame: u64,
+    /// The latest packet that carried its bytes: `frame`, unless the capture reordered them
+    /// (a segment that filled a hole came after the one completing the message).
+    pub last_frame: u64,
     pub ts_nanos: i64,
     pub src: SocketAddr,
     pub dst: SocketAddr,
@@ -209,6 +213,21 @@ pub enum ResyncReason {
     MidStream,
     Gap,
     BadSize,
+    /// A cut (`-w`) left bytes out on purpose: what is passed over is not told.
+    LeftOut,
+}
+
+/// Bytes passed over to find a frame boundary are told, but for those a cut left out.
+fn tell_resync(sink: &mut impl Sink, n: Notice) {
+    if !matches!(
+        n,
+        Notice::Resync {
+            reason: ResyncReason::LeftOut,
+            ..
+        }
+    ) {
+        sink.notice(&n);
+    }
 }
 
 /// Receives what the Kafka layer finds.
@@ -272,6 +291,19 @@ impl KHalf {
             .take_while(|(o, _)| *o <= off)
             .last()
             .map_or(self.last_at.frame, |(_, f)| *f)
+    }
+
+    /// The earliest and the latest packets that carried any of the bytes `start..end` of
+    /// `buf`: the first and last byte's, unless reassembly handed on packets' bytes out of
+    /// their order (a capture that reordered them), so that `-w` keeps every packet of the
+    /// message.
+    fn frames_of(&self, start: usize, end: usize) -> (u64, u64) {
+        let first = self.frame_at(start);
+        self.marks
+            .iter()
+            .skip_while(|(o, _)| *o <= start)
+            .take_while(|(o, _)| *o < end)
+            .fold((first, first), |(lo, hi), &(_, f)| (lo.min(f), hi.max(f)))
     }
 
     /// Forgets marks of packets wholly before `pos`.
@@ -348,10 +380,10 @@ impl KHalf {
         self.clear();
         self.resync = true;
         self.scan = Scan::default();
-        self.why = Some(if kind == GapKind::MidStream {
-            ResyncReason::MidStream
-        } else {
-            ResyncReason::Gap
+        self.why = Some(match kind {
+            GapKind::MidStream => ResyncReason::MidStream,
+            GapKind::LeftOut(_) => ResyncReason::LeftOut,
+            GapKind::Lost(_) | GapKind::Truncated(_) => ResyncReason::Gap,
         });
     }
 }
@@ -401,7 +433,9 @@ impl KConn {
 /// Where a message's bytes came from: the packet of its first byte and the one completing it.
 #[derive(Debug, Clone, Copy)]
 struct Span {
+    /// The earliest and latest packets of its bytes.
     first: u64,
+    last: u64,
     at: At,
 }
 
@@ -889,7 +923,8 @@ impl KConn {
         // Picked up mid-stream, a broker side's first frame may answer a request sent before
         // the capture: it is looked for where packets begin.
         let starts = |i: usize| is_packet_start(marks, *pos + i);
-        let mid_stream = !requests && *why == Some(ResyncReason::MidStream);
+        let mid_stream =
+            !requests && matches!(why, Some(ResyncReason::MidStream | ResyncReason::LeftOut));
         let search = Search {
             requests,
             pending: &self.pending,
@@ -904,14 +939,17 @@ impl KConn {
         };
         // A mid-stream start right at a frame boundary lost nothing.
         if skip + h.dropped > 0 {
-            sink.notice(&Notice::Resync {
-                stream: cx.stream,
-                src,
-                dst,
-                at,
-                skipped: skip + std::mem::take(&mut h.dropped),
-                reason: h.reason(),
-            });
+            tell_resync(
+                sink,
+                Notice::Resync {
+                    stream: cx.stream,
+                    src,
+                    dst,
+                    at,
+                    skipped: skip + std::mem::take(&mut h.dropped),
+                    reason: h.reason(),
+                },
+            );
         }
         h.resume_at(skip);
         true
@@ -965,10 +1003,8 @@ impl KConn {
         at: At,
         sink: &mut impl Sink,
     ) {
-        let span = Span {
-            first: self.halves[side].frame_at(start),
-            at,
-        };
+        let (first, last) = self.halves[side].frames_of(start, start + len);
+        let span = Span { first, last, at };
         let ends = self.ends(side);
         // The frame is decoded from the connection's buffer; move it out of the way of the
         // mutable borrows below by swapping the buffer temporarily.
@@ -1037,6 +1073,7 @@ impl KConn {
             stream: cx.stream,
             frame: at.frame,
             first_frame: span.first,
+            last_frame: span.last.max(at.frame),
             ts_nanos: at.ts_nanos,
             src,
             dst,
@@ -1083,6 +1120,7 @@ impl KConn {
             stream: cx.stream,
             frame: at.frame,
             first_frame: span.first,
+            last_frame: span.last.max(at.frame),
             ts_nanos: at.ts_nanos,
             src,
             dst,
@@ -1138,14 +1176,17 @@ impl KConn {
         let Some(i) = found else {
             return;
         };
-        sink.notice(&Notice::Resync {
-            stream: cx.stream,
-            src,
-            dst,
-            at,
-            skipped: i + std::mem::take(&mut h.dropped),
-            reason: h.reason(),
-        });
+        tell_resync(
+            sink,
+            Notice::Resync {
+                stream: cx.stream,
+                src,
+                dst,
+                at,
+                skipped: i + std::mem::take(&mut h.dropped),
+                reason: h.reason(),
+            },
+        );
         h.pos += i;
         h.resync = false;
     }
@@ -1164,6 +1205,10 @@ impl KConn {
         sink: &mut impl Sink,
     ) -> usize {
         let h = &self.halves[side];
+        // What a cut left out is no loss: the frame it cut belongs to a message not kept.
+        if matches!(kind, GapKind::LeftOut(_)) {
+            return 0;
+        }
         let present = if h.resync { 0 } else { h.unconsumed().len() };
         if self.state == State::Kafka && !h.resync && (present > 0 || kind != GapKind::MidStream) {
             sink.notice(&Notice::LostInGap {
@@ -1192,7 +1237,8 @@ impl KConn {
     ) {
         let h = &mut self.halves[side];
         let span = Span {
-            first: h.frame_at(h.pos),
+            first: h.frames_of(h.pos, h.buf.len()).0,
+            last: h.frames_of(h.pos, h.buf.len()).1,
             at,
         };
         let part = h.buf.split_off(h.pos);
@@ -1248,14 +1294,17 @@ impl KConn {
         };
         let at = h.last_at;
         if i > 0 {
-            sink.notice(&Notice::Resync {
-                stream: cx.stream,
-                src,
-                dst,
-                at,
-                skipped: i + std::mem::take(&mut h.dropped),
-                reason: h.reason(),
-            });
+            tell_resync(
+                sink,
+                Notice::Resync {
+                    stream: cx.stream,
+                    src,
+                    dst,
+                    at,
+                    skipped: i + std::mem::take(&mut h.dropped),
+                    reason: h.reason(),
+                },
+            );
         }
         h.pos += i;
         h.resync = false;
@@ -1278,14 +1327,17 @@ impl KConn {
         let present = h.unconsumed().len();
         if h.resync && present + h.dropped > 0 {
             // Still looking for a boundary at the end: all of it was skipped.
-            sink.notice(&Notice::Resync {
-                stream: cx.stream,
-                src,
-                dst,
-                at: h.last_at,
-                skipped: present + h.dropped,
-                reason: h.reason(),
-            });
+            tell_resync(
+                sink,
+                Notice::Resync {
+                    stream: cx.stream,
+                    src,
+                    dst,
+                    at: h.last_at,
+                    skipped: present + h.dropped,
+                    reason: h.reason(),
+                },
+            );
         }
         if present > 0 && !h.resync {
             let want = h.unconsumed().get(0..SIZE_PREFIX).map_or(SIZE_PREFIX, |b| {

@@ -16,6 +16,7 @@ pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
                 GapKind::Lost(b) => format!("{b} bytes of the stream were not captured"),
                 GapKind::Truncated(b) => format!("the snap length cut {b} bytes off a packet"),
                 GapKind::MidStream => "the capture started inside it".to_string(),
+                GapKind::LeftOut(b) => format!("a cut left out {b} bytes of the stream"),
             };
             format!(
                 "{} !! a Kafka frame was lost in a gap: {why} ({present} of its bytes captured before the gap)",
@@ -27,6 +28,7 @@ pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
                 ResyncReason::MidStream => "the capture starts mid-stream",
                 ResyncReason::Gap => "after a gap",
                 ResyncReason::BadSize => "after a size prefix that cannot be a frame",
+                ResyncReason::LeftOut => "after bytes a cut left out",
             };
             format!(
                 "{} !! {why}: skipped {skipped} bytes to the next frame boundary",

@@ -622,6 +622,7 @@ mod tests {
             stream,
             frame: 1,
             first_frame: 1,
+            last_frame: 1,
             ts_nanos: latency.unwrap_or(0),
             src: if from_broker { broker } else { client },
             dst: if from_broker { client } else { broker },

@@ -21,9 +21,9 @@ use kdissect::tls::TlsConnection;
 use std::io::Write;
 use std::net::SocketAddr;
 
-/// The packets a message shown came in, for `-w`: its direction (src, dst) and frames
-/// `first..=last` of that direction.
-pub(crate) type Kept = (SocketAddr, SocketAddr, u64, u64);
+/// The packets a message shown came in, for `-w`: its direction (src, dst), frames
+/// `first..=last` of that direction, and whether only its start was captured.
+pub(crate) type Kept = (SocketAddr, SocketAddr, u64, u64, bool);
 
 /// Where the messages the filter keeps go.
 pub(crate) struct Shown<W: Write> {
@@ -45,7 +45,13 @@ impl<W: Write> Shown<W> {
             *n -= 1;
         }
         if let Some(k) = self.keep.as_mut() {
-            k.push((rec.src, rec.dst, rec.first_frame, rec.frame));
+            k.push((
+                rec.src,
+                rec.dst,
+                rec.first_frame,
+                rec.last_frame,
+                rec.partial,
+            ));
         }
         if let Some(s) = self.stats.as_mut() {
             s.message(rec);

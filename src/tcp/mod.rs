@@ -15,6 +15,7 @@
 // Input-derived values never index, unwrap or expect here: a hostile capture must not panic.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+use crate::capture::cut::{LeftOut, Span};
 use crate::capture::net::TcpSegment;
 use crate::side::{Side, Sides};
 use std::collections::btree_map::Entry;
@@ -70,6 +71,9 @@ pub enum GapKind {
     Lost(u64),
     /// Bytes the snap length cut off a packet.
     Truncated(u64),
+    /// Bytes a cut (`-w`) left out, as it noted in the file: not damage. 0 when the count is
+    /// not known (the start of a direction, or what follows its last packet).
+    LeftOut(u64),
 }
 
 /// How a connection's stream came to its end.
@@ -226,7 +230,20 @@ struct Half {
     /// The lowest frame of the pieces waiting or held since this direction last held none: no
     /// piece here is older, so no event it will still cause is dated before it.
     since: Option<u64>,
+    /// A cut noted that it left out this direction's start (and where the stream began, when
+    /// it knew).
+    starts_left_out: bool,
+    start_at: Option<u32>,
+    /// A cut noted that it left out what this direction sends after this sequence number:
+    /// once the stream is there, a left-out gap says so.
+    left_out_after: Option<u32>,
+    /// Sequence ranges a cut noted it left out and that may still be ahead: a hole within
+    /// them is declared left out, not lost (at most `LEFT_OUT_RANGES`).
+    left_out: Vec<(u32, u32)>,
 }
+
+/// Left-out ranges a direction remembers; past it the oldest are forgotten.
+const LEFT_OUT_RANGES: usize = 64;
 
 impl Half {
     /// The memory this direction takes waiting for holes, as `max_buffered` counts it: the
@@ -236,6 +253,34 @@ impl Half {
         self.ooo_bytes
             .saturating_add(self.held_bytes)
             .saturating_add(pieces.saturating_mul(PIECE_OVERHEAD))
+    }
+
+    /// A cut left these ranges out; those already behind are forgotten.
+    fn note_left_out(&mut self, ranges: &[(u32, u32)]) {
+        self.left_out.extend_from_slice(ranges);
+        if let Some(next) = self.next {
+            self.left_out.retain(|&(_, b)| seq_diff(b, next) > 0);
+        }
+        let over = self.left_out.len().saturating_sub(LEFT_OUT_RANGES);
+        self.left_out.drain(..over);
+    }
+
+    /// How far the stream reaches from `from` through ranges a cut left out.
+    fn left_out_reach(&self, from: u32) -> u32 {
+        let mut cur = from;
+        while let Some(&(_, b)) = self
+            .left_out
+            .iter()
+            .find(|&&(a, b)| seq_diff(cur, a) >= 0 && seq_diff(b, cur) > 0)
+        {
+            cur = b;
+        }
+        cur
+    }
+
+    /// Whether the bytes `from..to` are all in ranges a cut left out.
+    fn left_out_covers(&self, from: u32, to: u32) -> bool {
+        !self.left_out.is_empty() && seq_diff(self.left_out_reach(from), to) >= 0
     }
 
     /// A piece of packet `frame` now waits (out of order) or is held.
@@ -252,7 +297,11 @@ impl Half {
 
     /// What of this direction has gone out: the start of the first held piece, else `next`.
     fn sent(&self) -> Option<u32> {
-        self.held.front().map(|h| h.seq).or(self.next)
+        self.held
+            .front()
+            .map(|h| h.seq)
+            .or(self.next)
+            .or(self.start_at)
     }
 }
 
@@ -374,6 +423,19 @@ impl Reassembler {
 
     /// Feeds one segment; events go to `emit` in order.
     pub fn segment(&mut self, seg: &TcpSegment<'_>, at: At, emit: &mut impl FnMut(Event<'_>)) {
+        self.segment_noted(seg, at, &[], emit);
+    }
+
+    /// Feeds one segment whose packet carries the notes of a cut: the bytes they say were
+    /// left out go out as `GapKind::LeftOut` gaps, at once, rather than waiting to be declared
+    /// lost.
+    pub fn segment_noted(
+        &mut self,
+        seg: &TcpSegment<'_>,
+        at: At,
+        left_out: &[LeftOut],
+        emit: &mut impl FnMut(Event<'_>),
+    ) {
         let k = key(seg.src, seg.dst);
         if seg.syn && !seg.has_ack {
             self.end_reused(k, seg, at, emit);
@@ -391,8 +453,10 @@ impl Reassembler {
         if seg.rst {
             conn.rst = true;
         }
+        Self::left_out_before(conn, left_out, at, emit);
         Self::note_ack(conn, d, seg);
         Self::take(conn, d, seg, at, emit);
+        Self::left_out_after(conn, left_out, seg);
         Self::release(conn, emit);
         // Held pieces first: a hole they wait for is then dated by the answer that showed it.
         Self::expire_held(conn, limits.reorder_window, emit);
@@ -402,6 +466,7 @@ impl Reassembler {
                 self.buffer_limit_hits += 1;
             }
         }
+        Self::reach_left_out_after(conn, at, false, emit);
         if Self::end_if_done(conn, at, emit) {
             self.remember_closed(k);
         }
@@ -584,6 +649,82 @@ impl Reassembler {
         }
     }
 
+    /// A cut left out bytes of a direction before this packet: up to the sequence number it
+    /// noted they go out as a left-out gap; a direction not started yet starts with one.
+    fn left_out_before(
+        conn: &mut Conn,
+        notes: &[LeftOut],
+        at: At,
+        emit: &mut impl FnMut(Event<'_>),
+    ) {
+        for n in notes {
+            let Some(side) = conn.addrs.side_of_checked(&n.src) else {
+                continue;
+            };
+            let ranges = match &n.what {
+                Span::Seq(ranges) => ranges,
+                Span::Start(seq) => {
+                    let half = &mut conn.halves[side];
+                    if half.next.is_none() {
+                        half.starts_left_out = true;
+                        half.start_at = Some(*seq);
+                    }
+                    continue;
+                }
+                Span::After => continue,
+            };
+            let dir = Self::dir(conn, side);
+            let half = &mut conn.halves[side];
+            half.note_left_out(ranges);
+            let Some(next) = half.next else {
+                half.starts_left_out = true;
+                continue;
+            };
+            let reach = half.left_out_reach(next);
+            if seq_diff(reach, next) > 0 && half.ooo.is_empty() {
+                let gap = seq_diff(reach, next) as u64;
+                Self::gap(half, gap, GapKind::LeftOut(gap), None, at, &dir, emit);
+                half.acked_hole_since = None;
+                half.acked_to = None;
+            }
+        }
+    }
+
+    /// A cut left out what this packet's direction sends after it: once the stream reaches
+    /// the packet's end (holes before it declared, if any), a left-out gap says so.
+    fn left_out_after(conn: &mut Conn, notes: &[LeftOut], seg: &TcpSegment<'_>) {
+        let after = notes
+            .iter()
+            .any(|n| n.what == Span::After && n.src == seg.src && n.dst == seg.dst);
+        if after {
+            let d = conn.addrs.side_of(&seg.src);
+            let end = seg.seq.wrapping_add(seg.payload.len() as u32);
+            conn.halves[d].left_out_after = Some(end);
+        }
+    }
+
+    /// The left-out gap a cut noted after a direction's last packet, once the stream is
+    /// there: put after what is held, or (`now`, when the connection ends) out at once.
+    fn reach_left_out_after(conn: &mut Conn, at: At, now: bool, emit: &mut impl FnMut(Event<'_>)) {
+        for side in Side::BOTH {
+            let dir = Self::dir(conn, side);
+            let half = &mut conn.halves[side];
+            let (Some(end), Some(next)) = (half.left_out_after, half.next) else {
+                continue;
+            };
+            if !(now || (half.ooo.is_empty() && seq_diff(next, end) >= 0)) {
+                continue;
+            }
+            half.left_out_after = None;
+            let piece = Piece::Gap(GapKind::LeftOut(0));
+            if now {
+                emit(dir.event(piece, at));
+            } else {
+                Self::put(half, piece, next, None, at, &dir, emit);
+            }
+        }
+    }
+
     /// Holes acknowledged `window` packets ago and still open are declared lost.
     fn expire_acked_holes(conn: &mut Conn, window: u32, at: At, emit: &mut impl FnMut(Event<'_>)) {
         for side in Side::BOTH {
@@ -757,6 +898,29 @@ impl Reassembler {
         }
     }
 
+    /// The sequence number a direction is at; its first segment starts it, picked up
+    /// mid-connection, and says so (a cut says it left the start out, and where it was).
+    fn start(
+        half: &mut Half,
+        seg: &TcpSegment<'_>,
+        at: At,
+        dir: &Dir,
+        emit: &mut impl FnMut(Event<'_>),
+    ) -> u32 {
+        if let Some(n) = half.next {
+            return n;
+        }
+        let start = half.start_at.unwrap_or(seg.seq);
+        half.next = Some(start);
+        let kind = if half.starts_left_out {
+            GapKind::LeftOut(0)
+        } else {
+            GapKind::MidStream
+        };
+        Self::put(half, Piece::Gap(kind), start, None, at, dir, emit);
+        start
+    }
+
     fn data(
         half: &mut Half,
         seg: &TcpSegment<'_>,
@@ -765,24 +929,14 @@ impl Reassembler {
         emit: &mut impl FnMut(Event<'_>),
     ) {
         let ack = seg.has_ack.then_some(seg.ack);
-        let next = match half.next {
-            Some(n) => n,
-            None => {
-                // Picked up mid-connection: start here, and say so.
-                half.next = Some(seg.seq);
-                Self::put(
-                    half,
-                    Piece::Gap(GapKind::MidStream),
-                    seg.seq,
-                    None,
-                    at,
-                    dir,
-                    emit,
-                );
-                seg.seq
-            }
-        };
-        let delta = seq_diff(seg.seq, next);
+        let next = Self::start(half, seg, at, dir, emit);
+        let mut delta = seq_diff(seg.seq, next);
+        if delta > 0 && half.ooo.is_empty() && half.left_out_covers(next, seg.seq) {
+            // The bytes before it are those a cut left out: no hole to wait on.
+            let n = delta as u64;
+            Self::gap(half, n, GapKind::LeftOut(n), ack, at, dir, emit);
+            delta = 0;
+        }
         let len = seg.payload.len() as i64;
         if delta > 0 {
             let off = half.next_off + delta as u64;
@@ -975,7 +1129,12 @@ impl Reassembler {
         };
         if target > half.next_off {
             let n = target - half.next_off;
-            Self::gap(half, n, GapKind::Lost(n), None, at, dir, emit);
+            let kind = if half.left_out_covers(next, next.wrapping_add(n as u32)) {
+                GapKind::LeftOut(n)
+            } else {
+                GapKind::Lost(n)
+            };
+            Self::gap(half, n, kind, None, at, dir, emit);
         }
         half.acked_hole_since = None;
         half.acked_to = None;
@@ -1014,6 +1173,7 @@ impl Reassembler {
             let dir = Self::dir(c, side);
             Self::skip_hole(&mut c.halves[side], None, at, &dir, emit);
         }
+        Self::reach_left_out_after(c, at, true, emit);
         for half in c.halves.iter_mut() {
             half.recent = Vec::new();
             half.held = VecDeque::new();

@@ -160,7 +160,8 @@ pub fn run_source<P: PacketSource, S: CaptureSink>(
             ts_nanos: pkt.ts_nanos,
         };
         last = at;
-        sink.settled(tcp.oldest_kept(), at.frame);
+        let kept = [tcp.oldest_kept(), kafka.oldest_deferred()];
+        sink.settled(kept.into_iter().flatten().min(), at.frame);
         if (pkt.orig_len as usize) > pkt.data.len() {
             health.truncated_packets += 1;
         }

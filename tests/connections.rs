@@ -577,3 +577,26 @@ fn cuts_of_reordered_and_damaged_captures_read_back_as_they_were() {
     );
     assert!(back.iter().any(|m| m["partial"] == true));
 }
+
+/// Item: the first answer on a connection that has sent nothing yet waits for the client's
+/// next request (a long-poll client sends it at once) and is decoded with its version: the
+/// Fetch response of corr 10 fits v16 to v18 alike, and the connection speaks v16.
+#[test]
+fn a_first_answer_is_decoded_with_the_version_the_connection_then_uses() {
+    let (full, _) = messages(&[&sample("confluent-produce-consume-gzip.pcap")]);
+    let (cut, code) = messages(&[&sample("confluent-produce-consume-gzip-from94.pcap")]);
+    assert_eq!(code, Some(0));
+    assert_eq!(check_cut(&cut, &full, 94), Vec::<J>::new());
+    let first = &cut[0];
+    assert_eq!(
+        (
+            frame(first),
+            &first["correlation_id"],
+            &first["api_version"],
+            &first["assumed"]
+        ),
+        (1, &J::from(10), &J::from(16), &J::from(true))
+    );
+    // It prints before the request that told its version (frame order).
+    assert_eq!(frame(&cut[1]), 2);
+}

@@ -407,7 +407,25 @@ struct KConn {
     data_events: u32,
     /// What the connection holds as `Tracker::held` last counted it (`KConn::footprint`).
     charged: usize,
+    /// A response whose request came before the capture, on a connection that had used no
+    /// API yet, held until the client's first request says which versions it speaks (or
+    /// `DEFER_PACKETS` packets pass).
+    deferred: Option<Deferred>,
+    /// The frame of `deferred` as `Tracker::deferred` last entered it.
+    deferred_at: Option<u64>,
 }
+
+/// A response held back to be decoded with the versions its connection turns out to use.
+#[derive(Debug)]
+struct Deferred {
+    bytes: Vec<u8>,
+    ends: (SocketAddr, SocketAddr),
+    span: Span,
+}
+
+/// Packets (of the whole capture) a deferred response waits for its connection's first
+/// request at most.
+const DEFER_PACKETS: u64 = 64;
 
 impl KConn {
     /// The memory the connection holds: both directions' buffers as allocated, and its
@@ -420,13 +438,17 @@ impl KConn {
             .iter()
             .map(|h| h.buf.capacity() + h.marks.capacity() * 16)
             .sum();
+        let deferred = self.deferred.as_ref().map_or(0, |d| d.bytes.capacity());
         bufs.saturating_add(self.pending.entries().saturating_mul(PENDING_COST))
+            .saturating_add(deferred)
     }
 
     /// Whether its memory holds nothing to lose: no bytes waiting to be cut, no requests
     /// waiting for their response.
     fn holds_nothing(&self) -> bool {
-        self.pending.is_empty() && self.halves.iter().all(|h| h.unconsumed().is_empty())
+        self.pending.is_empty()
+            && self.deferred.is_none()
+            && self.halves.iter().all(|h| h.unconsumed().is_empty())
     }
 }
 
@@ -477,6 +499,8 @@ pub struct Tracker {
     topics: TopicNames,
     /// Requests of ended connections that never got a response, listed at the end.
     unanswered: Vec<Notice>,
+    /// Connections holding a deferred response, by its frame (`KConn::deferred_at`).
+    deferred: std::collections::BTreeSet<(u64, u32)>,
 }
 
 /// Unanswered requests of ended connections held back for the final list.
@@ -509,13 +533,61 @@ impl Tracker {
             held: 0,
             topics: TopicNames::default(),
             unanswered: Vec::new(),
+            deferred: Default::default(),
+        }
+    }
+
+    /// The frame of the oldest response held back for its connection's first request: no
+    /// message still to come is dated before it but those.
+    pub fn oldest_deferred(&self) -> Option<u64> {
+        self.deferred.first().map(|&(f, _)| f)
+    }
+
+    /// Keeps `deferred` in step with what the connection holds back.
+    fn note_deferred(&mut self, stream: u32) {
+        let Some(c) = self.conns.get_mut(&stream) else {
+            return;
+        };
+        let now = c.deferred.as_ref().map(|d| d.span.at.frame);
+        let was = std::mem::replace(&mut c.deferred_at, now);
+        if was != now {
+            if let Some(f) = was {
+                self.deferred.remove(&(f, stream));
+            }
+            if let Some(f) = now {
+                self.deferred.insert((f, stream));
+            }
+        }
+    }
+
+    /// Responses held back `DEFER_PACKETS` packets are decoded with what is known.
+    fn expire_deferred(&mut self, now: u64, sink: &mut impl Sink) {
+        while let Some(&(f, stream)) = self.deferred.first() {
+            if now.saturating_sub(f) < DEFER_PACKETS {
+                break;
+            }
+            if let Some(c) = self.conns.get_mut(&stream) {
+                let mut cx = Cx {
+                    cfg: &self.cfg,
+                    topics: &mut self.topics,
+                    stream,
+                };
+                c.flush_deferred(&mut cx, sink);
+            }
+            self.note_deferred(stream);
+            self.deferred.remove(&(f, stream));
         }
     }
 
     /// Takes one event from reassembly.
     pub fn event(&mut self, ev: Event<'_>, sink: &mut impl Sink) {
         let stream = ev.stream();
+        let frame = event_frame(&ev);
         self.dispatch(ev, sink);
+        self.note_deferred(stream);
+        if let Some(f) = frame {
+            self.expire_deferred(f, sink);
+        }
         self.settle(stream, sink);
     }
 
@@ -589,6 +661,8 @@ impl Tracker {
             used: Vec::new(),
             data_events: 0,
             charged: 0,
+            deferred: None,
+            deferred_at: None,
         };
         self.conns.insert(stream, conn);
     }
@@ -693,6 +767,9 @@ impl Tracker {
         let Some(c) = self.conns.remove(&stream) else {
             return;
         };
+        if let Some(f) = c.deferred_at {
+            self.deferred.remove(&(f, stream));
+        }
         self.held = self.held.saturating_sub(c.charged);
         for n in unanswered_of(stream, &c) {
             if self.unanswered.len() < KEEP_UNANSWERED {
@@ -719,6 +796,7 @@ impl Tracker {
             sink.notice(n);
         }
         self.conns.clear();
+        self.deferred.clear();
         self.held = 0;
     }
 
@@ -791,6 +869,16 @@ impl Tracker {
     /// count as skipped. A connection still being detected stops being: it is taken for
     /// something other than Kafka, having held too much to decide.
     fn shed_buffers(&mut self, stream: u32, sink: &mut impl Sink) {
+        // A response held back for the connection's first request is decoded now.
+        if let Some(c) = self.conns.get_mut(&stream) {
+            let mut cx = Cx {
+                cfg: &self.cfg,
+                topics: &mut self.topics,
+                stream,
+            };
+            c.flush_deferred(&mut cx, sink);
+        }
+        self.note_deferred(stream);
         let Some(c) = self.conns.get_mut(&stream) else {
             return;
         };
@@ -1084,6 +1172,7 @@ impl KConn {
             partial: cut.is_some(),
             ended: cut.and_then(Cut::end),
         });
+        self.flush_deferred(cx, sink);
     }
 
     /// A request waits for its answer; past `max_pending`, the oldest are dropped (and told).
@@ -1103,14 +1192,47 @@ impl KConn {
     fn on_response(
         &mut self,
         cx: &mut Cx<'_>,
-        (src, dst): (SocketAddr, SocketAddr),
+        ends: (SocketAddr, SocketAddr),
         frame: &[u8],
         span: Span,
         cut: Option<Cut>,
         sink: &mut impl Sink,
     ) {
-        let at = span.at;
         let request = peek_response_correlation(frame).and_then(|c| self.pending.take(c));
+        if request.is_none() && cut.is_none() && self.used.is_empty() && self.pending.is_empty() {
+            // An answer to a request sent before the capture, on a connection that has used
+            // nothing yet: its client's next request will say which version it speaks.
+            self.flush_deferred(cx, sink);
+            self.deferred = Some(Deferred {
+                bytes: frame.to_vec(),
+                ends,
+                span,
+            });
+            return;
+        }
+        self.answer(cx, ends, frame, span, (cut, request), sink);
+    }
+
+    /// The answer held back for the connection's first request, decoded now with what the
+    /// connection used (if anything yet).
+    fn flush_deferred(&mut self, cx: &mut Cx<'_>, sink: &mut impl Sink) {
+        if let Some(d) = self.deferred.take() {
+            self.answer(cx, d.ends, &d.bytes, d.span, (None, None), sink);
+        }
+    }
+
+    /// A response decoded with its request (or, without one, with what the connection used),
+    /// to the sink.
+    fn answer(
+        &mut self,
+        cx: &mut Cx<'_>,
+        (src, dst): (SocketAddr, SocketAddr),
+        frame: &[u8],
+        span: Span,
+        (cut, request): (Option<Cut>, Option<RequestInfo>),
+        sink: &mut impl Sink,
+    ) {
+        let at = span.at;
         let (mut msg, assumed) = match request {
             Some(r) => (paired_response(frame, r, cut, cx.cfg.decode), false),
             None => unpaired_response(frame, cut, &self.used),
@@ -1251,6 +1373,7 @@ impl KConn {
 
     /// The connection ended: cut what is left, report what cannot be.
     fn end(&mut self, cx: &mut Cx<'_>, end: (EndKind, At), sink: &mut impl Sink) {
+        self.flush_deferred(cx, sink);
         for side in Side::BOTH {
             self.rescan_at_end(cx, side, sink);
         }
@@ -1390,6 +1513,18 @@ impl Cut {
             Cut::Gap => None,
             Cut::Ended(e) => Some(e),
         }
+    }
+}
+
+/// The packet an event came with, if it says.
+fn event_frame(ev: &Event<'_>) -> Option<u64> {
+    match ev {
+        Event::Data { at, .. }
+        | Event::Gap { at, .. }
+        | Event::Retransmission { at, .. }
+        | Event::ConflictingOverlap { at, .. }
+        | Event::Close { at, .. } => Some(at.frame),
+        Event::Open { .. } => None,
     }
 }
 

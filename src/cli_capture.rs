@@ -4,8 +4,9 @@
 use crate::flags::{Live, Mode, Settings};
 use crate::sinks::{Kept, Output, Printer};
 use crate::{fail, input, interrupt, write_failed};
+use kdissect::capture::cut::{self, LeftOut, Span};
 use kdissect::capture::net::{self, linktype_name};
-use kdissect::capture::pcap::{CaptureReader, Format};
+use kdissect::capture::pcap::CaptureReader;
 use kdissect::capture::write::{CaptureWriter, OutFormat};
 use kdissect::pipeline::{self, Health};
 use kdissect::render::summary::Clock;
@@ -107,6 +108,11 @@ fn read_file<W: Write>(
     };
     if banner {
         o.shown.printer.banner(&display);
+    }
+    // Each file has its own frames and streams: with several, what is shown names its file.
+    o.shown.printer.file = banner.then(|| display.clone());
+    if let Some(st) = o.stats_mut() {
+        st.next_file(&display);
     }
     let progress_ok = s.progress;
     let mut health = Health::default();
@@ -275,9 +281,11 @@ impl pipeline::PacketSource for Spooled<'_> {
 
 /// `-w`: the packets of the messages shown, written after each input has been read, in a
 /// second pass over the file (or over a copy spooled while reading a pipe), so that they keep
-/// the capture's order and bytes.
+/// the capture's order and bytes. In pcapng, packet comments note where packets of a kept
+/// connection were left out (`capture::cut`), so that the cut reads back whole.
 struct Cut {
     path: std::path::PathBuf,
+    format: OutFormat,
     writer: Option<CaptureWriter<io::BufWriter<std::fs::File>>>,
     messages: u64,
     /// `--max-zstd-window`, for reading the input again.
@@ -288,8 +296,9 @@ impl Cut {
     /// Writes the packets of `keep` from `source`.
     fn write_input(&mut self, source: &str, keep: Vec<Kept>) -> Result<(), String> {
         self.messages += keep.len() as u64;
+        let mut notes = LeftOutNotes::new(&keep);
         let mut ranges: HashMap<(SocketAddr, SocketAddr), Vec<(u64, u64)>> = HashMap::new();
-        for (src, dst, first, last) in keep {
+        for (src, dst, first, last, _) in keep {
             ranges.entry((src, dst)).or_default().push((first, last));
         }
         let ranges: HashMap<_, Ranges> = ranges
@@ -300,28 +309,33 @@ impl Cut {
             .map_err(|e| format!("cannot read {source} again: {e}"))?;
         let mut reader = CaptureReader::new(opened.reader).map_err(|e| e.to_string())?;
         if self.writer.is_none() {
-            let format = match reader.format {
-                Format::PcapNg => OutFormat::PcapNg,
-                Format::Pcap { .. } => OutFormat::Pcap,
-            };
             let file = std::fs::File::create(&self.path)
                 .map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
-            self.writer = Some(CaptureWriter::new(io::BufWriter::new(file), format));
+            self.writer = Some(CaptureWriter::new(io::BufWriter::new(file), self.format));
         }
         let Some(w) = self.writer.as_mut() else {
             return Ok(());
         };
         while let Some(p) = reader.next_packet().map_err(|e| e.to_string())? {
-            let keep = net::tcp_segment(p.linktype, p.data, p.orig_len).is_ok_and(|seg| {
-                !seg.payload.is_empty()
-                    && ranges
-                        .get(&(seg.src, seg.dst))
-                        .is_some_and(|r| r.contains(p.number))
-            });
-            if keep {
-                w.write(&p)
-                    .map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
+            let Ok(seg) = net::tcp_segment(p.linktype, p.data, p.orig_len) else {
+                continue;
+            };
+            notes.seen(&seg);
+            if seg.payload.is_empty() {
+                continue;
             }
+            let kept = |d| ranges.get(&d).is_some_and(|r| r.contains(p.number));
+            if !kept((seg.src, seg.dst)) {
+                let of_kept = ranges.contains_key(&(seg.src, seg.dst))
+                    || ranges.contains_key(&(seg.dst, seg.src));
+                if of_kept {
+                    notes.left_out(&seg);
+                }
+                continue;
+            }
+            let comments = notes.take(&seg, p.number);
+            w.write_with(&p, &comments)
+                .map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
         }
         Ok(())
     }
@@ -348,6 +362,144 @@ impl Cut {
             ));
         }
         Ok(line)
+    }
+}
+
+/// Where a cut leaves packets of its connections out, as notes for the packets it keeps: the
+/// bytes of a direction left out since its last kept packet go on the next kept packet of
+/// the connection (either direction: an acknowledgement may point past them), and the last
+/// kept packet of a direction whose last message was whole says that what follows it was left
+/// out (it may hold the start of a message not kept).
+struct LeftOutNotes {
+    /// Per direction: what was left out since the last note.
+    pending: HashMap<(SocketAddr, SocketAddr), Pending>,
+    /// Per direction: its last kept packet, when the message it ends was whole.
+    tails: HashMap<(SocketAddr, SocketAddr), u64>,
+    /// Per direction: where its stream begins (after the SYN, else the first payload), until
+    /// its first kept packet says so.
+    starts: HashMap<(SocketAddr, SocketAddr), u32>,
+    /// Directions whose first kept packet was written.
+    started: std::collections::HashSet<(SocketAddr, SocketAddr)>,
+}
+
+impl LeftOutNotes {
+    fn new(keep: &[Kept]) -> LeftOutNotes {
+        let mut last: HashMap<(SocketAddr, SocketAddr), (u64, bool)> = HashMap::new();
+        for &(src, dst, _, frame, partial) in keep {
+            let e = last.entry((src, dst)).or_insert((frame, partial));
+            if frame > e.0 {
+                *e = (frame, partial);
+            } else if frame == e.0 {
+                e.1 |= partial;
+            }
+        }
+        let tails = last
+            .into_iter()
+            .filter(|(_, (_, partial))| !partial)
+            .map(|(d, (frame, _))| (d, frame))
+            .collect();
+        LeftOutNotes {
+            pending: HashMap::new(),
+            tails,
+            starts: HashMap::new(),
+            started: Default::default(),
+        }
+    }
+
+    /// Any packet of the input: where its direction's stream begins, if not known yet.
+    fn seen(&mut self, seg: &net::TcpSegment<'_>) {
+        let d = (seg.src, seg.dst);
+        if self.started.contains(&d) {
+            return;
+        }
+        if seg.syn {
+            self.starts.insert(d, seg.seq.wrapping_add(1));
+        } else if !seg.payload.is_empty() {
+            self.starts.entry(d).or_insert(seg.seq);
+        }
+    }
+
+    /// A packet of a kept connection that is not kept.
+    fn left_out(&mut self, seg: &net::TcpSegment<'_>) {
+        let p = self.pending.entry((seg.src, seg.dst)).or_default();
+        p.packets += 1;
+        p.bytes += seg.payload.len() as u64;
+        p.add(seg.seq, seg.seq.wrapping_add(seg.payload.len() as u32));
+    }
+
+    /// The comments of a kept packet.
+    fn take(&mut self, seg: &net::TcpSegment<'_>, frame: u64) -> Vec<String> {
+        let mut out = Vec::new();
+        // The first kept packet of a direction, or of its connection: where the streams
+        // begin, when that is before it (an answer may come first and acknowledge them).
+        for (src, dst) in [(seg.src, seg.dst), (seg.dst, seg.src)] {
+            let own = src == seg.src;
+            if self.started.contains(&(src, dst)) {
+                continue;
+            }
+            let start = self.starts.remove(&(src, dst));
+            if own || start.is_some() {
+                self.started.insert((src, dst));
+            }
+            if let Some(start) = start.filter(|s| !own || *s != seg.seq) {
+                out.push(
+                    LeftOut {
+                        src,
+                        dst,
+                        what: Span::Start(start),
+                    }
+                    .text(0, 0),
+                );
+            }
+        }
+        for (src, dst) in [(seg.src, seg.dst), (seg.dst, seg.src)] {
+            if let Some(p) = self.pending.remove(&(src, dst)) {
+                let what = Span::Seq(p.ranges);
+                out.push(LeftOut { src, dst, what }.text(p.packets, p.bytes));
+            }
+        }
+        if self.tails.get(&(seg.src, seg.dst)) == Some(&frame) {
+            let (src, dst, what) = (seg.src, seg.dst, Span::After);
+            out.push(LeftOut { src, dst, what }.text(0, 0));
+        }
+        out
+    }
+}
+
+/// The packets of a direction left out since its last note, and their sequence ranges.
+#[derive(Default)]
+struct Pending {
+    packets: u64,
+    bytes: u64,
+    ranges: Vec<(u32, u32)>,
+}
+
+impl Pending {
+    /// Adds `start..end`, joining a range it touches (packets mostly follow each other); past
+    /// `MAX_RANGES` the last range grows to cover it.
+    fn add(&mut self, start: u32, end: u32) {
+        let d = |a: u32, b: u32| i64::from(a.wrapping_sub(b) as i32);
+        if let Some(r) = self
+            .ranges
+            .iter_mut()
+            .find(|r| d(start, r.1) <= 0 && d(end, r.0) >= 0)
+        {
+            if d(start, r.0) < 0 {
+                r.0 = start;
+            }
+            if d(end, r.1) > 0 {
+                r.1 = end;
+            }
+        } else if self.ranges.len() < cut::MAX_RANGES {
+            self.ranges.push((start, end));
+        } else if let Some(r) = self.ranges.last_mut() {
+            if d(end, r.1) > 0 {
+                r.1 = end;
+            }
+            if d(start, r.0) < 0 {
+                r.0 = start;
+            }
+        }
     }
 }
 
@@ -534,6 +686,7 @@ pub fn run(mut s: Settings) -> ExitCode {
     interrupt::install();
     let mut cut = s.write.as_ref().map(|path| Cut {
         path: path.clone(),
+        format: s.write_format,
         writer: None,
         messages: 0,
         max_zstd_window: s.max_zstd_window,

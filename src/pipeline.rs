@@ -90,6 +90,16 @@ pub trait CaptureSink: Sink {
     }
     /// A TLS connection ended (or the capture did): what could be seen of it.
     fn tls(&mut self, _conn: &TlsConnection) {}
+    /// Before packet `now` is read on: reassembly keeps nothing older than `oldest_kept` (or
+    /// nothing at all), so no message or notice still to come from the input is dated before
+    /// the older of the two, but for requests told about late (dropped from the pending table,
+    /// left unanswered). What was held back to be put in frame order can go out up to there.
+    fn settled(&mut self, _oldest_kept: Option<u64>, _now: u64) {}
+    /// The input is read: what comes now (connections flushed, requests left unanswered) may
+    /// be dated anywhere in it, until `finished`.
+    fn finishing(&mut self) {}
+    /// Nothing more comes from this input.
+    fn finished(&mut self) {}
 }
 
 /// The TLS stage between reassembly and Kafka: TLS connections stop here.
@@ -150,13 +160,17 @@ pub fn run_source<P: PacketSource, S: CaptureSink>(
             ts_nanos: pkt.ts_nanos,
         };
         last = at;
+        let kept = [tcp.oldest_kept(), kafka.oldest_deferred()];
+        sink.settled(kept.into_iter().flatten().min(), at.frame);
         if (pkt.orig_len as usize) > pkt.data.len() {
             health.truncated_packets += 1;
         }
         match net::tcp_segment(pkt.linktype, pkt.data, pkt.orig_len) {
             Ok(seg) => {
                 health.tcp_segments += 1;
-                tcp.segment(&seg, at, &mut |ev| route(&mut tls, &mut kafka, ev, sink));
+                tcp.segment_noted(&seg, at, pkt.left_out, &mut |ev| {
+                    route(&mut tls, &mut kafka, ev, sink)
+                });
             }
             Err(Skip::NotTcp) => {}
             Err(Skip::Linktype(lt)) => *health.unsupported_linktypes.entry(lt).or_default() += 1,
@@ -172,10 +186,12 @@ pub fn run_source<P: PacketSource, S: CaptureSink>(
     if stop == Stop::Now {
         return error.map_or(Ok(()), Err);
     }
+    sink.finishing();
     tcp.finish(last, &mut |ev| route(&mut tls, &mut kafka, ev, sink));
     health.evicted_connections += tcp.evicted;
     health.buffer_limit_hits += tcp.buffer_limit_hits;
     health.buffer_total_hits += tcp.total_limit_hits;
     kafka.finish(sink);
+    sink.finished();
     error.map_or(Ok(()), Err)
 }

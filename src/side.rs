@@ -58,6 +58,17 @@ impl<T: PartialEq> Sides<T> {
             Side::B
         }
     }
+
+    /// The side whose value is `x`, if either's is.
+    pub fn side_of_checked(&self, x: &T) -> Option<Side> {
+        if self.a == *x {
+            Some(Side::A)
+        } else if self.b == *x {
+            Some(Side::B)
+        } else {
+            None
+        }
+    }
 }
 
 impl<T> Index<Side> for Sides<T> {

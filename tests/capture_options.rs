@@ -187,10 +187,20 @@ fn messages(out: &str) -> Vec<(String, String, String)> {
 
 #[test]
 fn write_keeps_exactly_the_exchanges_shown() {
+    // pcapng by default (as tshark writes), classic pcap with -F pcap.
     for (input, args, ext) in [
-        ("ak44-admin.pcap", vec!["--api", "metadata"], "pcap"),
-        ("ak44-consumer-classic.pcap", vec!["--api", "fetch"], "pcap"),
+        ("ak44-admin.pcap", vec!["--api", "metadata"], "pcapng"),
+        (
+            "ak44-consumer-classic.pcap",
+            vec!["--api", "fetch"],
+            "pcapng",
+        ),
         ("kgen-all-versions.pcapng", vec!["--api", "60"], "pcapng"),
+        (
+            "ak44-admin.pcap",
+            vec!["--api", "metadata", "-F", "pcap"],
+            "pcap",
+        ),
     ] {
         let s = sample(input);
         let out_file = scratch(&format!("cut-{input}.{ext}"));
@@ -205,7 +215,7 @@ fn write_keeps_exactly_the_exchanges_shown() {
         } else {
             &[0xd4, 0xc3, 0xb2, 0xa1][..]
         };
-        assert_eq!(&head[..4], magic, "{input}: format kept");
+        assert_eq!(&head[..4], magic, "{input}: {ext} written");
         // Read back, the cut holds the same messages, and only them (in capture order: with
         // a filter each request is printed beside its answer).
         let (_, back, _) = kdissect(&[&out_path]);

@@ -72,7 +72,7 @@ fn many_short_connections_evict_the_idle_longest_in_order() {
     });
     let mut closed = Vec::new();
     let mut on = |_: u64, e: &Event<'_>| {
-        if let Event::Close { stream } = e {
+        if let Event::Close { stream, .. } = e {
             closed.push(*stream);
         }
     };

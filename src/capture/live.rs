@@ -242,6 +242,7 @@ impl LiveCapture {
             orig_len: p.orig_len.max(p.data.len() as u32),
             file_offset: 0,
             precision: 9,
+            left_out: &[],
         }))
     }
 }

@@ -2,7 +2,9 @@
 //! reused buffer. pcapng blocks are parsed by `pcap-parser`; the record framing is ours so that
 //! every error names its file offset and no buffer is sized by an unchecked length.
 
+use super::cut::LeftOut;
 use pcap_parser::pcapng::{parse_block_be, parse_block_le, Block};
+use pcap_parser::{OptionCode, PcapNGOption};
 use std::fmt;
 use std::io::{self, Read};
 
@@ -32,6 +34,8 @@ pub struct Packet<'a> {
     pub file_offset: u64,
     /// Digits of a second its timestamp carries (6 or 9).
     pub precision: u8,
+    /// What a cut (`-w`) left out around this packet, as its pcapng comments note it.
+    pub left_out: &'a [LeftOut],
 }
 
 #[derive(Debug)]
@@ -121,6 +125,8 @@ pub struct CaptureReader<R: Read> {
     interfaces: Vec<Interface>,
     /// Non-fatal oddities (unknown interface ids and the like), for the caller to report.
     pub warnings: Vec<String>,
+    /// The notes of a cut on the packet read last (`Packet::left_out`).
+    left_out: Vec<LeftOut>,
 }
 
 /// Fills `buf` exactly; returns how many bytes were read before the end of the input.
@@ -195,6 +201,7 @@ impl<R: Read> CaptureReader<R> {
             ng_big_endian: false,
             interfaces: Vec::new(),
             warnings: Vec::new(),
+            left_out: Vec::new(),
         };
         match format {
             Format::Pcap { big_endian, .. } => {
@@ -353,6 +360,7 @@ impl<R: Read> CaptureReader<R> {
             orig_len: orig_len.max(caplen as u32),
             file_offset: start,
             precision: if nanos { 9 } else { 6 },
+            left_out: &[],
         }))
     }
 
@@ -368,6 +376,7 @@ impl<R: Read> CaptureReader<R> {
             }
             if let Some(found) = self.ng_packet(start) {
                 self.number += 1;
+                self.left_out = found.left_out;
                 return Ok(Some(Packet {
                     number: self.number,
                     ts_nanos: found.ts_nanos,
@@ -376,6 +385,7 @@ impl<R: Read> CaptureReader<R> {
                     orig_len: found.orig_len,
                     file_offset: start,
                     precision: found.precision,
+                    left_out: &self.left_out,
                 }));
             }
         }
@@ -450,6 +460,7 @@ impl<R: Read> CaptureReader<R> {
                     linktype: iface.linktype,
                     orig_len: epb.origlen.max(caplen as u32),
                     precision: if res > 1_000_000 { 9 } else { 6 },
+                    left_out: cut_notes(&epb.options),
                 })
             }
             Block::SimplePacket(spb) => {
@@ -463,6 +474,7 @@ impl<R: Read> CaptureReader<R> {
                     linktype: iface.linktype,
                     orig_len: spb.origlen.max(len as u32),
                     precision: if iface.resolution > 1_000_000 { 9 } else { 6 },
+                    left_out: Vec::new(),
                 })
             }
             _ => None,
@@ -477,4 +489,15 @@ struct NgPacket {
     linktype: u32,
     orig_len: u32,
     precision: u8,
+    left_out: Vec<LeftOut>,
+}
+
+/// The notes a cut left in a packet's comments (pcapng option 1, `opt_comment`).
+fn cut_notes(options: &[PcapNGOption<'_>]) -> Vec<LeftOut> {
+    options
+        .iter()
+        .filter(|o| o.code == OptionCode::Comment)
+        .filter_map(|o| o.as_str().ok())
+        .filter_map(LeftOut::parse)
+        .collect()
 }

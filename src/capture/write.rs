@@ -45,9 +45,15 @@ impl<W: Write> CaptureWriter<W> {
     }
 
     pub fn write(&mut self, p: &Packet<'_>) -> io::Result<()> {
+        self.write_with(p, &[])
+    }
+
+    /// Writes a packet with comments (pcapng packet comments; a classic pcap has no place
+    /// for them).
+    pub fn write_with(&mut self, p: &Packet<'_>, comments: &[String]) -> io::Result<()> {
         match self.format {
             OutFormat::Pcap => self.write_pcap(p),
-            OutFormat::PcapNg => self.write_ng(p),
+            OutFormat::PcapNg => self.write_ng(p, comments),
         }
     }
 
@@ -136,7 +142,7 @@ impl<W: Write> CaptureWriter<W> {
         Ok(self.interfaces.len() as u32 - 1)
     }
 
-    fn write_ng(&mut self, p: &Packet<'_>) -> io::Result<()> {
+    fn write_ng(&mut self, p: &Packet<'_>, comments: &[String]) -> io::Result<()> {
         if !self.started {
             self.section_header()?;
         }
@@ -155,10 +161,30 @@ impl<W: Write> CaptureWriter<W> {
         epb.extend_from_slice(&p.orig_len.to_le_bytes());
         epb.extend_from_slice(p.data);
         epb.extend(std::iter::repeat_n(0u8, (4 - p.data.len() % 4) % 4));
+        put_comments(&mut epb, comments);
         self.block(6, &epb)?;
         self.written += 1;
         Ok(())
     }
+}
+
+/// Block options: one `opt_comment` (1) per comment, padded to 4 bytes, then `opt_endofopt`.
+/// A comment longer than an option can say is cut (ours are a line).
+fn put_comments(block: &mut Vec<u8>, comments: &[String]) {
+    if comments.is_empty() {
+        return;
+    }
+    for c in comments {
+        let text = c.as_bytes();
+        let text = text
+            .get(..text.len().min(usize::from(u16::MAX)))
+            .unwrap_or(text);
+        block.extend_from_slice(&1u16.to_le_bytes());
+        block.extend_from_slice(&(text.len() as u16).to_le_bytes());
+        block.extend_from_slice(text);
+        block.extend(std::iter::repeat_n(0u8, (4 - text.len() % 4) % 4));
+    }
+    block.extend_from_slice(&[0, 0, 0, 0]);
 }
 
 #[cfg(test)]
@@ -176,6 +202,7 @@ mod tests {
             orig_len: data.len() as u32 + 10,
             file_offset: 0,
             precision,
+            left_out: &[],
         }
     }
 

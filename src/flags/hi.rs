@@ -96,6 +96,8 @@ pub(crate) struct Settings {
     pub(crate) count: Option<u64>,
     /// `-w FILE`.
     pub(crate) write: Option<PathBuf>,
+    /// `-F`: the format of the `-w` file.
+    pub(crate) write_format: kdissect::capture::write::OutFormat,
     /// `-l`: flush after each message even into a file.
     pub(crate) line_buffered: bool,
     /// A progress bar may be drawn (on a terminal, for big files).
@@ -173,6 +175,10 @@ impl TryFrom<&Cli> for Settings {
             }),
             count: cli.count,
             write: cli.write.clone(),
+            write_format: match cli.write_format {
+                super::low::WriteFormat::Pcapng => kdissect::capture::write::OutFormat::PcapNg,
+                super::low::WriteFormat::Pcap => kdissect::capture::write::OutFormat::Pcap,
+            },
             line_buffered: cli.line_buffered,
             progress: !cli.no_progress && !json && io::stderr().is_terminal(),
             ports: cli.ports.clone(),

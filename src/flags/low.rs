@@ -20,6 +20,12 @@ pub(crate) enum OutputFormat {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum WriteFormat {
+    Pcapng,
+    Pcap,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Shell {
     Bash,
     Zsh,
@@ -147,8 +153,9 @@ pub(crate) struct Cli {
     #[arg(short = 'a', long = "autostop", value_name = "duration:N", value_parser = parse_autostop, help_heading = "Live capture")]
     pub(crate) autostop: Option<std::time::Duration>,
 
-    /// Write the packets of the messages shown (after the filters) to FILE, as pcap (pcapng
-    /// when the input is pcapng), for tshark or Wireshark.
+    /// Write the packets of the messages shown (after the filters) to FILE, for tshark or
+    /// Wireshark: pcapng, as tshark writes, with packet comments where packets were left out
+    /// (kdissect then reads the cut back whole); `-F pcap` for classic pcap.
     #[arg(
         short = 'w',
         long = "write",
@@ -156,6 +163,18 @@ pub(crate) struct Cli {
         help_heading = "Input"
     )]
     pub(crate) write: Option<std::path::PathBuf>,
+
+    /// Format of the -w file: pcapng, or pcap (which has no place to note what was left out:
+    /// read back, those places are gaps).
+    #[arg(
+        short = 'F',
+        long = "write-format",
+        value_enum,
+        value_name = "FORMAT",
+        default_value = "pcapng",
+        help_heading = "Input"
+    )]
+    pub(crate) write_format: WriteFormat,
 
     /// Stop after N Kafka messages have been shown (after the filters; N exchanges under an
     /// exchange filter, without --messages).

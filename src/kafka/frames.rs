@@ -258,6 +258,7 @@ impl Cutter {
             pending: &self.requests,
             used: &[],
             max_frame: self.max_frame,
+            packet_starts: None,
         };
         let found = [
             framing::find_boundary(data, &search(true), &mut self.scans.0),

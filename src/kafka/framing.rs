@@ -3,7 +3,7 @@
 //! the next frame start after damage. Hex input ([`super::frames::Cutter`]) and captures
 //! ([`super::stream::Tracker`]) both cut with it; every limit it uses is named here.
 
-use super::message::{decode_request, decode_response};
+use super::message::{decode_request, decode_response, Message};
 use super::names;
 use super::pairing::{Asked, Pending};
 use super::schema::{registry, Direction};
@@ -183,6 +183,11 @@ pub struct Search<'a, R> {
     /// APIs and versions the connection used, for responses with nothing to pair with.
     pub used: &'a [(i16, i16)],
     pub max_frame: usize,
+    /// For a capture that began inside the connection: which offsets of the searched data are
+    /// where a packet's bytes begin. A response that begins where a packet begins and ends
+    /// where one ends may answer a request sent before the capture began, so it is a frame
+    /// start even though nothing waits for it ([`early_response_verdict`]).
+    pub packet_starts: Option<&'a dyn Fn(usize) -> bool>,
 }
 
 /// Where the search for a frame boundary stands, so that each new segment only costs the
@@ -228,7 +233,7 @@ enum Verdict {
 /// Judges a candidate frame start by decoding its frame once it is complete. Candidates are
 /// decoded with the default options whatever the view asks for: summary views skip records,
 /// and a boundary must not move with the view.
-fn check_candidate<R: Asked>(rest: &[u8], side: &Search<'_, R>) -> Verdict {
+fn check_candidate<R: Asked>(rest: &[u8], at: usize, side: &Search<'_, R>) -> Verdict {
     let Some(h) = rest.get(0..RESPONSE_PEEK) else {
         return Verdict::Wait;
     };
@@ -239,7 +244,7 @@ fn check_candidate<R: Asked>(rest: &[u8], side: &Search<'_, R>) -> Verdict {
     if side.requests {
         request_verdict(rest, complete, side.max_frame)
     } else {
-        response_verdict(rest, crate::be::i32_at(h, 4), len, side)
+        response_verdict(rest, at, crate::be::i32_at(h, 4), len, side)
     }
 }
 
@@ -271,14 +276,24 @@ fn request_verdict(rest: &[u8], complete: Option<&[u8]>, max_frame: usize) -> Ve
     }
 }
 
-fn response_verdict<R: Asked>(rest: &[u8], corr: i32, len: usize, side: &Search<'_, R>) -> Verdict {
+fn response_verdict<R: Asked>(
+    rest: &[u8],
+    at: usize,
+    corr: i32,
+    len: usize,
+    side: &Search<'_, R>,
+) -> Verdict {
     let paired = side.pending.get(corr);
-    if paired.is_none() && !side.pending.is_empty() {
+    let early = paired.is_none() && side.packet_starts.is_some_and(|starts| starts(at));
+    if paired.is_none() && !side.pending.is_empty() && !early {
         return Verdict::Reject;
     }
     let Some(frame) = rest.get(..len) else {
         return Verdict::Wait;
     };
+    if early {
+        return early_response_verdict(rest, at, frame, side);
+    }
     let Some((k, v)) = paired.map(|r| r.api()) else {
         return lone_response_verdict(rest, frame, side);
     };
@@ -311,6 +326,57 @@ fn lone_response_verdict<R>(rest: &[u8], frame: &[u8], side: &Search<'_, R>) -> 
     } else {
         Verdict::Reject
     }
+}
+
+/// A response at the start of a packet, in a capture that began inside its connection, whose
+/// correlation id nothing waits for: the answer to a request sent before the capture (a
+/// long-poll Fetch is answered hundreds of milliseconds after it was asked). It is a frame
+/// start when it also ends where a packet ends (or where a plausible size prefix follows) and
+/// decodes cleanly as a response: of an API this connection used, else of any known API
+/// ([`guess_response`]). Aligned with the packets at both ends, a guess over every API is
+/// evidence enough; at an arbitrary offset it would not be.
+fn early_response_verdict<R>(
+    rest: &[u8],
+    at: usize,
+    frame: &[u8],
+    side: &Search<'_, R>,
+) -> Verdict {
+    let len = frame.len();
+    let ends_packet = rest.len() == len || side.packet_starts.is_some_and(|s| s(at + len));
+    let next_ok = ends_packet
+        || rest
+            .get(len..len + SIZE_PREFIX)
+            .is_some_and(|b| matches!(prefix(b, side.max_frame), Some(Prefix::Frame(_))));
+    if next_ok && guess_response(frame, side.used).is_some() {
+        Verdict::Accept { strong: true }
+    } else {
+        Verdict::Reject
+    }
+}
+
+/// Decodes a response whose request was not captured: the APIs and versions this connection
+/// used first (most recent first), then every known API and version; the first clean decode
+/// wins.
+pub fn guess_response(frame: &[u8], used: &[(i16, i16)]) -> Option<Message> {
+    for &(k, v) in used.iter().rev() {
+        let m = decode_response(frame, k, v);
+        if m.is_clean() {
+            return Some(m);
+        }
+    }
+    let reg = registry();
+    for k in reg.api_keys() {
+        for v in reg.versions(k, Direction::Response).into_iter().rev() {
+            if used.contains(&(k, v)) {
+                continue;
+            }
+            let m = decode_response(frame, k, v);
+            if m.is_clean() {
+                return Some(m);
+            }
+        }
+    }
+    None
 }
 
 /// Offset of the first frame start in `data` that can be verified: the frame is complete and
@@ -353,7 +419,7 @@ fn recheck_waiting<R: Asked>(
     let mut best: Option<(usize, bool)> = None;
     let mut still = Vec::new();
     for &i in &scan.waiting {
-        match check_candidate(data.get(i..).unwrap_or(&[]), side) {
+        match check_candidate(data.get(i..).unwrap_or(&[]), i, side) {
             Verdict::Accept { strong } => {
                 if best.is_none_or(|(b, _)| i < b) {
                     best = Some((i, strong));
@@ -377,7 +443,7 @@ fn scan_on<R: Asked>(data: &[u8], side: &Search<'_, R>, scan: &mut Scan) -> Opti
     let mut best = None;
     while best.is_none() && scan.next + need <= data.len() {
         let i = scan.next;
-        match check_candidate(data.get(i..).unwrap_or(&[]), side) {
+        match check_candidate(data.get(i..).unwrap_or(&[]), i, side) {
             Verdict::Accept { strong } => best = Some((i, strong)),
             Verdict::Wait => {
                 if scan.waiting.len() < MAX_WAITING {

@@ -3,6 +3,7 @@
 
 use super::stream::{Notice, Record, ResyncReason};
 use super::Direction;
+use crate::tcp::EndKind;
 
 /// Names of APIs not decoded, kept for the report: at most this many.
 const UNDECODED_NAMES: usize = 16;
@@ -33,8 +34,12 @@ pub struct StreamHealth {
     pub skipped_bytes: u64,
     /// Size prefixes that cannot start a frame.
     pub bad_sizes: u64,
-    /// Connections that ended inside a frame.
+    /// Frames their stream ended inside: the connection was reset or closed, or the capture
+    /// ended (or stopped following it).
     pub ended_in_frame: u64,
+    /// Those the capture is to blame for: it ended, or let go of the connection, inside the
+    /// frame. A reset or a close inside a frame is what the traffic did, all of it captured.
+    pub ended_by_capture: u64,
     /// Requests without a response in the capture.
     pub unanswered: u64,
     /// Requests no longer waited for (too many pending on a connection).
@@ -84,7 +89,12 @@ impl StreamHealth {
                 }
             }
             Notice::BadSize { .. } => self.bad_sizes += 1,
-            Notice::EndedInFrame { .. } => self.ended_in_frame += 1,
+            Notice::EndedInFrame { end, .. } => {
+                self.ended_in_frame += 1;
+                if matches!(end, EndKind::CaptureEnd | EndKind::Evicted) {
+                    self.ended_by_capture += 1;
+                }
+            }
             Notice::Unanswered { .. } => self.unanswered += 1,
             Notice::PendingDropped { .. } => self.pending_dropped += 1,
             Notice::FrameDropped { .. } => self.frames_dropped += 1,
@@ -93,10 +103,10 @@ impl StreamHealth {
     }
 
     /// Damage to the streams other than whole malformed messages: overlaps that disagree,
-    /// connections ending inside a frame, size prefixes that cannot be frames, frames dropped
+    /// frames the capture ended inside, size prefixes that cannot be frames, frames dropped
     /// for memory.
     pub fn other_damage(&self) -> u64 {
-        self.conflicting_overlaps + self.ended_in_frame + self.bad_sizes + self.frames_dropped
+        self.conflicting_overlaps + self.ended_by_capture + self.bad_sizes + self.frames_dropped
     }
 
     /// Anything that could not be decoded as a whole message (counted in its own units:

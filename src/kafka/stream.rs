@@ -4,7 +4,9 @@
 //! ([`super::framing`]) and paired with the pairing core ([`super::pairing`]), as hex input is.
 
 use super::decode::{DecodeOptions, ErrorKind};
-use super::framing::{self, plausible_request_at, Prefix, Scan, Search, Want, SIZE_PREFIX};
+use super::framing::{
+    self, guess_response, plausible_request_at, Prefix, Scan, Search, Want, SIZE_PREFIX,
+};
 use super::message::{
     decode_request_with, decode_response, decode_response_embedding, decode_response_header_only,
     peek_request, peek_response_correlation, Message,
@@ -15,7 +17,7 @@ use super::schema::{registry, Direction};
 use super::topics::TopicNames;
 use super::Diagnosis;
 use crate::side::{Side, Sides};
-use crate::tcp::{At, Event, GapKind};
+use crate::tcp::{At, EndKind, Event, GapKind};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
@@ -77,9 +79,13 @@ pub struct Record<'a> {
     pub stream: u32,
     /// Packet that completed the message.
     pub frame: u64,
-    /// Packet that carried the message's first byte (the message's bytes are in the packets
-    /// of its direction from this one to `frame`).
+    /// The earliest packet that carried the message's bytes: its first byte's, unless the
+    /// capture reordered them (the message's bytes are in the packets of its direction from
+    /// this one to `last_frame`).
     pub first_frame: u64,
+    /// The latest packet that carried its bytes: `frame`, unless the capture reordered them
+    /// (a segment that filled a hole came after the one completing the message).
+    pub last_frame: u64,
     pub ts_nanos: i64,
     pub src: SocketAddr,
     pub dst: SocketAddr,
@@ -89,9 +95,12 @@ pub struct Record<'a> {
     pub request: Option<RequestInfo>,
     /// For a response whose request was not captured: the API was inferred.
     pub assumed: bool,
-    /// Only the start of the frame was captured (the rest fell in a gap); shown as far as it
-    /// goes.
+    /// Only the start of the frame was captured (the rest fell in a gap, or the stream
+    /// ended first); shown as far as it goes.
     pub partial: bool,
+    /// With `partial`: the stream ended before the rest of the frame (how), rather than a gap
+    /// taking it.
+    pub ended: Option<EndKind>,
 }
 
 impl Record<'_> {
@@ -129,12 +138,16 @@ pub enum Notice {
         at: At,
         size: i64,
     },
-    /// The stream ended inside a frame.
+    /// The stream ended inside a frame: `present` of its `want` bytes were captured, the last
+    /// of them in packet `at`.
     EndedInFrame {
         stream: u32,
         src: SocketAddr,
+        dst: SocketAddr,
+        at: At,
         present: usize,
         want: usize,
+        end: EndKind,
     },
     /// A request whose response never came.
     Unanswered {
@@ -178,11 +191,46 @@ pub enum Notice {
     },
 }
 
+impl Notice {
+    /// The packet a notice is dated by (for an unanswered or dropped request, the request's),
+    /// if it has one.
+    pub fn frame(&self) -> Option<u64> {
+        match self {
+            Notice::LostInGap { at, .. }
+            | Notice::Resync { at, .. }
+            | Notice::BadSize { at, .. }
+            | Notice::EndedInFrame { at, .. }
+            | Notice::Retransmission { at, .. }
+            | Notice::ConflictingOverlap { at, .. }
+            | Notice::FrameDropped { at, .. } => Some(at.frame),
+            Notice::Unanswered { request, .. } | Notice::PendingDropped { request, .. } => {
+                Some(request.frame)
+            }
+            Notice::Connection { .. } => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResyncReason {
     MidStream,
     Gap,
     BadSize,
+    /// A cut (`-w`) left bytes out on purpose: what is passed over is not told.
+    LeftOut,
+}
+
+/// Bytes passed over to find a frame boundary are told, but for those a cut left out.
+fn tell_resync(sink: &mut impl Sink, n: Notice) {
+    if !matches!(
+        n,
+        Notice::Resync {
+            reason: ResyncReason::LeftOut,
+            ..
+        }
+    ) {
+        sink.notice(&n);
+    }
 }
 
 /// Receives what the Kafka layer finds.
@@ -246,6 +294,19 @@ impl KHalf {
             .take_while(|(o, _)| *o <= off)
             .last()
             .map_or(self.last_at.frame, |(_, f)| *f)
+    }
+
+    /// The earliest and the latest packets that carried any of the bytes `start..end` of
+    /// `buf`: the first and last byte's, unless reassembly handed on packets' bytes out of
+    /// their order (a capture that reordered them), so that `-w` keeps every packet of the
+    /// message.
+    fn frames_of(&self, start: usize, end: usize) -> (u64, u64) {
+        let first = self.frame_at(start);
+        self.marks
+            .iter()
+            .skip_while(|(o, _)| *o <= start)
+            .take_while(|(o, _)| *o < end)
+            .fold((first, first), |(lo, hi), &(_, f)| (lo.min(f), hi.max(f)))
     }
 
     /// Forgets marks of packets wholly before `pos`.
@@ -322,10 +383,10 @@ impl KHalf {
         self.clear();
         self.resync = true;
         self.scan = Scan::default();
-        self.why = Some(if kind == GapKind::MidStream {
-            ResyncReason::MidStream
-        } else {
-            ResyncReason::Gap
+        self.why = Some(match kind {
+            GapKind::MidStream => ResyncReason::MidStream,
+            GapKind::LeftOut(_) => ResyncReason::LeftOut,
+            GapKind::Lost(_) | GapKind::Truncated(_) => ResyncReason::Gap,
         });
     }
 }
@@ -349,7 +410,25 @@ struct KConn {
     data_events: u32,
     /// What the connection holds as `Tracker::held` last counted it (`KConn::footprint`).
     charged: usize,
+    /// A response whose request came before the capture, on a connection that had used no
+    /// API yet, held until the client's first request says which versions it speaks (or
+    /// `DEFER_PACKETS` packets pass).
+    deferred: Option<Deferred>,
+    /// The frame of `deferred` as `Tracker::deferred` last entered it.
+    deferred_at: Option<u64>,
 }
+
+/// A response held back to be decoded with the versions its connection turns out to use.
+#[derive(Debug)]
+struct Deferred {
+    bytes: Vec<u8>,
+    ends: (SocketAddr, SocketAddr),
+    span: Span,
+}
+
+/// Packets (of the whole capture) a deferred response waits for its connection's first
+/// request at most.
+const DEFER_PACKETS: u64 = 64;
 
 impl KConn {
     /// The memory the connection holds: both directions' buffers as allocated, and its
@@ -362,20 +441,26 @@ impl KConn {
             .iter()
             .map(|h| h.buf.capacity() + h.marks.capacity() * 16)
             .sum();
+        let deferred = self.deferred.as_ref().map_or(0, |d| d.bytes.capacity());
         bufs.saturating_add(self.pending.entries().saturating_mul(PENDING_COST))
+            .saturating_add(deferred)
     }
 
     /// Whether its memory holds nothing to lose: no bytes waiting to be cut, no requests
     /// waiting for their response.
     fn holds_nothing(&self) -> bool {
-        self.pending.is_empty() && self.halves.iter().all(|h| h.unconsumed().is_empty())
+        self.pending.is_empty()
+            && self.deferred.is_none()
+            && self.halves.iter().all(|h| h.unconsumed().is_empty())
     }
 }
 
 /// Where a message's bytes came from: the packet of its first byte and the one completing it.
 #[derive(Debug, Clone, Copy)]
 struct Span {
+    /// The earliest and latest packets of its bytes.
     first: u64,
+    last: u64,
     at: At,
 }
 
@@ -417,6 +502,8 @@ pub struct Tracker {
     topics: TopicNames,
     /// Requests of ended connections that never got a response, listed at the end.
     unanswered: Vec<Notice>,
+    /// Connections holding a deferred response, by its frame (`KConn::deferred_at`).
+    deferred: std::collections::BTreeSet<(u64, u32)>,
 }
 
 /// Unanswered requests of ended connections held back for the final list.
@@ -449,13 +536,61 @@ impl Tracker {
             held: 0,
             topics: TopicNames::default(),
             unanswered: Vec::new(),
+            deferred: Default::default(),
+        }
+    }
+
+    /// The frame of the oldest response held back for its connection's first request: no
+    /// message still to come is dated before it but those.
+    pub fn oldest_deferred(&self) -> Option<u64> {
+        self.deferred.first().map(|&(f, _)| f)
+    }
+
+    /// Keeps `deferred` in step with what the connection holds back.
+    fn note_deferred(&mut self, stream: u32) {
+        let Some(c) = self.conns.get_mut(&stream) else {
+            return;
+        };
+        let now = c.deferred.as_ref().map(|d| d.span.at.frame);
+        let was = std::mem::replace(&mut c.deferred_at, now);
+        if was != now {
+            if let Some(f) = was {
+                self.deferred.remove(&(f, stream));
+            }
+            if let Some(f) = now {
+                self.deferred.insert((f, stream));
+            }
+        }
+    }
+
+    /// Responses held back `DEFER_PACKETS` packets are decoded with what is known.
+    fn expire_deferred(&mut self, now: u64, sink: &mut impl Sink) {
+        while let Some(&(f, stream)) = self.deferred.first() {
+            if now.saturating_sub(f) < DEFER_PACKETS {
+                break;
+            }
+            if let Some(c) = self.conns.get_mut(&stream) {
+                let mut cx = Cx {
+                    cfg: &self.cfg,
+                    topics: &mut self.topics,
+                    stream,
+                };
+                c.flush_deferred(&mut cx, sink);
+            }
+            self.note_deferred(stream);
+            self.deferred.remove(&(f, stream));
         }
     }
 
     /// Takes one event from reassembly.
     pub fn event(&mut self, ev: Event<'_>, sink: &mut impl Sink) {
         let stream = ev.stream();
+        let frame = event_frame(&ev);
         self.dispatch(ev, sink);
+        self.note_deferred(stream);
+        if let Some(f) = frame {
+            self.expire_deferred(f, sink);
+        }
         self.settle(stream, sink);
     }
 
@@ -485,7 +620,7 @@ impl Tracker {
             Event::ConflictingOverlap {
                 stream, at, offset, ..
             } => self.on_conflicting_overlap(stream, at, offset, sink),
-            Event::Close { stream } => self.on_close(stream, sink),
+            Event::Close { stream, end, at } => self.on_close(stream, end, at, sink),
         }
     }
 
@@ -529,6 +664,8 @@ impl Tracker {
             used: Vec::new(),
             data_events: 0,
             charged: 0,
+            deferred: None,
+            deferred_at: None,
         };
         self.conns.insert(stream, conn);
     }
@@ -612,7 +749,7 @@ impl Tracker {
     }
 
     /// The connection ended: cut what is left, report what cannot be, forget it.
-    fn on_close(&mut self, stream: u32, sink: &mut impl Sink) {
+    fn on_close(&mut self, stream: u32, end: EndKind, at: At, sink: &mut impl Sink) {
         if let Some(c) = self.conns.get_mut(&stream) {
             if c.state == State::Kafka {
                 let mut cx = Cx {
@@ -620,7 +757,7 @@ impl Tracker {
                     topics: &mut self.topics,
                     stream,
                 };
-                c.end(&mut cx, sink);
+                c.end(&mut cx, (end, at), sink);
             }
         }
         self.forget(stream, sink);
@@ -633,6 +770,9 @@ impl Tracker {
         let Some(c) = self.conns.remove(&stream) else {
             return;
         };
+        if let Some(f) = c.deferred_at {
+            self.deferred.remove(&(f, stream));
+        }
         self.held = self.held.saturating_sub(c.charged);
         for n in unanswered_of(stream, &c) {
             if self.unanswered.len() < KEEP_UNANSWERED {
@@ -643,7 +783,7 @@ impl Tracker {
         }
     }
 
-    /// Lists the requests still waiting for a response, by stream and frame.
+    /// Lists the requests still waiting for a response, in frame order.
     pub fn finish(&mut self, sink: &mut impl Sink) {
         let mut all = std::mem::take(&mut self.unanswered);
         for (&id, c) in &self.conns {
@@ -652,13 +792,14 @@ impl Tracker {
         all.sort_by_key(|n| match n {
             Notice::Unanswered {
                 stream, request, ..
-            } => (*stream, request.frame),
-            _ => (u32::MAX, u64::MAX),
+            } => (request.frame, *stream),
+            _ => (u64::MAX, u32::MAX),
         });
         for n in &all {
             sink.notice(n);
         }
         self.conns.clear();
+        self.deferred.clear();
         self.held = 0;
     }
 
@@ -731,6 +872,16 @@ impl Tracker {
     /// count as skipped. A connection still being detected stops being: it is taken for
     /// something other than Kafka, having held too much to decide.
     fn shed_buffers(&mut self, stream: u32, sink: &mut impl Sink) {
+        // A response held back for the connection's first request is decoded now.
+        if let Some(c) = self.conns.get_mut(&stream) {
+            let mut cx = Cx {
+                cfg: &self.cfg,
+                topics: &mut self.topics,
+                stream,
+            };
+            c.flush_deferred(&mut cx, sink);
+        }
+        self.note_deferred(stream);
         let Some(c) = self.conns.get_mut(&stream) else {
             return;
         };
@@ -846,31 +997,50 @@ impl KConn {
     /// else once the search finds a verified boundary (told in a resync notice).
     fn in_sync(&mut self, cx: &mut Cx<'_>, side: Side, at: At, sink: &mut impl Sink) -> bool {
         let (src, dst) = self.ends(side);
-        let search = Search {
-            requests: self.want(side) == Want::Requests,
-            pending: &self.pending,
-            used: &self.used,
-            max_frame: cx.cfg.max_frame,
-        };
+        let requests = self.want(side) == Want::Requests;
         let h = &mut self.halves[side];
         if !h.resync {
             return true;
         }
-        let data = h.buf.get(h.pos..).unwrap_or(&[]);
-        let Some(skip) = framing::find_boundary(data, &search, &mut h.scan) else {
+        let KHalf {
+            buf,
+            pos,
+            marks,
+            scan,
+            why,
+            ..
+        } = h;
+        let data = buf.get(*pos..).unwrap_or(&[]);
+        // Picked up mid-stream, a broker side's first frame may answer a request sent before
+        // the capture: it is looked for where packets begin.
+        let starts = |i: usize| is_packet_start(marks, *pos + i);
+        let mid_stream =
+            !requests && matches!(why, Some(ResyncReason::MidStream | ResyncReason::LeftOut));
+        let search = Search {
+            requests,
+            pending: &self.pending,
+            used: &self.used,
+            max_frame: cx.cfg.max_frame,
+            packet_starts: mid_stream.then_some(&starts as &dyn Fn(usize) -> bool),
+        };
+        let found = framing::find_boundary(data, &search, scan);
+        let Some(skip) = found else {
             h.bound_window();
             return false;
         };
         // A mid-stream start right at a frame boundary lost nothing.
         if skip + h.dropped > 0 {
-            sink.notice(&Notice::Resync {
-                stream: cx.stream,
-                src,
-                dst,
-                at,
-                skipped: skip + std::mem::take(&mut h.dropped),
-                reason: h.reason(),
-            });
+            tell_resync(
+                sink,
+                Notice::Resync {
+                    stream: cx.stream,
+                    src,
+                    dst,
+                    at,
+                    skipped: skip + std::mem::take(&mut h.dropped),
+                    reason: h.reason(),
+                },
+            );
         }
         h.resume_at(skip);
         true
@@ -924,24 +1094,22 @@ impl KConn {
         at: At,
         sink: &mut impl Sink,
     ) {
-        let span = Span {
-            first: self.halves[side].frame_at(start),
-            at,
-        };
+        let (first, last) = self.halves[side].frames_of(start, start + len);
+        let span = Span { first, last, at };
         let ends = self.ends(side);
         // The frame is decoded from the connection's buffer; move it out of the way of the
         // mutable borrows below by swapping the buffer temporarily.
         let buf = std::mem::take(&mut self.halves[side].buf);
         let frame = buf.get(start..start + len).unwrap_or(&[]);
         if self.want(side) == Want::Requests {
-            self.on_request(cx, ends, frame, span, false, sink);
+            self.on_request(cx, ends, frame, span, None, sink);
         } else {
             if let Some(corr) = peek_response_correlation(frame) {
                 if !self.pending.contains(corr) {
                     self.unstick(cx, side.other(), corr, at, sink);
                 }
             }
-            self.on_response(cx, ends, frame, span, false, sink);
+            self.on_response(cx, ends, frame, span, None, sink);
         }
         self.halves[side].buf = buf;
     }
@@ -981,19 +1149,22 @@ impl KConn {
         (src, dst): (SocketAddr, SocketAddr),
         frame: &[u8],
         span: Span,
-        partial: bool,
+        cut: Option<Cut>,
         sink: &mut impl Sink,
     ) {
         let at = span.at;
         let mut msg = decode_request_with(frame, cx.cfg.decode);
         cx.topics.observe(&mut msg);
-        if let Some(info) = answerable(&msg, at) {
+        // A request cut short by the end of its connection never reached the broker whole.
+        let ended = matches!(cut, Some(Cut::Ended(_)));
+        if let Some(info) = answerable(&msg, at).filter(|_| !ended) {
             self.remember(cx.stream, info, sink);
         }
         sink.message(&Record {
             stream: cx.stream,
             frame: at.frame,
             first_frame: span.first,
+            last_frame: span.last.max(at.frame),
             ts_nanos: at.ts_nanos,
             src,
             dst,
@@ -1001,8 +1172,10 @@ impl KConn {
             bytes: frame,
             request: None,
             assumed: false,
-            partial,
+            partial: cut.is_some(),
+            ended: cut.and_then(Cut::end),
         });
+        self.flush_deferred(cx, sink);
     }
 
     /// A request waits for its answer; past `max_pending`, the oldest are dropped (and told).
@@ -1022,23 +1195,57 @@ impl KConn {
     fn on_response(
         &mut self,
         cx: &mut Cx<'_>,
+        ends: (SocketAddr, SocketAddr),
+        frame: &[u8],
+        span: Span,
+        cut: Option<Cut>,
+        sink: &mut impl Sink,
+    ) {
+        let request = peek_response_correlation(frame).and_then(|c| self.pending.take(c));
+        if request.is_none() && cut.is_none() && self.used.is_empty() && self.pending.is_empty() {
+            // An answer to a request sent before the capture, on a connection that has used
+            // nothing yet: its client's next request will say which version it speaks.
+            self.flush_deferred(cx, sink);
+            self.deferred = Some(Deferred {
+                bytes: frame.to_vec(),
+                ends,
+                span,
+            });
+            return;
+        }
+        self.answer(cx, ends, frame, span, (cut, request), sink);
+    }
+
+    /// The answer held back for the connection's first request, decoded now with what the
+    /// connection used (if anything yet).
+    fn flush_deferred(&mut self, cx: &mut Cx<'_>, sink: &mut impl Sink) {
+        if let Some(d) = self.deferred.take() {
+            self.answer(cx, d.ends, &d.bytes, d.span, (None, None), sink);
+        }
+    }
+
+    /// A response decoded with its request (or, without one, with what the connection used),
+    /// to the sink.
+    fn answer(
+        &mut self,
+        cx: &mut Cx<'_>,
         (src, dst): (SocketAddr, SocketAddr),
         frame: &[u8],
         span: Span,
-        partial: bool,
+        (cut, request): (Option<Cut>, Option<RequestInfo>),
         sink: &mut impl Sink,
     ) {
         let at = span.at;
-        let request = peek_response_correlation(frame).and_then(|c| self.pending.take(c));
         let (mut msg, assumed) = match request {
-            Some(r) => (paired_response(frame, r, partial, cx.cfg.decode), false),
-            None => unpaired_response(frame, partial, &self.used),
+            Some(r) => (paired_response(frame, r, cut, cx.cfg.decode), false),
+            None => unpaired_response(frame, cut, &self.used),
         };
         cx.topics.observe(&mut msg);
         sink.message(&Record {
             stream: cx.stream,
             frame: at.frame,
             first_frame: span.first,
+            last_frame: span.last.max(at.frame),
             ts_nanos: at.ts_nanos,
             src,
             dst,
@@ -1046,7 +1253,8 @@ impl KConn {
             bytes: frame,
             request,
             assumed,
-            partial,
+            partial: cut.is_some(),
+            ended: cut.and_then(Cut::end),
         });
     }
 
@@ -1068,7 +1276,7 @@ impl KConn {
         let present = self.tell_gap(cx, side, ends, kind, at, sink);
         // Show what the gap left of the frame: its header at least.
         if self.state == State::Kafka && present >= framing::RESPONSE_PEEK {
-            self.show_partial(cx, side, ends, want, at, sink);
+            self.show_partial(cx, side, ends, want, at, Cut::Gap, sink);
         }
         self.halves[side].restart_after_gap(kind);
     }
@@ -1093,14 +1301,17 @@ impl KConn {
         let Some(i) = found else {
             return;
         };
-        sink.notice(&Notice::Resync {
-            stream: cx.stream,
-            src,
-            dst,
-            at,
-            skipped: i + std::mem::take(&mut h.dropped),
-            reason: h.reason(),
-        });
+        tell_resync(
+            sink,
+            Notice::Resync {
+                stream: cx.stream,
+                src,
+                dst,
+                at,
+                skipped: i + std::mem::take(&mut h.dropped),
+                reason: h.reason(),
+            },
+        );
         h.pos += i;
         h.resync = false;
     }
@@ -1119,6 +1330,10 @@ impl KConn {
         sink: &mut impl Sink,
     ) -> usize {
         let h = &self.halves[side];
+        // What a cut left out is no loss: the frame it cut belongs to a message not kept.
+        if matches!(kind, GapKind::LeftOut(_)) {
+            return 0;
+        }
         let present = if h.resync { 0 } else { h.unconsumed().len() };
         if self.state == State::Kafka && !h.resync && (present > 0 || kind != GapKind::MidStream) {
             sink.notice(&Notice::LostInGap {
@@ -1133,7 +1348,8 @@ impl KConn {
         present
     }
 
-    /// Decodes what a gap left of the frame it cut, shown as partial.
+    /// Decodes what a gap (or the stream's end) left of the frame it cut, shown as partial.
+    #[allow(clippy::too_many_arguments)] // one call per cause, each with the frame's place
     fn show_partial(
         &mut self,
         cx: &mut Cx<'_>,
@@ -1141,23 +1357,26 @@ impl KConn {
         ends: (SocketAddr, SocketAddr),
         want: Want,
         at: At,
+        cut: Cut,
         sink: &mut impl Sink,
     ) {
         let h = &mut self.halves[side];
         let span = Span {
-            first: h.frame_at(h.pos),
+            first: h.frames_of(h.pos, h.buf.len()).0,
+            last: h.frames_of(h.pos, h.buf.len()).1,
             at,
         };
         let part = h.buf.split_off(h.pos);
         if want == Want::Requests {
-            self.on_request(cx, ends, &part, span, true, sink);
+            self.on_request(cx, ends, &part, span, Some(cut), sink);
         } else {
-            self.on_response(cx, ends, &part, span, true, sink);
+            self.on_response(cx, ends, &part, span, Some(cut), sink);
         }
     }
 
     /// The connection ended: cut what is left, report what cannot be.
-    fn end(&mut self, cx: &mut Cx<'_>, sink: &mut impl Sink) {
+    fn end(&mut self, cx: &mut Cx<'_>, end: (EndKind, At), sink: &mut impl Sink) {
+        self.flush_deferred(cx, sink);
         for side in Side::BOTH {
             self.rescan_at_end(cx, side, sink);
         }
@@ -1165,7 +1384,7 @@ impl KConn {
             self.resync_at_end(cx, side, sink);
         }
         for side in Side::BOTH {
-            self.report_leftovers(cx, side, sink);
+            self.report_leftovers(cx, side, end, sink);
         }
     }
 
@@ -1201,14 +1420,17 @@ impl KConn {
         };
         let at = h.last_at;
         if i > 0 {
-            sink.notice(&Notice::Resync {
-                stream: cx.stream,
-                src,
-                dst,
-                at,
-                skipped: i + std::mem::take(&mut h.dropped),
-                reason: h.reason(),
-            });
+            tell_resync(
+                sink,
+                Notice::Resync {
+                    stream: cx.stream,
+                    src,
+                    dst,
+                    at,
+                    skipped: i + std::mem::take(&mut h.dropped),
+                    reason: h.reason(),
+                },
+            );
         }
         h.pos += i;
         h.resync = false;
@@ -1217,33 +1439,95 @@ impl KConn {
     }
 
     /// What a side left at the connection's end: bytes skipped while resynchronising, and a
-    /// frame it ended inside.
-    fn report_leftovers(&self, cx: &Cx<'_>, side: Side, sink: &mut impl Sink) {
+    /// frame it ended inside (told, and shown as far as it was captured), dated by the packet
+    /// that ended the connection, or at the end of the capture by the frame's last packet.
+    fn report_leftovers(
+        &mut self,
+        cx: &mut Cx<'_>,
+        side: Side,
+        (end, closed_at): (EndKind, At),
+        sink: &mut impl Sink,
+    ) {
         let h = &self.halves[side];
         let (src, dst) = self.ends(side);
         let present = h.unconsumed().len();
         if h.resync && present + h.dropped > 0 {
             // Still looking for a boundary at the end: all of it was skipped.
-            sink.notice(&Notice::Resync {
-                stream: cx.stream,
-                src,
-                dst,
-                at: h.last_at,
-                skipped: present + h.dropped,
-                reason: h.reason(),
-            });
+            tell_resync(
+                sink,
+                Notice::Resync {
+                    stream: cx.stream,
+                    src,
+                    dst,
+                    at: h.last_at,
+                    skipped: present + h.dropped,
+                    reason: h.reason(),
+                },
+            );
         }
         if present > 0 && !h.resync {
             let want = h.unconsumed().get(0..SIZE_PREFIX).map_or(SIZE_PREFIX, |b| {
                 crate::be::i32_at(b, 0).max(0) as usize + SIZE_PREFIX
             });
+            let at = if end == EndKind::CaptureEnd {
+                h.last_at
+            } else {
+                closed_at
+            };
             sink.notice(&Notice::EndedInFrame {
                 stream: cx.stream,
                 src,
+                dst,
+                at,
                 present,
                 want,
+                end,
             });
+            let side_wants = self.want(side);
+            let header = if side_wants == Want::Requests {
+                framing::REQUEST_PEEK
+            } else {
+                framing::RESPONSE_PEEK
+            };
+            if present >= header {
+                self.show_partial(cx, side, (src, dst), side_wants, at, Cut::Ended(end), sink);
+            }
         }
+    }
+}
+
+/// Whether a packet's bytes begin at `off` of a side's buffer (`KHalf::marks`).
+fn is_packet_start(marks: &std::collections::VecDeque<(usize, u64)>, off: usize) -> bool {
+    marks.binary_search_by_key(&off, |m| m.0).is_ok()
+}
+
+/// Why only the start of a frame is decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cut {
+    /// A gap took the rest.
+    Gap,
+    /// The stream ended first.
+    Ended(EndKind),
+}
+
+impl Cut {
+    fn end(self) -> Option<EndKind> {
+        match self {
+            Cut::Gap => None,
+            Cut::Ended(e) => Some(e),
+        }
+    }
+}
+
+/// The packet an event came with, if it says.
+fn event_frame(ev: &Event<'_>) -> Option<u64> {
+    match ev {
+        Event::Data { at, .. }
+        | Event::Gap { at, .. }
+        | Event::Retransmission { at, .. }
+        | Event::ConflictingOverlap { at, .. }
+        | Event::Close { at, .. } => Some(at.frame),
+        Event::Open { .. } => None,
     }
 }
 
@@ -1277,9 +1561,9 @@ fn answerable(msg: &Message, at: At) -> Option<RequestInfo> {
 
 /// A response decoded with its request's API and version; when it does not decode cleanly,
 /// with a word on the version it does decode as.
-fn paired_response(frame: &[u8], r: RequestInfo, partial: bool, opts: DecodeOptions) -> Message {
+fn paired_response(frame: &[u8], r: RequestInfo, cut: Option<Cut>, opts: DecodeOptions) -> Message {
     let mut m = decode_response_embedding(frame, (r.api_key, r.api_version), r.embedded, opts);
-    if !m.is_clean() && !partial {
+    if !m.is_clean() && cut.is_none() {
         if let Some(d) = other_version_hint(frame, r.api_key, r.api_version) {
             m.diagnoses.push(d);
         }
@@ -1288,9 +1572,12 @@ fn paired_response(frame: &[u8], r: RequestInfo, partial: bool, opts: DecodeOpti
 }
 
 /// A response whose request was not captured, and whether its API was inferred.
-fn unpaired_response(frame: &[u8], partial: bool, used: &[(i16, i16)]) -> (Message, bool) {
-    if partial {
-        let why = "the rest of this frame was lost in a gap";
+fn unpaired_response(frame: &[u8], cut: Option<Cut>, used: &[(i16, i16)]) -> (Message, bool) {
+    if let Some(cut) = cut {
+        let why = match cut {
+            Cut::Gap => "the rest of this frame was lost in a gap",
+            Cut::Ended(_) => "the stream ended before the rest of this frame",
+        };
         return (
             decode_response_header_only(frame, ErrorKind::Malformed, why),
             false,
@@ -1330,30 +1617,6 @@ fn other_version_hint(frame: &[u8], key: i16, version: i16) -> Option<Diagnosis>
                     spec.name
                 ),
             });
-        }
-    }
-    None
-}
-
-/// Decodes a response whose request was not captured: the APIs this connection used first
-/// (most recent first), then every known API and version; the first clean decode wins.
-fn guess_response(frame: &[u8], used: &[(i16, i16)]) -> Option<Message> {
-    for &(k, v) in used.iter().rev() {
-        let m = decode_response(frame, k, v);
-        if m.is_clean() {
-            return Some(m);
-        }
-    }
-    let reg = registry();
-    for k in reg.api_keys() {
-        for v in reg.versions(k, Direction::Response).into_iter().rev() {
-            if used.contains(&(k, v)) {
-                continue;
-            }
-            let m = decode_response(frame, k, v);
-            if m.is_clean() {
-                return Some(m);
-            }
         }
     }
     None

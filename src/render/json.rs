@@ -9,6 +9,8 @@ use std::io::Write;
 /// Where a message was found: capture metadata, or its place in hex input.
 #[derive(Debug, Clone, Default)]
 pub struct Meta {
+    /// The input file, when more than one is read: frames and streams count per file.
+    pub file: Option<String>,
     pub frame: u64,
     pub ts_nanos: Option<i64>,
     pub stream: Option<u32>,
@@ -350,6 +352,9 @@ pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, 
 
 /// Where the message was found: frame, input offset, time, stream, endpoints.
 fn put_origin(o: &mut Map<String, J>, meta: &Meta) {
+    if let Some(f) = &meta.file {
+        o.insert("file".into(), J::String(f.clone()));
+    }
     o.insert("frame".into(), J::from(meta.frame));
     if let Some(off) = meta.input_offset {
         o.insert("input_offset".into(), J::from(off));
@@ -506,15 +511,18 @@ pub fn write_projection(
             (name.to_string(), J::Array(arr))
         })
         .collect();
-    let o = json!({
-        "frame": meta.frame,
-        "stream": meta.stream,
-        "direction": match direction {
-            Direction::Request => "request",
-            Direction::Response => "response",
-        },
-        "fields": fields,
-    });
+    let mut o = Map::new();
+    if let Some(f) = &meta.file {
+        o.insert("file".into(), J::String(f.clone()));
+    }
+    o.insert("frame".into(), J::from(meta.frame));
+    o.insert("stream".into(), json!(meta.stream));
+    let direction = match direction {
+        Direction::Request => "request",
+        Direction::Response => "response",
+    };
+    o.insert("direction".into(), J::from(direction));
+    o.insert("fields".into(), J::Object(fields));
     let _ = serde_json::to_writer(&mut *w, &o);
 }
 

@@ -5,7 +5,7 @@ use super::summary::{prefix, Clock};
 use super::words::count;
 use crate::kafka::message::api_display_name;
 use crate::kafka::stream::{Notice, ResyncReason};
-use crate::tcp::GapKind;
+use crate::tcp::{EndKind, GapKind};
 use crate::tls::{self, TlsConnection};
 
 /// The line for a notice, or none for those only counted (retransmissions, connections).
@@ -23,6 +23,7 @@ pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
                     format!("the snap length cut {} off a packet", count(*b, "byte"))
                 }
                 GapKind::MidStream => "the capture started inside it".to_string(),
+                GapKind::LeftOut(b) => format!("a cut left out {b} bytes of the stream"),
             };
             format!(
                 "{} !! a Kafka frame was lost in a gap: {why} ({present} of its bytes captured before the gap)",
@@ -34,6 +35,7 @@ pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
                 ResyncReason::MidStream => "the capture starts mid-stream",
                 ResyncReason::Gap => "after a gap",
                 ResyncReason::BadSize => "after a size prefix that cannot be a frame",
+                ResyncReason::LeftOut => "after bytes a cut left out",
             };
             format!(
                 "{} !! {why}: skipped {} to the next frame boundary",
@@ -46,9 +48,10 @@ pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
             at.frame,
             rel(at.ts_nanos)
         ),
-        Notice::EndedInFrame { stream, src, present, want } => format!(
-            "{:>6} {:>11} {src} [{stream}] !! the connection ended inside a frame ({present} of {want} bytes)",
-            "-", "-"
+        Notice::EndedInFrame { stream, src, dst, at, present, want, end } => format!(
+            "{} !! {} inside a frame ({present} of its {want} bytes captured)",
+            prefix(clock, at.frame, at.ts_nanos, src, dst, *stream),
+            ended_why(*end)
         ),
         Notice::Unanswered { stream, src, dst, request } => format!(
             "{} !! unanswered: {} v{} Request corr={} got no response in the capture",
@@ -80,6 +83,17 @@ pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
         ),
         Notice::Retransmission { .. } | Notice::Connection { .. } => return None,
     })
+}
+
+/// How a stream came to end inside a frame.
+fn ended_why(end: EndKind) -> &'static str {
+    match end {
+        EndKind::Fin => "the connection closed",
+        EndKind::Reset => "the connection was reset",
+        EndKind::Reused => "a new connection on the same ports ended this one",
+        EndKind::Evicted => "the connection was let go (too many open at once)",
+        EndKind::CaptureEnd => "the capture ended",
+    }
 }
 
 /// `frame time client → server [stream] TLS 1.3 connection (SNI "x"): N bytes encrypted ...`

@@ -253,7 +253,10 @@ impl Default for Layout {
 #[derive(Debug, Default)]
 pub struct Stats {
     apis: BTreeMap<(i16, i16), ApiRow>,
-    conns: BTreeMap<u32, ConnRow>,
+    /// By (input file, stream): streams count per file.
+    conns: BTreeMap<(usize, u32), ConnRow>,
+    /// The input files read, the one being read last.
+    files: Vec<String>,
     /// Messages and bytes of the connections past CONN_ROWS.
     other_conns: ConnRow,
     /// Messages of API versions past the first `API_ROWS`.
@@ -276,10 +279,28 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// The messages to come are from the input `name` (each file has its own streams).
+    pub fn next_file(&mut self, name: &str) {
+        self.files.push(name.to_string());
+    }
+
+    /// The input file of the messages counted now.
+    fn file(&self) -> usize {
+        self.files.len().saturating_sub(1)
+    }
+
+    /// A connection's file, when there are several.
+    fn file_name(&self, file: usize) -> Option<&str> {
+        (self.files.len() > 1)
+            .then(|| self.files.get(file).map(String::as_str))
+            .flatten()
+    }
+
     pub fn message(&mut self, rec: &Record<'_>) {
         let m = &rec.msg;
-        let conn = if self.conns.len() < CONN_ROWS || self.conns.contains_key(&rec.stream) {
-            self.conns.entry(rec.stream).or_default()
+        let key = (self.file(), rec.stream);
+        let conn = if self.conns.len() < CONN_ROWS || self.conns.contains_key(&key) {
+            self.conns.entry(key).or_default()
         } else {
             &mut self.other_conns
         };
@@ -461,20 +482,28 @@ impl Stats {
 
     /// Per TCP stream: who spoke to whom, and how much; the busiest first. Past `shown` rows
     /// (all when `None`) and past `CONN_ROWS` connections, the rest are summed in one row.
+    /// With several files, a first column names each connection's file.
     fn connection_grid(&self, shown: Option<usize>) -> Grid {
-        let mut g = Grid::new(&[
+        let several = self.files.len() > 1;
+        let header = [
+            "file",
             "stream",
             "client_id",
             "client",
             "broker",
             "messages",
             "bytes",
-        ]);
-        let mut conns: Vec<(&u32, &ConnRow)> = self.conns.iter().collect();
+        ];
+        let mut g = Grid::new(header.get(usize::from(!several)..).unwrap_or(&[]));
+        let mut conns: Vec<(&(usize, u32), &ConnRow)> = self.conns.iter().collect();
         conns.sort_by(|a, b| b.1.messages.cmp(&a.1.messages).then(a.0.cmp(b.0)));
         let (top, rest) = conns.split_at(shown.unwrap_or(usize::MAX).min(conns.len()));
-        for (id, c) in top {
-            g.row(vec![
+        for (&(file, id), c) in top {
+            let mut row = Vec::new();
+            if let Some(f) = self.file_name(file) {
+                row.push(TCell::atom(f));
+            }
+            row.extend([
                 TCell::whole(id),
                 TCell::atom(c.client_id.as_deref().unwrap_or("-")),
                 TCell::whole(&c.client),
@@ -482,6 +511,7 @@ impl Stats {
                 TCell::num(c.messages),
                 TCell::num(c.bytes),
             ]);
+            g.row(row);
         }
         let o = &self.other_conns;
         let label = match (rest.len(), o.messages > 0) {
@@ -491,7 +521,11 @@ impl Stats {
             (n, true) => format!("({n} more connections, and those past the first {CONN_ROWS})"),
         };
         let sum = |f: fn(&ConnRow) -> u64| rest.iter().map(|(_, c)| f(c)).sum::<u64>() + f(o);
-        g.row(vec![
+        let mut row = Vec::new();
+        if several {
+            row.push(TCell::whole("-"));
+        }
+        row.extend([
             TCell::whole("…"),
             TCell::text(label),
             TCell::whole("-"),
@@ -499,6 +533,7 @@ impl Stats {
             TCell::num(sum(|c| c.messages)),
             TCell::num(sum(|c| c.bytes)),
         ]);
+        g.row(row);
         g
     }
 
@@ -534,7 +569,18 @@ impl Stats {
         let conns: Vec<J> = self
             .conns
             .iter()
-            .map(|(id, c)| json!({"stream": id, "client_id": c.client_id, "client": c.client, "broker": c.broker, "messages": c.messages, "bytes": c.bytes}))
+            .map(|(&(file, id), c)| {
+                let row = json!({"stream": id, "client_id": c.client_id, "client": c.client, "broker": c.broker, "messages": c.messages, "bytes": c.bytes});
+                match (self.file_name(file), row) {
+                    (Some(f), J::Object(o)) => {
+                        let mut with = serde_json::Map::new();
+                        with.insert("file".into(), J::String(f.into()));
+                        with.extend(o);
+                        J::Object(with)
+                    }
+                    (_, row) => row,
+                }
+            })
             .collect();
         let mut conns = conns;
         if self.other_conns.messages > 0 {
@@ -578,7 +624,7 @@ impl Stats {
                 "unmatched_responses": h.unmatched_responses, "unanswered": h.unanswered,
                 "malformed": h.malformed, "undecoded": h.undecoded,
                 "backwards": h.backwards, "frames_dropped": h.frames_dropped,
-                "pending_dropped": h.pending_dropped
+                "pending_dropped": h.pending_dropped, "ended_in_frame": h.ended_in_frame
             }
         })
     }
@@ -634,8 +680,13 @@ fn health_grid(s: &Stats) -> Grid {
     ] {
         g.row(vec![TCell::text(name), TCell::num(v)]);
     }
-    // What only the memory limits cause: shown when it happened.
+    // What only the memory limits, or streams ending inside a frame, cause: shown when it
+    // happened.
     for (name, v) in [
+        (
+            "frames cut off by the end of their stream",
+            h.ended_in_frame,
+        ),
         ("frames still arriving dropped for memory", h.frames_dropped),
         ("requests no longer waited for", h.pending_dropped),
     ] {
@@ -767,6 +818,7 @@ mod tests {
             stream,
             frame: 1,
             first_frame: 1,
+            last_frame: 1,
             ts_nanos: latency.unwrap_or(0),
             src: if from_broker { broker } else { client },
             dst: if from_broker { client } else { broker },
@@ -782,6 +834,7 @@ mod tests {
             msg,
             assumed: false,
             partial: false,
+            ended: None,
         }
     }
 

@@ -6,6 +6,7 @@ use crate::kafka::facts::{Facts, Scalar, TopicList, TopicRef, MAX_TOPICS};
 use crate::kafka::stream::Record;
 use crate::kafka::EmbeddedMessage;
 use crate::kafka::{names, Direction, Message};
+use crate::tcp::EndKind;
 use owo_colors::OwoColorize;
 use std::fmt::Write;
 use std::net::SocketAddr;
@@ -496,9 +497,14 @@ fn push_latency(s: &mut String, rec: &Record<'_>, color: bool) {
 fn push_trouble(s: &mut String, rec: &Record<'_>, color: bool) {
     let msg = &rec.msg;
     if rec.partial {
+        let rest = match rec.ended {
+            None => "the rest lost in a gap",
+            Some(EndKind::CaptureEnd) => "the capture ended before the rest",
+            Some(_) => "the connection ended before the rest",
+        };
         let _ = write!(
             s,
-            " [partial: {} of {} bytes captured, the rest lost in a gap]",
+            " [partial: {} of {} bytes captured, {rest}]",
             rec.bytes.len(),
             frame_size(rec.bytes)
         );
@@ -568,6 +574,7 @@ mod tests {
             stream: 3,
             frame: 7,
             first_frame: 7,
+            last_frame: 7,
             ts_nanos: 1_500_000_000,
             src: addr(CLIENT),
             dst: addr(BROKER),
@@ -576,6 +583,7 @@ mod tests {
             request: None,
             assumed: false,
             partial: false,
+            ended: None,
         }
     }
 
@@ -593,6 +601,7 @@ mod tests {
             stream: 3,
             frame: 8,
             first_frame: 8,
+            last_frame: 8,
             ts_nanos: 1_500_000_000 + latency,
             src: addr(BROKER),
             dst: addr(CLIENT),
@@ -601,6 +610,7 @@ mod tests {
             request: Some(info),
             assumed: false,
             partial: false,
+            ended: None,
         }
     }
 

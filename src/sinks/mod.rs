@@ -3,6 +3,7 @@
 //! `--stats-all`, counted; the exchange filter passes on what is shown; what is shown is
 //! counted against `-c`, kept for `-w`, counted by `--stats` and printed.
 
+mod order;
 mod printer;
 mod select;
 mod tally;
@@ -21,9 +22,9 @@ use kdissect::tls::TlsConnection;
 use std::io::Write;
 use std::net::SocketAddr;
 
-/// The packets a message shown came in, for `-w`: its direction (src, dst) and frames
-/// `first..=last` of that direction.
-pub(crate) type Kept = (SocketAddr, SocketAddr, u64, u64);
+/// The packets a message shown came in, for `-w`: its direction (src, dst), frames
+/// `first..=last` of that direction, and whether only its start was captured.
+pub(crate) type Kept = (SocketAddr, SocketAddr, u64, u64, bool);
 
 /// Where the messages the filter keeps go.
 pub(crate) struct Shown<W: Write> {
@@ -46,7 +47,13 @@ impl<W: Write> Shown<W> {
             *n -= 1;
         }
         if let Some(k) = self.keep.as_mut() {
-            k.push((rec.src, rec.dst, rec.first_frame, rec.frame));
+            k.push((
+                rec.src,
+                rec.dst,
+                rec.first_frame,
+                rec.last_frame,
+                rec.partial,
+            ));
         }
         if let Some(s) = self.stats.as_mut() {
             s.message(rec);
@@ -65,6 +72,8 @@ pub(crate) struct Output<W: Write> {
     /// `--stats-all`: statistics over every message.
     pub(crate) all_stats: Option<Stats>,
     pub(crate) exchanges: Exchanges,
+    /// What is shown, put in frame order.
+    order: order::InOrder,
     pub(crate) shown: Shown<W>,
     /// The time of the packet being read (for `-t d`).
     packet_ts: Option<i64>,
@@ -81,6 +90,7 @@ impl<W: Write> Output<W> {
             tally: Tally::default(),
             all_stats: stats(StatsScope::All),
             exchanges: Exchanges::new(std::mem::take(&mut s.selection)),
+            order: order::InOrder::default(),
             shown: Shown {
                 printer,
                 stats: stats(StatsScope::Shown),
@@ -119,9 +129,9 @@ impl<W: Write> Sink for Output<W> {
         if !self.in_window(rec.ts_nanos) {
             return;
         }
-        let shown = &mut self.shown;
+        let (shown, order) = (&mut self.shown, &mut self.order);
         self.exchanges
-            .message(rec, &mut |r, part| shown.take(r, part));
+            .message(rec, &mut |r, part| order.message(r, part, shown));
     }
 
     fn notice(&mut self, n: &Notice) {
@@ -138,7 +148,7 @@ impl<W: Write> Sink for Output<W> {
             s.notice(n);
         }
         if in_window && selection.shows_notice(notice_stream(n)) {
-            self.shown.printer.notice(n);
+            self.order.notice(n, &mut self.shown);
         }
     }
 }
@@ -173,8 +183,20 @@ impl<W: Write> CaptureSink for Output<W> {
             .any(|p| self.ports.contains(p));
         self.tally.tls(t, on_kafka_port);
         if on_kafka_port && self.exchanges.selection.shows_notice(Some(t.stream)) {
-            self.shown.printer.tls(t);
+            self.order.tls(t, &mut self.shown);
         }
+    }
+
+    fn settled(&mut self, oldest_kept: Option<u64>, now: u64) {
+        self.order.settled(oldest_kept, now, &mut self.shown);
+    }
+
+    fn finishing(&mut self) {
+        self.order.finishing();
+    }
+
+    fn finished(&mut self) {
+        self.order.finished(&mut self.shown);
     }
 }
 

@@ -21,6 +21,9 @@ pub(crate) struct Printer<W: Write> {
     pub(crate) flush_each: bool,
     /// The first write error: nothing more is written after it.
     pub(crate) io_error: Option<io::Error>,
+    /// The input being read, when there are several: JSON messages carry it, and notices on
+    /// stderr name it.
+    pub(crate) file: Option<String>,
 }
 
 impl<W: Write> Printer<W> {
@@ -33,6 +36,7 @@ impl<W: Write> Printer<W> {
             clock,
             flush_each: false,
             io_error: None,
+            file: None,
         }
     }
 
@@ -100,7 +104,11 @@ impl<W: Write> Printer<W> {
             line
         };
         let r = if self.machine() {
-            writeln!(io::stderr(), "kdissect: {}", line.trim_start())
+            let file = self
+                .file
+                .as_deref()
+                .map_or(String::new(), |f| format!("{f}: "));
+            writeln!(io::stderr(), "kdissect: {file}{}", line.trim_start())
         } else {
             writeln!(self.out, "{line}").and_then(|()| self.flushed())
         };
@@ -178,7 +186,13 @@ impl<W: Write> Printer<W> {
             (Some(tshark::View::Ek), None) => {
                 let mut json = Vec::with_capacity(rec.bytes.len() * 4 + 256);
                 let shown = render::masked(&rec.msg, rec.bytes, self.style);
-                render::json::write_message(&mut json, &rec.msg, &shown, &meta(rec), false);
+                render::json::write_message(
+                    &mut json,
+                    &rec.msg,
+                    &shown,
+                    &meta(rec, self.file.clone()),
+                    false,
+                );
                 let frame = tshark::EkFrame {
                     number: rec.frame,
                     ts_nanos: rec.ts_nanos,
@@ -196,7 +210,7 @@ impl<W: Write> Printer<W> {
     }
 
     fn write_json(&mut self, rec: &Record<'_>, part: Part) -> io::Result<()> {
-        let meta = meta(rec);
+        let meta = meta(rec, self.file.clone());
         if let Some(p) = &self.show.fields {
             let mut line = Vec::with_capacity(256);
             let values = p.values(&self.fields(rec, part));
@@ -214,8 +228,9 @@ impl<W: Write> Printer<W> {
 }
 
 /// What `--json` says of a record beside its message.
-fn meta(rec: &Record<'_>) -> Meta {
+fn meta(rec: &Record<'_>, file: Option<String>) -> Meta {
     Meta {
+        file,
         frame: rec.frame,
         ts_nanos: Some(rec.ts_nanos),
         stream: Some(rec.stream),

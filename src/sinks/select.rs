@@ -8,6 +8,7 @@ use kdissect::filter::{
 };
 use kdissect::kafka::stream::{Notice, Record, RequestInfo};
 use kdissect::kafka::{Direction, Message};
+use kdissect::tcp::EndKind;
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 
@@ -240,10 +241,11 @@ impl Fields for PairingFields<'_> {
 
 /// A request kept until its exchange is complete: the pipeline lends its records, so a held
 /// one is copied once, and given back as a record when its answer comes.
-struct Held {
+pub(crate) struct Held {
     stream: u32,
     frame: u64,
     first_frame: u64,
+    last_frame: u64,
     ts_nanos: i64,
     src: SocketAddr,
     dst: SocketAddr,
@@ -252,24 +254,26 @@ struct Held {
     request: Option<RequestInfo>,
     assumed: bool,
     partial: bool,
+    ended: Option<EndKind>,
     /// Memory it takes, as `HELD_MEMORY` counts it: frame bytes and tree nodes.
-    cost: usize,
+    pub(crate) cost: usize,
 }
 
 impl Held {
     /// What holding the record would cost: its frame bytes and its tree's nodes.
-    fn cost_of(r: &Record<'_>) -> usize {
+    pub(crate) fn cost_of(r: &Record<'_>) -> usize {
         let mut nodes = 0usize;
         r.msg.root.walk(&mut |_, _| nodes += 1);
         r.bytes.len() + nodes.saturating_mul(NODE_COST)
     }
 
-    fn of(r: &Record<'_>, cost: usize) -> Held {
+    pub(crate) fn of(r: &Record<'_>, cost: usize) -> Held {
         Held {
             cost,
             stream: r.stream,
             frame: r.frame,
             first_frame: r.first_frame,
+            last_frame: r.last_frame,
             ts_nanos: r.ts_nanos,
             src: r.src,
             dst: r.dst,
@@ -278,16 +282,18 @@ impl Held {
             request: r.request,
             assumed: r.assumed,
             partial: r.partial,
+            ended: r.ended,
         }
     }
 
     /// The record again, its message moved rather than copied.
-    fn with_record<T>(self, f: impl FnOnce(&Record<'_>) -> T) -> T {
+    pub(crate) fn with_record<T>(self, f: impl FnOnce(&Record<'_>) -> T) -> T {
         let Held { msg, bytes, .. } = self;
         f(&Record {
             stream: self.stream,
             frame: self.frame,
             first_frame: self.first_frame,
+            last_frame: self.last_frame,
             ts_nanos: self.ts_nanos,
             src: self.src,
             dst: self.dst,
@@ -296,6 +302,7 @@ impl Held {
             request: self.request,
             assumed: self.assumed,
             partial: self.partial,
+            ended: self.ended,
         })
     }
 }

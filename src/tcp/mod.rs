@@ -15,6 +15,7 @@
 // Input-derived values never index, unwrap or expect here: a hostile capture must not panic.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+use crate::capture::cut::{LeftOut, Span};
 use crate::capture::net::TcpSegment;
 use crate::side::{Side, Sides};
 use std::collections::btree_map::Entry;
@@ -70,6 +71,24 @@ pub enum GapKind {
     Lost(u64),
     /// Bytes the snap length cut off a packet.
     Truncated(u64),
+    /// Bytes a cut (`-w`) left out, as it noted in the file: not damage. 0 when the count is
+    /// not known (the start of a direction, or what follows its last packet).
+    LeftOut(u64),
+}
+
+/// How a connection's stream came to its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndKind {
+    /// FIN both ways.
+    Fin,
+    /// A reset.
+    Reset,
+    /// A new connection took its addresses and ports.
+    Reused,
+    /// Let go to stay within `max_connections`.
+    Evicted,
+    /// The capture ended while it was open.
+    CaptureEnd,
 }
 
 /// What reassembly tells the layer above.
@@ -111,8 +130,9 @@ pub enum Event<'a> {
         at: At,
         offset: u64,
     },
-    /// The connection ended (FIN both ways, RST, reuse of its 4-tuple, or end of capture).
-    Close { stream: u32 },
+    /// The connection ended (FIN both ways, RST, reuse of its 4-tuple, eviction, or end of
+    /// capture), as packet `at` showed (at the end of the capture, its last packet).
+    Close { stream: u32, end: EndKind, at: At },
 }
 
 impl Event<'_> {
@@ -124,7 +144,7 @@ impl Event<'_> {
             | Event::Gap { stream, .. }
             | Event::Retransmission { stream, .. }
             | Event::ConflictingOverlap { stream, .. }
-            | Event::Close { stream } => *stream,
+            | Event::Close { stream, .. } => *stream,
         }
     }
 }
@@ -207,7 +227,23 @@ struct Half {
     /// above has seen by these.
     held: VecDeque<Held>,
     held_bytes: usize,
+    /// The lowest frame of the pieces waiting or held since this direction last held none: no
+    /// piece here is older, so no event it will still cause is dated before it.
+    since: Option<u64>,
+    /// A cut noted that it left out this direction's start (and where the stream began, when
+    /// it knew).
+    starts_left_out: bool,
+    start_at: Option<u32>,
+    /// A cut noted that it left out what this direction sends after this sequence number:
+    /// once the stream is there, a left-out gap says so.
+    left_out_after: Option<u32>,
+    /// Sequence ranges a cut noted it left out and that may still be ahead: a hole within
+    /// them is declared left out, not lost (at most `LEFT_OUT_RANGES`).
+    left_out: Vec<(u32, u32)>,
 }
+
+/// Left-out ranges a direction remembers; past it the oldest are forgotten.
+const LEFT_OUT_RANGES: usize = 64;
 
 impl Half {
     /// The memory this direction takes waiting for holes, as `max_buffered` counts it: the
@@ -219,9 +255,53 @@ impl Half {
             .saturating_add(pieces.saturating_mul(PIECE_OVERHEAD))
     }
 
+    /// A cut left these ranges out; those already behind are forgotten.
+    fn note_left_out(&mut self, ranges: &[(u32, u32)]) {
+        self.left_out.extend_from_slice(ranges);
+        if let Some(next) = self.next {
+            self.left_out.retain(|&(_, b)| seq_diff(b, next) > 0);
+        }
+        let over = self.left_out.len().saturating_sub(LEFT_OUT_RANGES);
+        self.left_out.drain(..over);
+    }
+
+    /// How far the stream reaches from `from` through ranges a cut left out.
+    fn left_out_reach(&self, from: u32) -> u32 {
+        let mut cur = from;
+        while let Some(&(_, b)) = self
+            .left_out
+            .iter()
+            .find(|&&(a, b)| seq_diff(cur, a) >= 0 && seq_diff(b, cur) > 0)
+        {
+            cur = b;
+        }
+        cur
+    }
+
+    /// Whether the bytes `from..to` are all in ranges a cut left out.
+    fn left_out_covers(&self, from: u32, to: u32) -> bool {
+        !self.left_out.is_empty() && seq_diff(self.left_out_reach(from), to) >= 0
+    }
+
+    /// A piece of packet `frame` now waits (out of order) or is held.
+    fn keeps(&mut self, frame: u64) {
+        self.since = Some(self.since.map_or(frame, |f| f.min(frame)));
+    }
+
+    /// A piece left: once none waits or is held, nothing older is kept.
+    fn let_go(&mut self) {
+        if self.ooo.is_empty() && self.held.is_empty() {
+            self.since = None;
+        }
+    }
+
     /// What of this direction has gone out: the start of the first held piece, else `next`.
     fn sent(&self) -> Option<u32> {
-        self.held.front().map(|h| h.seq).or(self.next)
+        self.held
+            .front()
+            .map(|h| h.seq)
+            .or(self.next)
+            .or(self.start_at)
     }
 }
 
@@ -280,6 +360,9 @@ struct Conn {
     /// The memory of each direction as the table last counted it (`Half::memory`); changed
     /// only by `Table::settle`.
     charged: Sides<usize>,
+    /// Each direction's `Half::since` as the table last entered it; changed only by
+    /// `Table::settle`.
+    kept_since: Sides<Option<u64>>,
     rst: bool,
     had_data: bool,
     /// Ended and reported; kept (without buffers) so that late retransmissions are known
@@ -331,8 +414,28 @@ impl Reassembler {
         }
     }
 
+    /// The lowest frame a piece still waiting or held in any connection came in: no event
+    /// still to come from the segments fed so far is dated before it. `None` when nothing
+    /// waits.
+    pub fn oldest_kept(&self) -> Option<u64> {
+        self.conns.oldest_kept()
+    }
+
     /// Feeds one segment; events go to `emit` in order.
     pub fn segment(&mut self, seg: &TcpSegment<'_>, at: At, emit: &mut impl FnMut(Event<'_>)) {
+        self.segment_noted(seg, at, &[], emit);
+    }
+
+    /// Feeds one segment whose packet carries the notes of a cut: the bytes they say were
+    /// left out go out as `GapKind::LeftOut` gaps, at once, rather than waiting to be declared
+    /// lost.
+    pub fn segment_noted(
+        &mut self,
+        seg: &TcpSegment<'_>,
+        at: At,
+        left_out: &[LeftOut],
+        emit: &mut impl FnMut(Event<'_>),
+    ) {
         let k = key(seg.src, seg.dst);
         if seg.syn && !seg.has_ack {
             self.end_reused(k, seg, at, emit);
@@ -350,8 +453,10 @@ impl Reassembler {
         if seg.rst {
             conn.rst = true;
         }
+        Self::left_out_before(conn, left_out, at, emit);
         Self::note_ack(conn, d, seg);
         Self::take(conn, d, seg, at, emit);
+        Self::left_out_after(conn, left_out, seg);
         Self::release(conn, emit);
         // Held pieces first: a hole they wait for is then dated by the answer that showed it.
         Self::expire_held(conn, limits.reorder_window, emit);
@@ -361,6 +466,7 @@ impl Reassembler {
                 self.buffer_limit_hits += 1;
             }
         }
+        Self::reach_left_out_after(conn, at, false, emit);
         if Self::end_if_done(conn, at, emit) {
             self.remember_closed(k);
         }
@@ -386,7 +492,7 @@ impl Reassembler {
         if reuse {
             if let Some(c) = self.conns.remove(&k) {
                 if !c.closed {
-                    Self::close(c, at, &mut *emit);
+                    Self::close(c, at, EndKind::Reused, &mut *emit);
                 }
             }
         }
@@ -409,6 +515,7 @@ impl Reassembler {
                 packets: 0,
                 last_seen: at.frame,
                 charged: Sides::default(),
+                kept_since: Sides::default(),
                 rst: false,
                 had_data: false,
                 closed: false,
@@ -432,7 +539,12 @@ impl Reassembler {
         Self::flush_held(conn, emit);
         let done = conn.rst || conn.halves.iter().all(|h| h.ooo.is_empty());
         if done && !conn.closed {
-            Self::close_in_place(conn, at, emit);
+            let end = if conn.rst {
+                EndKind::Reset
+            } else {
+                EndKind::Fin
+            };
+            Self::close_in_place(conn, at, end, emit);
             return true;
         }
         false
@@ -537,6 +649,82 @@ impl Reassembler {
         }
     }
 
+    /// A cut left out bytes of a direction before this packet: up to the sequence number it
+    /// noted they go out as a left-out gap; a direction not started yet starts with one.
+    fn left_out_before(
+        conn: &mut Conn,
+        notes: &[LeftOut],
+        at: At,
+        emit: &mut impl FnMut(Event<'_>),
+    ) {
+        for n in notes {
+            let Some(side) = conn.addrs.side_of_checked(&n.src) else {
+                continue;
+            };
+            let ranges = match &n.what {
+                Span::Seq(ranges) => ranges,
+                Span::Start(seq) => {
+                    let half = &mut conn.halves[side];
+                    if half.next.is_none() {
+                        half.starts_left_out = true;
+                        half.start_at = Some(*seq);
+                    }
+                    continue;
+                }
+                Span::After => continue,
+            };
+            let dir = Self::dir(conn, side);
+            let half = &mut conn.halves[side];
+            half.note_left_out(ranges);
+            let Some(next) = half.next else {
+                half.starts_left_out = true;
+                continue;
+            };
+            let reach = half.left_out_reach(next);
+            if seq_diff(reach, next) > 0 && half.ooo.is_empty() {
+                let gap = seq_diff(reach, next) as u64;
+                Self::gap(half, gap, GapKind::LeftOut(gap), None, at, &dir, emit);
+                half.acked_hole_since = None;
+                half.acked_to = None;
+            }
+        }
+    }
+
+    /// A cut left out what this packet's direction sends after it: once the stream reaches
+    /// the packet's end (holes before it declared, if any), a left-out gap says so.
+    fn left_out_after(conn: &mut Conn, notes: &[LeftOut], seg: &TcpSegment<'_>) {
+        let after = notes
+            .iter()
+            .any(|n| n.what == Span::After && n.src == seg.src && n.dst == seg.dst);
+        if after {
+            let d = conn.addrs.side_of(&seg.src);
+            let end = seg.seq.wrapping_add(seg.payload.len() as u32);
+            conn.halves[d].left_out_after = Some(end);
+        }
+    }
+
+    /// The left-out gap a cut noted after a direction's last packet, once the stream is
+    /// there: put after what is held, or (`now`, when the connection ends) out at once.
+    fn reach_left_out_after(conn: &mut Conn, at: At, now: bool, emit: &mut impl FnMut(Event<'_>)) {
+        for side in Side::BOTH {
+            let dir = Self::dir(conn, side);
+            let half = &mut conn.halves[side];
+            let (Some(end), Some(next)) = (half.left_out_after, half.next) else {
+                continue;
+            };
+            if !(now || (half.ooo.is_empty() && seq_diff(next, end) >= 0)) {
+                continue;
+            }
+            half.left_out_after = None;
+            let piece = Piece::Gap(GapKind::LeftOut(0));
+            if now {
+                emit(dir.event(piece, at));
+            } else {
+                Self::put(half, piece, next, None, at, &dir, emit);
+            }
+        }
+    }
+
     /// Holes acknowledged `window` packets ago and still open are declared lost.
     fn expire_acked_holes(conn: &mut Conn, window: u32, at: At, emit: &mut impl FnMut(Event<'_>)) {
         for side in Side::BOTH {
@@ -630,6 +818,7 @@ impl Reassembler {
             ack,
             since: dir.packets,
         });
+        half.keeps(at.frame);
     }
 
     /// Sends out the first held piece of `side`, whether or not it is answered.
@@ -639,6 +828,7 @@ impl Reassembler {
         let Some(h) = half.held.pop_front() else {
             return;
         };
+        half.let_go();
         match &h.piece {
             HeldPiece::Data(b) => {
                 half.held_bytes -= b.len();
@@ -708,6 +898,29 @@ impl Reassembler {
         }
     }
 
+    /// The sequence number a direction is at; its first segment starts it, picked up
+    /// mid-connection, and says so (a cut says it left the start out, and where it was).
+    fn start(
+        half: &mut Half,
+        seg: &TcpSegment<'_>,
+        at: At,
+        dir: &Dir,
+        emit: &mut impl FnMut(Event<'_>),
+    ) -> u32 {
+        if let Some(n) = half.next {
+            return n;
+        }
+        let start = half.start_at.unwrap_or(seg.seq);
+        half.next = Some(start);
+        let kind = if half.starts_left_out {
+            GapKind::LeftOut(0)
+        } else {
+            GapKind::MidStream
+        };
+        Self::put(half, Piece::Gap(kind), start, None, at, dir, emit);
+        start
+    }
+
     fn data(
         half: &mut Half,
         seg: &TcpSegment<'_>,
@@ -716,24 +929,14 @@ impl Reassembler {
         emit: &mut impl FnMut(Event<'_>),
     ) {
         let ack = seg.has_ack.then_some(seg.ack);
-        let next = match half.next {
-            Some(n) => n,
-            None => {
-                // Picked up mid-connection: start here, and say so.
-                half.next = Some(seg.seq);
-                Self::put(
-                    half,
-                    Piece::Gap(GapKind::MidStream),
-                    seg.seq,
-                    None,
-                    at,
-                    dir,
-                    emit,
-                );
-                seg.seq
-            }
-        };
-        let delta = seq_diff(seg.seq, next);
+        let next = Self::start(half, seg, at, dir, emit);
+        let mut delta = seq_diff(seg.seq, next);
+        if delta > 0 && half.ooo.is_empty() && half.left_out_covers(next, seg.seq) {
+            // The bytes before it are those a cut left out: no hole to wait on.
+            let n = delta as u64;
+            Self::gap(half, n, GapKind::LeftOut(n), ack, at, dir, emit);
+            delta = 0;
+        }
         let len = seg.payload.len() as i64;
         if delta > 0 {
             let off = half.next_off + delta as u64;
@@ -745,6 +948,7 @@ impl Reassembler {
                     at,
                     ack,
                 });
+                half.keeps(at.frame);
             } else {
                 emit(Event::Retransmission {
                     stream: dir.stream,
@@ -878,6 +1082,7 @@ impl Reassembler {
                 break;
             };
             half.ooo_bytes -= w.bytes.len();
+            half.let_go();
             let skip = (half.next_off - off) as usize;
             let total_end = off + (w.bytes.len() + w.missing) as u64;
             if total_end <= half.next_off {
@@ -924,7 +1129,12 @@ impl Reassembler {
         };
         if target > half.next_off {
             let n = target - half.next_off;
-            Self::gap(half, n, GapKind::Lost(n), None, at, dir, emit);
+            let kind = if half.left_out_covers(next, next.wrapping_add(n as u32)) {
+                GapKind::LeftOut(n)
+            } else {
+                GapKind::Lost(n)
+            };
+            Self::gap(half, n, kind, None, at, dir, emit);
         }
         half.acked_hole_since = None;
         half.acked_to = None;
@@ -942,13 +1152,13 @@ impl Reassembler {
         }
     }
 
-    fn close(mut c: Conn, at: At, emit: &mut impl FnMut(Event<'_>)) {
-        Self::close_in_place(&mut c, at, emit);
+    fn close(mut c: Conn, at: At, end: EndKind, emit: &mut impl FnMut(Event<'_>)) {
+        Self::close_in_place(&mut c, at, end, emit);
     }
 
     /// Flushes what is buffered and held (declaring holes lost, then sending what waited for
     /// them), reports the end, frees the buffers.
-    fn close_in_place(c: &mut Conn, at: At, emit: &mut impl FnMut(Event<'_>)) {
+    fn close_in_place(c: &mut Conn, at: At, end: EndKind, emit: &mut impl FnMut(Event<'_>)) {
         if c.closed {
             return;
         }
@@ -963,12 +1173,18 @@ impl Reassembler {
             let dir = Self::dir(c, side);
             Self::skip_hole(&mut c.halves[side], None, at, &dir, emit);
         }
+        Self::reach_left_out_after(c, at, true, emit);
         for half in c.halves.iter_mut() {
             half.recent = Vec::new();
             half.held = VecDeque::new();
+            half.let_go();
         }
         c.closed = true;
-        emit(Event::Close { stream: c.id });
+        emit(Event::Close {
+            stream: c.id,
+            end,
+            at,
+        });
     }
 
     /// The side whose first held piece was held first.
@@ -991,7 +1207,7 @@ impl Reassembler {
             if let Some(c) = self.conns.remove(&k) {
                 if !c.closed {
                     self.evicted += 1;
-                    Self::close(c, at, emit);
+                    Self::close(c, at, EndKind::Evicted, emit);
                 }
             }
         }
@@ -1006,7 +1222,7 @@ impl Reassembler {
     /// End of input: flushes every connection, declaring holes lost, in stream order.
     pub fn finish(&mut self, at: At, emit: &mut impl FnMut(Event<'_>)) {
         for c in self.conns.drain_in_order() {
-            Self::close(c, at, emit);
+            Self::close(c, at, EndKind::CaptureEnd, emit);
         }
     }
 }
@@ -1309,7 +1525,7 @@ mod tests {
     /// Events of several connections, as `(stream, what)`.
     fn by_stream(e: &Event<'_>) -> Option<(u32, String)> {
         match e {
-            Event::Close { stream } => Some((*stream, "close".to_string())),
+            Event::Close { stream, .. } => Some((*stream, "close".to_string())),
             Event::Gap { stream, kind, .. } => Some((*stream, format!("gap {kind:?}"))),
             Event::Data { stream, bytes, .. } => {
                 Some((*stream, String::from_utf8_lossy(bytes).into_owned()))

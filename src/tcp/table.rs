@@ -38,6 +38,9 @@ pub(super) struct Table {
     memory: BTreeMap<(usize, u32, Side), Key>,
     /// The sum of `memory`: what all connections buffer and hold together.
     total: usize,
+    /// Every direction with pieces waiting or held by `(since, id, side)` (`Half::since`): the
+    /// first came in the oldest packet.
+    kept: BTreeMap<(u64, u32, Side), Key>,
     /// The connections keeping a copy of their last bytes, by `(last_seen, id)`.
     recent: BTreeMap<(u64, u32), Key>,
 }
@@ -74,6 +77,9 @@ impl Table {
         self.recent.remove(&(c.last_seen, c.id));
         for side in Side::BOTH {
             self.uncharge(c.charged[side], c.id, side);
+            if let Some(f) = c.kept_since[side] {
+                self.kept.remove(&(f, c.id, side));
+            }
         }
         Some(c)
     }
@@ -109,6 +115,11 @@ impl Table {
             .map(|(&(_, _, side), k)| (*k, side))
     }
 
+    /// The frame of the oldest piece waiting or held in any direction.
+    pub(super) fn oldest_kept(&self) -> Option<u64> {
+        self.kept.first_key_value().map(|(&(f, _, _), _)| f)
+    }
+
     /// What all connections buffer and hold, in the units of `Half::memory`.
     pub(super) fn total(&self) -> usize {
         self.total
@@ -124,10 +135,24 @@ impl Table {
             let was = std::mem::replace(&mut c.charged[side], c.halves[side].memory());
             (side, was, c.charged[side])
         });
+        let kept = Side::BOTH.map(|side| {
+            let now = c.halves[side].since;
+            (side, std::mem::replace(&mut c.kept_since[side], now), now)
+        });
         for (side, was, now) in moved {
             if was != now {
                 self.uncharge(was, id, side);
                 self.charge(now, id, side, *k);
+            }
+        }
+        for (side, was, now) in kept {
+            if was != now {
+                if let Some(f) = was {
+                    self.kept.remove(&(f, id, side));
+                }
+                if let Some(f) = now {
+                    self.kept.insert((f, id, side), *k);
+                }
             }
         }
         self.settle_recent(k);
@@ -163,6 +188,7 @@ impl Table {
         self.idle.clear();
         self.recent.clear();
         self.memory.clear();
+        self.kept.clear();
         self.total = 0;
         let mut all: Vec<Conn> = self.conns.drain().map(|(_, c)| c).collect();
         all.sort_by_key(|c| c.id);
@@ -208,6 +234,22 @@ impl Table {
         for c in self.conns.values() {
             for (half, &charged) in c.halves.iter().zip(c.charged.iter()) {
                 assert_eq!(half.memory(), charged, "stream {}", c.id);
+            }
+        }
+        for (&(f, id, side), k) in &self.kept {
+            let c = self.conns.get(k);
+            assert!(c.is_some_and(|c| c.id == id && c.kept_since[side] == Some(f)));
+        }
+        for c in self.conns.values() {
+            for (half, &kept) in c.halves.iter().zip(c.kept_since.iter()) {
+                assert_eq!(half.since, kept, "stream {}", c.id);
+                let oldest = half
+                    .ooo
+                    .values()
+                    .map(|w| w.at.frame)
+                    .chain(half.held.iter().map(|h| h.at.frame))
+                    .min();
+                assert!(oldest.is_none_or(|o| half.since.is_some_and(|s| s <= o)));
             }
         }
     }

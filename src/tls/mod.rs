@@ -157,7 +157,7 @@ impl TlsFilter {
                 }
                 Verdict::Held
             }
-            Event::Close { stream } => {
+            Event::Close { stream, .. } => {
                 self.decided.remove(&stream);
                 match self.conns.remove(&stream) {
                     Some(c) => Verdict::Ended(c.info),
@@ -473,7 +473,11 @@ mod tests {
         for part in [&app[..3], &app[3..50], &app[50..]] {
             assert!(matches!(f.event(data(1, 5000, 9093, part)), Verdict::Held));
         }
-        let Verdict::Ended(info) = f.event(Event::Close { stream: 1 }) else {
+        let Verdict::Ended(info) = f.event(Event::Close {
+            stream: 1,
+            end: crate::tcp::EndKind::Fin,
+            at: At::default(),
+        }) else {
             panic!("no summary");
         };
         assert_eq!(info.version, Some(0x0304));
@@ -495,7 +499,11 @@ mod tests {
             Verdict::Pass(_)
         ));
         assert!(matches!(
-            f.event(Event::Close { stream: 2 }),
+            f.event(Event::Close {
+                stream: 2,
+                end: crate::tcp::EndKind::Fin,
+                at: At::default(),
+            }),
             Verdict::Pass(_)
         ));
     }
@@ -509,7 +517,11 @@ mod tests {
             f.event(data(3, 5002, 9093, &bytes)),
             Verdict::Held
         ));
-        let Verdict::Ended(info) = f.event(Event::Close { stream: 3 }) else {
+        let Verdict::Ended(info) = f.event(Event::Close {
+            stream: 3,
+            end: crate::tcp::EndKind::Fin,
+            at: At::default(),
+        }) else {
             panic!("no summary");
         };
         assert_eq!(info.records, 1);

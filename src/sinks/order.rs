@@ -1,0 +1,152 @@
+//! Frame order for what is printed. Reassembly hands on some bytes later than the packets
+//! they came in: segments out of order wait for the hole before them, and an answer captured
+//! before the end of its question (two taps merged) is held until the question is complete.
+//! The messages and notices those bytes make are dated by their own packets, so they would
+//! print after later frames. Here they wait until nothing older can come (reassembly says
+//! how old the oldest piece it keeps is), within a window of packets and a memory budget, and
+//! go out in frame order. When reassembly keeps nothing, as in most captures, nothing waits
+//! and nothing is copied. At the end of an input, what the flushed connections and the list
+//! of unanswered requests tell is put in frame order too.
+
+use super::select::{Held, Part};
+use super::Shown;
+use kdissect::kafka::stream::{Notice, Record};
+use kdissect::tls::TlsConnection;
+use std::collections::BTreeMap;
+use std::io::Write;
+
+/// Packets a line waits at most for older ones: past it, it goes out whatever reassembly
+/// still keeps (a hole no acknowledgement declares lost may wait for the connection's end).
+/// Reassembly's own reorder window is 16 packets of one connection; many connections
+/// interleave.
+pub(crate) const ORDER_WINDOW: u64 = 4096;
+
+/// Memory of the lines waiting (their frames and trees, as the exchange filter counts them):
+/// past it the oldest go out.
+pub(crate) const ORDER_MEMORY: usize = 16 * 1024 * 1024;
+
+/// Memory a waiting notice or TLS line is counted for.
+const LINE_COST: usize = 256;
+
+/// A line waiting for its place.
+enum Line {
+    /// A message, how it belongs to what `-c` counts, and the time of the packet before its
+    /// own (for `-t d`).
+    Message(Box<Held>, Part, Option<i64>),
+    Notice(Notice),
+    Tls(TlsConnection),
+}
+
+#[derive(Default)]
+pub(crate) struct InOrder {
+    /// Waiting lines by (frame, order of arrival).
+    waiting: BTreeMap<(u64, u64), (Line, usize)>,
+    arrivals: u64,
+    /// No line still to come is dated before it (but for the late ones that cannot wait).
+    floor: u64,
+    /// The input is being flushed: everything waits until it is done.
+    finishing: bool,
+    cost: usize,
+}
+
+impl InOrder {
+    /// Whether a line dated by `frame` goes out at once: nothing older can come.
+    fn goes_now(&self, frame: u64) -> bool {
+        !self.finishing && frame <= self.floor
+    }
+
+    pub(crate) fn message<W: Write>(&mut self, rec: &Record<'_>, part: Part, out: &mut Shown<W>) {
+        if self.goes_now(rec.frame) {
+            return out.take(rec, part);
+        }
+        let cost = Held::cost_of(rec);
+        let prev = out.printer.clock.prev_packet_ts;
+        self.wait(
+            rec.frame,
+            Line::Message(Box::new(Held::of(rec, cost)), part, prev),
+            cost,
+            out,
+        );
+    }
+
+    pub(crate) fn notice<W: Write>(&mut self, n: &Notice, out: &mut Shown<W>) {
+        match n.frame() {
+            Some(f) if !self.goes_now(f) => self.wait(f, Line::Notice(n.clone()), LINE_COST, out),
+            _ => out.printer.notice(n),
+        }
+    }
+
+    pub(crate) fn tls<W: Write>(&mut self, t: &TlsConnection, out: &mut Shown<W>) {
+        if self.goes_now(t.first.frame) {
+            return out.printer.tls(t);
+        }
+        self.wait(t.first.frame, Line::Tls(t.clone()), LINE_COST, out);
+    }
+
+    fn wait<W: Write>(&mut self, frame: u64, line: Line, cost: usize, out: &mut Shown<W>) {
+        self.waiting.insert((frame, self.arrivals), (line, cost));
+        self.arrivals += 1;
+        self.cost = self.cost.saturating_add(cost);
+        while self.cost > ORDER_MEMORY {
+            if !self.send_first(out) {
+                break;
+            }
+        }
+    }
+
+    /// Reassembly keeps nothing older than `oldest_kept` before packet `now`: what is dated
+    /// up to there goes out (and what waited `ORDER_WINDOW` packets).
+    pub(crate) fn settled<W: Write>(
+        &mut self,
+        oldest_kept: Option<u64>,
+        now: u64,
+        out: &mut Shown<W>,
+    ) {
+        let kept = oldest_kept.map_or(now, |k| k.min(now));
+        self.floor = self.floor.max(kept).max(now.saturating_sub(ORDER_WINDOW));
+        if !self.finishing {
+            self.send_up_to(self.floor, out);
+        }
+    }
+
+    /// The input is read: what its flushing tells waits for `finished`.
+    pub(crate) fn finishing(&mut self) {
+        self.finishing = true;
+    }
+
+    /// The input is done: everything goes out in frame order, and the next input (whose
+    /// frames count from 1 again) starts afresh.
+    pub(crate) fn finished<W: Write>(&mut self, out: &mut Shown<W>) {
+        self.send_up_to(u64::MAX, out);
+        self.finishing = false;
+        self.floor = 0;
+    }
+
+    fn send_up_to<W: Write>(&mut self, frame: u64, out: &mut Shown<W>) {
+        while self
+            .waiting
+            .first_key_value()
+            .is_some_and(|(&(f, _), _)| f <= frame)
+        {
+            self.send_first(out);
+        }
+    }
+
+    /// Sends the oldest waiting line; false when none waits.
+    fn send_first<W: Write>(&mut self, out: &mut Shown<W>) -> bool {
+        let Some((_, (line, cost))) = self.waiting.pop_first() else {
+            return false;
+        };
+        self.cost = self.cost.saturating_sub(cost);
+        match line {
+            Line::Message(held, part, prev) => {
+                let now = std::mem::replace(&mut out.printer.clock.prev_packet_ts, prev);
+                held.with_record(|r| out.take(r, part));
+                out.printer.clock.prev_packet_ts = now;
+            }
+            Line::Notice(n) => out.printer.notice(&n),
+            Line::Tls(t) => out.printer.tls(&t),
+        }
+        true
+    }
+}

@@ -261,15 +261,16 @@ struct KHalf {
     /// Bytes already dropped while looking for a frame boundary (the search window is
     /// bounded), told in the resync notice with the rest.
     dropped: usize,
-    /// Where each packet's bytes begin in `buf`, with its frame number: which packets a
-    /// message came in (for `-w`). Only marks at or after `pos` (and the one before) are kept.
-    marks: std::collections::VecDeque<(usize, u64)>,
+    /// Where each packet's bytes begin in `buf`, with its frame number and time: which
+    /// packets a message came in (for `-w`), and the packet that completed it. Only marks at
+    /// or after `pos` (and the one before) are kept.
+    marks: std::collections::VecDeque<(usize, At)>,
 }
 
 impl KHalf {
     /// Appends a packet's bytes.
-    fn push(&mut self, bytes: &[u8], frame: u64) {
-        self.marks.push_back((self.buf.len(), frame));
+    fn push(&mut self, bytes: &[u8], at: At) {
+        self.marks.push_back((self.buf.len(), at));
         // Grow by doubling while small, then by at most GROW_STEP past what is needed: a
         // 100 MiB frame then takes about 100 MiB, not the 128 MiB doubling would reach, and
         // the memory budget counts what is there. (The frame's size prefix is not trusted
@@ -289,11 +290,16 @@ impl KHalf {
 
     /// The packet that carried the byte at `off` of `buf`.
     fn frame_at(&self, off: usize) -> u64 {
+        self.at_of(off).frame
+    }
+
+    /// The packet (frame and time) that carried the byte at `off` of `buf`.
+    fn at_of(&self, off: usize) -> At {
         self.marks
             .iter()
             .take_while(|(o, _)| *o <= off)
             .last()
-            .map_or(self.last_at.frame, |(_, f)| *f)
+            .map_or(self.last_at, |(_, a)| *a)
     }
 
     /// The earliest and the latest packets that carried any of the bytes `start..end` of
@@ -306,7 +312,9 @@ impl KHalf {
             .iter()
             .skip_while(|(o, _)| *o <= start)
             .take_while(|(o, _)| *o < end)
-            .fold((first, first), |(lo, hi), &(_, f)| (lo.min(f), hi.max(f)))
+            .fold((first, first), |(lo, hi), &(_, a)| {
+                (lo.min(a.frame), hi.max(a.frame))
+            })
     }
 
     /// Forgets marks of packets wholly before `pos`.
@@ -431,15 +439,29 @@ struct Deferred {
 const DEFER_PACKETS: u64 = 64;
 
 impl KConn {
+    /// While it is not yet known whether the connection is Kafka, the frame of the oldest
+    /// bytes it holds: what they make, once known, is dated by their own packets, so nothing
+    /// later may be printed before them (within `DEFER_PACKETS`).
+    fn undecided_since(&self) -> Option<u64> {
+        if self.state != State::Undecided {
+            return None;
+        }
+        self.halves
+            .iter()
+            .filter(|h| !h.unconsumed().is_empty())
+            .filter_map(|h| h.marks.front().map(|(_, a)| a.frame))
+            .min()
+    }
+
     /// The memory the connection holds: both directions' buffers as allocated, and its
     /// requests waiting.
     fn footprint(&self) -> usize {
-        // A frame's bytes and, for each packet they came in, a mark of 16 bytes (a frame of
+        // A frame's bytes and, for each packet they came in, a mark of 24 bytes (a frame of
         // 100 MiB in 100-byte segments has a million).
         let bufs: usize = self
             .halves
             .iter()
-            .map(|h| h.buf.capacity() + h.marks.capacity() * 16)
+            .map(|h| h.buf.capacity() + h.marks.capacity() * MARK_COST)
             .sum();
         let deferred = self.deferred.as_ref().map_or(0, |d| d.bytes.capacity());
         bufs.saturating_add(self.pending.entries().saturating_mul(PENDING_COST))
@@ -463,6 +485,9 @@ struct Span {
     last: u64,
     at: At,
 }
+
+/// What a packet's mark costs in a direction's `KHalf::marks`.
+const MARK_COST: usize = std::mem::size_of::<(usize, At)>();
 
 /// Most a direction's buffer grows by past what it needs (`KHalf::push`).
 const GROW_STEP: usize = 4 * 1024 * 1024;
@@ -502,7 +527,8 @@ pub struct Tracker {
     topics: TopicNames,
     /// Requests of ended connections that never got a response, listed at the end.
     unanswered: Vec<Notice>,
-    /// Connections holding a deferred response, by its frame (`KConn::deferred_at`).
+    /// Connections holding a deferred response, or bytes not yet known to be Kafka, by the
+    /// frame of what they hold (`KConn::deferred_at`).
     deferred: std::collections::BTreeSet<(u64, u32)>,
 }
 
@@ -551,7 +577,11 @@ impl Tracker {
         let Some(c) = self.conns.get_mut(&stream) else {
             return;
         };
-        let now = c.deferred.as_ref().map(|d| d.span.at.frame);
+        let now = c
+            .deferred
+            .as_ref()
+            .map(|d| d.span.at.frame)
+            .or_else(|| c.undecided_since());
         let was = std::mem::replace(&mut c.deferred_at, now);
         if was != now {
             if let Some(f) = was {
@@ -710,7 +740,7 @@ impl Tracker {
             State::Kafka => {
                 let h = &mut c.halves[side];
                 h.last_at = at;
-                h.push(bytes, at.frame);
+                h.push(bytes, at);
                 c.cut(&mut cx, side, at, sink);
             }
         }
@@ -960,7 +990,7 @@ impl KConn {
     ) {
         self.data_events += 1;
         let h = &mut self.halves[side];
-        h.push(bytes, at.frame);
+        h.push(bytes, at);
         if plausible_request_at(h.unconsumed(), cx.cfg.max_frame) {
             self.state = State::Kafka;
             self.broker = Some(dst);
@@ -1095,6 +1125,11 @@ impl KConn {
         sink: &mut impl Sink,
     ) {
         let (first, last) = self.halves[side].frames_of(start, start + len);
+        // Dated by the packet that brought its last byte: the current one, but for bytes a
+        // side buffered before its connection was known to be Kafka (an answer on a
+        // connection picked up mid-stream, cut once the client's next request showed it).
+        let own = self.halves[side].at_of(start + len - 1);
+        let at = if own.frame < at.frame { own } else { at };
         let span = Span { first, last, at };
         let ends = self.ends(side);
         // The frame is decoded from the connection's buffer; move it out of the way of the
@@ -1497,7 +1532,7 @@ impl KConn {
 }
 
 /// Whether a packet's bytes begin at `off` of a side's buffer (`KHalf::marks`).
-fn is_packet_start(marks: &std::collections::VecDeque<(usize, u64)>, off: usize) -> bool {
+fn is_packet_start(marks: &std::collections::VecDeque<(usize, At)>, off: usize) -> bool {
     marks.binary_search_by_key(&off, |m| m.0).is_ok()
 }
 

@@ -430,7 +430,7 @@ impl Stats {
             ));
         }
         sections.push((
-            "Connections".into(),
+            self.connections_title(),
             self.connection_grid(layout.connections),
         ));
         let text: Vec<String> = sections
@@ -480,9 +480,21 @@ impl Stats {
         g
     }
 
+    /// "Connections", and with several files the number the table gives each: a path is too
+    /// long for a column of a table that fits a terminal.
+    fn connections_title(&self) -> String {
+        let mut t = String::from("Connections");
+        if self.files.len() > 1 {
+            for (i, f) in self.files.iter().enumerate() {
+                t.push_str(&format!("\nfile {}: {f}", i + 1));
+            }
+        }
+        t
+    }
+
     /// Per TCP stream: who spoke to whom, and how much; the busiest first. Past `shown` rows
     /// (all when `None`) and past `CONN_ROWS` connections, the rest are summed in one row.
-    /// With several files, a first column names each connection's file.
+    /// With several files, a first column gives each connection's file by its number.
     fn connection_grid(&self, shown: Option<usize>) -> Grid {
         let several = self.files.len() > 1;
         let header = [
@@ -500,8 +512,8 @@ impl Stats {
         let (top, rest) = conns.split_at(shown.unwrap_or(usize::MAX).min(conns.len()));
         for (&(file, id), c) in top {
             let mut row = Vec::new();
-            if let Some(f) = self.file_name(file) {
-                row.push(TCell::atom(f));
+            if several {
+                row.push(TCell::whole(file + 1));
             }
             row.extend([
                 TCell::whole(id),

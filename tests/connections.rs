@@ -600,3 +600,68 @@ fn a_first_answer_is_decoded_with_the_version_the_connection_then_uses() {
     // It prints before the request that told its version (frame order).
     assert_eq!(frame(&cut[1]), 2);
 }
+
+/// A cut that keeps a response a reset cut off keeps the reset too: read back, the frame is
+/// cut off by the connection's end, as in the capture (not damage, exit 0), not by the end of
+/// the cut. In cluster-restart the controller's Fetch answer on broker 2's KRaft connection
+/// (stream 8) has sent 73 of 182 bytes when broker 2 resets it (frame 3623).
+#[test]
+fn a_cut_keeps_the_reset_that_cut_a_kept_response_off() {
+    for (input, args, name) in [
+        (
+            "ak44-franz-produce-consume-reset.pcap",
+            ["--stream", "6"],
+            "reset.pcapng",
+        ),
+        (
+            "cluster-restart.pcap",
+            ["--stream", "8"],
+            "restart-8.pcapng",
+        ),
+    ] {
+        let (shown, back, code, text) = cut_and_read(&sample(input), &args, name);
+        assert_eq!(code, Some(0), "{input}: {text}");
+        assert!(
+            text.contains("!! the connection was reset inside a frame"),
+            "{input}: {text}"
+        );
+        assert_eq!(
+            back.iter().map(identity).collect::<Vec<_>>(),
+            shown.iter().map(identity).collect::<Vec<_>>()
+        );
+        let partial = |v: &[J]| v.iter().filter(|m| m["partial"] == true).count();
+        assert_eq!((partial(&shown), partial(&back)), (1, 1), "{input}");
+    }
+}
+
+/// A cut of every message of a running cluster's capture reads back as the capture: the same
+/// messages in the same order. Clients close their connections to a broker that shuts down
+/// (cluster-restart): the broker's last answer acknowledges the client's FIN, which the cut
+/// keeps, else the answer looks captured before the end of its question and prints late.
+#[test]
+fn a_whole_cut_of_a_cluster_capture_reads_back_in_the_same_order() {
+    let who = |m: &J| {
+        (
+            identity(m),
+            m["src"].as_str().unwrap_or("").to_string(),
+            m["partial"] == true,
+        )
+    };
+    for name in ["cluster-restart.pcap", "cluster-kill.pcap"] {
+        let (shown, back, code, text) = cut_and_read(&sample(name), &[], &format!("{name}ng"));
+        assert_eq!(code, Some(0), "{name}: {text}");
+        let (a, b): (Vec<_>, Vec<_>) = (
+            shown.iter().map(who).collect(),
+            back.iter().map(who).collect(),
+        );
+        let first = a.iter().zip(&b).position(|(x, y)| x != y);
+        assert_eq!(
+            first,
+            None,
+            "{name}: {:?} read back as {:?}",
+            first.map(|i| &a[i]),
+            first.map(|i| &b[i])
+        );
+        assert_eq!(a.len(), b.len(), "{name}");
+    }
+}

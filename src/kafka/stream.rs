@@ -1336,17 +1336,21 @@ impl KConn {
         let Some(i) = found else {
             return;
         };
-        tell_resync(
-            sink,
-            Notice::Resync {
-                stream: cx.stream,
-                src,
-                dst,
-                at,
-                skipped: i + std::mem::take(&mut h.dropped),
-                reason: h.reason(),
-            },
-        );
+        // A frame right where the search began passed nothing over: no resynchronisation.
+        let skipped = i + std::mem::take(&mut h.dropped);
+        if skipped > 0 {
+            tell_resync(
+                sink,
+                Notice::Resync {
+                    stream: cx.stream,
+                    src,
+                    dst,
+                    at,
+                    skipped,
+                    reason: h.reason(),
+                },
+            );
+        }
         h.pos += i;
         h.resync = false;
     }

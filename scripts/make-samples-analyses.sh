@@ -15,7 +15,7 @@
 #                     for 15 s (max.poll.records=10, 3 s asleep after each poll), then catches
 #                     up; the producer stops 32 s after the first records are consumed;
 #                     commitSync once a second.
-#   rebalance-classic members in group rb-classic on rb-events (6 partitions, 10 records a
+#   rebalance-classic members in group rb-classic on rb-events (6 partitions, 3 records a
 #                     second), classic protocol: rb-m1 joins; 4 s after it has partitions rb-m2
 #                     joins; 4 s after rb-m2 has partitions rb-m3 starts in its own JVM; 5 s
 #                     after rb-m3 has partitions it is killed with SIGKILL (no LeaveGroup: the
@@ -236,7 +236,7 @@ run_rebalance() {
     start_capture "$WORK/$name.pcap" 'tcp port 9092'
     describer consumer "$group" 3 "$WORK/$name.describe.log" members &
     DESCRIBE_PID=$!
-    in_ns env KD_SIGNAL_DIR="$sig" timeout 300 java -Xmx384m -cp "$CP" kdissect.clients.Main rebalance "$protocol" \
+    in_ns env KD_SIGNAL_DIR="$sig" KD_RATE=3 timeout 300 java -Xmx384m -cp "$CP" kdissect.clients.Main rebalance "$protocol" \
         >"$WORK/$name.log" 2>&1 &
     local main=$!
     wait_line "$WORK/$name.log" '"op":"signal"' 200

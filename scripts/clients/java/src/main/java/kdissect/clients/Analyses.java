@@ -55,7 +55,7 @@ import org.apache.kafka.common.TopicPartition;
  * and KD_PRODUCE_S count from the first records consumed, after the group join). Once a
  * second it prints the records-lag-max metric and each partition's records-lag and
  * records-lead (metrics.sample.window.ms=5000).</li>
- * <li>{@code rebalance classic|consumer}: a producer at 10 records a second over the 6
+ * <li>{@code rebalance classic|consumer}: a producer at KD_RATE records a second (default 10) over the 6
  * partitions of rb-events; members rb-m1 and rb-m2 join group rb-classic or rb-kip848 one
  * after the other, the script runs rb-m3 in its own JVM ({@code rebalance-member}) and kills
  * it, then rb-m2 and rb-m1 leave (the steps are in {@link #rebalance}). Every assignment
@@ -319,7 +319,7 @@ final class Analyses {
         result(obj("op", "rebalancePlan", "t", t0, "protocol", protocol, "stepS", step));
         AtomicBoolean stopAll = new AtomicBoolean(), stop2 = new AtomicBoolean();
         AtomicLong produced = new AtomicLong();
-        Thread producer = steadyProducer("rb-producer", "rb-events", 6, 10, "all", stopAll, produced);
+        Thread producer = steadyProducer("rb-producer", "rb-events", 6, envInt("KD_RATE", 10), "all", stopAll, produced);
         Thread m1 = memberThread(protocol, "rb-m1", stopAll);
         awaitAssigned("rb-m1", 120);
         sleep(step * 1000L);

@@ -51,6 +51,7 @@ FILTER='tcp port 9092 or tcp port 9093 or tcp port 9094 or tcp portrange 9096-90
 AGENT_ARTIFACT=name.neykov:extract-tls-secrets:4.0.0
 AGENT=${AGENT:-$HOME/.m2/repository/name/neykov/extract-tls-secrets/4.0.0/extract-tls-secrets-4.0.0.jar}
 CAPTURE_PID=
+BROKER_OPTS=
 
 # name | client | TLS leg: environment (space-separated K=V) and bootstrap | plaintext bootstrap
 # ("-" for none) | broker agent (yes/no)
@@ -71,6 +72,10 @@ SCENARIOS=(
     "kafkajs-aes128-12|kafkajs|KD_SECURITY=SSL KD_TLS_MAX=TLSv1.2 KD_CIPHERS=ECDHE-RSA-AES128-GCM-SHA256|127.0.0.1:9093|127.0.0.1:9092|no"
     "kafkajs-ecdsa-aes256-12|kafkajs|KD_SECURITY=SSL KD_TLS_MAX=TLSv1.2 KD_CIPHERS=ECDHE-ECDSA-AES256-GCM-SHA384|127.0.0.1:9098|-|no"
     "kafkajs-chacha13|kafkajs|KD_SECURITY=SSL KD_TLS_MAX=TLSv1.3 KD_CIPHERS=TLS_CHACHA20_POLY1305_SHA256|127.0.0.1:9093|-|no"
+    # Resumption: franz-go offers its cached session (pre_shared_key) on every later connection,
+    # here to a broker keeping sessions in its own cache instead of stateless tickets. The
+    # broker (JSSE) declines it all the same, as it does with stateless tickets and for Java.
+    "franz-psk13|franz|KD_SECURITY=SSL KD_TLS_MAX=1.3 KD_BROKER_STATEFUL=1|127.0.0.1:9093|-|yes"
     "kcat-ssl13|kcat|KD_SECURITY=SSL|127.0.0.1:9093|127.0.0.1:9092|no"
     "confluent-broker-keys|confluent|KD_SECURITY=SSL|127.0.0.1:9093|127.0.0.1:9092|yes"
 )
@@ -120,6 +125,7 @@ fresh_broker() {
     local keys=$1 ku=$2 opts=""
     [ -z "$keys" ] || opts="-javaagent:$AGENT=$keys"
     [ "$ku" = 0 ] || opts="$opts -Djava.security.properties=$WORK/keyupdate.security"
+    [ -z "${BROKER_OPTS:-}" ] || opts="$opts $BROKER_OPTS"
     "$BROKER" stop >/dev/null 2>&1 || true
     KAFKA_JAVA_OPTS=$opts "$BROKER" start --fresh
     {
@@ -296,12 +302,15 @@ run_tls() {
         KD_KEYUPDATE=1) ku=1 ;;
         KD_NO_KEYLOG=1) keys="" ;;
         KD_WRONG_KEYS=*) ;;
+        # The broker keeps TLS sessions in its own cache instead of stateless tickets.
+        KD_BROKER_STATEFUL=1) BROKER_OPTS=-Djdk.tls.server.enableSessionTicketExtension=false ;;
         *) sec+=("$kv") ;;
         esac
     done
     [ "$agent" != yes ] || bkeys=$WORK/$file.broker.keys
     [ "$client" != confluent ] || keys="" # the wheel's librdkafka writes no key log
     capture_leg "$file" "$client" "$bootstrap" "$keys" "$bkeys" "$ku" "${sec[@]}"
+    BROKER_OPTS=
     rm -f "$OUT/$file.keys" "$OUT/$file.broker.keys"
     [ -z "$keys" ] || cp "$keys" "$OUT/$file.keys"
     [ -z "$bkeys" ] || cp "$bkeys" "$OUT/$file.broker.keys"

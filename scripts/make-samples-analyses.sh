@@ -135,32 +135,25 @@ stop_capture() {
 
 now_ms() { date +%s%3N; }
 
-# describer KIND GROUP EVERY-S OUT [MEMBERS]: the admin tool's --describe of GROUP every EVERY-S seconds
-# (offsets; with MEMBERS=members every other round --members --verbose), over the uncaptured
-# SSL listener, until stop_describer. KIND is consumer or share.
+# describer KIND GROUP EVERY-S OUT [MEMBERS]: the admin tool's --describe of GROUP every EVERY-S
+# seconds (--offsets; with MEMBERS=members every other round --members --verbose) over the
+# uncaptured SSL listener, until stop_describer. KIND is consumer (kafka-consumer-groups,
+# ConsumerGroupCommand) or share (kafka-share-groups, ShareGroupCommand); the tool runs round
+# after round in one JVM (Main describe-loop), so each answer is dated within a few ms.
 describer() {
-    local kind=$1 group=$2 every=$3 out=$4 members=${5:-no} cls round=0 what start
-    cls=org.apache.kafka.tools.consumer.group.ConsumerGroupCommand
-    [ "$kind" = consumer ] || cls=org.apache.kafka.tools.consumer.group.ShareGroupCommand
+    local kind=$1 group=$2 every=$3 out=$4 members=${5:-no}
+    rm -f "$WORK/stop-describe" "$out"
     printf 'security.protocol=SSL\nssl.truststore.type=PKCS12\nssl.truststore.location=%s\nssl.truststore.password=kdissect-test\n' \
         "$KAFKA_WORK/config/client.truststore.p12" >"$WORK/admin-ssl.properties"
-    rm -f "$WORK/stop-describe" "$out"
     # The tool's own log: warnings only (the client programs' log4j2.properties logs every request).
-    printf 'status = warn\nappender.err.type = Console\nappender.err.name = err\nappender.err.target = SYSTEM_ERR\nappender.err.layout.type = PatternLayout\nappender.err.layout.pattern = %%d{HH:mm:ss.SSS} %%-5p %%c{1}: %%m%%n\nrootLogger.level = WARN\nrootLogger.appenderRef.err.ref = err\n' \
+    printf 'status = warn\nappender.err.type = Console\nappender.err.name = err\nappender.err.target = SYSTEM_OUT\nappender.err.layout.type = PatternLayout\nappender.err.layout.pattern = %%d{HH:mm:ss.SSS} %%-5p %%c{1}: %%m%%n\nrootLogger.level = WARN\nrootLogger.appenderRef.err.ref = err\n' \
         >"$WORK/admin-log4j2.properties"
-    while [ ! -f "$WORK/stop-describe" ]; do
-        what=(--describe --offsets)
-        if [ "$members" = members ] && [ $((round % 2)) = 1 ]; then what=(--describe --members --verbose); fi
-        start=$(now_ms)
-        printf '### describe start t=%s (%s) %s\n' "$start" "$(date -u -d "@${start:0:10}" +%FT%TZ)" "${what[*]}"
-        in_ns java -Xmx128m -XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile="$WORK/admin-log4j2.properties" \
-            -cp "$CP" "$cls" --bootstrap-server 127.0.0.1:9093 \
-            --command-config "$WORK/admin-ssl.properties" --group "$group" "${what[@]}" 2>&1 |
-            grep -v -E 'SLF4J|^\s*$|^\s+at |^\s+\.\.\. [0-9]+ more|^java\.util\.concurrent\.ExecutionException|^Caused by' || true
-        printf '### describe end t=%s\n' "$(now_ms)"
-        round=$((round + 1))
-        sleep "$every"
-    done >>"$out"
+    local common=(--bootstrap-server 127.0.0.1:9093 --command-config "$WORK/admin-ssl.properties" --group "$group")
+    local rounds=("${common[@]}" --describe --offsets)
+    [ "$members" != members ] || rounds+=(+ "${common[@]}" --describe --members --verbose)
+    in_ns java -Xmx192m -Dlog4j2.configurationFile="$WORK/admin-log4j2.properties" -cp "$CP" \
+        kdissect.clients.Main describe-loop "$kind" $((every * 1000)) "$WORK/stop-describe" "${rounds[@]}" 2>&1 |
+        grep -v -E 'SLF4J|^\s*$|^\s+at |^\s+\.\.\. [0-9]+ more|^java\.util\.concurrent\.ExecutionException|^Caused by' >"$out" || true
 }
 
 # stop_describer: lets the running --describe finish, then ends the loop.
@@ -176,7 +169,9 @@ keep_logs() {
     local name=$1
     {
         printf '# ana-%s.pcap: the Java program'"'"'s RESULT lines (Analyses.java), "t" = epoch ms\n' "$name"
-        grep -E '^RESULT |WARN|ERROR' "$WORK/$name.log" | grep -v -E 'Give up sending telemetry|from least loaded node' || true
+        # A metric without a sample yet is NaN, which JSON cannot hold: null.
+        grep -E '^RESULT |WARN|ERROR' "$WORK/$name.log" | grep -v -E 'Give up sending telemetry|from least loaded node' |
+            sed -E 's/:(-?Infinity|NaN)([,}])/:null\2/g' || true
     } >"$OUT/logs/ana-$name.log"
     if [ -f "$WORK/$name.describe.log" ]; then
         {
@@ -203,7 +198,7 @@ run_lag() {
     fresh_broker
     java_main setup-topics lag-events:3 >>"$WORK/setup.log" 2>&1
     start_capture "$WORK/lag.pcap" 'tcp port 9092'
-    describer consumer lag-group 3 "$WORK/lag.describe.log" &
+    describer consumer lag-group 2 "$WORK/lag.describe.log" &
     DESCRIBE_PID=$!
     in_ns env KD_RATE=10 KD_PRODUCE_S=32 KD_FAST_S=8 KD_SLOW_S=15 KD_SLOW_SLEEP_MS=3000 \
         timeout 180 java -Xmx384m -cp "$CP" kdissect.clients.Main lag >"$WORK/lag.log" 2>&1
@@ -234,7 +229,7 @@ run_rebalance() {
     rm -rf "$sig"
     mkdir -p "$sig"
     start_capture "$WORK/$name.pcap" 'tcp port 9092'
-    describer consumer "$group" 3 "$WORK/$name.describe.log" members &
+    describer consumer "$group" 2 "$WORK/$name.describe.log" members &
     DESCRIBE_PID=$!
     in_ns env KD_SIGNAL_DIR="$sig" KD_RATE=3 timeout 300 java -Xmx384m -cp "$CP" kdissect.clients.Main rebalance "$protocol" \
         >"$WORK/$name.log" 2>&1 &
@@ -263,7 +258,7 @@ run_share() {
     java_main setup-topics share-jobs:2 >>"$WORK/setup.log" 2>&1
     java_main setup-share-group share-jobs-group >>"$WORK/setup.log" 2>&1
     start_capture "$WORK/share-group.pcap" 'tcp port 9092'
-    describer share share-jobs-group 4 "$WORK/share-group.describe.log" &
+    describer share share-jobs-group 2 "$WORK/share-group.describe.log" &
     DESCRIBE_PID=$!
     in_ns timeout 180 java -Xmx384m -cp "$CP" kdissect.clients.Main share-group >"$WORK/share-group.log" 2>&1
     stop_describer

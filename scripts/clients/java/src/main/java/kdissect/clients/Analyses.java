@@ -147,7 +147,10 @@ final class Analyses {
             String key = name;
             if (n.tags().containsKey("partition")) key = name + " " + n.tags().get("topic") + "-" + n.tags().get("partition");
             else if (n.tags().containsKey("topic")) continue;
-            m.put(key, e.getValue().metricValue());
+            Object v = e.getValue().metricValue();
+            // NaN (no sample in the window yet) is not JSON: written as null.
+            if (v instanceof Double d && (d.isNaN() || d.isInfinite())) v = null;
+            m.put(key, v);
         }
         return m;
     }

@@ -122,6 +122,7 @@ public final class Main {
             case "rebalance-member" -> Analyses.rebalanceMember(arg == null ? "classic" : arg);
             case "share-group" -> Analyses.shareGroup();
             case "slow-acks" -> Analyses.slowAcks();
+            case "describe-loop" -> DescribeLoop.run(java.util.Arrays.copyOfRange(args, 1, args.length));
             default -> {
                 usage();
                 System.exit(2);
@@ -152,7 +153,8 @@ public final class Main {
                   rebalance classic|consumer   group members joining and leaving (Analyses.java)
                   rebalance-member classic|consumer   one member in its own JVM (to be killed)
                   share-group                  share consumers joining and leaving a share group
-                  slow-acks                    acks=all and acks=1 producers to a slowed replica set""");
+                  slow-acks                    acks=all and acks=1 producers to a slowed replica set
+                  describe-loop consumer|share EVERY_MS STOP_FILE ARGS...   the groups tool, again and again""");
     }
 
     // ---------------------------------------------------------------- helpers

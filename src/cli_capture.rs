@@ -321,13 +321,23 @@ impl Cut {
                 continue;
             };
             notes.seen(&seg);
+            let kept = |d| ranges.get(&d).is_some_and(|r| r.contains(p.number));
+            let of_kept = ranges.contains_key(&(seg.src, seg.dst))
+                || ranges.contains_key(&(seg.dst, seg.src));
             if seg.payload.is_empty() {
+                // The close or reset of a kept connection is kept: read back, a frame it cut
+                // off ends with its connection, as in the capture, not with the cut; and an
+                // answer acknowledging a FIN finds it there (else it looks captured before
+                // the end of its question, and waits).
+                let ends = (seg.rst || seg.fin) && !seg.syn;
+                if ends && of_kept {
+                    let comments = notes.take(&seg, p.number);
+                    w.write_with(&p, &comments)
+                        .map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
+                }
                 continue;
             }
-            let kept = |d| ranges.get(&d).is_some_and(|r| r.contains(p.number));
             if !kept((seg.src, seg.dst)) {
-                let of_kept = ranges.contains_key(&(seg.src, seg.dst))
-                    || ranges.contains_key(&(seg.dst, seg.src));
                 if of_kept {
                     notes.left_out(&seg);
                 }

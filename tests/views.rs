@@ -111,6 +111,22 @@ fn stats_health_of_damaged_captures() {
     );
 }
 
+/// A frame the snap length cut ends in a gap; the next frame starts right after it, so
+/// nothing is passed over: no resynchronisation is told or counted ("after a gap: skipped 0
+/// bytes to the next frame boundary" came after every cut frame of the kgen snaplen capture).
+#[test]
+fn a_frame_right_after_a_gap_is_not_a_resynchronisation() {
+    let f = sample("kgen-all-versions-snaplen96.pcap");
+    let text = stdout(&run(&[&f]));
+    assert!(!text.contains("skipped 0 bytes"), "{text}");
+    assert!(text.contains("!! a Kafka frame was lost in a gap: the snap length cut"));
+    let s = stats(&[&f]);
+    assert_eq!(
+        (&s["health"]["resyncs"], &s["health"]["midstream_pickups"]),
+        (&J::from(0), &J::from(0))
+    );
+}
+
 /// Three real nodes (samples/merged-three-nodes.pcap: tansu 0.6.0 at 127.0.0.1, Apache Kafka
 /// 4.4.0 at 127.0.0.2, a tansu node whose ApiVersions answer was not captured at 127.0.0.3):
 /// each request is checked against the ApiVersions answer of the node it went to. Checked

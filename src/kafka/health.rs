@@ -1,7 +1,7 @@
 //! What happened to the Kafka streams of a capture, counted once: the closing report, the
 //! exit status and the statistics read the same counters.
 
-use super::stream::{Notice, Record, ResyncReason};
+use super::stream::{Notice, Record};
 use super::Direction;
 use crate::tcp::EndKind;
 
@@ -28,7 +28,8 @@ pub struct StreamHealth {
     /// Retransmitted bytes that differ from the first copy.
     pub conflicting_overlaps: u64,
     pub resyncs: u64,
-    /// Resynchronisations because the capture began inside a connection.
+    /// Kafka connections the capture began inside (a direction's start not captured),
+    /// whether or not bytes had to be skipped to a frame boundary.
     pub midstream_pickups: u64,
     /// Bytes skipped while looking for frame boundaries.
     pub skipped_bytes: u64,
@@ -79,15 +80,11 @@ impl StreamHealth {
             Notice::LostInGap { .. } => self.gaps += 1,
             Notice::Retransmission { .. } => self.retransmissions += 1,
             Notice::ConflictingOverlap { .. } => self.conflicting_overlaps += 1,
-            Notice::Resync {
-                reason, skipped, ..
-            } => {
+            Notice::Resync { skipped, .. } => {
                 self.resyncs += 1;
                 self.skipped_bytes += *skipped as u64;
-                if *reason == ResyncReason::MidStream {
-                    self.midstream_pickups += 1;
-                }
             }
+            Notice::PickedUp { .. } => self.midstream_pickups += 1,
             Notice::BadSize { .. } => self.bad_sizes += 1,
             Notice::EndedInFrame { end, .. } => {
                 self.ended_in_frame += 1;

@@ -165,6 +165,11 @@ pub enum Notice {
         at: At,
         offset: u64,
     },
+    /// A Kafka connection the capture picked up mid-stream: a direction's start was not
+    /// captured (told once, whether or not bytes had to be skipped; not printed).
+    PickedUp {
+        stream: u32,
+    },
     /// A Kafka connection seen for the first time.
     Connection {
         stream: u32,
@@ -206,7 +211,7 @@ impl Notice {
             Notice::Unanswered { request, .. } | Notice::PendingDropped { request, .. } => {
                 Some(request.frame)
             }
-            Notice::Connection { .. } => None,
+            Notice::Connection { .. } | Notice::PickedUp { .. } => None,
         }
     }
 }
@@ -424,6 +429,9 @@ struct KConn {
     deferred: Option<Deferred>,
     /// The frame of `deferred` as `Tracker::deferred` last entered it.
     deferred_at: Option<u64>,
+    /// A direction started without its beginning (a mid-stream gap), and whether that was
+    /// told (once the connection is known to be Kafka).
+    picked_up: (bool, bool),
 }
 
 /// A response held back to be decoded with the versions its connection turns out to use.
@@ -696,6 +704,7 @@ impl Tracker {
             charged: 0,
             deferred: None,
             deferred_at: None,
+            picked_up: (false, false),
         };
         self.conns.insert(stream, conn);
     }
@@ -1000,6 +1009,7 @@ impl KConn {
                 broker: dst,
                 detected: true,
             });
+            self.tell_picked_up(cx, sink);
             // Requests first, then whatever the broker already said.
             self.cut(cx, side, at, sink);
             self.cut(cx, side.other(), at, sink);
@@ -1305,6 +1315,10 @@ impl KConn {
     ) {
         let side = self.addrs.side_of(&ends.0);
         let want = want_from(self.broker != Some(ends.0));
+        if kind == GapKind::MidStream {
+            self.picked_up.0 = true;
+            self.tell_picked_up(cx, sink);
+        }
         if self.state == State::Kafka {
             self.settle_before_gap(cx, side, ends, want, at, sink);
         }
@@ -1314,6 +1328,15 @@ impl KConn {
             self.show_partial(cx, side, ends, want, at, Cut::Gap, sink);
         }
         self.halves[side].restart_after_gap(kind);
+    }
+
+    /// A Kafka connection picked up mid-stream is told once (for the statistics); one still
+    /// being detected, when it turns out to be Kafka.
+    fn tell_picked_up(&mut self, cx: &Cx<'_>, sink: &mut impl Sink) {
+        if self.state == State::Kafka && self.picked_up == (true, false) {
+            self.picked_up.1 = true;
+            sink.notice(&Notice::PickedUp { stream: cx.stream });
+        }
     }
 
     /// While still looking for a boundary after an earlier gap, the buffered bytes are a frame
@@ -1336,17 +1359,21 @@ impl KConn {
         let Some(i) = found else {
             return;
         };
-        tell_resync(
-            sink,
-            Notice::Resync {
-                stream: cx.stream,
-                src,
-                dst,
-                at,
-                skipped: i + std::mem::take(&mut h.dropped),
-                reason: h.reason(),
-            },
-        );
+        // A frame right where the search began passed nothing over: no resynchronisation.
+        let skipped = i + std::mem::take(&mut h.dropped);
+        if skipped > 0 {
+            tell_resync(
+                sink,
+                Notice::Resync {
+                    stream: cx.stream,
+                    src,
+                    dst,
+                    at,
+                    skipped,
+                    reason: h.reason(),
+                },
+            );
+        }
         h.pos += i;
         h.resync = false;
     }

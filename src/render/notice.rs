@@ -81,7 +81,9 @@ pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
             prefix(clock, at.frame, at.ts_nanos, src, dst, *stream),
             count(*present as u64, "byte")
         ),
-        Notice::Retransmission { .. } | Notice::Connection { .. } => return None,
+        Notice::Retransmission { .. }
+        | Notice::Connection { .. }
+        | Notice::PickedUp { .. } => return None,
     })
 }
 

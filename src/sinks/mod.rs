@@ -212,7 +212,7 @@ fn notice_time(n: &Notice) -> Option<i64> {
         Notice::Unanswered { request, .. } | Notice::PendingDropped { request, .. } => {
             Some(request.ts_nanos)
         }
-        Notice::EndedInFrame { .. } | Notice::Connection { .. } => None,
+        Notice::EndedInFrame { .. } | Notice::Connection { .. } | Notice::PickedUp { .. } => None,
     }
 }
 
@@ -227,6 +227,7 @@ pub(crate) fn notice_stream(n: &Notice) -> Option<u32> {
         | Notice::Retransmission { stream, .. }
         | Notice::ConflictingOverlap { stream, .. }
         | Notice::Connection { stream, .. }
+        | Notice::PickedUp { stream }
         | Notice::PendingDropped { stream, .. }
         | Notice::FrameDropped { stream, .. } => Some(*stream),
     }

@@ -2,7 +2,10 @@
 //! connections with distinct client addresses and ports, shifted sequence numbers and shifted
 //! timestamps, so that each copy is a valid connection of its own.
 //!
-//! cargo run --release --example make_big_capture -- OUT.pcap SIZE_MB SAMPLE.pcap [SAMPLE.pcap ...]
+//! cargo run --release --example make_big_capture -- OUT.pcap SIZE_MB SAMPLE.pcap[:N] [...]
+//!
+//! `SAMPLE.pcap:N` replays that sample N times in each round (default once), which sets the mix
+//! of the output: a weight per sample, since the samples differ in size by 100 times.
 //!
 //! Samples must be classic little-endian pcaps of Ethernet/IPv4 traffic (the `kgen-*`,
 //! `confluent-*` and `kafka-python-*` samples are). The output is never committed.
@@ -59,14 +62,21 @@ fn main() {
     let out_path = &args[1];
     let target: u64 = args[2].parse::<u64>().expect("SIZE_MB") << 20;
     let mut samples = Vec::new();
+    // Indexes into `samples`, in the order of one round (a sample of weight N appears N times).
+    let mut round = Vec::new();
     for s in &args[3..] {
-        match read_pcap(s) {
+        let (path, weight) = match s.rsplit_once(':') {
+            Some((p, n)) if n.parse::<usize>().is_ok() => (p, n.parse::<usize>().unwrap_or(1)),
+            _ => (s.as_str(), 1),
+        };
+        match read_pcap(path) {
             Ok(p) => samples.push(p),
             Err(e) => {
                 eprintln!("make_big_capture: {e}");
                 std::process::exit(2);
             }
         }
+        round.extend(std::iter::repeat_n(samples.len() - 1, weight));
     }
     let mut w = BufWriter::with_capacity(1 << 20, File::create(out_path).expect("create output"));
     let mut header = Vec::new();
@@ -82,7 +92,7 @@ fn main() {
     let mut copy: u32 = 0;
     let mut buf = Vec::new();
     'outer: loop {
-        for sample in &samples {
+        for sample in round.iter().map(|&i| &samples[i]) {
             let t0 = sample.first().map_or(0, |p| p.ts_us);
             let span = sample.last().map_or(0, |p| p.ts_us) - t0 + 1000;
             // Each copy gets its own client address 10.x.y.z and shifts sequence numbers.

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Instructions per message, counted by valgrind's callgrind: unlike time, the count does not
 # move with the load of a shared machine, so it is the figure to compare between commits.
-# Runs kdissect in each view over one capture built from the real samples
-# (scripts/make-big-capture) and prints instructions per message and per byte of input.
+# Runs kdissect in each view over two captures built from the real samples by
+# scripts/make-big-capture: the bench mix (every API and version, produce/consume, a group,
+# transactions) and the metadata mix (admin clients' Metadata and the like, compressed produce
+# and fetch, a running cluster's controller and brokers). Prints, per capture and view,
+# instructions per message, the same with the start-up (a run over a header-only capture)
+# taken off, instructions per byte, and the target of docs/performance.md.
 #
 #   scripts/bench-instructions.sh [SIZE_MB]      (default 5: about 30 s a view under callgrind)
 #
 # Environment: KDISSECT=path (default: cargo build --release), BENCH_DIR (default
-# /tmp/kdissect-bench), TSHARK=1 to count tshark too on the same capture (its one-line-a-packet
-# fields and its -V tree, with the Kafka dissector on port 9092: minutes under callgrind).
+# /tmp/kdissect-bench), TSHARK=1 to count tshark too on the same captures (its one-line-a-packet
+# fields and its -V tree, with the Kafka dissector on the mixes' broker ports: minutes under
+# callgrind), BENCH_MIXES (default "bench metadata"), BENCH_VIEWS (default
+# "summary -V -x --json --stats -q", comma-separated: "summary,--stats -q").
 # Needs valgrind (Debian: valgrind).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,31 +28,60 @@ if [ -z "${KDISSECT:-}" ]; then
 else
   K=$KDISSECT
 fi
-f="$work/cap-$mb.big.pcap"
-[ -s "$f" ] || scripts/make-big-capture "$f" "$mb" >/dev/null 2>&1
-bytes=$(stat -c %s "$f")
-# kdissect exits 1 on the damaged traffic the big captures replay: not a failure here.
-messages=$({ "$K" --json --no-progress "$f" 2>/dev/null || true; } | wc -l)
-echo "kdissect $("$K" --version | awk '{print $2}') at $(git rev-parse --short HEAD 2>/dev/null || echo '?'); capture $f: $bytes bytes, $messages messages"
-printf '%-22s %16s %14s %12s\n' view instructions "per message" "per byte"
-# count NAME CMD...: one run under callgrind, one line of figures.
+IFS=, read -r -a views <<<"${BENCH_VIEWS:-summary,-V,-x,--json,--stats -q}"
+# target VIEW: instructions per message the issue asks for (docs/performance.md), or -.
+target() {
+  case $1 in
+    summary) echo 8000 ;;
+    "--stats -q") echo 6000 ;;
+    --json) echo 40000 ;;
+    -V) echo 150000 ;;
+    *) echo - ;;
+  esac
+}
+# count LOG CMD...: one run under callgrind; prints its instruction count.
 count() {
-  local name=$1; shift
-  local log=$work/callgrind.log
+  local log=$1; shift
   valgrind --tool=callgrind --callgrind-out-file=/dev/null --log-file="$log" "$@" >/dev/null 2>&1 || true
   local ir; ir=$(grep -o 'Collected : [0-9]*' "$log" | awk '{print $3}')
-  [ -n "$ir" ] || { echo "bench-instructions: no count for $name (see $log)" >&2; exit 1; }
-  awk -v v="$name" -v ir="$ir" -v m="$messages" -v b="$bytes" \
-    'BEGIN { printf "%-22s %16.0f %14.0f %12.1f\n", v, ir, ir / m, ir / b }'
+  [ -n "$ir" ] || { echo "bench-instructions: no count (see $log)" >&2; exit 1; }
+  echo "$ir"
 }
-for view in summary -V -x --json "--stats -q"; do
-  args=()
-  [ "$view" = summary ] || read -r -a args <<<"$view"
-  count "kdissect $view" "$K" --no-progress --color never "${args[@]}" "$f"
+# line NAME IR START MESSAGES BYTES TARGET: one row of figures.
+line() {
+  awk -v v="$1" -v ir="$2" -v s="$3" -v m="$4" -v b="$5" -v t="$6" \
+    'BEGIN { printf "%-22s %14.0f %12.0f %12.0f %10.1f %10s\n", v, ir, ir / m, (ir - s) / m, ir / b, t }'
+}
+empty=$work/header-only.pcap
+# tshark decodes Kafka on the broker ports of both mixes.
+D=(-d tcp.port==9092,kafka -d tcp.port==9093,kafka -d tcp.port==9192,kafka -d tcp.port==9292,kafka)
+echo "kdissect $("$K" --version | awk '{print $2}') at $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+for mix in ${BENCH_MIXES:-bench metadata}; do
+  case $mix in
+    bench) f="$work/cap-$mb.big.pcap" ;;
+    *) f="$work/$mix-$mb.big.pcap" ;;
+  esac
+  [ -s "$f" ] || scripts/make-big-capture --mix "$mix" "$f" "$mb" >/dev/null 2>&1
+  [ -s "$empty" ] || head -c 24 "$f" >"$empty"
+  bytes=$(stat -c %s "$f")
+  # kdissect exits 1 on the damaged traffic the big captures replay: not a failure here.
+  messages=$({ "$K" --json --no-progress "$f" 2>/dev/null || true; } | wc -l)
+  echo "== $mix mix: $f, $bytes bytes, $messages messages"
+  printf '%-22s %14s %12s %12s %10s %10s\n' view instructions "per message" "net start" "per byte" target
+  for view in "${views[@]}"; do
+    args=()
+    [ "$view" = summary ] || read -r -a args <<<"$view"
+    start=$(count "$work/callgrind.log" "$K" --no-progress --color never "${args[@]}" "$empty")
+    ir=$(count "$work/callgrind.log" "$K" --no-progress --color never "${args[@]}" "$f")
+    line "kdissect $view" "$ir" "$start" "$messages" "$bytes" "$(target "$view")"
+  done
+  if [ -n "${TSHARK:-}" ]; then
+    start=$(count "$work/callgrind.log" tshark -r "$empty" "${D[@]}" -T fields -e frame.number)
+    ir=$(count "$work/callgrind.log" tshark -r "$f" "${D[@]}" -T fields -e frame.number \
+      -e kafka.correlation_id -e kafka.api_key -e kafka.api_version -e kafka.error)
+    line "tshark -T fields" "$ir" "$start" "$messages" "$bytes" -
+    start=$(count "$work/callgrind.log" tshark -r "$empty" "${D[@]}" -V)
+    ir=$(count "$work/callgrind.log" tshark -r "$f" "${D[@]}" -V)
+    line "tshark -V" "$ir" "$start" "$messages" "$bytes" -
+  fi
 done
-if [ -n "${TSHARK:-}" ]; then
-  D=(-d tcp.port==9092,kafka)
-  count "tshark -T fields" tshark -r "$f" "${D[@]}" -T fields -e frame.number \
-    -e kafka.correlation_id -e kafka.api_key -e kafka.api_version -e kafka.error
-  count "tshark -V" tshark -r "$f" "${D[@]}" -V
-fi

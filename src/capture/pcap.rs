@@ -143,6 +143,7 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
+#[inline]
 fn u32_at(b: &[u8], at: usize, big: bool) -> u32 {
     let mut a = [0u8; 4];
     if let Some(s) = b.get(at..at + 4) {
@@ -334,9 +335,13 @@ impl<R: Read> CaptureReader<R> {
                 reason: format!("packet record claims {caplen} captured bytes (more than {MAX_RECORD}): corrupt record length"),
             });
         }
-        self.buf.clear();
-        self.buf.resize(caplen, 0);
-        let n = read_full(&mut self.r, &mut self.buf).map_err(CaptureError::Io)?;
+        // The buffer only grows (to the largest record so far): it is not cleared and zeroed
+        // for each record, only its first `caplen` bytes are read into.
+        if self.buf.len() < caplen {
+            self.buf.resize(caplen, 0);
+        }
+        let data = self.buf.get_mut(..caplen).unwrap_or_default();
+        let n = read_full(&mut self.r, data).map_err(CaptureError::Io)?;
         if n < caplen {
             return Err(CaptureError::Truncated {
                 offset: start,
@@ -356,7 +361,7 @@ impl<R: Read> CaptureReader<R> {
             number: self.number,
             ts_nanos: i64::from(ts_sec) * 1_000_000_000 + frac_ns,
             linktype: self.linktype,
-            data: &self.buf,
+            data: self.buf.get(..caplen).unwrap_or_default(),
             orig_len: orig_len.max(caplen as u32),
             file_offset: start,
             precision: if nanos { 9 } else { 6 },

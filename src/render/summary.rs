@@ -9,31 +9,84 @@ use crate::kafka::{names, Direction, Message};
 use crate::tcp::EndKind;
 use owo_colors::OwoColorize;
 use std::fmt::Write;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
+
+/// The words of a line, each written after a space straight into the line: no string per
+/// word on the common path, no join.
+struct Words<'a> {
+    out: &'a mut String,
+}
+
+impl Words<'_> {
+    /// The line, a space written, to write the next word into.
+    fn word(&mut self) -> &mut String {
+        self.out.push(' ');
+        self.out
+    }
+
+    /// A word made elsewhere (the rare words, where one string does not matter).
+    fn push(&mut self, w: String) {
+        self.word().push_str(&w);
+    }
+}
+
+/// Writes an integer in decimal.
+fn int(out: &mut String, n: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(n));
+}
+
+/// [`quote`] written into `out`: printable ASCII without quotes or backslashes (client ids,
+/// topic names) as it is.
+fn quote_into(out: &mut String, s: &str) {
+    if s.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        out.push_str(&quote(s));
+    }
+}
 
 /// The essentials of a message body, as `key=value` words.
 pub fn essentials(msg: &Message) -> String {
+    let mut s = String::new();
+    write_essentials(&mut s, msg);
+    // Each word was written after a space.
+    s.split_off(1.min(s.len()))
+}
+
+/// The essentials, each word after a space, appended to `out`.
+fn write_essentials(out: &mut String, msg: &Message) {
     let f = &msg.facts;
-    let mut words: Vec<String> = Vec::new();
+    let mut words = Words { out };
     if msg.direction == Direction::Request {
         match &msg.client_id {
-            Some(Some(c)) => words.push(format!("client_id={}", quote(c))),
-            Some(None) => words.push("client_id=null".to_string()),
+            Some(Some(c)) => {
+                let w = words.word();
+                w.push_str("client_id=");
+                quote_into(w, c);
+            }
+            Some(None) => words.word().push_str("client_id=null"),
             None => {}
         }
     }
     if msg.body().is_none() {
-        return words.join(" ");
+        return;
     }
     head_words(f, &mut words);
     sasl_words(msg, &mut words);
     tail_words(f, &mut words);
     let (records, bytes) = msg.records;
     if bytes > 0 {
-        words.push(format!(
-            "records={records} ({bytes} bytes){}",
-            record_types_text(&msg.record_types)
-        ));
+        let w = words.word();
+        w.push_str("records=");
+        int(w, records);
+        w.push_str(" (");
+        int(w, bytes);
+        w.push_str(" bytes)");
+        w.push_str(&record_types_text(&msg.record_types));
     }
     if let Some(e) = &msg.embedded {
         embedded_words(e, &mut words);
@@ -53,31 +106,45 @@ pub fn essentials(msg: &Message) -> String {
             .collect();
         error_words(&own, &mut words);
     }
-    words.join(" ")
+}
+
+/// `key=N` as a word.
+fn int_word(words: &mut Words<'_>, key: &str, n: impl itoa::Integer) {
+    let w = words.word();
+    w.push_str(key);
+    int(w, n);
 }
 
 /// The facts a summary names first: error, brokers, cluster, APIs, client software.
-fn head_words(f: &Facts, words: &mut Vec<String>) {
+fn head_words(f: &Facts, words: &mut Words<'_>) {
     if let Some(e) = f.error {
-        words.push(format!("error={}", error_name(e)));
+        let w = words.word();
+        w.push_str("error=");
+        w.push_str(error_name(e));
     }
     if let Some(n) = f.brokers {
-        words.push(format!("brokers={n}"));
+        int_word(words, "brokers=", n);
     }
     if let Some(c) = &f.cluster_id {
-        words.push(format!("cluster_id={}", quote(c)));
+        let w = words.word();
+        w.push_str("cluster_id=");
+        quote_into(w, c);
     }
     if let Some(n) = f.api_count {
-        words.push(format!("apis={n}"));
+        int_word(words, "apis=", n);
     }
     if let Some((n, v)) = &f.software {
-        words.push(format!("software={n}/{v}"));
+        let w = words.word();
+        w.push_str("software=");
+        w.push_str(n);
+        w.push('/');
+        w.push_str(v);
     }
 }
 
 /// The facts a summary names after SASL: coordinators, identity, topics, cursors, resources,
 /// partitions.
-fn tail_words(f: &Facts, words: &mut Vec<String>) {
+fn tail_words(f: &Facts, words: &mut Words<'_>) {
     if let Some(keys) = &f.coordinator_keys {
         let keys: Vec<String> = keys.iter().map(|k| quote(k)).collect();
         words.push(format!("keys=[{}]", keys.join(", ")));
@@ -96,7 +163,9 @@ fn tail_words(f: &Facts, words: &mut Vec<String>) {
         }
     }
     if let Some(t) = &f.topics {
-        words.push(format!("topics={}", list_text(t)));
+        let w = words.word();
+        w.push_str("topics=");
+        write_list(w, t);
     }
     // DescribeTopicPartitions pages: where a request resumes and where the next page starts.
     for (c, label) in [(&f.cursor, "cursor"), (&f.next_cursor, "next_cursor")] {
@@ -111,13 +180,13 @@ fn tail_words(f: &Facts, words: &mut Vec<String>) {
         words.push(format!("topics={}", list_text(t)));
     }
     if f.partitions > 0 {
-        words.push(format!("partitions={}", f.partitions));
+        int_word(words, "partitions=", f.partitions);
     }
 }
 
 /// What an embedded request or response (an Envelope's) is about: its correlation id and
 /// client, its facts and its errors, as a message of its own would say them.
-fn embedded_words(e: &EmbeddedMessage, words: &mut Vec<String>) {
+fn embedded_words(e: &EmbeddedMessage, words: &mut Words<'_>) {
     if let Some(c) = e.correlation_id {
         words.push(format!("inner_corr={c}"));
     }
@@ -156,34 +225,48 @@ fn error_name(code: i16) -> &'static str {
 
 /// `[orders, payments(UNKNOWN_TOPIC_OR_PARTITION), +3 more]`, or `all`.
 fn list_text(t: &TopicList) -> String {
+    let mut s = String::new();
+    write_list(&mut s, t);
+    s
+}
+
+/// [`list_text`], written into `out`.
+fn write_list(out: &mut String, t: &TopicList) {
     if t.all {
-        return "all".to_string();
+        out.push_str("all");
+        return;
     }
-    let mut items: Vec<String> = t
-        .first
-        .iter()
-        .map(|e| {
-            let mut s = match &e.topic {
-                TopicRef::Name(n) => n.clone(),
-                // An id whose name an earlier message gave reads as the name.
-                TopicRef::Id(_, Some(n)) => n.clone(),
-                TopicRef::Id(u, None) => super::value::uuid(u),
-                TopicRef::Unnamed => "?".to_string(),
-            };
-            if let Some(c) = e.error {
-                let _ = write!(s, "({})", error_name(c));
-            }
-            s
-        })
-        .collect();
+    out.push('[');
+    for (i, e) in t.first.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        match &e.topic {
+            TopicRef::Name(n) => out.push_str(n),
+            // An id whose name an earlier message gave reads as the name.
+            TopicRef::Id(_, Some(n)) => out.push_str(n),
+            TopicRef::Id(u, None) => out.push_str(&super::value::uuid(u)),
+            TopicRef::Unnamed => out.push('?'),
+        }
+        if let Some(c) = e.error {
+            out.push('(');
+            out.push_str(error_name(c));
+            out.push(')');
+        }
+    }
     if t.total > t.first.len() {
-        items.push(format!("+{} more", t.total - t.first.len()));
+        if !t.first.is_empty() {
+            out.push_str(", ");
+        }
+        out.push('+');
+        int(out, t.total - t.first.len());
+        out.push_str(" more");
     }
-    format!("[{}]", items.join(", "))
+    out.push(']');
 }
 
 /// SASL: the mechanism asked for or offered, and the login step with its user.
-fn sasl_words(msg: &Message, words: &mut Vec<String>) {
+fn sasl_words(msg: &Message, words: &mut Words<'_>) {
     let f = &msg.facts;
     if let Some(m) = &f.mechanism {
         words.push(format!("mechanism={m}"));
@@ -202,7 +285,7 @@ fn sasl_words(msg: &Message, words: &mut Vec<String>) {
 /// Errors below the top level: one level down outside the topic lists (those show beside each
 /// topic: FindCoordinator v4+'s Coordinators[], DescribeGroups' Groups[]), and the count and
 /// names of deeper ones (partitions).
-fn error_words(errors: &[(String, i16)], words: &mut Vec<String>) {
+fn error_words(errors: &[(String, i16)], words: &mut Words<'_>) {
     let mut nested: Vec<String> = Vec::new();
     for (path, code) in errors.iter().filter(|(p, _)| p.matches('.').count() == 1) {
         let list = path.split('[').next().unwrap_or("");
@@ -243,11 +326,53 @@ fn error_words(errors: &[(String, i16)], words: &mut Vec<String>) {
 
 /// Milliseconds with two decimals, or microseconds below 0.01 ms.
 pub fn latency_text(nanos: i64) -> String {
+    let mut s = String::new();
+    write_latency(&mut s, nanos);
+    s
+}
+
+/// [`latency_text`], written into `out`. Integers where they give the same digits as
+/// formatting `nanos / 1e6` as a float: always but at a tie (a hundredth of a millisecond and
+/// a half exactly, which the float's rounding decides) or past 2^53 nanoseconds.
+fn write_latency(out: &mut String, nanos: i64) {
     if nanos.abs() < 10_000 {
-        format!("{} µs", nanos / 1000)
-    } else {
-        format!("{:.2} ms", nanos as f64 / 1e6)
+        int(out, nanos / 1000);
+        out.push_str(" µs");
+        return;
     }
+    let n = nanos.unsigned_abs();
+    if n % 10_000 == 5_000 || n >= 1 << 53 {
+        let _ = write!(out, "{:.2} ms", nanos as f64 / 1e6);
+        return;
+    }
+    let hundredths = (n + 5_000) / 10_000;
+    if nanos < 0 {
+        out.push('-');
+    }
+    int(out, hundredths / 100);
+    out.push('.');
+    push_digits(out, hundredths % 100, 2);
+    out.push_str(" ms");
+}
+
+/// `n` in exactly `digits` decimal digits, zeros first (`n` has at most that many).
+fn push_digits(out: &mut String, n: u64, digits: usize) {
+    let mut buf = itoa::Buffer::new();
+    let s = buf.format(n);
+    for _ in s.len()..digits {
+        out.push('0');
+    }
+    out.push_str(s);
+}
+
+/// `n` right-aligned in `width` columns.
+fn push_padded(out: &mut String, n: impl itoa::Integer, width: usize) {
+    let mut buf = itoa::Buffer::new();
+    let s = buf.format(n);
+    for _ in s.len()..width {
+        out.push(' ');
+    }
+    out.push_str(s);
 }
 
 /// How the time column reads, as tshark's `-t`.
@@ -305,26 +430,65 @@ pub struct Clock {
 impl Clock {
     /// The column for a packet at `ts` (nanoseconds since 1970), right-aligned as tshark's.
     pub fn text(&self, ts: i64) -> String {
+        let mut s = String::new();
+        self.write(&mut s, ts);
+        s
+    }
+
+    /// [`Clock::text`], written into `out`.
+    pub fn write(&self, out: &mut String, ts: i64) {
         let digits = if self.precision >= 9 { 9 } else { 6 };
-        let secs = |n: i64| {
-            let v = n as f64 / 1e9;
-            format!("{v:>w$.digits$}", w = 5 + digits)
-        };
         match self.format {
-            TimeFormat::Relative => secs(ts - self.first_ts),
-            TimeFormat::Delta => secs(self.prev_packet_ts.map_or(0, |p| ts - p)),
-            TimeFormat::DeltaShown => secs(self.prev_shown_ts.map_or(0, |p| ts - p)),
+            TimeFormat::Relative => write_secs(out, ts - self.first_ts, digits),
+            TimeFormat::Delta => write_secs(out, self.prev_packet_ts.map_or(0, |p| ts - p), digits),
+            TimeFormat::DeltaShown => {
+                write_secs(out, self.prev_shown_ts.map_or(0, |p| ts - p), digits)
+            }
             TimeFormat::Epoch => {
                 let frac = ts.rem_euclid(1_000_000_000);
                 let frac = if digits == 9 { frac } else { frac / 1000 };
-                format!("{}.{frac:0digits$}", ts.div_euclid(1_000_000_000))
+                let _ = write!(out, "{}.{frac:0digits$}", ts.div_euclid(1_000_000_000));
             }
             TimeFormat::Absolute
             | TimeFormat::AbsoluteDate
             | TimeFormat::Utc
-            | TimeFormat::UtcDate => wall_clock(ts, self.format, digits),
+            | TimeFormat::UtcDate => out.push_str(&wall_clock(ts, self.format, digits)),
         }
     }
+}
+
+/// `n` nanoseconds as seconds with `digits` decimals, right-aligned in `5 + digits` columns:
+/// the digits formatting `n / 1e9` as a float gives. Integers give the same wherever the float
+/// is within half a unit of the last digit of `n`'s exact value and `n` holds no finer digit
+/// (below 2^52 nanoseconds, 52 days; for 6 digits, whole microseconds); elsewhere the float
+/// is formatted as before.
+fn write_secs(out: &mut String, n: i64, digits: usize) {
+    let width = 5 + digits;
+    let unit: u64 = if digits == 9 { 1 } else { 1000 };
+    let abs = n.unsigned_abs();
+    if abs >= 1 << 52 || abs % unit != 0 {
+        let v = n as f64 / 1e9;
+        let _ = write!(out, "{v:>width$.digits$}");
+        return;
+    }
+    let scale = if digits == 9 {
+        1_000_000_000
+    } else {
+        1_000_000
+    };
+    let q = abs / unit;
+    let mut buf = itoa::Buffer::new();
+    let whole = buf.format(q / scale);
+    let len = usize::from(n < 0) + whole.len() + 1 + digits;
+    for _ in len..width {
+        out.push(' ');
+    }
+    if n < 0 {
+        out.push('-');
+    }
+    out.push_str(whole);
+    out.push('.');
+    push_digits(out, q % scale, digits);
 }
 
 /// `HH:MM:SS.ffffff`, with the date before it for `ad`/`ud`; local time for `a`/`ad`.
@@ -367,10 +531,49 @@ pub fn prefix(
     dst: &SocketAddr,
     stream: u32,
 ) -> String {
-    format!(
-        "{frame:>6} {} {src} → {dst} [{stream}]",
-        clock.text(ts_nanos)
-    )
+    let mut s = String::new();
+    write_prefix(&mut s, clock, frame, ts_nanos, (src, dst), stream);
+    s
+}
+
+/// [`prefix`], written into `out`.
+fn write_prefix(
+    out: &mut String,
+    clock: &Clock,
+    frame: u64,
+    ts_nanos: i64,
+    (src, dst): (&SocketAddr, &SocketAddr),
+    stream: u32,
+) {
+    push_padded(out, frame, 6);
+    out.push(' ');
+    clock.write(out, ts_nanos);
+    out.push(' ');
+    write_addr(out, src);
+    out.push_str(" → ");
+    write_addr(out, dst);
+    out.push_str(" [");
+    int(out, stream);
+    out.push(']');
+}
+
+/// An endpoint as `SocketAddr` displays it: IPv4 from its integers, IPv6 by `Display`.
+fn write_addr(out: &mut String, a: &SocketAddr) {
+    match a.ip() {
+        IpAddr::V4(ip) => {
+            for (i, o) in ip.octets().into_iter().enumerate() {
+                if i > 0 {
+                    out.push('.');
+                }
+                int(out, o);
+            }
+            out.push(':');
+            int(out, a.port());
+        }
+        IpAddr::V6(_) => {
+            let _ = write!(out, "{a}");
+        }
+    }
 }
 
 /// The summary line of a message found in a capture.
@@ -385,24 +588,40 @@ const VERY_SLOW_NANOS: i64 = 1_000_000_000;
 /// [`line`], coloured for a terminal when `color`: the API in bold cyan, errors and `!!` in
 /// red, slow latencies in yellow or red.
 pub fn line_styled(rec: &Record<'_>, clock: &Clock, color: bool) -> String {
+    let mut s = String::new();
+    write_line(&mut s, rec, clock, color);
+    s
+}
+
+/// [`line_styled`], appended to `s` (a buffer the caller reuses from line to line).
+pub fn write_line(s: &mut String, rec: &Record<'_>, clock: &Clock, color: bool) {
     let msg = &rec.msg;
-    let mut s = prefix(
+    write_prefix(
+        s,
         clock,
         rec.frame,
         rec.ts_nanos,
-        &rec.src,
-        &rec.dst,
+        (&rec.src, &rec.dst),
         rec.stream,
     );
     s.push(' ');
-    s.push_str(&api_text(msg, color));
-    if let Some(c) = msg.correlation_id {
-        let _ = write!(s, " corr={c}");
+    if color {
+        s.push_str(&api_text(msg, color));
+    } else {
+        write_api(s, msg);
     }
-    let ess = essentials(msg);
-    if !ess.is_empty() {
-        s.push(' ');
-        s.push_str(&if color { redden_errors(&ess) } else { ess });
+    if let Some(c) = msg.correlation_id {
+        s.push_str(" corr=");
+        int(s, c);
+    }
+    if color {
+        let ess = essentials(msg);
+        if !ess.is_empty() {
+            s.push(' ');
+            s.push_str(&redden_errors(&ess));
+        }
+    } else {
+        write_essentials(s, msg);
     }
     if rec.assumed {
         s.push_str(" [API assumed: request not captured]");
@@ -410,9 +629,8 @@ pub fn line_styled(rec: &Record<'_>, clock: &Clock, color: bool) -> String {
     if let Some(v) = msg.assumed_version {
         let _ = write!(s, " [assumed_version: read with the v{v} layout]");
     }
-    push_latency(&mut s, rec, color);
-    push_trouble(&mut s, rec, color);
-    s
+    push_latency(s, rec, color);
+    push_trouble(s, rec, color);
 }
 
 /// `text` painted by `f` when colour is on.
@@ -430,15 +648,30 @@ fn red(t: &str) -> String {
 
 /// `Metadata v13 Request`, or `Unknown Request` when the header did not give the API.
 fn api_text(msg: &Message, color: bool) -> String {
+    let mut api = String::new();
+    write_api(&mut api, msg);
+    paint(color, api, |t| t.cyan().bold().to_string())
+}
+
+/// [`api_text`] without colour, written into `out`.
+fn write_api(out: &mut String, msg: &Message) {
     let dir = match msg.direction {
         Direction::Request => "Request",
         Direction::Response => "Response",
     };
-    let api = match (msg.api_key, msg.api_version) {
-        (Some(_), Some(v)) => format!("{}{} v{v} {dir}", msg.api_name(), embedded_api(msg)),
-        _ => format!("Unknown {dir}"),
-    };
-    paint(color, api, |t| t.cyan().bold().to_string())
+    match (msg.api_key, msg.api_version) {
+        (Some(_), Some(v)) => {
+            out.push_str(&msg.api_name());
+            if msg.embedded.is_some() {
+                out.push_str(&embedded_api(msg));
+            }
+            out.push_str(" v");
+            int(out, v);
+            out.push(' ');
+        }
+        _ => out.push_str("Unknown "),
+    }
+    out.push_str(dir);
 }
 
 /// `[IncrementalAlterConfigs v1]` after an Envelope's API: the API and version it carries.
@@ -479,13 +712,21 @@ fn push_latency(s: &mut String, rec: &Record<'_>, color: bool) {
     let (Some(lat), Some(req)) = (rec.latency_nanos(), rec.request) else {
         return;
     };
-    let text = latency_text(lat);
-    let text = match lat {
-        l if color && l >= VERY_SLOW_NANOS => text.red().bold().to_string(),
-        l if color && l >= SLOW_NANOS => text.yellow().to_string(),
-        _ => text,
-    };
-    let _ = write!(s, " ({text} after frame {})", req.frame);
+    s.push_str(" (");
+    if color && lat >= SLOW_NANOS {
+        let text = latency_text(lat);
+        let text = if lat >= VERY_SLOW_NANOS {
+            text.red().bold().to_string()
+        } else {
+            text.yellow().to_string()
+        };
+        s.push_str(&text);
+    } else {
+        write_latency(s, lat);
+    }
+    s.push_str(" after frame ");
+    int(s, req.frame);
+    s.push(')');
     if lat < 0 {
         let m = " !! timestamped before its request: the capture's clock went backwards";
         s.push_str(&paint(color, m.to_string(), red));
@@ -616,6 +857,52 @@ mod tests {
 
     fn text(rec: &Record<'_>) -> String {
         line(rec, &Clock::default())
+    }
+
+    /// Times and latencies written from integers read exactly as the float formatting they
+    /// replace: near zero, at digit boundaries, at ties, near 2^52 and 2^53, and at random.
+    #[test]
+    fn integer_times_and_latencies_read_as_float_formatting_did() {
+        let float_secs = |n: i64, digits: usize| {
+            let v = n as f64 / 1e9;
+            format!("{v:>w$.digits$}", w = 5 + digits)
+        };
+        let float_latency = |n: i64| {
+            if n.abs() < 10_000 {
+                format!("{} µs", n / 1000)
+            } else {
+                format!("{:.2} ms", n as f64 / 1e6)
+            }
+        };
+        let mut values: Vec<i64> = vec![0, 1, 999, 1000, 5_000, 9_999, 10_000, 15_000, 25_000];
+        values.extend([
+            999_999_999,
+            1_000_000_000,
+            99_999_999_999_500,
+            1 << 52,
+            (1 << 52) - 1000,
+        ]);
+        values.extend([(1 << 53) - 5_000, 1 << 53, (1 << 53) + 10_000, i64::MAX / 2]);
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for i in 0..20_000 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            // Spread over magnitudes from nanoseconds to years; every other one whole microseconds.
+            let v = (x >> (x % 50 + 6)) as i64;
+            values.push(if i % 2 == 0 { v / 1000 * 1000 } else { v });
+        }
+        for v in values.clone() {
+            values.push(-v);
+        }
+        for n in values {
+            for digits in [6, 9] {
+                let mut s = String::new();
+                write_secs(&mut s, n, digits);
+                assert_eq!(s, float_secs(n, digits), "{n} ns, {digits} digits");
+            }
+            assert_eq!(latency_text(n), float_latency(n), "latency {n} ns");
+        }
     }
 
     /// The Metadata v13 response vector with error codes set: the topic's to 3

@@ -24,6 +24,8 @@ pub(crate) struct Printer<W: Write> {
     /// The input being read, when there are several: JSON messages carry it, and notices on
     /// stderr name it.
     pub(crate) file: Option<String>,
+    /// The summary line being written, reused from line to line.
+    line: String,
 }
 
 impl<W: Write> Printer<W> {
@@ -37,6 +39,7 @@ impl<W: Write> Printer<W> {
             flush_each: false,
             io_error: None,
             file: None,
+            line: String::new(),
         }
     }
 
@@ -137,11 +140,10 @@ impl<W: Write> Printer<W> {
         if self.show.json {
             return self.write_json(rec, part);
         }
-        writeln!(
-            self.out,
-            "{}",
-            summary::line_styled(rec, &self.clock, self.style.color)
-        )?;
+        self.line.clear();
+        summary::write_line(&mut self.line, rec, &self.clock, self.style.color);
+        self.line.push('\n');
+        self.out.write_all(self.line.as_bytes())?;
         if self.show.summary {
             return Ok(());
         }

@@ -21,7 +21,7 @@ use crate::side::{Side, Sides};
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
-use table::{Key, Table};
+use table::{Key, Slot, Table};
 
 mod table;
 
@@ -368,6 +368,9 @@ struct Conn {
     /// Ended and reported; kept (without buffers) so that late retransmissions are known
     /// for what they are rather than taken for a new connection picked up mid-stream.
     closed: bool,
+    /// Whether the table's order of connections keeping a copy of their last bytes holds it;
+    /// changed only by `Table`.
+    in_recent: bool,
 }
 
 pub struct Reassembler {
@@ -388,14 +391,6 @@ pub struct Reassembler {
 
 /// Closed connections kept to recognise late retransmissions.
 const KEEP_CLOSED: usize = 4096;
-
-fn key(a: SocketAddr, b: SocketAddr) -> Key {
-    if a <= b {
-        (a, b)
-    } else {
-        (b, a)
-    }
-}
 
 fn seq_diff(a: u32, b: u32) -> i64 {
     i64::from(a.wrapping_sub(b) as i32)
@@ -436,16 +431,17 @@ impl Reassembler {
         left_out: &[LeftOut],
         emit: &mut impl FnMut(Event<'_>),
     ) {
-        let k = key(seg.src, seg.dst);
+        let k = Key::of(seg.src, seg.dst);
         if seg.syn && !seg.has_ack {
             self.end_reused(k, seg, at, emit);
         }
-        if self.conns.get(&k).is_none() {
-            self.open(k, seg, at, emit);
-        }
-        self.conns.touch(&k, at.frame);
+        let slot = match self.conns.find(&k) {
+            Some(slot) => slot,
+            None => self.open(k, seg, at, emit),
+        };
+        self.conns.touch(slot, at.frame);
         let limits = self.limits;
-        let Some(conn) = self.conns.get_mut(&k) else {
+        let Some(conn) = self.conns.conn_mut(slot) else {
             return;
         };
         conn.packets = conn.packets.wrapping_add(1);
@@ -470,7 +466,9 @@ impl Reassembler {
         if Self::end_if_done(conn, at, emit) {
             self.remember_closed(k);
         }
-        self.conns.settle(&k);
+        // The connection may be gone (forgotten among the closed, its key used before): its
+        // slot is then empty, and settling it does nothing.
+        self.conns.settle(slot);
         self.enforce_total(at, emit);
     }
 
@@ -499,14 +497,20 @@ impl Reassembler {
     }
 
     /// Starts tracking a connection seen for the first time, evicting the one idle longest
-    /// if `max_connections` are tracked already.
-    fn open(&mut self, k: Key, seg: &TcpSegment<'_>, at: At, emit: &mut impl FnMut(Event<'_>)) {
+    /// if `max_connections` are tracked already. Returns its slot.
+    fn open(
+        &mut self,
+        k: Key,
+        seg: &TcpSegment<'_>,
+        at: At,
+        emit: &mut impl FnMut(Event<'_>),
+    ) -> Slot {
         if self.conns.len() >= self.limits.max_connections {
             self.evict_one(at, emit);
         }
         let id = self.next_id;
         self.next_id += 1;
-        self.conns.insert(
+        let slot = self.conns.insert(
             k,
             Conn {
                 id,
@@ -519,6 +523,7 @@ impl Reassembler {
                 rst: false,
                 had_data: false,
                 closed: false,
+                in_recent: false,
             },
         );
         emit(Event::Open {
@@ -527,6 +532,7 @@ impl Reassembler {
             b: seg.dst,
             syn_from: (seg.syn && !seg.has_ack).then_some(seg.src),
         });
+        slot
     }
 
     /// Closes a connection that has ended (FIN both ways, or RST) once nothing it buffers can
@@ -569,14 +575,14 @@ impl Reassembler {
     fn enforce_total(&mut self, at: At, emit: &mut impl FnMut(Event<'_>)) {
         while self.conns.total() > self.limits.max_buffered_total {
             let before = self.conns.total();
-            let Some((k, side)) = self.conns.largest() else {
+            let Some((slot, side)) = self.conns.largest() else {
                 return;
             };
-            let Some(conn) = self.conns.get_mut(&k) else {
+            let Some(conn) = self.conns.conn_mut(slot) else {
                 return;
             };
             Self::enforce_limit(conn, side, 0, at, emit);
-            self.conns.settle(&k);
+            self.conns.settle(slot);
             self.total_limit_hits += 1;
             // Emptying a direction always frees memory; this guards against a loop that
             // would not (the other direction could take on a held gap meanwhile).
@@ -1305,11 +1311,7 @@ mod tests {
     fn table_key(port: u16) -> table::Key {
         let a = SocketAddr::from(([10, 0, 0, 1], port));
         let b = SocketAddr::from(([10, 0, 0, 2], 9092));
-        if a < b {
-            (a, b)
-        } else {
-            (b, a)
-        }
+        table::Key::of(a, b)
     }
 
     /// One connection, client port 40000 to broker 9092, with events logged as short lines:

@@ -26,7 +26,10 @@ fn captures() -> Vec<PathBuf> {
         // samples only the plaintext legs (tls-*-plaintext.pcap) are plain Kafka.
         .filter(|p| !p.to_string_lossy().ends_with("-ssl.pcap"))
         .filter(|p| {
-            let n = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let n = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             !n.starts_with("tls-") || n.ends_with("-plaintext.pcap")
         })
         .collect();

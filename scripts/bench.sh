@@ -14,7 +14,7 @@ work=${BENCH_DIR:-/tmp/kdissect-bench}
 mkdir -p "$work"
 cargo build --quiet --release
 K=target/release/kdissect
-for mb in 100 "$big_mb" "$small_mb"; do
+for mb in 100 256 "$big_mb" "$small_mb"; do
   f="$work/cap-$mb.big.pcap"
   [ -s "$f" ] || scripts/make-big-capture "$f" "$mb" >/dev/null 2>&1
 done
@@ -29,13 +29,15 @@ run() {
   local name=$1 file=$2; shift 2
   local size; size=$(stat -c %s "$file")
   local t0=$EPOCHREALTIME
-  /usr/bin/time -o "$work/rss" -f "%M" "$@" > /dev/null 2>/dev/null || true
+  /usr/bin/time -o "$work/rss" -f "%M %U %S" "$@" > /dev/null 2>/dev/null || true
   local t1=$EPOCHREALTIME
-  local rss; rss=$(tail -1 "$work/rss")
-  awk -v n="$name" -v s="$size" -v a="$t0" -v b="$t1" -v r="$rss" -v sec="$section" -v out="$work/results" \
+  local rss cpu; read -r rss u s < <(tail -1 "$work/rss"); cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')
+  # Columns of $work/results: 2 MB/s, 3 wall seconds, 4 peak RSS MiB, 5 CPU seconds
+  # (user + sys, GNU time: 10 ms steps), the figure ratios on a shared machine should use.
+  awk -v n="$name" -v s="$size" -v a="$t0" -v b="$t1" -v r="$rss" -v c="$cpu" -v sec="$section" -v out="$work/results" \
     'BEGIN { t = b - a; if (t < 0.0001) t = 0.0001
-             printf "%-34s %10.1f MB/s %8.3f s %8.1f MiB\n", n, s/1e6/t, t, r/1024
-             printf "%s/%s\t%f\t%f\t%f\n", sec, n, s/1e6/t, t, r/1024 >> out }'
+             printf "%-34s %10.1f MB/s %8.3f s %8.2f s CPU %8.1f MiB\n", n, s/1e6/t, t, c, r/1024
+             printf "%s/%s\t%f\t%f\t%f\t%f\n", sec, n, s/1e6/t, t, r/1024, (c > 0 ? c : 0.01) >> out }'
 }
 
 # ratio LABEL COLUMN A B: column (2 MB/s, 3 seconds, 4 MiB) of row A over row B, this run.
@@ -48,7 +50,7 @@ ratio() {
 section=
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r)"
 echo "kdissect $($K --version | awk '{print $2}'), $(tshark --version 2>/dev/null | head -1)"
-for mb in 100 "$big_mb"; do
+for mb in 100 256 "$big_mb"; do
   f="$work/cap-$mb.big.pcap"
   section=$mb
   echo "== $mb MiB capture ($(stat -c %s "$f") bytes)"
@@ -88,7 +90,17 @@ for tool in kdissect tshark; do
 done
 
 B=$big_mb
-echo "== ratios (targets in docs/performance.md)"
+echo "== figures beside their targets (docs/performance.md), this run"
+ratio "summary CPU time, cat / kdissect, 256 MiB (target >= 0.2)" 5 "256/cat" "256/kdissect (summary)"
+ratio "--stats -q CPU time, cat / kdissect, 256 MiB" 5 "256/cat" "256/kdissect --stats -q"
+awk -F'\t' '$1 == "256/kdissect (summary)" { printf "%-58s %8.1f\n", "summary peak RSS MiB, 256 MiB (target <= 16)", $4 }
+             $1 == "256/kdissect --stats -q" { printf "%-58s %8.1f\n", "--stats -q peak RSS MiB, 256 MiB (target <= 16)", $4 }
+             $1 == "256/cat" { printf "%-58s %8.1f\n", "cat peak RSS MiB, 256 MiB", $4 }' "$work/results"
+ratio "summary CPU / tshark -T fields CPU, $small_mb MiB (tshark / kdissect)" 5 "side/tshark -T fields" "side/kdissect (summary)"
+ratio "--json: tshark -T json CPU / kdissect (target >= 50, in instructions: bench-instructions.sh)" 5 "side/tshark -T json" "side/kdissect --json"
+ratio "-V: tshark -V CPU / kdissect (target >= 4, in instructions)" 5 "side/tshark -V" "side/kdissect -V"
+echo "instructions per message per view, both mixes, beside their targets: scripts/bench-instructions.sh (TSHARK=1 for tshark's)"
+echo "== ratios of the earlier targets"
 ratio "summary / tshark -T fields (target >= 100)" 2 "side/kdissect (summary)" "side/tshark -T fields"
 ratio "--stats -q / tshark -z (target >= 100)" 2 "side/kdissect --stats -q" "side/tshark -z (stats)"
 ratio "--stats -q / tshark -T fields (target >= 100)" 2 "side/kdissect --stats -q" "side/tshark -T fields"

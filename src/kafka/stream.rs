@@ -349,6 +349,15 @@ impl KHalf {
         }
     }
 
+    /// Gives the buffer and its marks back once nothing in them is waiting to be cut (the
+    /// last mark is the packet of `last_at`, which dates what follows as the mark did), so
+    /// that a side between frames holds no memory.
+    fn release(&mut self) {
+        self.buf = Vec::new();
+        self.marks = std::collections::VecDeque::new();
+        self.pos = 0;
+    }
+
     /// Forgets everything buffered.
     fn clear(&mut self) {
         self.buf.clear();
@@ -529,7 +538,9 @@ const UNSTICK_SCAN: usize = 1024 * 1024;
 
 pub struct Tracker {
     cfg: Config,
-    conns: HashMap<u32, KConn>,
+    /// Boxed: a table of 600-byte entries is up to half empty after it grows, a table of
+    /// pointers wastes 8 bytes a slot. Hashed with foldhash: the key is a stream number.
+    conns: HashMap<u32, Box<KConn>, foldhash::fast::RandomState>,
     /// The sum of the connections' `charged`: what they hold together.
     held: usize,
     topics: TopicNames,
@@ -566,7 +577,7 @@ impl Tracker {
     pub fn new(cfg: Config) -> Tracker {
         Tracker {
             cfg,
-            conns: HashMap::new(),
+            conns: HashMap::default(),
             held: 0,
             topics: TopicNames::default(),
             unanswered: Vec::new(),
@@ -706,7 +717,7 @@ impl Tracker {
             deferred_at: None,
             picked_up: (false, false),
         };
-        self.conns.insert(stream, conn);
+        self.conns.insert(stream, Box::new(conn));
     }
 
     /// The side on a broker port; with both on one, the side that did not send the SYN.
@@ -746,12 +757,7 @@ impl Tracker {
         match c.state {
             State::NotKafka => {}
             State::Undecided => c.detect(&mut cx, side, ends, bytes, at, sink),
-            State::Kafka => {
-                let h = &mut c.halves[side];
-                h.last_at = at;
-                h.push(bytes, at);
-                c.cut(&mut cx, side, at, sink);
-            }
+            State::Kafka => c.take_data(&mut cx, side, bytes, at, sink),
         }
     }
 
@@ -1021,6 +1027,62 @@ impl KConn {
         }
     }
 
+    /// In-order bytes of a side of a Kafka connection. With nothing buffered before them,
+    /// the frames that lie wholly within them are decoded where they are (in the packet);
+    /// only what is left, a frame continuing in a later packet or bytes to search, is copied
+    /// into the side's buffer, which is given back once it holds nothing.
+    fn take_data(
+        &mut self,
+        cx: &mut Cx<'_>,
+        side: Side,
+        bytes: &[u8],
+        at: At,
+        sink: &mut impl Sink,
+    ) {
+        self.halves[side].last_at = at;
+        let rest = self.cut_in_place(cx, side, bytes, at, sink);
+        if !rest.is_empty() {
+            self.halves[side].push(rest, at);
+            self.cut(cx, side, at, sink);
+        }
+        let h = &mut self.halves[side];
+        if h.unconsumed().is_empty() {
+            h.release();
+        }
+    }
+
+    /// Decodes the whole frames at the start of a packet's bytes while the side is in step
+    /// with nothing buffered (as `cut` would once they were buffered: each is dated by this
+    /// packet, the only one it came in); returns the bytes from the first that is not one.
+    fn cut_in_place<'b>(
+        &mut self,
+        cx: &mut Cx<'_>,
+        side: Side,
+        mut bytes: &'b [u8],
+        at: At,
+        sink: &mut impl Sink,
+    ) -> &'b [u8] {
+        let span = Span {
+            first: at.frame,
+            last: at.frame,
+            at,
+        };
+        loop {
+            let h = &self.halves[side];
+            if h.resync || !h.buf.is_empty() {
+                return bytes;
+            }
+            let Some(Prefix::Frame(len)) = framing::prefix(bytes, cx.cfg.max_frame) else {
+                return bytes;
+            };
+            let Some((frame, rest)) = bytes.split_at_checked(len) else {
+                return bytes;
+            };
+            self.decode_cut(cx, side, frame, span, sink);
+            bytes = rest;
+        }
+    }
+
     /// Cuts complete frames off one side and decodes them.
     fn cut(&mut self, cx: &mut Cx<'_>, side: Side, at: At, sink: &mut impl Sink) {
         while self.in_sync(cx, side, at, sink) {
@@ -1141,22 +1203,34 @@ impl KConn {
         let own = self.halves[side].at_of(start + len - 1);
         let at = if own.frame < at.frame { own } else { at };
         let span = Span { first, last, at };
-        let ends = self.ends(side);
         // The frame is decoded from the connection's buffer; move it out of the way of the
         // mutable borrows below by swapping the buffer temporarily.
         let buf = std::mem::take(&mut self.halves[side].buf);
         let frame = buf.get(start..start + len).unwrap_or(&[]);
+        self.decode_cut(cx, side, frame, span, sink);
+        self.halves[side].buf = buf;
+    }
+
+    /// Decodes a frame cut from a side, as a request or a response by the side.
+    fn decode_cut(
+        &mut self,
+        cx: &mut Cx<'_>,
+        side: Side,
+        frame: &[u8],
+        span: Span,
+        sink: &mut impl Sink,
+    ) {
+        let ends = self.ends(side);
         if self.want(side) == Want::Requests {
             self.on_request(cx, ends, frame, span, None, sink);
         } else {
             if let Some(corr) = peek_response_correlation(frame) {
                 if !self.pending.contains(corr) {
-                    self.unstick(cx, side.other(), corr, at, sink);
+                    self.unstick(cx, side.other(), corr, span.at, sink);
                 }
             }
             self.on_response(cx, ends, frame, span, None, sink);
         }
-        self.halves[side].buf = buf;
     }
 
     /// A side in step, waiting for the rest of a frame: its size prefix and the bytes it has.
@@ -1682,4 +1756,88 @@ fn other_version_hint(frame: &[u8], key: i16, version: i16) -> Option<Diagnosis>
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Config, Notice, Record, Sink, Tracker};
+    use crate::tcp::{At, Event};
+    use std::net::SocketAddr;
+
+    /// Frames of the messages, with the packet that completed each and its first packet.
+    #[derive(Default)]
+    struct Seen(Vec<(u64, u64, u64)>);
+
+    impl Sink for Seen {
+        fn message(&mut self, rec: &Record<'_>) {
+            self.0.push((rec.frame, rec.first_frame, rec.last_frame));
+        }
+        fn notice(&mut self, _: &Notice) {}
+    }
+
+    /// An ApiVersions v0 request frame with a null client id.
+    fn api_versions(corr: i32) -> Vec<u8> {
+        let mut f = vec![0, 0, 0, 10, 0, 18, 0, 0];
+        f.extend_from_slice(&corr.to_be_bytes());
+        f.extend_from_slice(&[0xff, 0xff]);
+        f
+    }
+
+    /// What the client side of stream 0 has buffered: bytes not cut, capacity, marks.
+    fn buffered(t: &Tracker) -> (usize, usize, usize) {
+        t.conns.get(&0).map_or((0, 0, 0), |c| {
+            let h = &c.halves[c.addrs.side_of(&client())];
+            (h.unconsumed().len(), h.buf.capacity(), h.marks.len())
+        })
+    }
+
+    fn client() -> SocketAddr {
+        SocketAddr::from(([10, 0, 0, 2], 40000))
+    }
+
+    fn data(t: &mut Tracker, seen: &mut Seen, bytes: &[u8], frame: u64) {
+        let broker = SocketAddr::from(([10, 0, 0, 1], 9092));
+        let at = At { frame, ts_nanos: 0 };
+        let ev = Event::Data {
+            stream: 0,
+            src: client(),
+            dst: broker,
+            bytes,
+            at,
+        };
+        t.event(ev, seen);
+    }
+
+    /// Frames wholly within a packet are cut from the packet; only the frame that goes on in
+    /// the next packet is buffered, dated by both packets, and once it is cut the buffer is
+    /// given back: between frames a side holds no memory.
+    #[test]
+    fn frames_within_a_packet_are_not_buffered_and_buffers_go_once_empty() {
+        let mut t = Tracker::new(Config::default());
+        let mut seen = Seen::default();
+        t.event(
+            Event::Open {
+                stream: 0,
+                a: client(),
+                b: SocketAddr::from(([10, 0, 0, 1], 9092)),
+                syn_from: Some(client()),
+            },
+            &mut seen,
+        );
+        let third = api_versions(3);
+        let mut first = [api_versions(1), api_versions(2)].concat();
+        first.extend_from_slice(third.get(..5).unwrap_or_default());
+        data(&mut t, &mut seen, &first, 4);
+        assert_eq!(seen.0, vec![(4, 4, 4), (4, 4, 4)]);
+        let (left, cap, marks) = buffered(&t);
+        assert_eq!(left, 5, "only the third frame's first bytes are buffered");
+        assert!(
+            cap < first.len(),
+            "capacity {cap}: the whole packet was copied"
+        );
+        assert_eq!(marks, 1);
+        data(&mut t, &mut seen, third.get(5..).unwrap_or_default(), 6);
+        assert_eq!(seen.0.get(2), Some(&(6, 4, 6)));
+        assert_eq!(buffered(&t), (0, 0, 0), "the buffer outlived its frame");
+    }
 }

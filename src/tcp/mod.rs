@@ -1228,7 +1228,7 @@ impl Reassembler {
     /// End of input: flushes every connection, declaring holes lost, in stream order.
     pub fn finish(&mut self, at: At, emit: &mut impl FnMut(Event<'_>)) {
         for c in self.conns.drain_in_order() {
-            Self::close(c, at, EndKind::CaptureEnd, emit);
+            Self::close(*c, at, EndKind::CaptureEnd, emit);
         }
     }
 }

@@ -267,8 +267,12 @@ impl Table {
         }
     }
 
-    /// Every connection, in order of creation, leaving the table empty.
-    pub(super) fn drain_in_order(&mut self) -> Vec<Conn> {
+    /// Every connection, in order of creation, leaving the table empty. The boxes are
+    /// sorted, not the connections: moving every connection out of its box into one vector
+    /// (and the sort's scratch copy of it) made the end of a capture of 19 000 open
+    /// connections its peak, 25 MB over the table itself.
+    #[allow(clippy::vec_box)] // the point: a vector of boxes, not of connections
+    pub(super) fn drain_in_order(&mut self) -> Vec<Box<Conn>> {
         self.idle.clear();
         self.recent.clear();
         self.memory.clear();
@@ -276,7 +280,7 @@ impl Table {
         self.total = 0;
         self.index.clear();
         self.free.clear();
-        let mut all: Vec<Conn> = self.slots.drain(..).flatten().map(|c| *c).collect();
+        let mut all: Vec<Box<Conn>> = self.slots.drain(..).flatten().collect();
         all.sort_by_key(|c| c.id);
         all
     }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Remakes the TLS captures samples/tls-*.pcap, their key logs samples/tls-*.keys (NSS key log
-# format) and their plaintext legs samples/tls-*-plain.pcap, with the clients' logs in
+# format) and their plaintext legs samples/tls-CLIENT[-sasl-MECHANISM]-plaintext.pcap, with the clients' logs in
 # samples/logs/tls-*.log: Java (kafka-clients 4.4.0), franz-go, kafka-python, kafkajs,
 # confluent-kafka and kcat (librdkafka) against a real Apache Kafka 4.4.0 node
 # (scripts/kafka-broker: SSL 9093, SASL_SSL 9096, SSL_CHACHA 9097, SSL_ECDSA 9098; PLAINTEXT
@@ -56,21 +56,21 @@ CAPTURE_PID=
 # ("-" for none) | broker agent (yes/no)
 SCENARIOS=(
     "java-ssl13|java|KD_SECURITY=SSL KD_TLS_PROTOCOL=TLSv1.3|127.0.0.1:9093|127.0.0.1:9092|yes"
-    "java-ssl12|java|KD_SECURITY=SSL KD_TLS_PROTOCOL=TLSv1.2|127.0.0.1:9093|127.0.0.1:9092|yes"
+    "java-ssl12|java|KD_SECURITY=SSL KD_TLS_PROTOCOL=TLSv1.2|127.0.0.1:9093|-|yes"
     "java-sasl-ssl13|java|KD_SECURITY=SASL_SSL KD_SASL=SCRAM-SHA-256 KD_TLS_PROTOCOL=TLSv1.3 KD_TLS_SUITES=TLS_AES_128_GCM_SHA256|127.0.0.1:9096|127.0.0.1:9094|yes"
     "java-sasl-ssl12|java|KD_SECURITY=SASL_SSL KD_SASL=PLAIN KD_TLS_PROTOCOL=TLSv1.2 KD_TLS_SUITES=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256|127.0.0.1:9096|127.0.0.1:9094|yes"
-    "java-chacha13|java|KD_SECURITY=SSL KD_TLS_PROTOCOL=TLSv1.3 KD_TLS_SUITES=TLS_CHACHA20_POLY1305_SHA256|127.0.0.1:9093|127.0.0.1:9092|yes"
-    "java-keyupdate|java|KD_SECURITY=SSL KD_TLS_PROTOCOL=TLSv1.3 KD_TLS_SUITES=TLS_AES_128_GCM_SHA256 KD_KEYUPDATE=1|127.0.0.1:9093|127.0.0.1:9092|yes"
+    "java-chacha13|java|KD_SECURITY=SSL KD_TLS_PROTOCOL=TLSv1.3 KD_TLS_SUITES=TLS_CHACHA20_POLY1305_SHA256|127.0.0.1:9093|-|yes"
+    "java-keyupdate|java|KD_SECURITY=SSL KD_TLS_PROTOCOL=TLSv1.3 KD_TLS_SUITES=TLS_AES_128_GCM_SHA256 KD_KEYUPDATE=1|127.0.0.1:9093|-|yes"
     "java-nokeys|java|KD_SECURITY=SSL KD_TLS_PROTOCOL=TLSv1.3 KD_NO_KEYLOG=1|127.0.0.1:9093|-|no"
     "java-wrongkeys|java|KD_SECURITY=SSL KD_TLS_PROTOCOL=TLSv1.3 KD_WRONG_KEYS=java-ssl13|127.0.0.1:9093|-|no"
     "franz-chacha13|franz|KD_SECURITY=SSL KD_TLS_MAX=1.3|127.0.0.1:9097|127.0.0.1:9092|no"
-    "franz-chacha12|franz|KD_SECURITY=SSL KD_TLS_MAX=1.2 KD_TLS_SUITES=TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256|127.0.0.1:9097|127.0.0.1:9092|no"
-    "franz-ecdsa12|franz|KD_SECURITY=SSL KD_TLS_MAX=1.2 KD_TLS_SUITES=TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256|127.0.0.1:9098|127.0.0.1:9092|no"
+    "franz-chacha12|franz|KD_SECURITY=SSL KD_TLS_MAX=1.2 KD_TLS_SUITES=TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256|127.0.0.1:9097|-|no"
+    "franz-ecdsa12|franz|KD_SECURITY=SSL KD_TLS_MAX=1.2 KD_TLS_SUITES=TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256|127.0.0.1:9098|-|no"
     "kafka-python-aes128-13|kafka-python|KD_SECURITY=SSL KD_TLS13_SUITES=TLS_AES_128_GCM_SHA256|127.0.0.1:9093|127.0.0.1:9092|no"
-    "kafka-python-ecdsa-chacha12|kafka-python|KD_SECURITY=SSL KD_TLS_MAX=1.2 KD_TLS12_CIPHERS=ECDHE-ECDSA-CHACHA20-POLY1305|127.0.0.1:9098|127.0.0.1:9092|no"
+    "kafka-python-ecdsa-chacha12|kafka-python|KD_SECURITY=SSL KD_TLS_MAX=1.2 KD_TLS12_CIPHERS=ECDHE-ECDSA-CHACHA20-POLY1305|127.0.0.1:9098|-|no"
     "kafkajs-aes128-12|kafkajs|KD_SECURITY=SSL KD_TLS_MAX=TLSv1.2 KD_CIPHERS=ECDHE-RSA-AES128-GCM-SHA256|127.0.0.1:9093|127.0.0.1:9092|no"
-    "kafkajs-ecdsa-aes256-12|kafkajs|KD_SECURITY=SSL KD_TLS_MAX=TLSv1.2 KD_CIPHERS=ECDHE-ECDSA-AES256-GCM-SHA384|127.0.0.1:9098|127.0.0.1:9092|no"
-    "kafkajs-chacha13|kafkajs|KD_SECURITY=SSL KD_TLS_MAX=TLSv1.3 KD_CIPHERS=TLS_CHACHA20_POLY1305_SHA256|127.0.0.1:9093|127.0.0.1:9092|no"
+    "kafkajs-ecdsa-aes256-12|kafkajs|KD_SECURITY=SSL KD_TLS_MAX=TLSv1.2 KD_CIPHERS=ECDHE-ECDSA-AES256-GCM-SHA384|127.0.0.1:9098|-|no"
+    "kafkajs-chacha13|kafkajs|KD_SECURITY=SSL KD_TLS_MAX=TLSv1.3 KD_CIPHERS=TLS_CHACHA20_POLY1305_SHA256|127.0.0.1:9093|-|no"
     "kcat-ssl13|kcat|KD_SECURITY=SSL|127.0.0.1:9093|127.0.0.1:9092|no"
     "confluent-broker-keys|confluent|KD_SECURITY=SSL|127.0.0.1:9093|127.0.0.1:9092|yes"
 )
@@ -205,9 +205,35 @@ kcat_run() {
 tshark_count() {
     local o=()
     [ -z "$2" ] || o=(-o "tls.keylog_file:$2")
-    tshark -r "$1" "${o[@]}" -d tls.port==9093,kafka -d tls.port==9096,kafka -d tls.port==9097,kafka \
+    # AMS (Beckhoff ADS) claims TCP port 48898, which can be a client's ephemeral port.
+    tshark -r "$1" --disable-protocol ams "${o[@]}" -d tls.port==9093,kafka -d tls.port==9096,kafka -d tls.port==9097,kafka \
         -d tls.port==9098,kafka -d tcp.port==9092,kafka -d tcp.port==9094,kafka -Y kafka -T fields \
         -E occurrence=a -E aggregator=, -e kafka.correlation_id 2>/dev/null | tr ',' '\n' | grep -c . || true
+}
+
+# client_random_keys CAPTURE KEYS > file: CLIENT_RANDOM lines for the agent's TLS 1.2 lines
+# "RSA Session-ID:S Master-Key:M" (the JDK's TLS 1.2 sessions come out only in that form): each
+# session id S is matched with the ServerHello that carries it, and that connection's ClientHello
+# random gives the line "CLIENT_RANDOM <random> M", one per connection.
+client_random_keys() {
+    tshark -r "$1" --disable-protocol ams -Y 'tls.handshake.type == 1 or tls.handshake.type == 2' -T fields \
+        -E occurrence=f -e tcp.stream -e tls.handshake.type -e tls.handshake.random -e tls.handshake.session_id \
+        2>/dev/null | python3 -c '
+import sys
+master = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) == 3 and f[0] == "RSA" and f[1].startswith("Session-ID:") and f[2].startswith("Master-Key:"):
+        master[f[1][11:].upper()] = f[2][11:].upper()
+hello = {}
+for line in sys.stdin:
+    f = line.rstrip("\n").split("\t") + ["", "", "", ""]
+    stream, kind, rnd, sid = f[0], f[1], f[2].upper(), f[3].upper()
+    if kind == "1":
+        hello[stream] = rnd
+    elif kind == "2" and stream in hello and sid in master:
+        print("CLIENT_RANDOM", hello[stream], master[sid])
+' "$2"
 }
 
 # client_randoms FILE: the ClientHello randoms of a capture, one hex string a line, in order.
@@ -279,6 +305,10 @@ run_tls() {
     rm -f "$OUT/$file.keys" "$OUT/$file.broker.keys"
     [ -z "$keys" ] || cp "$keys" "$OUT/$file.keys"
     [ -z "$bkeys" ] || cp "$bkeys" "$OUT/$file.broker.keys"
+    case " $* " in *" KD_TLS_PROTOCOL=TLSv1.2 "*)
+        [ "$client" != java ] || [ -z "$keys" ] ||
+            client_random_keys "$OUT/$file.pcap" "$OUT/$file.keys" >"$OUT/$file.client-random.keys" ;;
+    esac
     local k=$OUT/$file.keys
     [ -f "$k" ] || k=$OUT/$file.broker.keys
     [ -f "$k" ] || k=""
@@ -314,14 +344,18 @@ run_scenario() {
     if [ -n "$pe" ]; then
         run_plain "$name" "$client" "$plainboot" KD_SECURITY=SASL_PLAINTEXT "$pe"
     else
-        run_plain "$name" "$client" "$plainboot"
+        run_plain "$name" "$client" "$plainboot" KD_SECURITY=PLAINTEXT
     fi
 }
 
-# run_plain NAME CLIENT BOOTSTRAP ENV...: the plaintext leg, with only the given environment.
+# run_plain NAME CLIENT BOOTSTRAP ENV...: the plaintext leg, with only the given environment:
+# tls-CLIENT-plaintext.pcap, or tls-CLIENT-sasl-MECHANISM-plaintext.pcap (one per client and
+# SASL mechanism: the workload does not depend on the TLS version or suite).
 run_plain() {
-    local name=$1 client=$2 bootstrap=$3 file=tls-$1-plain
+    local name=$1 client=$2 bootstrap=$3 file=tls-$2 kv
     shift 3
+    for kv in "$@"; do case $kv in KD_SASL=*) file=$file-sasl-$(echo "${kv#*=}" | tr 'A-Z' 'a-z') ;; esac; done
+    file=$file-plaintext
     capture_leg "$file" "$client" "$bootstrap" "" "" 0 "$@"
     log "$file.pcap: $(stat -c %s "$OUT/$file.pcap") bytes; tshark finds $(tshark_count "$OUT/$file.pcap" "") Kafka PDUs"
 }
@@ -348,4 +382,4 @@ main() {
     log "done"
 }
 
-main "$@"
+main "$@"; exit

@@ -7,6 +7,8 @@ import static kdissect.clients.Main.producerProps;
 import static kdissect.clients.Main.result;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -49,14 +51,15 @@ import org.apache.kafka.common.TopicPartition;
  * group consumer (group lag-group, max.poll.records=10, max.partition.fetch.bytes=1024,
  * commitSync once a second) polls freely for KD_FAST_S seconds (default 10), then sleeps
  * KD_SLOW_SLEEP_MS (default 1000) after each poll for KD_SLOW_S seconds (default 15), falling
- * behind, then polls freely again until it has read everything and stays idle 3 s. Once a
+ * behind, then polls freely again until it has read everything and stays idle 3 s (the phases
+ * and KD_PRODUCE_S count from the first records consumed, after the group join). Once a
  * second it prints the records-lag-max metric and each partition's records-lag and
  * records-lead (metrics.sample.window.ms=5000).</li>
  * <li>{@code rebalance classic|consumer}: a producer at 10 records a second over the 6
- * partitions of rb-events; members rb-m1 (at 0 s), rb-m2 (at KD_M2_JOIN_S, default 6) join
- * group rb-classic or rb-kip848; rb-m2 leaves at KD_M2_LEAVE_S (default 18); rb-m1 leaves at
- * KD_END_S (default 36). The script runs rb-m3 in its own JVM ({@code rebalance-member}) and
- * kills it. Every assignment change is a RESULT line.</li>
+ * partitions of rb-events; members rb-m1 and rb-m2 join group rb-classic or rb-kip848 one
+ * after the other, the script runs rb-m3 in its own JVM ({@code rebalance-member}) and kills
+ * it, then rb-m2 and rb-m1 leave (the steps are in {@link #rebalance}). Every assignment
+ * change is a RESULT line.</li>
  * <li>{@code share-group}: a producer at 10 records a second to share-jobs (2 partitions);
  * share consumers sh-c1 (0 s), sh-c2 (8 s), sh-c3 (14 s) in share group share-jobs-group
  * (explicit acknowledgement: ACCEPT, but RELEASE on first delivery of every offset divisible
@@ -176,10 +179,14 @@ final class Analyses {
         try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(p)) {
             consumer.subscribe(List.of("lag-events"));
             long lastReport = 0, lastCommit = 0, idleSince = now();
-            String phase = "fast";
+            // The phases count from the first records consumed (joining the group takes a few
+            // seconds, longer on a loaded machine), and so does the producer's run time.
+            long first = -1;
+            String phase = "joining";
             while (true) {
-                long t = now() - t0;
-                String want = t < fastS * 1000L ? "fast" : t < (fastS + slowS) * 1000L ? "slow" : "catch-up";
+                long t = first < 0 ? -1 : now() - first;
+                String want = t < 0 ? "joining" : t < fastS * 1000L ? "fast"
+                        : t < (fastS + slowS) * 1000L ? "slow" : "catch-up";
                 if (!want.equals(phase)) {
                     phase = want;
                     result(obj("op", "phase", "t", now(), "phase", phase));
@@ -188,6 +195,7 @@ final class Analyses {
                 ConsumerRecords<String, byte[]> recs = consumer.poll(Duration.ofMillis(100));
                 consumed += recs.count();
                 if (!recs.isEmpty()) idleSince = now();
+                if (!recs.isEmpty() && first < 0) first = now();
                 if (now() - lastCommit >= 1000 && !consumer.assignment().isEmpty()) {
                     consumer.commitSync();
                     lastCommit = now();
@@ -248,6 +256,7 @@ final class Analyses {
                     result(obj("op", "assigned", "t", now(), "member", clientId, "partitions", names(parts),
                             "assignment", names(consumer.assignment()), "generation",
                             consumer.groupMetadata().generationId(), "memberId", consumer.groupMetadata().memberId()));
+                    if (!consumer.assignment().isEmpty()) ASSIGNED.computeIfAbsent(clientId, k -> new CountDownLatch(1)).countDown();
                 }
 
                 @Override
@@ -279,21 +288,50 @@ final class Analyses {
         return t;
     }
 
+    /** Members that have been given partitions at least once. */
+    static final Map<String, CountDownLatch> ASSIGNED = new ConcurrentHashMap<>();
+
+    static void awaitAssigned(String clientId, int seconds) throws InterruptedException {
+        if (!ASSIGNED.computeIfAbsent(clientId, k -> new CountDownLatch(1)).await(seconds, TimeUnit.SECONDS)) {
+            result(obj("op", "timeout", "t", now(), "waitingFor", clientId + " assigned"));
+        }
+    }
+
+    /** Waits until FILE exists (created by the sample script), at most seconds. */
+    static void awaitFile(Path file, int seconds) {
+        long until = now() + seconds * 1000L;
+        while (!Files.exists(file) && now() < until) sleep(100);
+        if (!Files.exists(file)) result(obj("op", "timeout", "t", now(), "waitingFor", file.toString()));
+    }
+
+    /**
+     * The steps follow the group, not the clock (a loaded machine starts JVMs and joins groups
+     * slowly): rb-m1 joins; KD_STEP_S (default 4) seconds after it has partitions rb-m2 joins;
+     * KD_STEP_S after rb-m2 has partitions the file KD_SIGNAL_DIR/m3-start is written, for the
+     * script to start rb-m3 in its own JVM and later kill it; when the script writes
+     * KD_SIGNAL_DIR/m2-leave, rb-m2 leaves; 2 * KD_STEP_S later rb-m1 leaves and the producer
+     * stops.
+     */
     static void rebalance(String protocol) throws Exception {
-        int m2Join = envInt("KD_M2_JOIN_S", 6), m2Leave = envInt("KD_M2_LEAVE_S", 18), end = envInt("KD_END_S", 36);
+        int step = envInt("KD_STEP_S", 4);
+        Path dir = Path.of(env("KD_SIGNAL_DIR", "."));
         long t0 = now();
-        result(obj("op", "rebalancePlan", "t", t0, "protocol", protocol, "m2JoinS", m2Join, "m2LeaveS", m2Leave,
-                "endS", end));
+        result(obj("op", "rebalancePlan", "t", t0, "protocol", protocol, "stepS", step));
         AtomicBoolean stopAll = new AtomicBoolean(), stop2 = new AtomicBoolean();
         AtomicLong produced = new AtomicLong();
         Thread producer = steadyProducer("rb-producer", "rb-events", 6, 10, "all", stopAll, produced);
         Thread m1 = memberThread(protocol, "rb-m1", stopAll);
-        sleep(t0 + m2Join * 1000L - now());
+        awaitAssigned("rb-m1", 120);
+        sleep(step * 1000L);
         Thread m2 = memberThread(protocol, "rb-m2", stop2);
-        sleep(t0 + m2Leave * 1000L - now());
+        awaitAssigned("rb-m2", 120);
+        sleep(step * 1000L);
+        Files.writeString(dir.resolve("m3-start"), Long.toString(now()));
+        result(obj("op", "signal", "t", now(), "file", "m3-start"));
+        awaitFile(dir.resolve("m2-leave"), 180);
         stop2.set(true);
         m2.join();
-        sleep(t0 + end * 1000L - now());
+        sleep(2L * step * 1000L);
         stopAll.set(true);
         m1.join();
         producer.join();

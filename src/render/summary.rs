@@ -394,6 +394,9 @@ pub fn line_styled(rec: &Record<'_>, clock: &Clock, color: bool) -> String {
         &rec.dst,
         rec.stream,
     );
+    if rec.tls {
+        s.push_str(" tls");
+    }
     s.push(' ');
     s.push_str(&api_text(msg, color));
     if let Some(c) = msg.correlation_id {
@@ -584,6 +587,7 @@ mod tests {
             assumed: false,
             partial: false,
             ended: None,
+            tls: false,
         }
     }
 
@@ -611,6 +615,7 @@ mod tests {
             assumed: false,
             partial: false,
             ended: None,
+            tls: false,
         }
     }
 

@@ -290,11 +290,39 @@ struct Cut {
     messages: u64,
     /// `--max-zstd-window`, for reading the input again.
     max_zstd_window: u64,
+    /// `--inject-secrets`: the secrets of the TLS connections written go in the file.
+    inject_secrets: bool,
+}
+
+/// The decrypted TLS connections of one input, for `-w`: (client, server, the ClientHello
+/// random and secrets).
+pub(crate) type TlsKept = Vec<(SocketAddr, SocketAddr, Option<kdissect::tls::KeyedRandom>)>;
+
+/// Directions of decrypted TLS connections some kept message belongs to: all their packets
+/// are written (the handshake and every record are needed to decrypt any of them), and
+/// their secrets, for `--inject-secrets`.
+fn whole_tls(
+    tls: &TlsKept,
+    ranges: &HashMap<(SocketAddr, SocketAddr), Ranges>,
+) -> (std::collections::HashSet<(SocketAddr, SocketAddr)>, String) {
+    let mut whole = std::collections::HashSet::new();
+    let mut secrets = String::new();
+    for (c, s, keyed) in tls {
+        if ranges.contains_key(&(*c, *s)) || ranges.contains_key(&(*s, *c)) {
+            whole.insert((*c, *s));
+            whole.insert((*s, *c));
+            if let Some((random, sec)) = keyed {
+                secrets.push_str(&kdissect::tls::keylog::lines(random, sec));
+            }
+        }
+    }
+    (whole, secrets)
 }
 
 impl Cut {
     /// Writes the packets of `keep` from `source`.
-    fn write_input(&mut self, source: &str, keep: Vec<Kept>) -> Result<(), String> {
+    // Why this is long: one pass over the input deciding packet by packet, with the notes.
+    fn write_input(&mut self, source: &str, keep: Vec<Kept>, tls: TlsKept) -> Result<(), String> {
         self.messages += keep.len() as u64;
         let mut notes = LeftOutNotes::new(&keep);
         let mut ranges: HashMap<(SocketAddr, SocketAddr), Vec<(u64, u64)>> = HashMap::new();
@@ -316,11 +344,21 @@ impl Cut {
         let Some(w) = self.writer.as_mut() else {
             return Ok(());
         };
+        let (whole, secrets) = whole_tls(&tls, &ranges);
+        if self.inject_secrets {
+            w.write_secrets(secrets.as_bytes())
+                .map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
+        }
         while let Some(p) = reader.next_packet().map_err(|e| e.to_string())? {
             let Ok(seg) = net::tcp_segment(p.linktype, p.data, p.orig_len) else {
                 continue;
             };
             notes.seen(&seg);
+            if whole.contains(&(seg.src, seg.dst)) {
+                w.write(&p)
+                    .map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
+                continue;
+            }
             let kept = |d| ranges.get(&d).is_some_and(|r| r.contains(p.number));
             let of_kept = ranges.contains_key(&(seg.src, seg.dst))
                 || ranges.contains_key(&(seg.dst, seg.src));
@@ -700,6 +738,7 @@ pub fn run(mut s: Settings) -> ExitCode {
         writer: None,
         messages: 0,
         max_zstd_window: s.max_zstd_window,
+        inject_secrets: s.inject_secrets,
     });
     let mut any_read = false;
     let mut trouble = false;
@@ -779,7 +818,8 @@ fn end_of_input<W: Write>(
     if let Some(c) = cut {
         let keep = o.shown.keep.replace(Vec::new()).unwrap_or_default();
         let again = reread.unwrap_or_default();
-        let r = c.write_input(&again, keep);
+        let tls = std::mem::take(&mut o.tls_kept);
+        let r = c.write_input(&again, keep, tls);
         if live || again == spool.to_string_lossy() {
             let _ = std::fs::remove_file(spool);
         }

@@ -4,14 +4,18 @@ use crate::capture::net::{self, Skip};
 use crate::capture::pcap::{CaptureError, CaptureReader, Packet};
 use crate::kafka::stream::{Config, Sink, Tracker};
 use crate::tcp::{At, Event, Limits, Reassembler};
-use crate::tls::{TlsConnection, TlsFilter, Verdict};
+use crate::tls::keylog::KeyLog;
+use crate::tls::{Keys, Out, TlsConnection, TlsFilter, TlsNotice};
 use std::collections::BTreeMap;
 use std::io::Read;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub kafka: Config,
     pub tcp: Limits,
+    /// The key logs given (`--keylog`, `--keylog-env`), to decrypt TLS connections with.
+    pub keys: Arc<KeyLog>,
 }
 
 /// What happened to the packets themselves.
@@ -88,8 +92,12 @@ pub trait CaptureSink: Sink {
     fn stop(&self) -> Stop {
         Stop::Go
     }
-    /// A TLS connection ended (or the capture did): what could be seen of it.
+    /// A TLS connection, once: when its records start to decrypt (its Kafka messages
+    /// follow), or else when it ends (or the capture does): what could be seen of it.
     fn tls(&mut self, _conn: &TlsConnection) {}
+    /// Something wrong inside a decrypted TLS connection (a loss, a record that does not
+    /// authenticate, a renegotiation).
+    fn tls_notice(&mut self, _notice: &TlsNotice) {}
     /// Before packet `now` is read on: reassembly keeps nothing older than `oldest_kept` (or
     /// nothing at all), so no message or notice still to come from the input is dated before
     /// the older of the two, but for requests told about late (dropped from the pending table,
@@ -102,12 +110,24 @@ pub trait CaptureSink: Sink {
     fn finished(&mut self) {}
 }
 
-/// The TLS stage between reassembly and Kafka: TLS connections stop here.
+/// The TLS stage between reassembly and Kafka: TLS connections stop here, or go on as their
+/// plaintext, marked as decrypted.
 fn route<S: CaptureSink>(tls: &mut TlsFilter, kafka: &mut Tracker, ev: Event<'_>, sink: &mut S) {
-    match tls.event(ev) {
-        Verdict::Pass(ev) => kafka.event(ev, sink),
-        Verdict::Held => {}
-        Verdict::Ended(conn) => sink.tls(&conn),
+    tls.event(ev, &mut |out| hand_on(out, kafka, sink));
+}
+
+/// What the TLS stage gives: events for the Kafka layer, the report of a TLS connection
+/// (whose plaintext, when decrypted, the Kafka layer marks), notices.
+fn hand_on<S: CaptureSink>(out: Out<'_>, kafka: &mut Tracker, sink: &mut S) {
+    match out {
+        Out::Pass(ev) => kafka.event(ev, sink),
+        Out::Connection(conn) => {
+            if conn.keys == Keys::Decrypted {
+                kafka.mark_tls(conn.stream);
+            }
+            sink.tls(conn);
+        }
+        Out::Notice(n) => sink.tls_notice(&n),
     }
 }
 
@@ -132,7 +152,7 @@ pub fn run_source<P: PacketSource, S: CaptureSink>(
 ) -> Result<(), CaptureError> {
     let mut tcp = Reassembler::new(opts.tcp);
     let mut kafka = Tracker::new(opts.kafka.clone());
-    let mut tls = TlsFilter::new();
+    let mut tls = TlsFilter::with_keys(opts.keys.clone());
     let mut last = At {
         frame: 0,
         ts_nanos: 0,
@@ -154,6 +174,9 @@ pub fn run_source<P: PacketSource, S: CaptureSink>(
             sink.first_packet(pkt.ts_nanos, pkt.precision);
         }
         health.last_ts = pkt.ts_nanos;
+        for text in pkt.secrets {
+            tls.add_embedded(text);
+        }
         sink.packet(pkt.ts_nanos);
         let at = At {
             frame: pkt.number,

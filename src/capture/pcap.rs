@@ -36,6 +36,9 @@ pub struct Packet<'a> {
     pub precision: u8,
     /// What a cut (`-w`) left out around this packet, as its pcapng comments note it.
     pub left_out: &'a [LeftOut],
+    /// TLS key log text of the pcapng Decryption Secrets Blocks read since the previous
+    /// packet (type 0x544c534b, as `editcap --inject-secrets tls,KEYS` writes).
+    pub secrets: &'a [Vec<u8>],
 }
 
 #[derive(Debug)]
@@ -127,6 +130,10 @@ pub struct CaptureReader<R: Read> {
     pub warnings: Vec<String>,
     /// The notes of a cut on the packet read last (`Packet::left_out`).
     left_out: Vec<LeftOut>,
+    /// Decryption secrets read before the packet read last (`Packet::secrets`).
+    secrets: Vec<Vec<u8>>,
+    /// Whether `secrets` went out with a packet and is to be emptied before the next.
+    secrets_given: bool,
 }
 
 /// Fills `buf` exactly; returns how many bytes were read before the end of the input.
@@ -203,6 +210,8 @@ impl<R: Read> CaptureReader<R> {
             interfaces: Vec::new(),
             warnings: Vec::new(),
             left_out: Vec::new(),
+            secrets: Vec::new(),
+            secrets_given: false,
         };
         match format {
             Format::Pcap { big_endian, .. } => {
@@ -366,10 +375,14 @@ impl<R: Read> CaptureReader<R> {
             file_offset: start,
             precision: if nanos { 9 } else { 6 },
             left_out: &[],
+            secrets: &[],
         }))
     }
 
     fn next_ng(&mut self) -> Result<Option<Packet<'_>>, CaptureError> {
+        if std::mem::take(&mut self.secrets_given) {
+            self.secrets.clear();
+        }
         loop {
             let start = self.offset;
             let Some(block_type) = self.read_ng_block(start)? else {
@@ -391,6 +404,10 @@ impl<R: Read> CaptureReader<R> {
                     file_offset: start,
                     precision: found.precision,
                     left_out: &self.left_out,
+                    secrets: {
+                        self.secrets_given = !self.secrets.is_empty();
+                        &self.secrets
+                    },
                 }));
             }
         }
@@ -468,6 +485,10 @@ impl<R: Read> CaptureReader<R> {
                     left_out: cut_notes(&epb.options),
                 })
             }
+            Block::DecryptionSecrets(dsb) => {
+                add_secrets(&mut self.secrets, &mut self.warnings, start, &dsb);
+                None
+            }
             Block::SimplePacket(spb) => {
                 // A simple packet block has no timestamp and belongs to the first interface.
                 let iface = self.interfaces.first().copied()?;
@@ -484,6 +505,32 @@ impl<R: Read> CaptureReader<R> {
             }
             _ => None,
         }
+    }
+}
+
+/// Keeps the key log text of a TLS Decryption Secrets Block for the next packet; other kinds
+/// (WireGuard) are skipped. Each block is bounded by the reader's block size limit, and what
+/// is held before one packet by the key log budget.
+fn add_secrets(
+    secrets: &mut Vec<Vec<u8>>,
+    warnings: &mut Vec<String>,
+    start: u64,
+    dsb: &pcap_parser::pcapng::DecryptionSecretsBlock<'_>,
+) {
+    let held: usize = secrets.iter().map(Vec::len).sum();
+    if held > crate::tls::keylog::MAX_KEYLOG_BYTES {
+        warnings.push(format!(
+            "offset {start}: decryption secrets past {} MiB before one packet; skipped",
+            crate::tls::keylog::MAX_KEYLOG_BYTES >> 20
+        ));
+    } else if dsb.secrets_type == pcap_parser::pcapng::SecretsType::TlsKeyLog {
+        let len = (dsb.secrets_len as usize).min(dsb.data.len());
+        secrets.push(dsb.data.get(..len).unwrap_or_default().to_vec());
+    } else {
+        warnings.push(format!(
+            "offset {start}: decryption secrets of type 0x{:08x} (not TLS); skipped",
+            dsb.secrets_type.0
+        ));
     }
 }
 

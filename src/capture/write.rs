@@ -57,6 +57,23 @@ impl<W: Write> CaptureWriter<W> {
         }
     }
 
+    /// pcapng: a Decryption Secrets Block of TLS key log text (type 0x544c534b, as
+    /// `editcap --inject-secrets tls,KEYS` writes), before the packets it decrypts. A classic
+    /// pcap has no place for it.
+    pub fn write_secrets(&mut self, keylog: &[u8]) -> io::Result<()> {
+        if self.format != OutFormat::PcapNg || keylog.is_empty() {
+            return Ok(());
+        }
+        if !self.started {
+            self.section_header()?;
+        }
+        let mut dsb = Vec::with_capacity(8 + keylog.len());
+        dsb.extend_from_slice(&0x544c_534bu32.to_le_bytes());
+        dsb.extend_from_slice(&(keylog.len() as u32).to_le_bytes());
+        dsb.extend_from_slice(keylog);
+        self.block(0x0000_000a, &dsb)
+    }
+
     /// Flushes and hands back the output.
     pub fn finish(mut self) -> io::Result<W> {
         if !self.started && self.format == OutFormat::PcapNg {
@@ -203,6 +220,7 @@ mod tests {
             file_offset: 0,
             precision,
             left_out: &[],
+            secrets: &[],
         }
     }
 

@@ -110,6 +110,8 @@ pub(crate) struct Settings {
     pub(crate) max_zstd_window: u64,
     /// `--stats-connections`: connections given a row in the --stats table (`None`: all).
     pub(crate) stats_connections: Option<usize>,
+    /// `--inject-secrets`: -w embeds the secrets of the TLS connections it writes.
+    pub(crate) inject_secrets: bool,
 }
 
 impl TryFrom<&Cli> for Settings {
@@ -146,7 +148,8 @@ impl TryFrom<&Cli> for Settings {
             || fields.as_ref().is_some_and(|p| p.needs_tree())
             || whole_message
             || json;
-        let options = options(cli, whole_tree);
+        let mut options = options(cli, whole_tree);
+        options.keys = std::sync::Arc::new(key_logs(cli)?);
         Ok(Settings {
             mode,
             inputs: if named.is_empty() {
@@ -175,6 +178,7 @@ impl TryFrom<&Cli> for Settings {
             }),
             count: cli.count,
             write: cli.write.clone(),
+            inject_secrets: cli.inject_secrets,
             write_format: match cli.write_format {
                 super::low::WriteFormat::Pcapng => kdissect::capture::write::OutFormat::PcapNg,
                 super::low::WriteFormat::Pcap => kdissect::capture::write::OutFormat::Pcap,
@@ -311,7 +315,41 @@ fn options(cli: &Cli, whole_tree: bool) -> Options {
             max_connections: cli.max_connections.max(1),
             ..Limits::default()
         },
+        keys: Default::default(),
     }
+}
+
+/// The key logs of `--keylog` and, with `--keylog-env`, SSLKEYLOGFILE: read once, each at
+/// most `MAX_KEYLOG_BYTES`. A file that cannot be read is a usage error, as is
+/// `--inject-secrets` without a pcapng `-w`.
+fn key_logs(cli: &Cli) -> Result<kdissect::tls::keylog::KeyLog, String> {
+    use std::io::Read;
+    if cli.inject_secrets && cli.write.is_none() {
+        return Err("--inject-secrets goes with -w".into());
+    }
+    if cli.inject_secrets && cli.write_format == super::low::WriteFormat::Pcap {
+        return Err(
+            "--inject-secrets needs pcapng (-F pcapng): a pcap file has no place for secrets"
+                .into(),
+        );
+    }
+    let mut paths = cli.keylog.clone();
+    if cli.keylog_env {
+        match std::env::var_os("SSLKEYLOGFILE") {
+            Some(p) if !p.is_empty() => paths.push(p.into()),
+            _ => return Err("--keylog-env: SSLKEYLOGFILE is not set".into()),
+        }
+    }
+    let mut keys = kdissect::tls::keylog::KeyLog::default();
+    for path in &paths {
+        let mut text = Vec::new();
+        let limit = kdissect::tls::keylog::MAX_KEYLOG_BYTES as u64 + 1;
+        std::fs::File::open(path)
+            .and_then(|f| f.take(limit).read_to_end(&mut text))
+            .map_err(|e| format!("--keylog {}: {e}", path.display()))?;
+        keys.add_text(&text);
+    }
+    Ok(keys)
 }
 
 fn decode_options(cli: &Cli, whole_tree: bool) -> DecodeOptions {

@@ -193,6 +193,21 @@ pub(crate) struct Cli {
     #[arg(long, help_heading = "Input")]
     pub(crate) no_detect: bool,
 
+    /// Decrypt TLS with the session secrets in FILE: an NSS key log, as SSLKEYLOGFILE and
+    /// the clients' key log options write it (repeatable). Secrets a pcapng file carries
+    /// are read without it.
+    #[arg(long = "keylog", value_name = "FILE", help_heading = "TLS")]
+    pub(crate) keylog: Vec<std::path::PathBuf>,
+
+    /// Also read the key log the SSLKEYLOGFILE environment variable names.
+    #[arg(long = "keylog-env", help_heading = "TLS")]
+    pub(crate) keylog_env: bool,
+
+    /// With -w: embed the secrets of the TLS connections written in the pcapng file (a
+    /// Decryption Secrets Block), so that the cut carries its keys.
+    #[arg(long = "inject-secrets", help_heading = "TLS")]
+    pub(crate) inject_secrets: bool,
+
     /// Largest frame size accepted; a size prefix above it is garbage (bytes, or with K/M/G).
     #[arg(long, value_name = "SIZE", default_value = "100M", value_parser = parse_frame_size, help_heading = "Input")]
     pub(crate) max_frame: usize,

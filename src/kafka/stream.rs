@@ -101,6 +101,8 @@ pub struct Record<'a> {
     /// With `partial`: the stream ended before the rest of the frame (how), rather than a gap
     /// taking it.
     pub ended: Option<EndKind>,
+    /// The frame came decrypted out of a TLS connection; offsets are in the plaintext.
+    pub tls: bool,
 }
 
 impl Record<'_> {
@@ -441,6 +443,8 @@ struct KConn {
     /// A direction started without its beginning (a mid-stream gap), and whether that was
     /// told (once the connection is known to be Kafka).
     picked_up: (bool, bool),
+    /// The bytes are the plaintext of a decrypted TLS connection (a source mark only).
+    tls: bool,
 }
 
 /// A response held back to be decoded with the versions its connection turns out to use.
@@ -631,6 +635,14 @@ impl Tracker {
         }
     }
 
+    /// Marks a connection's bytes as the plaintext of a decrypted TLS connection: its
+    /// messages say so.
+    pub fn mark_tls(&mut self, stream: u32) {
+        if let Some(c) = self.conns.get_mut(&stream) {
+            c.tls = true;
+        }
+    }
+
     /// Takes one event from reassembly.
     pub fn event(&mut self, ev: Event<'_>, sink: &mut impl Sink) {
         let stream = ev.stream();
@@ -716,6 +728,7 @@ impl Tracker {
             deferred: None,
             deferred_at: None,
             picked_up: (false, false),
+            tls: false,
         };
         self.conns.insert(stream, Box::new(conn));
     }
@@ -1293,6 +1306,7 @@ impl KConn {
             assumed: false,
             partial: cut.is_some(),
             ended: cut.and_then(Cut::end),
+            tls: self.tls,
         });
         self.flush_deferred(cx, sink);
     }
@@ -1374,6 +1388,7 @@ impl KConn {
             assumed,
             partial: cut.is_some(),
             ended: cut.and_then(Cut::end),
+            tls: self.tls,
         });
     }
 

@@ -22,6 +22,8 @@ pub struct Meta {
     pub partial: bool,
     /// Offset of the frame in hex input.
     pub input_offset: Option<usize>,
+    /// The frame was decrypted out of a TLS connection.
+    pub tls: bool,
 }
 
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
@@ -322,6 +324,10 @@ pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, 
     // Keys in the order docs/json.md lists them (the map keeps insertion order).
     let mut o = Map::new();
     put_origin(&mut o, meta);
+    if spans && meta.tls {
+        // Offsets count in the decrypted frame, not in any packet's bytes.
+        o.insert("spans_in".into(), J::String("decrypted TLS".into()));
+    }
     put_api(&mut o, msg, frame.len());
     put_exchange(&mut o, msg, meta);
     put_embedded_api(&mut o, msg);
@@ -370,6 +376,9 @@ fn put_origin(o: &mut Map<String, J>, meta: &Meta) {
     }
     if let Some(d) = &meta.dst {
         o.insert("dst".into(), J::String(d.clone()));
+    }
+    if meta.tls {
+        o.insert("tls".into(), J::Bool(true));
     }
 }
 

@@ -6,7 +6,7 @@ use super::words::count;
 use crate::kafka::message::api_display_name;
 use crate::kafka::stream::{Notice, ResyncReason};
 use crate::tcp::{EndKind, GapKind};
-use crate::tls::{self, TlsConnection};
+use crate::tls::{self, Problem, TlsConnection, TlsNotice};
 
 /// The line for a notice, or none for those only counted (retransmissions, connections).
 pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
@@ -98,13 +98,17 @@ fn ended_why(end: EndKind) -> &'static str {
     }
 }
 
-/// `frame time client → server [stream] TLS 1.3 connection (SNI "x"): N bytes encrypted ...`
+/// `frame time client → server [stream] TLS connection, TLS 1.3, SUITE (SNI "x"): ...`: what
+/// was seen of a TLS connection and whether its keys were found and worked.
 pub fn tls_line(t: &TlsConnection, clock: &Clock) -> String {
-    let version = match (t.version, t.negotiated) {
+    let mut version = match (t.version, t.negotiated) {
         (Some(v), true) => tls::version_name(v),
         (Some(v), false) => format!("{} offered (no ServerHello seen)", tls::version_name(v)),
         (None, _) => "handshake not seen".to_string(),
     };
+    if let Some(s) = t.suite {
+        version = format!("{version}, {}", tls::suite_name(s));
+    }
     let mut about = Vec::new();
     if let Some(sni) = &t.sni {
         about.push(format!("SNI {}", super::value::quote(sni)));
@@ -112,20 +116,77 @@ pub fn tls_line(t: &TlsConnection, clock: &Clock) -> String {
     if !t.alpn.is_empty() {
         about.push(format!("ALPN {}", t.alpn.join(",")));
     }
+    if t.resumed {
+        about.push("resumed session".to_string());
+    }
     let about = if about.is_empty() {
         String::new()
     } else {
         format!(" ({})", about.join(", "))
     };
+    format!(
+        "{} TLS connection, {version}{about}: {}",
+        prefix(
+            clock,
+            t.first.frame,
+            t.first.ts_nanos,
+            &t.client,
+            &t.server,
+            t.stream
+        ),
+        tls_outcome(t)
+    )
+}
+
+/// What became of a TLS connection's records.
+fn tls_outcome(t: &TlsConnection) -> String {
+    if t.keys == tls::Keys::Decrypted {
+        return "decrypted with the session keys; its Kafka messages are marked tls".into();
+    }
     let lost = if t.lost_bytes > 0 {
         format!(", {} not captured", count(t.lost_bytes, "byte"))
     } else {
         String::new()
     };
+    let why = match t.keys {
+        tls::Keys::NoKeyLog => "cannot be decoded without the session keys (--keylog FILE)".into(),
+        tls::Keys::Missing => {
+            "not decrypted: no key log given holds the secrets of its ClientHello random".into()
+        }
+        tls::Keys::Wrong => "not decrypted: the secrets logged for its ClientHello random do not authenticate its records (a key log of another run?)".into(),
+        tls::Keys::UnsupportedSuite => "not decrypted: kdissect does not decrypt its cipher suite".into(),
+        tls::Keys::NoHandshake => "not decrypted: its hellos were not captured, so no secret can be matched to it".into(),
+        tls::Keys::Found | tls::Keys::Decrypted => "session keys found; no encrypted record came to decrypt".to_string(),
+    };
     format!(
-        "{} TLS connection, {version}{about}: {} of Kafka traffic encrypted in {}{lost}; cannot be decoded without the session keys",
-        prefix(clock, t.first.frame, t.first.ts_nanos, &t.client, &t.server, t.stream),
+        "{} of Kafka traffic encrypted in {}{lost}; {why}",
         count(t.encrypted_bytes, "byte"),
         count(t.records, "record")
+    )
+}
+
+/// A problem inside a decrypted TLS connection.
+pub fn tls_notice_line(n: &TlsNotice, clock: &Clock) -> String {
+    let what = match n.problem {
+        Problem::Lost { bytes } => format!(
+            "{} of the TLS stream not captured: decryption of this direction waits for the next record that authenticates",
+            count(bytes, "byte")
+        ),
+        Problem::Resumed { skipped } => format!(
+            "TLS decryption resumed after a loss: skipped {} to a record that authenticates",
+            count(skipped, "byte")
+        ),
+        Problem::GaveUp => "no TLS record authenticated after a loss: this direction is no longer decrypted".into(),
+        Problem::BadHeader { kind, len } => format!(
+            "a TLS record header that cannot be one (content type {kind}, length {len}): the record framing of this direction is lost"
+        ),
+        Problem::BadTag { seq } => format!(
+            "TLS record {seq} does not authenticate (damaged): passed over as a gap"
+        ),
+        Problem::Renegotiation => "TLS renegotiation: its new keys are not followed; the connection is no longer decrypted".into(),
+    };
+    format!(
+        "{} !! {what}",
+        prefix(clock, n.at.frame, n.at.ts_nanos, &n.src, &n.dst, n.stream)
     )
 }

@@ -847,6 +847,7 @@ mod tests {
             assumed: false,
             partial: false,
             ended: None,
+            tls: false,
         }
     }
 

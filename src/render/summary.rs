@@ -604,6 +604,9 @@ pub fn write_line(s: &mut String, rec: &Record<'_>, clock: &Clock, color: bool) 
         (&rec.src, &rec.dst),
         rec.stream,
     );
+    if rec.tls {
+        s.push_str(" tls");
+    }
     s.push(' ');
     if color {
         s.push_str(&api_text(msg, color));
@@ -825,6 +828,7 @@ mod tests {
             assumed: false,
             partial: false,
             ended: None,
+            tls: false,
         }
     }
 
@@ -852,6 +856,7 @@ mod tests {
             assumed: false,
             partial: false,
             ended: None,
+            tls: false,
         }
     }
 

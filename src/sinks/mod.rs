@@ -18,7 +18,7 @@ use kdissect::filter::Window;
 use kdissect::kafka::stream::{Notice, Record, Sink};
 use kdissect::pipeline::{CaptureSink, Stop};
 use kdissect::render::stats::Stats;
-use kdissect::tls::TlsConnection;
+use kdissect::tls::{TlsConnection, TlsNotice};
 use std::io::Write;
 use std::net::SocketAddr;
 
@@ -81,6 +81,8 @@ pub(crate) struct Output<W: Write> {
     ports: Vec<u16>,
     /// `--since` and `--until`.
     window: Window,
+    /// With -w: the decrypted TLS connections of the input being read.
+    pub(crate) tls_kept: crate::cli_capture::TlsKept,
 }
 
 impl<W: Write> Output<W> {
@@ -100,6 +102,7 @@ impl<W: Write> Output<W> {
             packet_ts: None,
             ports: s.ports.clone(),
             window: s.window,
+            tls_kept: Vec::new(),
         }
     }
 
@@ -182,8 +185,18 @@ impl<W: Write> CaptureSink for Output<W> {
             .iter()
             .any(|p| self.ports.contains(p));
         self.tally.tls(t, on_kafka_port);
+        if self.shown.keep.is_some() && t.keys == kdissect::tls::Keys::Decrypted {
+            self.tls_kept.push((t.client, t.server, t.secrets));
+        }
         if on_kafka_port && self.exchanges.selection.shows_notice(Some(t.stream)) {
             self.order.tls(t, &mut self.shown);
+        }
+    }
+
+    /// Problems inside decrypted TLS connections, shown with the connection's messages.
+    fn tls_notice(&mut self, n: &TlsNotice) {
+        if self.exchanges.selection.shows_notice(Some(n.stream)) {
+            self.order.tls_notice(n, &mut self.shown);
         }
     }
 

@@ -11,7 +11,7 @@
 use super::select::{Held, Part};
 use super::Shown;
 use kdissect::kafka::stream::{Notice, Record};
-use kdissect::tls::TlsConnection;
+use kdissect::tls::{TlsConnection, TlsNotice};
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -34,7 +34,8 @@ enum Line {
     /// own (for `-t d`).
     Message(Box<Held>, Part, Option<i64>),
     Notice(Notice),
-    Tls(TlsConnection),
+    Tls(Box<TlsConnection>),
+    TlsNotice(TlsNotice),
 }
 
 #[derive(Default)]
@@ -80,7 +81,19 @@ impl InOrder {
         if self.goes_now(t.first.frame) {
             return out.printer.tls(t);
         }
-        self.wait(t.first.frame, Line::Tls(t.clone()), LINE_COST, out);
+        self.wait(
+            t.first.frame,
+            Line::Tls(Box::new(t.clone())),
+            LINE_COST,
+            out,
+        );
+    }
+
+    pub(crate) fn tls_notice<W: Write>(&mut self, n: &TlsNotice, out: &mut Shown<W>) {
+        if self.goes_now(n.at.frame) {
+            return out.printer.tls_notice(n);
+        }
+        self.wait(n.at.frame, Line::TlsNotice(n.clone()), LINE_COST, out);
     }
 
     fn wait<W: Write>(&mut self, frame: u64, line: Line, cost: usize, out: &mut Shown<W>) {
@@ -146,6 +159,7 @@ impl InOrder {
             }
             Line::Notice(n) => out.printer.notice(&n),
             Line::Tls(t) => out.printer.tls(&t),
+            Line::TlsNotice(n) => out.printer.tls_notice(&n),
         }
         true
     }

@@ -8,7 +8,7 @@ use kdissect::kafka::stream::{Notice, Record};
 use kdissect::render::json::Meta;
 use kdissect::render::summary::Clock;
 use kdissect::render::{self, notice, summary, tshark, Style};
-use kdissect::tls::TlsConnection;
+use kdissect::tls::{TlsConnection, TlsNotice};
 use std::io::{self, Write};
 
 pub(crate) struct Printer<W: Write> {
@@ -86,6 +86,13 @@ impl<W: Write> Printer<W> {
     pub(crate) fn tls(&mut self, t: &TlsConnection) {
         if !self.silent() {
             let line = notice::tls_line(t, &self.clock);
+            self.notice_text(line);
+        }
+    }
+
+    pub(crate) fn tls_notice(&mut self, n: &TlsNotice) {
+        if !self.silent() {
+            let line = notice::tls_notice_line(n, &self.clock);
             self.notice_text(line);
         }
     }
@@ -243,5 +250,6 @@ fn meta(rec: &Record<'_>, file: Option<String>) -> Meta {
         assumed: rec.assumed,
         partial: rec.partial,
         input_offset: None,
+        tls: rec.tls,
     }
 }

@@ -255,6 +255,7 @@ pub(crate) struct Held {
     assumed: bool,
     partial: bool,
     ended: Option<EndKind>,
+    tls: bool,
     /// Memory it takes, as `HELD_MEMORY` counts it: frame bytes and tree nodes.
     pub(crate) cost: usize,
 }
@@ -283,6 +284,7 @@ impl Held {
             assumed: r.assumed,
             partial: r.partial,
             ended: r.ended,
+            tls: r.tls,
         }
     }
 
@@ -303,6 +305,7 @@ impl Held {
             assumed: self.assumed,
             partial: self.partial,
             ended: self.ended,
+            tls: self.tls,
         })
     }
 }

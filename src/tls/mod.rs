@@ -1,32 +1,35 @@
-//! TLS on the wire: connections that open with a TLS handshake are taken out of the byte
-//! streams before the Kafka layer sees them, and summed up instead: version, server name
-//! (SNI), ALPN, records and bytes. Without the session keys nothing inside can be decoded, and
+//! TLS on the wire, between reassembly and the Kafka layer. Connections that open with a TLS
+//! handshake are taken out of the byte streams. With the session secrets (a key log, or a
+//! pcapng Decryption Secrets Block) each direction is decrypted and handed on as the
+//! plaintext byte stream the Kafka layer reads as if there had been no TLS; without them the
+//! connection is summed up instead (version, suite, SNI, ALPN, records and bytes), since
 //! feeding ciphertext to the Kafka framer would only produce a stream of bogus frames.
 //!
-//! Only record headers and the two hello messages are read (RFC 8446 §5.1, §4.1.2-4.1.3, RFC
-//! 6066 §3 for SNI, RFC 7301 for ALPN). Nothing is decrypted.
+//! The record layer (RFC 8446 §5, RFC 5246 §6.2) and the handshake far enough to learn the
+//! version, suite, randoms, SNI, ALPN and resumption; keys and record protection in
+//! [`crypto`], secrets in [`keylog`], one connection's state machine in `conn`.
 // Input-derived values never index, unwrap or expect here: a hostile capture must not panic.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+mod conn;
+pub mod crypto;
+mod hello;
+pub mod keylog;
+
 use crate::tcp::{At, Event};
+use conn::Conn;
+use keylog::{KeyLog, Secrets};
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 /// Record content types.
+const CHANGE_CIPHER_SPEC: u8 = 20;
+const ALERT: u8 = 21;
 const HANDSHAKE: u8 = 22;
 const APPLICATION_DATA: u8 = 23;
-/// Handshake message types.
-const CLIENT_HELLO: u8 = 1;
-const SERVER_HELLO: u8 = 2;
-/// Extension types.
-const EXT_SERVER_NAME: u16 = 0;
-const EXT_ALPN: u16 = 16;
-const EXT_SUPPORTED_VERSIONS: u16 = 43;
 /// Largest record body TLS allows (2^14 plus the most expansion any version permits).
-const MAX_RECORD: usize = 16_384 + 2_048;
-/// Handshake bytes kept per direction while looking for a hello: a ClientHello with many
-/// extensions fits in a few KiB; past this the hello is not parsed and only counted.
-const MAX_HELLO: usize = 16 * 1024;
+pub const MAX_RECORD: usize = 16_384 + 2_048;
 
 /// Whether `bytes` (the first bytes a side sent) start a TLS handshake record: content type
 /// 22, major version 3, a length a record can have. A Kafka frame starting with these bytes
@@ -40,7 +43,29 @@ pub fn starts_tls(bytes: &[u8]) -> bool {
     }
 }
 
-/// What was learnt of one TLS connection, reported once when it ends.
+/// Whether the session keys of a connection were found, and what they did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Keys {
+    /// No key log was given and the capture carries none.
+    #[default]
+    NoKeyLog,
+    /// Key logs were given, but none holds this connection's ClientHello random.
+    Missing,
+    /// Secrets found for its random; nothing encrypted was seen to try them on.
+    Found,
+    /// Its records decrypt.
+    Decrypted,
+    /// Secrets found, but the first record did not authenticate with them (a key log of
+    /// another run, or of another connection's random).
+    Wrong,
+    /// The suite chosen is not one decrypted here.
+    UnsupportedSuite,
+    /// The handshake needed to use the secrets (the hellos) was not captured.
+    NoHandshake,
+}
+
+/// What was learnt of one TLS connection, reported once: when its records start to decrypt,
+/// or else when it ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlsConnection {
     pub stream: u32,
@@ -54,8 +79,13 @@ pub struct TlsConnection {
     pub version: Option<u16>,
     /// Whether `version` comes from the server's answer.
     pub negotiated: bool,
+    /// The cipher suite the server chose.
+    pub suite: Option<u16>,
     pub sni: Option<String>,
     pub alpn: Vec<String>,
+    /// A resumed session (TLS 1.3 PSK, or a TLS 1.2 session id the server took up).
+    pub resumed: bool,
+    pub keys: Keys,
     /// TLS records seen, both directions.
     pub records: u64,
     /// Bytes of application-data records (the encrypted Kafka traffic), both directions.
@@ -64,7 +94,12 @@ pub struct TlsConnection {
     pub total_bytes: u64,
     /// Bytes the capture missed inside the connection.
     pub lost_bytes: u64,
+    /// The ClientHello random and the secrets used, when it decrypts (for `--inject-secrets`).
+    pub secrets: Option<KeyedRandom>,
 }
+
+/// A ClientHello random and the secrets logged for it.
+pub type KeyedRandom = ([u8; 32], Secrets);
 
 /// `TLS 1.3`, `TLS 1.0`, `SSL 3.0`.
 pub fn version_name(v: u16) -> String {
@@ -75,54 +110,101 @@ pub fn version_name(v: u16) -> String {
     }
 }
 
-/// Record framing of one direction: where the next header starts.
-#[derive(Debug, Default)]
-struct Half {
-    /// Bytes of the current record body still to come.
-    body_left: usize,
-    /// A record header cut between segments.
-    header: Vec<u8>,
-    /// Content type of the current record.
-    kind: u8,
-    /// Handshake bytes gathered until the hello is parsed.
-    hello: Vec<u8>,
-    hello_done: bool,
-    /// Framing lost (a gap, a header that is not TLS): only bytes are counted from here.
-    lost_sync: bool,
+/// The IANA name of a suite decrypted here, else its number.
+pub fn suite_name(id: u16) -> String {
+    crypto::suite(id).map_or_else(|| format!("cipher suite 0x{id:04x}"), |s| s.name.into())
 }
 
+/// Something that went wrong inside one direction of a TLS connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Problem {
+    /// The capture lost bytes: decryption of the direction waits for a record that
+    /// authenticates.
+    Lost { bytes: u64 },
+    /// After a loss, decryption found its place again, `skipped` bytes later.
+    Resumed { skipped: u64 },
+    /// After a loss, no record authenticated within the search budget: the direction is no
+    /// longer decrypted.
+    GaveUp,
+    /// A record header that cannot be TLS (content type, version or length).
+    BadHeader { kind: u8, len: usize },
+    /// A record that did not authenticate on a connection whose records did before.
+    BadTag { seq: u64 },
+    /// A renegotiation (TLS 1.2): its new keys are not followed; the connection is no longer
+    /// decrypted.
+    Renegotiation,
+}
+
+/// A problem, where it happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsNotice {
+    pub stream: u32,
+    pub src: SocketAddr,
+    pub dst: SocketAddr,
+    pub at: At,
+    pub problem: Problem,
+}
+
+/// What the TLS stage hands on for one event.
 #[derive(Debug)]
-struct Conn {
-    info: TlsConnection,
-    halves: [Half; 2],
+pub enum Out<'a> {
+    /// For the Kafka layer: events of connections that are not TLS, and the plaintext of
+    /// those decrypted (their data, gaps and close).
+    Pass(Event<'a>),
+    /// The one report of a TLS connection. With `keys == Keys::Decrypted` its plaintext
+    /// follows in `Pass` events.
+    Connection(&'a TlsConnection),
+    Notice(TlsNotice),
 }
 
-/// The TLS stage: passes non-TLS connections through untouched, keeps TLS ones to itself.
+/// The TLS stage: passes non-TLS connections through untouched, decrypts TLS ones it has the
+/// secrets of, and sums up the rest.
 #[derive(Debug, Default)]
 pub struct TlsFilter {
     /// Streams whose first bytes were seen, and whether they are TLS.
     decided: HashMap<u32, bool>,
     conns: HashMap<u32, Conn>,
+    /// The key logs given on the command line.
+    given: Arc<KeyLog>,
+    /// Secrets the capture itself carries (pcapng Decryption Secrets Blocks).
+    embedded: KeyLog,
+    /// Where records are decrypted (one buffer for all connections).
+    scratch: Vec<u8>,
+    /// Bytes all connections hold (`Conn::footprint`).
+    held: usize,
 }
 
-/// What the filter does with an event.
-#[derive(Debug)]
-pub enum Verdict<'a> {
-    /// Not TLS (or not known yet): hand it on.
-    Pass(Event<'a>),
-    /// Taken by the TLS stage.
-    Held,
-    /// A TLS connection ended: its summary.
-    Ended(TlsConnection),
-}
+/// Bytes all TLS connections together hold at most: records being gathered (at most one per
+/// direction, 18 KiB), ciphertext searched after a loss (four records per direction) and
+/// hellos being read (16 KiB). Past it, the connection that went over lets go of what it
+/// holds, as if the capture had lost it (and says so).
+pub const MAX_HELD: usize = 64 * 1024 * 1024;
 
 impl TlsFilter {
     pub fn new() -> TlsFilter {
         TlsFilter::default()
     }
 
-    /// Looks at one event from reassembly.
-    pub fn event<'a>(&mut self, ev: Event<'a>) -> Verdict<'a> {
+    /// A filter that decrypts with these secrets.
+    pub fn with_keys(given: Arc<KeyLog>) -> TlsFilter {
+        TlsFilter {
+            given,
+            ..TlsFilter::default()
+        }
+    }
+
+    /// Secrets met in the capture (a Decryption Secrets Block): they apply to connections
+    /// whose ServerHello comes after them, as in Wireshark.
+    pub fn add_embedded(&mut self, text: &[u8]) {
+        self.embedded.add_text(text);
+    }
+
+    fn have_keys(&self) -> bool {
+        !self.given.is_empty() || !self.embedded.is_empty()
+    }
+
+    /// Looks at one event from reassembly; what it makes goes to `out`.
+    pub fn event<'e>(&mut self, ev: Event<'e>, out: &mut dyn FnMut(Out<'_>)) {
         match ev {
             Event::Data {
                 stream,
@@ -136,395 +218,64 @@ impl TlsFilter {
                     .entry(stream)
                     .or_insert_with(|| starts_tls(bytes));
                 if !tls {
-                    return Verdict::Pass(ev);
+                    return out(Out::Pass(ev));
                 }
+                let any = self.have_keys();
+                let (given, embedded) = (&self.given, &self.embedded);
+                let lookup = |r: &[u8; 32]| given.lookup(r).or_else(|| embedded.lookup(r)).copied();
+                let session = |id: &[u8]| {
+                    given
+                        .lookup_session(id)
+                        .or_else(|| embedded.lookup_session(id))
+                        .copied()
+                };
+                let keys = conn::KeySource {
+                    lookup: &lookup,
+                    session: &session,
+                    any,
+                };
                 let conn = self
                     .conns
                     .entry(stream)
                     .or_insert_with(|| Conn::new(stream, src, dst, at));
-                conn.data(src, bytes);
-                Verdict::Held
-            }
-            Event::Gap { stream, kind, .. } if self.conns.contains_key(&stream) => {
-                if let Some(c) = self.conns.get_mut(&stream) {
-                    if let crate::tcp::GapKind::Lost(n) | crate::tcp::GapKind::Truncated(n) = kind {
-                        c.info.lost_bytes += n;
-                    }
-                    // Where the next record starts is unknown now.
-                    for h in &mut c.halves {
-                        h.lost_sync = true;
-                    }
+                let before = conn.footprint();
+                conn.data(src, bytes, at, &keys, &mut self.scratch, out);
+                let mut after = conn.footprint();
+                if self.held.saturating_sub(before).saturating_add(after) > MAX_HELD {
+                    conn.shed(at, out);
+                    after = conn.footprint();
                 }
-                Verdict::Held
+                self.held = self.held.saturating_sub(before).saturating_add(after);
+            }
+            Event::Gap {
+                stream,
+                src,
+                kind,
+                at,
+                ..
+            } if self.conns.contains_key(&stream) => {
+                if let Some(c) = self.conns.get_mut(&stream) {
+                    let before = c.footprint();
+                    c.gap(src, kind, at, out);
+                    self.held = self.held.saturating_sub(before) + c.footprint();
+                }
             }
             Event::Close { stream, .. } => {
                 self.decided.remove(&stream);
                 match self.conns.remove(&stream) {
-                    Some(c) => Verdict::Ended(c.info),
-                    None => Verdict::Pass(ev),
+                    Some(c) => {
+                        self.held = self.held.saturating_sub(c.footprint());
+                        c.close(ev, out)
+                    }
+                    None => out(Out::Pass(ev)),
                 }
             }
             Event::Retransmission { stream, .. } | Event::ConflictingOverlap { stream, .. }
-                if self.conns.contains_key(&stream) =>
-            {
-                Verdict::Held
-            }
-            other => Verdict::Pass(other),
+                if self.conns.contains_key(&stream) => {}
+            other => out(Out::Pass(other)),
         }
     }
-}
-
-impl Conn {
-    fn new(stream: u32, client: SocketAddr, server: SocketAddr, first: At) -> Conn {
-        Conn {
-            info: TlsConnection {
-                stream,
-                client,
-                server,
-                first,
-                version: None,
-                negotiated: false,
-                sni: None,
-                alpn: Vec::new(),
-                records: 0,
-                encrypted_bytes: 0,
-                total_bytes: 0,
-                lost_bytes: 0,
-            },
-            halves: [Half::default(), Half::default()],
-        }
-    }
-
-    fn data(&mut self, src: SocketAddr, mut bytes: &[u8]) {
-        let from_client = src == self.info.client;
-        self.info.total_bytes += bytes.len() as u64;
-        let [c, s] = &mut self.halves;
-        let half = if from_client { c } else { s };
-        while !bytes.is_empty() {
-            if half.lost_sync {
-                return;
-            }
-            if half.body_left == 0 {
-                bytes = take_header(half, bytes, &mut self.info);
-                continue;
-            }
-            let n = half.body_left.min(bytes.len());
-            let (body, rest) = bytes.split_at(n);
-            half.body_left -= n;
-            if half.kind == APPLICATION_DATA {
-                self.info.encrypted_bytes += n as u64;
-            } else if half.kind == HANDSHAKE && !half.hello_done {
-                gather_hello(half, body, from_client, &mut self.info);
-            }
-            bytes = rest;
-        }
-    }
-}
-
-/// Reads (part of) a record header; returns the bytes after it.
-fn take_header<'a>(half: &mut Half, bytes: &'a [u8], info: &mut TlsConnection) -> &'a [u8] {
-    let need = 5 - half.header.len();
-    let n = need.min(bytes.len());
-    let (head, rest) = bytes.split_at(n);
-    half.header.extend_from_slice(head);
-    if let [kind, major, _, hi, lo] = half.header[..] {
-        let len = usize::from(u16::from_be_bytes([hi, lo]));
-        if major != 3 || !(20..=24).contains(&kind) || len > MAX_RECORD {
-            half.lost_sync = true;
-        } else {
-            half.kind = kind;
-            half.body_left = len;
-            info.records += 1;
-        }
-        half.header.clear();
-    }
-    rest
-}
-
-/// Collects handshake bytes until a whole hello message is there, then reads it.
-fn gather_hello(half: &mut Half, body: &[u8], from_client: bool, info: &mut TlsConnection) {
-    let room = MAX_HELLO.saturating_sub(half.hello.len());
-    half.hello
-        .extend_from_slice(body.get(..body.len().min(room)).unwrap_or(&[]));
-    let Some(&[kind, a, b, c]) = half.hello.get(..4) else {
-        return;
-    };
-    let len = usize::from_be_bytes([0, 0, 0, 0, 0, a, b, c]);
-    let Some(msg) = half.hello.get(4..4 + len) else {
-        if half.hello.len() >= MAX_HELLO {
-            half.hello_done = true;
-            half.hello = Vec::new();
-        }
-        return;
-    };
-    match (kind, from_client) {
-        (CLIENT_HELLO, true) => client_hello(msg, info),
-        (SERVER_HELLO, false) => server_hello(msg, info),
-        _ => {}
-    }
-    half.hello_done = true;
-    half.hello = Vec::new();
-}
-
-/// A big-endian reader that stops (returns None) instead of running past the end.
-struct Rd<'a>(&'a [u8]);
-
-impl<'a> Rd<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if n > self.0.len() {
-            return None;
-        }
-        let (a, b) = self.0.split_at(n);
-        self.0 = b;
-        Some(a)
-    }
-    fn u8(&mut self) -> Option<u8> {
-        self.take(1).and_then(|b| b.first().copied())
-    }
-    fn u16(&mut self) -> Option<u16> {
-        let b = self.take(2)?;
-        Some(u16::from_be_bytes([*b.first()?, *b.get(1)?]))
-    }
-    /// A vector with a 1- or 2-byte length prefix.
-    fn vec8(&mut self) -> Option<&'a [u8]> {
-        let n = self.u8()?;
-        self.take(n.into())
-    }
-    fn vec16(&mut self) -> Option<&'a [u8]> {
-        let n = self.u16()?;
-        self.take(n.into())
-    }
-}
-
-fn client_hello(msg: &[u8], info: &mut TlsConnection) {
-    let _ = (|| -> Option<()> {
-        let mut r = Rd(msg);
-        let legacy = r.u16()?;
-        info.version = Some(legacy);
-        r.take(32)?; // random
-        r.vec8()?; // session id
-        r.vec16()?; // cipher suites
-        r.vec8()?; // compression methods
-        for (ty, data) in extensions(r.vec16()?) {
-            match ty {
-                EXT_SERVER_NAME => info.sni = server_name(data),
-                EXT_ALPN => info.alpn = alpn(data),
-                EXT_SUPPORTED_VERSIONS => {
-                    let mut v = Rd(Rd(data).vec8()?);
-                    let mut best = None;
-                    while let Some(x) = v.u16() {
-                        // Skip GREASE values (0x?a?a).
-                        if x & 0x0f0f != 0x0a0a {
-                            best = best.max(Some(x));
-                        }
-                    }
-                    if best.is_some() {
-                        info.version = best;
-                    }
-                }
-                _ => {}
-            }
-        }
-        Some(())
-    })();
-}
-
-fn server_hello(msg: &[u8], info: &mut TlsConnection) {
-    let _ = (|| -> Option<()> {
-        let mut r = Rd(msg);
-        let legacy = r.u16()?;
-        info.version = Some(legacy);
-        info.negotiated = true;
-        r.take(32)?;
-        r.vec8()?;
-        r.take(3)?; // cipher suite, compression method
-        for (ty, data) in extensions(r.vec16().unwrap_or(&[])) {
-            match ty {
-                EXT_SUPPORTED_VERSIONS => info.version = Rd(data).u16().or(info.version),
-                EXT_ALPN => info.alpn = alpn(data),
-                _ => {}
-            }
-        }
-        Some(())
-    })();
-}
-
-fn extensions(mut data: &[u8]) -> Vec<(u16, &[u8])> {
-    let mut out = Vec::new();
-    let mut r = Rd(data);
-    while let (Some(ty), Some(body)) = (r.u16(), r.vec16()) {
-        out.push((ty, body));
-        data = r.0;
-        r = Rd(data);
-    }
-    out
-}
-
-/// The first host name of a server_name extension.
-fn server_name(data: &[u8]) -> Option<String> {
-    let mut list = Rd(Rd(data).vec16()?);
-    while let Some(kind) = list.u8() {
-        let name = list.vec16()?;
-        if kind == 0 {
-            return Some(String::from_utf8_lossy(name).into_owned());
-        }
-    }
-    None
-}
-
-fn alpn(data: &[u8]) -> Vec<String> {
-    let mut out = Vec::new();
-    let Some(list) = Rd(data).vec16() else {
-        return out;
-    };
-    let mut r = Rd(list);
-    while let Some(p) = r.vec8() {
-        out.push(String::from_utf8_lossy(p).into_owned());
-    }
-    out
 }
 
 #[cfg(test)]
-#[allow(clippy::indexing_slicing, clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    fn record(kind: u8, body: &[u8]) -> Vec<u8> {
-        let mut r = vec![kind, 3, 3];
-        r.extend_from_slice(&(body.len() as u16).to_be_bytes());
-        r.extend_from_slice(body);
-        r
-    }
-
-    fn ext(ty: u16, body: &[u8]) -> Vec<u8> {
-        let mut e = ty.to_be_bytes().to_vec();
-        e.extend_from_slice(&(body.len() as u16).to_be_bytes());
-        e.extend_from_slice(body);
-        e
-    }
-
-    fn hello(kind: u8, exts: &[u8], server: bool) -> Vec<u8> {
-        let mut m = vec![3, 3];
-        m.extend_from_slice(&[7; 32]);
-        m.push(0); // session id
-        if server {
-            m.extend_from_slice(&[0x13, 0x01, 0]);
-        } else {
-            m.extend_from_slice(&[0, 2, 0x13, 0x01, 1, 0]);
-        }
-        m.extend_from_slice(&(exts.len() as u16).to_be_bytes());
-        m.extend_from_slice(exts);
-        let mut h = vec![kind];
-        h.extend_from_slice(&(m.len() as u32).to_be_bytes()[1..]);
-        h.extend(m);
-        h
-    }
-
-    fn addr(p: u16) -> SocketAddr {
-        SocketAddr::from(([127, 0, 0, 1], p))
-    }
-
-    fn data(stream: u32, src: u16, dst: u16, bytes: &[u8]) -> Event<'_> {
-        Event::Data {
-            stream,
-            src: addr(src),
-            dst: addr(dst),
-            bytes,
-            at: At::default(),
-        }
-    }
-
-    #[test]
-    fn recognises_tls_and_not_kafka() {
-        assert!(starts_tls(&[22, 3, 1, 0, 200, 1]));
-        // A Kafka frame: a small size prefix.
-        assert!(!starts_tls(&[0, 0, 0, 33, 0, 3]));
-        assert!(!starts_tls(&[22, 3]));
-    }
-
-    #[test]
-    fn reads_version_sni_and_alpn_and_counts_encrypted_bytes() {
-        let mut sni = vec![0, 12, 0, 0, 9];
-        sni.extend_from_slice(b"localhost");
-        let mut exts = ext(EXT_SERVER_NAME, &sni);
-        exts.extend(ext(EXT_SUPPORTED_VERSIONS, &[4, 0x03, 0x04, 0x03, 0x03]));
-        exts.extend(ext(EXT_ALPN, &[0, 6, 5, b'k', b'a', b'f', b'k', b'a']));
-        let ch = record(HANDSHAKE, &hello(CLIENT_HELLO, &exts, false));
-        let sh = record(
-            HANDSHAKE,
-            &hello(
-                SERVER_HELLO,
-                &ext(EXT_SUPPORTED_VERSIONS, &[0x03, 0x04]),
-                true,
-            ),
-        );
-        let app = record(APPLICATION_DATA, &[0xaa; 100]);
-        let mut f = TlsFilter::new();
-        // The ClientHello cut in two segments; the application data record in three.
-        assert!(matches!(
-            f.event(data(1, 5000, 9093, &ch[..7])),
-            Verdict::Held
-        ));
-        assert!(matches!(
-            f.event(data(1, 5000, 9093, &ch[7..])),
-            Verdict::Held
-        ));
-        assert!(matches!(f.event(data(1, 9093, 5000, &sh)), Verdict::Held));
-        for part in [&app[..3], &app[3..50], &app[50..]] {
-            assert!(matches!(f.event(data(1, 5000, 9093, part)), Verdict::Held));
-        }
-        let Verdict::Ended(info) = f.event(Event::Close {
-            stream: 1,
-            end: crate::tcp::EndKind::Fin,
-            at: At::default(),
-        }) else {
-            panic!("no summary");
-        };
-        assert_eq!(info.version, Some(0x0304));
-        assert!(info.negotiated);
-        assert_eq!(info.sni.as_deref(), Some("localhost"));
-        assert_eq!(info.alpn, vec!["kafka".to_string()]);
-        assert_eq!(info.records, 3);
-        assert_eq!(info.encrypted_bytes, 100);
-        assert_eq!(info.client, addr(5000));
-        assert_eq!(version_name(0x0304), "TLS 1.3");
-    }
-
-    #[test]
-    fn other_streams_pass_through() {
-        let mut f = TlsFilter::new();
-        let kafka = [0, 0, 0, 10, 0, 3, 0, 1, 0, 0, 0, 1, 255, 255];
-        assert!(matches!(
-            f.event(data(2, 5001, 9092, &kafka)),
-            Verdict::Pass(_)
-        ));
-        assert!(matches!(
-            f.event(Event::Close {
-                stream: 2,
-                end: crate::tcp::EndKind::Fin,
-                at: At::default(),
-            }),
-            Verdict::Pass(_)
-        ));
-    }
-
-    #[test]
-    fn junk_after_the_handshake_stops_the_framing_without_panicking() {
-        let mut f = TlsFilter::new();
-        let mut bytes = record(HANDSHAKE, &[1, 0, 0, 200]);
-        bytes.extend_from_slice(&[0xff; 40]);
-        assert!(matches!(
-            f.event(data(3, 5002, 9093, &bytes)),
-            Verdict::Held
-        ));
-        let Verdict::Ended(info) = f.event(Event::Close {
-            stream: 3,
-            end: crate::tcp::EndKind::Fin,
-            at: At::default(),
-        }) else {
-            panic!("no summary");
-        };
-        assert_eq!(info.records, 1);
-        assert_eq!(info.total_bytes, bytes.len() as u64);
-    }
-}
+mod tests;

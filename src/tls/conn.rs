@@ -1,0 +1,887 @@
+//! One TLS connection: the record layer of each direction, the handshake messages that set
+//! its keys, decryption, and finding the place again after the capture lost bytes.
+// Input-derived values never index, unwrap or expect here: a hostile capture must not panic.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use super::crypto::{self, DirKeys, Suite, TAG};
+use super::hello;
+use super::keylog::Secrets;
+use super::{
+    Keys, Out, Problem, TlsConnection, TlsNotice, ALERT, APPLICATION_DATA, CHANGE_CIPHER_SPEC,
+    HANDSHAKE, MAX_RECORD,
+};
+use crate::tcp::{At, Event, GapKind};
+use std::net::SocketAddr;
+
+/// Handshake message types (RFC 8446 §4, RFC 5246 §7.4).
+const HELLO_REQUEST: u8 = 0;
+const CLIENT_HELLO: u8 = 1;
+const SERVER_HELLO: u8 = 2;
+const FINISHED: u8 = 20;
+const KEY_UPDATE: u8 = 24;
+/// Handshake bytes kept of one message (the hellos, KeyUpdate): a ClientHello with many
+/// extensions fits in a few KiB; a longer one is not parsed. Certificates and tickets are
+/// passed over without being kept.
+const MAX_HELLO: usize = 16 * 1024;
+/// Ciphertext held while looking for a record that authenticates after a loss: four records.
+const RESYNC_BUF: usize = 4 * (5 + MAX_RECORD);
+/// Record openings tried after one loss before the direction is given up.
+const MAX_TRIALS: u32 = 4096;
+/// Sequence numbers tried at one candidate record.
+const MAX_CANDIDATES: u64 = 512;
+
+const CLIENT: usize = 0;
+const SERVER: usize = 1;
+
+/// Where the secrets come from: the lookup by ClientHello random, and whether any key log
+/// was given at all.
+pub(super) struct KeySource<'a> {
+    pub lookup: &'a dyn Fn(&[u8; 32]) -> Option<Secrets>,
+    /// TLS 1.2 master secrets by session id.
+    pub session: &'a dyn Fn(&[u8]) -> Option<super::keylog::Secret>,
+    pub any: bool,
+}
+
+/// Handshake messages of one direction, framed across records.
+#[derive(Debug, Default)]
+struct HsReader {
+    head: Vec<u8>,
+    ty: u8,
+    left: usize,
+    body: Vec<u8>,
+    keep: bool,
+}
+
+impl HsReader {
+    /// Feeds handshake bytes; returns the messages completed (type, body: kept only for the
+    /// types read here).
+    fn feed(&mut self, mut data: &[u8]) -> Vec<(u8, Vec<u8>)> {
+        let mut done = Vec::new();
+        while !data.is_empty() {
+            if self.head.len() < 4 {
+                let n = (4 - self.head.len()).min(data.len());
+                let (a, b) = data.split_at(n);
+                self.head.extend_from_slice(a);
+                data = b;
+                if let [ty, x, y, z] = self.head[..] {
+                    self.ty = ty;
+                    self.left = usize::from_be_bytes([0, 0, 0, 0, 0, x, y, z]);
+                    self.keep = matches!(ty, CLIENT_HELLO | SERVER_HELLO | KEY_UPDATE)
+                        && self.left <= MAX_HELLO;
+                    self.body.clear();
+                }
+                if self.head.len() < 4 {
+                    break;
+                }
+            }
+            let n = self.left.min(data.len());
+            let (a, b) = data.split_at(n);
+            if self.keep {
+                self.body.extend_from_slice(a);
+            }
+            self.left -= n;
+            data = b;
+            if self.left == 0 {
+                done.push((self.ty, std::mem::take(&mut self.body)));
+                self.head.clear();
+            }
+        }
+        done
+    }
+}
+
+/// Looking for the next record that authenticates, after a loss.
+#[derive(Debug, Default)]
+struct Resync {
+    buf: Vec<u8>,
+    /// Bytes the capture lost.
+    lost: u64,
+    /// Bytes passed over so far.
+    skipped: u64,
+    trials: u32,
+    /// The sequence number the lost bytes began at.
+    base: u64,
+}
+
+#[derive(Debug)]
+struct Half {
+    src: SocketAddr,
+    dst: SocketAddr,
+    /// The record being gathered: header, then body.
+    rec: Vec<u8>,
+    keys: Option<DirKeys>,
+    hs: HsReader,
+    /// Its Finished was seen.
+    finished: bool,
+    /// The last record did not authenticate (told once per run of them).
+    failing: bool,
+    resync: Option<Resync>,
+    /// Framing lost without keys: only bytes are counted from here.
+    lost_sync: bool,
+}
+
+impl Half {
+    fn new(src: SocketAddr, dst: SocketAddr) -> Half {
+        Half {
+            src,
+            dst,
+            rec: Vec::new(),
+            keys: None,
+            hs: HsReader::default(),
+            finished: false,
+            failing: false,
+            resync: None,
+            lost_sync: false,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(super) struct Conn {
+    info: TlsConnection,
+    halves: [Half; 2],
+    client_random: Option<[u8; 32]>,
+    client_session: Vec<u8>,
+    suite: Option<Suite>,
+    tls13: bool,
+    /// TLS 1.3: the application keys each direction takes after its Finished.
+    after_finished: [Option<DirKeys>; 2],
+    /// TLS 1.2: the keys each direction takes at its ChangeCipherSpec.
+    at_ccs: [Option<DirKeys>; 2],
+    reported: bool,
+}
+
+/// A record header that can be TLS: a content type, major version 3, a length a record can
+/// have.
+fn plausible(kind: u8, major: u8, len: usize) -> bool {
+    major == 3 && (20..=24).contains(&kind) && len <= MAX_RECORD
+}
+
+impl Conn {
+    pub(super) fn new(stream: u32, client: SocketAddr, server: SocketAddr, first: At) -> Conn {
+        Conn {
+            info: TlsConnection {
+                stream,
+                client,
+                server,
+                first,
+                version: None,
+                negotiated: false,
+                suite: None,
+                sni: None,
+                alpn: Vec::new(),
+                resumed: false,
+                keys: Keys::NoKeyLog,
+                records: 0,
+                encrypted_bytes: 0,
+                total_bytes: 0,
+                lost_bytes: 0,
+                secrets: None,
+            },
+            halves: [Half::new(client, server), Half::new(server, client)],
+            client_random: None,
+            client_session: Vec::new(),
+            suite: None,
+            tls13: false,
+            after_finished: [None, None],
+            at_ccs: [None, None],
+            reported: false,
+        }
+    }
+
+    fn side(&self, src: SocketAddr) -> usize {
+        if src == self.info.client {
+            CLIENT
+        } else {
+            SERVER
+        }
+    }
+
+    fn notice(&self, h: usize, at: At, problem: Problem, out: &mut dyn FnMut(Out<'_>)) {
+        let (src, dst) = self
+            .halves
+            .get(h)
+            .map_or((self.info.client, self.info.server), |x| (x.src, x.dst));
+        out(Out::Notice(TlsNotice {
+            stream: self.info.stream,
+            src,
+            dst,
+            at,
+            problem,
+        }));
+    }
+
+    pub(super) fn data(
+        &mut self,
+        src: SocketAddr,
+        bytes: &[u8],
+        at: At,
+        keys: &KeySource<'_>,
+        scratch: &mut Vec<u8>,
+        out: &mut dyn FnMut(Out<'_>),
+    ) {
+        self.info.total_bytes += bytes.len() as u64;
+        let h = self.side(src);
+        self.feed(h, bytes, at, keys, scratch, out);
+    }
+
+    /// Bytes held: records being gathered, ciphertext searched after a loss, a hello being
+    /// read.
+    pub(super) fn footprint(&self) -> usize {
+        self.halves
+            .iter()
+            .map(|h| h.rec.len() + h.hs.body.len() + h.resync.as_ref().map_or(0, |r| r.buf.len()))
+            .sum()
+    }
+
+    /// All connections together hold too much: this one lets go of what it holds, as if the
+    /// capture had lost it.
+    pub(super) fn shed(&mut self, at: At, out: &mut dyn FnMut(Out<'_>)) {
+        for h in [CLIENT, SERVER] {
+            let Some(half) = self.halves.get_mut(h) else {
+                continue;
+            };
+            let held = half.rec.len() + half.resync.as_ref().map_or(0, |r| r.buf.len());
+            half.hs.body = Vec::new();
+            if held == 0 {
+                continue;
+            }
+            let src = half.src;
+            half.rec = Vec::new();
+            if let Some(r) = half.resync.as_mut() {
+                r.skipped += r.buf.len() as u64;
+                r.buf = Vec::new();
+            }
+            self.gap(src, GapKind::Lost(held as u64), at, out);
+        }
+    }
+
+    /// Bytes of direction `h`, record by record.
+    fn feed(
+        &mut self,
+        h: usize,
+        mut bytes: &[u8],
+        at: At,
+        keys: &KeySource<'_>,
+        scratch: &mut Vec<u8>,
+        out: &mut dyn FnMut(Out<'_>),
+    ) {
+        while !bytes.is_empty() {
+            let Some(half) = self.halves.get_mut(h) else {
+                return;
+            };
+            if half.lost_sync {
+                return;
+            }
+            if half.resync.is_some() {
+                return self.resync(h, bytes, at, keys, scratch, out);
+            }
+            // A whole record in the bytes at hand is read in place, without a copy.
+            if let (true, Some(&[kind, major, _, hi, lo])) = (half.rec.is_empty(), bytes.get(..5)) {
+                let len = usize::from(u16::from_be_bytes([hi, lo]));
+                if let (true, Some(rec)) = (plausible(kind, major, len), bytes.get(..5 + len)) {
+                    self.record(h, rec, at, keys, scratch, out);
+                    bytes = bytes.get(5 + len..).unwrap_or_default();
+                    continue;
+                }
+            }
+            bytes = match self.gather(h, bytes, at, out) {
+                Gathered::Whole(rest) => rest,
+                Gathered::Partial => return,
+                Gathered::Bad(rest) => {
+                    bytes = rest;
+                    continue;
+                }
+            };
+            let Some(half) = self.halves.get_mut(h) else {
+                return;
+            };
+            let mut rec = std::mem::take(&mut half.rec);
+            self.record(h, &rec, at, keys, scratch, out);
+            // A buffer as big as a record is not kept by an idle connection.
+            if rec.capacity() <= 4096 {
+                rec.clear();
+                if let Some(half) = self.halves.get_mut(h) {
+                    half.rec = rec;
+                }
+            }
+        }
+    }
+
+    /// Adds bytes to the record being gathered. A header that cannot be TLS ends the framing
+    /// (and, with keys, starts looking for a record that authenticates).
+    fn gather<'b>(
+        &mut self,
+        h: usize,
+        bytes: &'b [u8],
+        at: At,
+        out: &mut dyn FnMut(Out<'_>),
+    ) -> Gathered<'b> {
+        let Some(half) = self.halves.get_mut(h) else {
+            return Gathered::Partial;
+        };
+        let mut bytes = bytes;
+        if half.rec.len() < 5 {
+            let n = (5 - half.rec.len()).min(bytes.len());
+            let (a, b) = bytes.split_at(n);
+            half.rec.extend_from_slice(a);
+            bytes = b;
+            let [kind, major, _, hi, lo] = half.rec[..] else {
+                return Gathered::Partial;
+            };
+            let len = usize::from(u16::from_be_bytes([hi, lo]));
+            if !plausible(kind, major, len) {
+                self.notice(h, at, Problem::BadHeader { kind, len }, out);
+                self.lose_place(h, 0);
+                return Gathered::Bad(bytes);
+            }
+        }
+        let want = match half.rec.get(3..5) {
+            Some(&[hi, lo]) => usize::from(u16::from_be_bytes([hi, lo])),
+            _ => 0,
+        };
+        let have = half.rec.len().saturating_sub(5);
+        let n = want.saturating_sub(have).min(bytes.len());
+        let (a, rest) = bytes.split_at(n);
+        half.rec.extend_from_slice(a);
+        if half.rec.len() == 5 + want {
+            Gathered::Whole(rest)
+        } else {
+            Gathered::Partial
+        }
+    }
+
+    /// One whole record of direction `h` (header and body).
+    fn record(
+        &mut self,
+        h: usize,
+        rec: &[u8],
+        at: At,
+        keys: &KeySource<'_>,
+        scratch: &mut Vec<u8>,
+        out: &mut dyn FnMut(Out<'_>),
+    ) {
+        let (Some(head), Some(body)) = (rec.get(..5), rec.get(5..)) else {
+            return;
+        };
+        let Ok(header) = <[u8; 5]>::try_from(head) else {
+            return;
+        };
+        self.info.records += 1;
+        let kind = header[0];
+        if kind == APPLICATION_DATA {
+            self.info.encrypted_bytes += body.len() as u64;
+        }
+        let encrypted = self.halves.get(h).is_some_and(|x| x.keys.is_some());
+        match kind {
+            CHANGE_CIPHER_SPEC => {
+                if let (Some(k), Some(half)) = (
+                    self.at_ccs.get_mut(h).and_then(Option::take),
+                    self.halves.get_mut(h),
+                ) {
+                    half.keys = Some(k);
+                }
+            }
+            _ if encrypted => self.decrypt(h, (&header, body), at, keys, scratch, out),
+            HANDSHAKE => self.handshake(h, body, at, keys, out),
+            _ => {}
+        }
+    }
+
+    fn decrypt(
+        &mut self,
+        h: usize,
+        (header, body): (&[u8; 5], &[u8]),
+        at: At,
+        keys: &KeySource<'_>,
+        scratch: &mut Vec<u8>,
+        out: &mut dyn FnMut(Out<'_>),
+    ) {
+        let Some(half) = self.halves.get_mut(h) else {
+            return;
+        };
+        let plain = scratch;
+        let opened = match half.keys.as_mut() {
+            Some(k) => k.open(header, body, plain),
+            None => return,
+        };
+        // TLS 1.3: a Finished not seen (cut in a way not followed) leaves the handshake keys
+        // in place; the application keys are tried before calling the record bad.
+        let opened = match (opened, self.after_finished.get_mut(h)) {
+            (Err(_), Some(next @ Some(_))) => {
+                let mut k = next.take();
+                let r = k.as_mut().map(|k| k.open(header, body, plain));
+                match r {
+                    Some(Ok(ty)) => {
+                        half.keys = k;
+                        Ok(ty)
+                    }
+                    _ => {
+                        *next = k;
+                        Err(crypto::BadTag)
+                    }
+                }
+            }
+            (r, _) => r,
+        };
+        match opened {
+            Ok(ty) => {
+                half.failing = false;
+                self.authenticated(out);
+                self.inner(h, ty, plain, at, keys, out);
+            }
+            Err(_) => self.bad_tag(h, body.len(), at, out),
+        }
+    }
+
+    /// The first record that authenticates: the connection is reported as decrypted.
+    fn authenticated(&mut self, out: &mut dyn FnMut(Out<'_>)) {
+        if !self.reported {
+            self.info.keys = Keys::Decrypted;
+            self.reported = true;
+            out(Out::Connection(&self.info));
+        }
+    }
+
+    /// A record that did not authenticate. On the first encrypted record, the keys are wrong
+    /// for this connection: it is no longer decrypted (and told once, when it ends). Later, the
+    /// record is passed over (told once for a run of them) and the Kafka layer sees a gap.
+    fn bad_tag(&mut self, h: usize, len: usize, at: At, out: &mut dyn FnMut(Out<'_>)) {
+        if self.info.keys != Keys::Decrypted {
+            self.info.keys = Keys::Wrong;
+            self.info.secrets = None;
+            self.stop_decrypting();
+            return;
+        }
+        let Some(half) = self.halves.get_mut(h) else {
+            return;
+        };
+        let seq = half.keys.as_ref().map_or(0, |k| k.seq);
+        if let Some(k) = half.keys.as_mut() {
+            k.seq = k.seq.wrapping_add(1);
+        }
+        let first = !std::mem::replace(&mut half.failing, true);
+        let (src, dst) = (half.src, half.dst);
+        if first {
+            self.notice(h, at, Problem::BadTag { seq }, out);
+        }
+        out(Out::Pass(Event::Gap {
+            stream: self.info.stream,
+            src,
+            dst,
+            kind: GapKind::Lost(len.saturating_sub(TAG) as u64),
+            at,
+        }));
+    }
+
+    fn stop_decrypting(&mut self) {
+        for half in &mut self.halves {
+            half.keys = None;
+            half.resync = None;
+            half.lost_sync = true;
+        }
+        self.after_finished = [None, None];
+        self.at_ccs = [None, None];
+    }
+
+    /// What a decrypted record held.
+    fn inner(
+        &mut self,
+        h: usize,
+        ty: u8,
+        plain: &[u8],
+        at: At,
+        keys: &KeySource<'_>,
+        out: &mut dyn FnMut(Out<'_>),
+    ) {
+        match ty {
+            APPLICATION_DATA if !plain.is_empty() => {
+                if let Some(half) = self.halves.get(h) {
+                    out(Out::Pass(Event::Data {
+                        stream: self.info.stream,
+                        src: half.src,
+                        dst: half.dst,
+                        bytes: plain,
+                        at,
+                    }));
+                }
+            }
+            HANDSHAKE => self.handshake(h, plain, at, keys, out),
+            ALERT => {}
+            _ => {}
+        }
+    }
+
+    /// Handshake bytes (in the clear, or decrypted).
+    fn handshake(
+        &mut self,
+        h: usize,
+        data: &[u8],
+        at: At,
+        keys: &KeySource<'_>,
+        out: &mut dyn FnMut(Out<'_>),
+    ) {
+        let Some(half) = self.halves.get_mut(h) else {
+            return;
+        };
+        for (ty, body) in half.hs.feed(data) {
+            self.message(h, ty, &body, at, keys, out);
+        }
+    }
+
+    fn message(
+        &mut self,
+        h: usize,
+        ty: u8,
+        body: &[u8],
+        at: At,
+        keys: &KeySource<'_>,
+        out: &mut dyn FnMut(Out<'_>),
+    ) {
+        let encrypted = self
+            .halves
+            .get(h)
+            .is_some_and(|x| x.keys.is_some() || x.finished);
+        match (ty, h) {
+            (CLIENT_HELLO, CLIENT) | (HELLO_REQUEST, SERVER) if encrypted => {
+                self.notice(h, at, Problem::Renegotiation, out);
+                self.stop_decrypting();
+            }
+            (CLIENT_HELLO, CLIENT) => self.client_hello(body),
+            (SERVER_HELLO, SERVER) => self.server_hello(body, keys),
+            (FINISHED, _) => self.finished(h),
+            (KEY_UPDATE, _) if self.tls13 => {
+                if let Some(half) = self.halves.get_mut(h) {
+                    half.keys = half.keys.as_ref().and_then(DirKeys::updated);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn finished(&mut self, h: usize) {
+        let next = self.after_finished.get_mut(h).and_then(Option::take);
+        if let Some(half) = self.halves.get_mut(h) {
+            half.finished = true;
+            if next.is_some() {
+                half.keys = next;
+            }
+        }
+    }
+
+    fn client_hello(&mut self, body: &[u8]) {
+        let Some(ch) = hello::client_hello(body) else {
+            return;
+        };
+        self.info.version = Some(ch.version);
+        self.info.sni = ch.sni;
+        self.info.alpn = ch.alpn;
+        self.client_random = Some(ch.random);
+        self.client_session = ch.session_id;
+    }
+
+    fn server_hello(&mut self, body: &[u8], keys: &KeySource<'_>) {
+        let Some(sh) = hello::server_hello(body) else {
+            return;
+        };
+        self.info.version = Some(sh.version);
+        self.info.negotiated = true;
+        if sh.retry {
+            // A second ClientHello (with the same random) and ServerHello follow.
+            return;
+        }
+        self.info.suite = Some(sh.suite);
+        if !sh.alpn.is_empty() {
+            self.info.alpn = sh.alpn.clone();
+        }
+        self.tls13 = sh.version == 0x0304;
+        self.info.resumed = if self.tls13 {
+            sh.psk
+        } else {
+            !sh.session_id.is_empty() && sh.session_id == self.client_session
+        };
+        self.info.keys = self.set_keys(&sh, keys);
+    }
+
+    /// The keys of both directions, from the secrets logged for the ClientHello random.
+    fn set_keys(&mut self, sh: &hello::ServerHello, keys: &KeySource<'_>) -> Keys {
+        let (suite_id, server_random) = (sh.suite, &sh.random);
+        let Some(random) = self.client_random else {
+            return Keys::NoHandshake;
+        };
+        let mut secrets = (keys.lookup)(&random);
+        let no_master = secrets.is_none_or(|s| s.master.is_none());
+        if !self.tls13 && no_master && !sh.session_id.is_empty() {
+            // TLS 1.2 logged by session id (Java's agent, older OpenSSL).
+            if let Some(master) = (keys.session)(&sh.session_id) {
+                secrets = Some(Secrets {
+                    master: Some(master),
+                    ..secrets.unwrap_or_default()
+                });
+            }
+        }
+        let Some(secrets) = secrets else {
+            return if keys.any {
+                Keys::Missing
+            } else {
+                Keys::NoKeyLog
+            };
+        };
+        let Some(suite) = crypto::suite(suite_id).filter(|s| s.tls13 == self.tls13) else {
+            return Keys::UnsupportedSuite;
+        };
+        self.suite = Some(suite);
+        let ok = if self.tls13 {
+            self.set_keys13(suite, &secrets)
+        } else {
+            self.set_keys12(suite, &secrets, &random, server_random)
+        };
+        match ok {
+            Some(()) => {
+                self.info.secrets = Some((random, secrets));
+                Keys::Found
+            }
+            None if self.tls13 && secrets.client_traffic.is_none() => Keys::Missing,
+            None if !self.tls13 && secrets.master.is_none() => Keys::Missing,
+            None => Keys::Wrong,
+        }
+    }
+
+    fn set_keys13(&mut self, suite: Suite, s: &Secrets) -> Option<()> {
+        let key = |x: Option<super::keylog::Secret>| DirKeys::tls13(suite, x?.as_bytes());
+        let (ch, sh) = (key(s.client_handshake)?, key(s.server_handshake)?);
+        let (ct, st) = (key(s.client_traffic)?, key(s.server_traffic)?);
+        let [c, sv] = &mut self.halves;
+        c.keys = Some(ch);
+        sv.keys = Some(sh);
+        self.after_finished = [Some(ct), Some(st)];
+        Some(())
+    }
+
+    fn set_keys12(
+        &mut self,
+        suite: Suite,
+        s: &Secrets,
+        client_random: &[u8; 32],
+        server_random: &[u8; 32],
+    ) -> Option<()> {
+        let master = s.master?;
+        let (c, sv) = crypto::tls12(suite, master.as_bytes(), client_random, server_random)?;
+        self.at_ccs = [Some(c), Some(sv)];
+        Some(())
+    }
+
+    /// Bytes of direction `src` that will never arrive.
+    pub(super) fn gap(
+        &mut self,
+        src: SocketAddr,
+        kind: GapKind,
+        at: At,
+        out: &mut dyn FnMut(Out<'_>),
+    ) {
+        let n = match kind {
+            GapKind::Lost(n) | GapKind::Truncated(n) | GapKind::LeftOut(n) => n,
+            GapKind::MidStream => 0,
+        };
+        if !matches!(kind, GapKind::LeftOut(_)) {
+            self.info.lost_bytes += n;
+        }
+        let h = self.side(src);
+        let decrypting = self.halves.get(h).is_some_and(|x| x.keys.is_some());
+        if !decrypting {
+            if let Some(half) = self.halves.get_mut(h) {
+                half.lost_sync = true;
+            }
+            return;
+        }
+        if !matches!(kind, GapKind::LeftOut(_)) {
+            self.notice(h, at, Problem::Lost { bytes: n }, out);
+        }
+        self.lose_place(h, n);
+        if let Some(half) = self.halves.get(h) {
+            out(Out::Pass(Event::Gap {
+                stream: self.info.stream,
+                src: half.src,
+                dst: half.dst,
+                kind,
+                at,
+            }));
+        }
+    }
+
+    /// Where the next record of direction `h` starts is unknown now: with keys, look for a
+    /// record that authenticates; without, only count.
+    fn lose_place(&mut self, h: usize, lost: u64) {
+        let Some(half) = self.halves.get_mut(h) else {
+            return;
+        };
+        half.rec.clear();
+        half.hs = HsReader::default();
+        match half.keys.as_ref() {
+            Some(k) => {
+                half.resync = Some(Resync {
+                    lost,
+                    base: k.seq,
+                    ..Resync::default()
+                })
+            }
+            None => half.lost_sync = true,
+        }
+    }
+
+    /// Bytes after a loss: held until a record in them authenticates, then decrypted from
+    /// there on.
+    fn resync(
+        &mut self,
+        h: usize,
+        bytes: &[u8],
+        at: At,
+        keys: &KeySource<'_>,
+        scratch: &mut Vec<u8>,
+        out: &mut dyn FnMut(Out<'_>),
+    ) {
+        let Some(half) = self.halves.get_mut(h) else {
+            return;
+        };
+        let (Some(r), Some(k)) = (half.resync.as_mut(), half.keys.as_mut()) else {
+            return;
+        };
+        r.buf.extend_from_slice(bytes);
+        let found = find_record(r, k, scratch);
+        match found {
+            Found::At(p) => {
+                let skipped = r.skipped + p as u64;
+                let rest = r.buf.split_off(p.min(r.buf.len()));
+                half.resync = None;
+                half.failing = false;
+                self.notice(h, at, Problem::Resumed { skipped }, out);
+                self.feed(h, &rest, at, keys, scratch, out);
+            }
+            Found::Wait => {
+                if r.buf.len() > RESYNC_BUF {
+                    let cut = r.buf.len() - RESYNC_BUF;
+                    r.buf.drain(..cut);
+                    r.skipped += cut as u64;
+                }
+            }
+            Found::GaveUp => {
+                half.resync = None;
+                half.keys = None;
+                half.lost_sync = true;
+                self.notice(h, at, Problem::GaveUp, out);
+            }
+        }
+    }
+
+    /// The connection ended: its report, if it was not made yet, and the close for the Kafka
+    /// layer when it was decrypted.
+    pub(super) fn close(mut self, ev: Event<'_>, out: &mut dyn FnMut(Out<'_>)) {
+        if !self.reported {
+            self.reported = true;
+            out(Out::Connection(&self.info));
+        }
+        if self.info.keys == Keys::Decrypted {
+            out(Out::Pass(ev));
+        }
+    }
+}
+
+/// What `gather` made of some bytes.
+enum Gathered<'b> {
+    /// The record is whole; these bytes follow it.
+    Whole(&'b [u8]),
+    /// Every byte was taken; the record is not whole yet.
+    Partial,
+    /// The header cannot be TLS; these bytes follow it.
+    Bad(&'b [u8]),
+}
+
+enum Found {
+    /// A record at this offset of the buffer authenticates (the keys' sequence number is set
+    /// to its own).
+    At(usize),
+    /// Nothing yet: more bytes are needed.
+    Wait,
+    GaveUp,
+}
+
+/// Looks through the bytes held after a loss for a record that authenticates, trying the
+/// sequence numbers the lost bytes could have held (a TLS 1.2 AES-GCM record's explicit
+/// nonce, which most stacks fill with the sequence number, first).
+fn find_record(r: &mut Resync, k: &mut DirKeys, scratch: &mut Vec<u8>) -> Found {
+    let mut p = 0;
+    while let Some(&[kind, major, _, hi, lo]) = r.buf.get(p..p + 5) {
+        let len = usize::from(u16::from_be_bytes([hi, lo]));
+        let end = p + 5 + len;
+        if !(plausible(kind, major, len) && len > TAG) {
+            p += 1;
+            continue;
+        }
+        // The next header must look like one too (or the bytes end right there).
+        let Some(next) = r.buf.get(end..).map(|n| n.get(..5)) else {
+            return keep_from(r, p);
+        };
+        if let Some(&[nk, nm, _, nh, nl]) = next {
+            if !plausible(nk, nm, usize::from(u16::from_be_bytes([nh, nl]))) {
+                p += 1;
+                continue;
+            }
+        } else {
+            return keep_from(r, p);
+        }
+        let (Some(header), Some(body)) = (r.buf.get(p..p + 5), r.buf.get(p + 5..end)) else {
+            return keep_from(r, p);
+        };
+        let Ok(header) = <[u8; 5]>::try_from(header) else {
+            return Found::GaveUp;
+        };
+        let (lost, base) = (r.lost, r.base);
+        if let Some(seq) = try_seqs((lost, base, &mut r.trials), k, &header, body, scratch) {
+            k.seq = seq;
+            return Found::At(p);
+        }
+        if r.trials >= MAX_TRIALS {
+            return Found::GaveUp;
+        }
+        p += 1;
+    }
+    keep_from(r, p)
+}
+
+/// Drops what was searched before `p`; waits for more.
+fn keep_from(r: &mut Resync, p: usize) -> Found {
+    let p = p.min(r.buf.len());
+    r.buf.drain(..p);
+    r.skipped += p as u64;
+    Found::Wait
+}
+
+fn try_seqs(
+    (lost, base, trials): (u64, u64, &mut u32),
+    k: &DirKeys,
+    header: &[u8; 5],
+    body: &[u8],
+    scratch: &mut Vec<u8>,
+) -> Option<u64> {
+    // At least this many whole records fit in the bytes lost.
+    let least = lost / (5 + MAX_RECORD as u64);
+    let explicit = body
+        .get(..8)
+        .and_then(|b| <[u8; 8]>::try_from(b).ok())
+        .map(u64::from_be_bytes);
+    let seqs = explicit
+        .into_iter()
+        .chain((0..MAX_CANDIDATES).map(|i| base + least + i));
+    for seq in seqs {
+        if *trials >= MAX_TRIALS {
+            return None;
+        }
+        *trials += 1;
+        let mut t = k.clone();
+        t.seq = seq;
+        if t.open(header, body, scratch).is_ok() {
+            return Some(seq);
+        }
+    }
+    None
+}

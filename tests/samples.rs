@@ -22,8 +22,16 @@ fn captures() -> Vec<PathBuf> {
         .expect("samples/")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "pcap" || x == "pcapng"))
-        // TLS-only captures hold no Kafka message (tests/tls.rs covers them).
+        // TLS-only captures hold no Kafka message (tests/tls.rs covers them); of the tls-*
+        // samples only the plaintext legs (tls-*-plaintext.pcap) are plain Kafka.
         .filter(|p| !p.to_string_lossy().ends_with("-ssl.pcap"))
+        .filter(|p| {
+            let n = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            !n.starts_with("tls-") || n.ends_with("-plaintext.pcap")
+        })
         .collect();
     v.sort();
     v

@@ -6,6 +6,7 @@
 //	go run . BOOTSTRAP seed      # the produce step's producer alone (before capturing kip848)
 //	go run . BOOTSTRAP kip848    # KIP-848 consumer group (ConsumerGroupHeartbeat), then describe it
 //	go run . BOOTSTRAP share     # KIP-932 share group (ShareGroupHeartbeat, ShareFetch, ShareAcknowledge)
+//	go run . BOOTSTRAP tls       # the TLS captures' workload (tls.go; security from KD_* variables)
 //
 // Everything goes to stdout: kgo's debug log, one WIRE line per Kafka frame written or read (see
 // wirelog.go), and RESULT lines, one JSON object each, with what the client got back.
@@ -113,7 +114,7 @@ func main() {
 		return
 	}
 	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: go-franz BOOTSTRAP setup|admin|produce|seed|kip848|share|cluster SECONDS")
+		fmt.Fprintln(os.Stderr, "usage: go-franz BOOTSTRAP setup|admin|produce|seed|kip848|share|tls|cluster SECONDS")
 		os.Exit(2)
 	}
 	bootstrap, step := os.Args[1], os.Args[2]
@@ -135,6 +136,8 @@ func main() {
 		err = consumeGroup(ctx, bootstrap, "franz-848", true)
 	case "share":
 		err = share(ctx, bootstrap)
+	case "tls": // see tls.go
+		err = tlsRun(ctx, bootstrap)
 	default:
 		err = fmt.Errorf("unknown step %q", step)
 	}

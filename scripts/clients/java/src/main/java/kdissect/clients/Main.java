@@ -105,6 +105,7 @@ public final class Main {
                 consume("consumer", "orders-kip848", "ak44-setup-kip848", 20);
             }
             case "setup-share-group" -> setupShareGroup(arg == null ? "orders-share" : arg);
+            case "setup-replicated" -> Analyses.setupReplicated(arg);
             // Captured scenarios.
             case "admin" -> admin();
             case "describe-topics-cursor" -> describeTopicsCursor();
@@ -115,6 +116,13 @@ public final class Main {
             case "share-consume" -> shareConsume();
             case "sasl" -> sasl(arg);
             case "ssl" -> ssl();
+            case "tls-run" -> Tls.run(arg == null ? "tls" : arg);
+            case "lag" -> Analyses.lag();
+            case "rebalance" -> Analyses.rebalance(arg == null ? "classic" : arg);
+            case "rebalance-member" -> Analyses.rebalanceMember(arg == null ? "classic" : arg);
+            case "share-group" -> Analyses.shareGroup();
+            case "slow-acks" -> Analyses.slowAcks();
+            case "describe-loop" -> DescribeLoop.run(java.util.Arrays.copyOfRange(args, 1, args.length));
             default -> {
                 usage();
                 System.exit(2);
@@ -139,7 +147,14 @@ public final class Main {
                   consume classic|consumer     group consumer with group.protocol=classic|consumer
                   share-consume                KafkaShareConsumer, explicit acknowledgement
                   sasl PLAIN|SCRAM-SHA-256|SCRAM-SHA-512|OAUTHBEARER   Admin and producer on 9094
-                  ssl                          Admin and producer over TLS on 9093""");
+                  ssl                          Admin and producer over TLS on 9093
+                  tls-run [TAG]                the TLS workload (Tls.java; security from KD_* variables)
+                  lag                          a consumer falling behind a steady producer and catching up
+                  rebalance classic|consumer   group members joining and leaving (Analyses.java)
+                  rebalance-member classic|consumer   one member in its own JVM (to be killed)
+                  share-group                  share consumers joining and leaving a share group
+                  slow-acks                    acks=all and acks=1 producers to a slowed replica set
+                  describe-loop consumer|share EVERY_MS STOP_FILE ARGS...   the groups tool, again and again""");
     }
 
     // ---------------------------------------------------------------- helpers

@@ -273,6 +273,24 @@ fn read(msgs: &[Msg]) -> Reader {
                     }
                 }
             }
+            78 | 79 => {
+                // Share groups: the offset after the last record acknowledged.
+                let group = q.body["GroupId"].as_str().unwrap_or("").to_string();
+                let answered = partitions(&m.body);
+                for (t, p, e) in &asked {
+                    let acked = arr(&e["AcknowledgementBatches"])
+                        .iter()
+                        .filter_map(|b| b["LastOffset"].as_i64())
+                        .max();
+                    let ok = answered.iter().any(|a| &a.0 == t && a.1 == *p && ok(&a.2));
+                    if let (Some(last), true, Some(end)) =
+                        (acked, ok, log_end.get(&(t.clone(), *p)))
+                    {
+                        let key = (group.clone(), t.clone(), *p, "acknowledged".to_string());
+                        r.lag.entry(key).or_default().push((end - last - 1).max(0));
+                    }
+                }
+            }
             11 => {
                 let (g, e) = (q.body["GroupId"].as_str(), m.body["ErrorCode"].as_i64());
                 if let (Some(g), Some(0), Some(id)) = (g, e, m.body["GenerationId"].as_i64()) {
@@ -394,4 +412,20 @@ fn a_cluster_with_five_groups_matches_the_reader() {
 #[test]
 fn a_kafka_python_group_matches_the_reader() {
     check("samples/kafka-python-consumer-group.pcap");
+}
+
+#[test]
+fn a_consumer_falling_behind_and_catching_up_matches_the_reader() {
+    check("samples/ana-lag.pcap");
+}
+
+#[test]
+fn classic_and_kip848_rebalances_match_the_reader() {
+    check("samples/ana-rebalance-classic.pcap");
+    check("samples/ana-rebalance-kip848.pcap");
+}
+
+#[test]
+fn a_slow_acks_all_producer_matches_the_reader() {
+    check("samples/ana-slow-acks.pcap");
 }

@@ -42,7 +42,7 @@ pub fn list_interfaces() -> ExitCode {
 /// The width the --stats tables fit: COLUMNS when set (as shells set it, and as a pipe's
 /// reader may), else the terminal's, else (a pipe, a file) `PIPED_WIDTH`; never under
 /// `NARROWEST`, where tables stop being readable.
-fn table_width() -> u16 {
+pub(crate) fn table_width() -> u16 {
     let columns = std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.trim().parse().ok());
@@ -896,8 +896,17 @@ fn write_stats<W: Write>(o: &mut Output<W>, s: &Settings) -> io::Result<()> {
         return Ok(());
     };
     let out = &mut o.shown.printer.out;
+    if let Some(path) = &s.report {
+        let page = kdissect::analyses::report::html(&st.to_json_all(), &s.inputs.join(" "));
+        std::fs::write(path, page).map_err(|e| {
+            io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display()))
+        })?;
+    }
+    if !s.print_stats {
+        return Ok(());
+    }
     if s.show.json {
-        let j = serde_json::json!({ "stats": st.to_json() });
+        let j = serde_json::json!({ "stats": st.to_json_all() });
         writeln!(out, "{j}")
     } else {
         let sep = if s.quiet { "" } else { "\n" };

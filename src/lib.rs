@@ -18,6 +18,7 @@
 //! assert!(request.error.is_none() && request.diagnoses.is_empty());
 //! ```
 
+pub mod analyses;
 pub(crate) mod be;
 pub mod capture;
 pub mod filter;

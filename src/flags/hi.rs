@@ -112,12 +112,21 @@ pub(crate) struct Settings {
     pub(crate) stats_connections: Option<usize>,
     /// `--inject-secrets`: -w embeds the secrets of the TLS connections it writes.
     pub(crate) inject_secrets: bool,
+    /// `--analyses` (or implied by `--interval`, `--report`).
+    pub(crate) analyses: Option<kdissect::analyses::Which>,
+    /// `--interval`, in nanoseconds.
+    pub(crate) interval: Option<i64>,
+    /// `--stats` was given (`--report` alone gathers the statistics without printing them).
+    pub(crate) print_stats: bool,
+    /// `--report FILE.html`.
+    pub(crate) report: Option<PathBuf>,
 }
 
 impl TryFrom<&Cli> for Settings {
     /// A usage error, for exit status 2.
     type Error = String;
 
+    // Long: every setting is resolved here once, one field each.
     fn try_from(cli: &Cli) -> Result<Settings, String> {
         let json = cli.json || cli.output_format == Some(OutputFormat::Json);
         if cli.json_spans && !json {
@@ -125,6 +134,10 @@ impl TryFrom<&Cli> for Settings {
         }
         if cli.brief && !cli.tree && !cli.hex {
             return Err("--brief goes with -V: the compact tree".into());
+        }
+        if (cli.analyses.is_some() || cli.interval.is_some()) && !cli.stats && cli.report.is_none()
+        {
+            return Err("--analyses and --interval go with --stats or --report".into());
         }
         let tshark = tshark_view(cli)?;
         let fields = match projection(cli)? {
@@ -171,7 +184,7 @@ impl TryFrom<&Cli> for Settings {
             time_format: cli.time_format,
             options,
             selection,
-            stats: cli.stats.then_some(if cli.stats_all {
+            stats: (cli.stats || cli.report.is_some()).then_some(if cli.stats_all {
                 StatsScope::All
             } else {
                 StatsScope::Shown
@@ -192,6 +205,10 @@ impl TryFrom<&Cli> for Settings {
             },
             max_zstd_window: cli.max_zstd_window as u64,
             stats_connections: cli.stats_connections.0,
+            analyses: analyses(cli)?,
+            print_stats: cli.stats,
+            interval: cli.interval,
+            report: cli.report.clone(),
         })
     }
 }
@@ -299,6 +316,20 @@ fn style(cli: &Cli) -> Style {
     }
 }
 
+/// The analyses asked for: `--analyses`, or all of them for `--interval` and `--report`.
+fn analyses(cli: &Cli) -> Result<Option<kdissect::analyses::Which>, String> {
+    if (cli.analyses.is_some() || cli.interval.is_some()) && !cli.stats && cli.report.is_none() {
+        return Err("--analyses and --interval go with --stats or --report".into());
+    }
+    Ok(asked_analyses(cli))
+}
+
+fn asked_analyses(cli: &Cli) -> Option<kdissect::analyses::Which> {
+    cli.analyses.or_else(|| {
+        (cli.interval.is_some() || cli.report.is_some()).then_some(kdissect::analyses::Which::ALL)
+    })
+}
+
 fn options(cli: &Cli, whole_tree: bool) -> Options {
     Options {
         kafka: Config {
@@ -356,7 +387,13 @@ fn decode_options(cli: &Cli, whole_tree: bool) -> DecodeOptions {
     // Summary lines and statistics read the body's first two levels, the error codes and
     // the record counts: deeper nodes and the records inside batches need not be kept.
     // Filters on topics, partitions or schema paths look at any depth (`whole_tree`).
-    let summary_only = !cli.tree && !cli.bytes && !cli.json && !cli.hex && !whole_tree;
+    // The analyses read offsets below the second level and the records' sizes.
+    let summary_only = !cli.tree
+        && !cli.bytes
+        && !cli.json
+        && !cli.hex
+        && !whole_tree
+        && asked_analyses(cli).is_none();
     DecodeOptions {
         max_elements: cli.max_elements.max(1),
         max_decompressed: cli.max_decompressed,

@@ -454,6 +454,45 @@ pub(crate) struct Cli {
     /// The default now: statistics count the exchanges the filters keep.
     #[arg(long, hide = true, conflicts_with = "stats_all")]
     pub(crate) stats_filtered: bool,
+
+    /// With --stats: sections that analyse the traffic, all of them when given bare, or some
+    /// with --analyses=LIST (comma-separated): lag, latency (end to end), throughput, groups,
+    /// versions (per client software), findings. See docs/analyses.md.
+    #[arg(long, value_name = "LIST", num_args = 0..=1, require_equals = true, default_missing_value = "all", value_parser = parse_analyses, help_heading = "Views")]
+    pub(crate) analyses: Option<kdissect::analyses::Which>,
+
+    /// The width of the analyses' time buckets (500ms, 10s, 1m; default: about 60 over the
+    /// capture); implies --analyses. Live, with --stats, the statistics are printed at the
+    /// end of every interval.
+    #[arg(long, value_name = "DURATION", value_parser = parse_interval, help_heading = "Views")]
+    pub(crate) interval: Option<i64>,
+
+    /// Write the statistics and every analysis as one self-contained HTML page (tables and
+    /// inline SVG charts, no script); implies --analyses.
+    #[arg(long, value_name = "FILE.html", help_heading = "Views")]
+    pub(crate) report: Option<std::path::PathBuf>,
+}
+
+fn parse_analyses(s: &str) -> Result<kdissect::analyses::Which, String> {
+    kdissect::analyses::Which::parse(s)
+}
+
+/// `500ms`, `10s`, `2m`, `1h`, or seconds (`2.5`), as nanoseconds.
+fn parse_interval(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    let (num, unit) = [("ms", 1e6), ("s", 1e9), ("m", 60e9), ("h", 3600e9)]
+        .iter()
+        .find_map(|(u, m)| t.strip_suffix(u).map(|n| (n, *m)))
+        .unwrap_or((t, 1e9));
+    num.trim()
+        .parse::<f64>()
+        .ok()
+        .map(|x| x * unit)
+        .filter(|x| x.is_finite() && *x >= 1e6 && *x < 1e18)
+        .map(|x| x as i64)
+        .ok_or_else(|| {
+            format!("{s:?} is not an interval of 1 ms or more (examples: 500ms, 10s, 1m)")
+        })
 }
 
 /// A number of table rows, or all of them (`None`).

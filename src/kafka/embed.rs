@@ -164,6 +164,7 @@ impl<'a> Decoder<'a> {
             Layout::VersionPrefixed(spec) => self.versioned_data(spec, out),
             Layout::Unprefixed(spec, v) => self.data_at(spec, *v, None, out),
             Layout::MetadataRecord => self.metadata_record(out),
+            Layout::ConsumerProtocol(spec) => self.consumer_protocol(spec, end, out),
         };
         let shown = match res {
             Ok(shown) => {
@@ -388,6 +389,40 @@ impl<'a> Decoder<'a> {
             return Err(self.err(at, format!("{name} has no version {v}")));
         }
         self.data_at(name, v.min(spec.max_version()), Some(v), out)
+    }
+
+    /// A group protocol's bytes as version-prefixed `name` when they read whole as it; else
+    /// the bytes of another protocol type, shown raw with nothing diagnosed.
+    fn consumer_protocol(
+        &mut self,
+        name: &str,
+        end: usize,
+        out: &mut Vec<Node>,
+    ) -> Result<(String, Option<&'static str>), DecodeError> {
+        let (at, first) = (self.pos, out.len());
+        let kept = (
+            self.diagnoses.len(),
+            self.errors.len(),
+            self.secrets.len(),
+            self.path_depth(),
+        );
+        let read = self.versioned_data(name, out);
+        if read.is_ok() && self.pos == end && self.diagnoses.len() == kept.0 {
+            return read;
+        }
+        out.truncate(first);
+        self.diagnoses.truncate(kept.0);
+        self.errors.truncate(kept.1);
+        self.secrets.truncate(kept.2);
+        self.truncate_path(kept.3);
+        out.push(raw(
+            at,
+            end,
+            Region::Unparsed,
+            "the bytes of a protocol type other than the consumer protocol",
+        ));
+        self.pos = end;
+        Ok(("not the consumer protocol".into(), None))
     }
 
     /// The data message `name` read at `version` (`claimed`: the version its prefix said).

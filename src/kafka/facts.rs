@@ -91,6 +91,61 @@ pub struct Facts {
     /// Partition entries under the topic list.
     pub partitions: usize,
     pub throttle_ms: Option<i64>,
+    /// Offsets per partition (Produce, Fetch, ListOffsets, OffsetCommit, OffsetFetch, the share
+    /// APIs, Metadata's leaders), for the analyses; empty for other APIs.
+    pub offsets: Vec<PartitionFact>,
+    /// Group members with what they subscribe to or are assigned (JoinGroup and SyncGroup's
+    /// consumer protocol, the KIP-848 heartbeats' assignments).
+    pub members: Vec<MemberFact>,
+    /// Fetch requests: the fetching replica's broker id (-1, or absent, for a consumer).
+    pub replica_id: Option<i64>,
+}
+
+/// One partition entry of a message and the offsets it carries; absent fields are `None`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PartitionFact {
+    pub topic: String,
+    pub partition: i32,
+    pub error: i16,
+    /// Fetch request: the offset asked for.
+    pub fetch_offset: Option<i64>,
+    /// Fetch response: the high watermark.
+    pub high_watermark: Option<i64>,
+    /// OffsetCommit request, OffsetFetch response.
+    pub committed_offset: Option<i64>,
+    /// Produce response: the offset given to the first record.
+    pub base_offset: Option<i64>,
+    /// ListOffsets response: the offset answered, with the request's timestamp unknown here.
+    pub offset: Option<i64>,
+    /// ListOffsets: the timestamp asked for (-1 the log end, -2 the log start).
+    pub timestamp: Option<i64>,
+    /// Metadata response: the partition's leader.
+    pub leader: Option<i32>,
+    /// Share APIs: acknowledged or acquired ranges (first, last offset).
+    pub ranges: Vec<(i64, i64)>,
+    pub batches: Vec<BatchFact>,
+}
+
+/// A record batch (or legacy message) of a partition entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BatchFact {
+    pub base_offset: i64,
+    pub records: i64,
+    /// Compression codec (attributes & 7): 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd.
+    pub codec: u8,
+    /// Bytes on the wire, and as they would be uncompressed.
+    pub wire_bytes: usize,
+    pub plain_bytes: usize,
+}
+
+/// A group member and its partitions, by topic.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MemberFact {
+    pub member_id: String,
+    /// Topics subscribed (JoinGroup); empty where the message gives none.
+    pub subscribed: Vec<String>,
+    /// Partitions assigned (SyncGroup, heartbeats) or owned (JoinGroup, cooperative).
+    pub partitions: Vec<(String, Vec<i32>)>,
 }
 
 /// Elements of an array node (its length prefix left out).
@@ -283,6 +338,11 @@ pub fn collect_body(
         }),
         throttle_ms: field(body, "ThrottleTimeMs").and_then(Node::as_int),
         topic_names: field(body, "TopicNames").map(name_list),
+        offsets: api_key.map_or_else(Vec::new, |k| offsets(body, k)),
+        members: api_key.map_or_else(Vec::new, |k| members(body, k, response)),
+        replica_id: field(body, "ReplicaId")
+            .or_else(|| field(body, "ReplicaState").and_then(|r| field(r, "ReplicaId")))
+            .and_then(Node::as_int),
         ..Facts::default()
     };
     if response {
@@ -323,6 +383,181 @@ pub fn collect_body(
         }
     }
     f
+}
+
+/// APIs whose partition entries carry offsets: Produce, Fetch, ListOffsets, Metadata,
+/// OffsetCommit, OffsetFetch, ShareFetch, ShareAcknowledge.
+const OFFSET_APIS: [i16; 8] = [0, 1, 2, 3, 8, 9, 78, 79];
+
+/// A topic element's name, or its id in hex when no name is known.
+fn topic_text(t: &Node) -> String {
+    match topic_ref(t) {
+        TopicRef::Name(n) | TopicRef::Id(_, Some(n)) => n,
+        TopicRef::Id(u, None) => u.iter().map(|b| format!("{b:02x}")).collect(),
+        TopicRef::Unnamed => String::new(),
+    }
+}
+
+/// The partition entries of a message of API `key`, with their offsets.
+fn offsets(body: &Node, key: i16) -> Vec<PartitionFact> {
+    if !OFFSET_APIS.contains(&key) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    // OffsetFetch v8+ nests topics in groups.
+    let groups: Vec<&Node> = match field(body, "Groups") {
+        Some(g) if key == 9 => elements(g).collect(),
+        _ => vec![body],
+    };
+    for g in groups {
+        let Some(topics) = ["Topics", "TopicData", "Responses"]
+            .iter()
+            .find_map(|n| field(g, n))
+        else {
+            continue;
+        };
+        for t in elements(topics) {
+            let topic = topic_text(t);
+            let parts = ["Partitions", "PartitionData", "PartitionResponses"]
+                .iter()
+                .find_map(|n| field(t, n));
+            for p in parts.into_iter().flat_map(elements) {
+                out.push(partition_fact(&topic, p));
+            }
+        }
+    }
+    out
+}
+
+fn partition_fact(topic: &str, p: &Node) -> PartitionFact {
+    let int = |n: &str| field(p, n).and_then(Node::as_int);
+    let ranges = ["AcquiredRecords", "AcknowledgementBatches"]
+        .iter()
+        .filter_map(|n| field(p, n))
+        .flat_map(elements)
+        .filter_map(|r| {
+            let get = |n: &str| field(r, n).and_then(Node::as_int);
+            Some((get("FirstOffset")?, get("LastOffset")?))
+        })
+        .collect();
+    PartitionFact {
+        topic: topic.to_string(),
+        partition: ["PartitionIndex", "Partition", "Index"]
+            .iter()
+            .find_map(|n| int(n))
+            .unwrap_or(-1) as i32,
+        error: int("ErrorCode").unwrap_or(0) as i16,
+        fetch_offset: int("FetchOffset"),
+        high_watermark: int("HighWatermark").filter(|_| field(p, "FetchOffset").is_none()),
+        committed_offset: int("CommittedOffset"),
+        base_offset: int("BaseOffset"),
+        offset: int("Offset"),
+        timestamp: int("Timestamp"),
+        leader: int("LeaderId").map(|l| l as i32),
+        ranges,
+        batches: field(p, "Records").map(batches).unwrap_or_default(),
+    }
+}
+
+/// The batches of a records field: v2 batches and legacy messages.
+fn batches(records: &Node) -> Vec<BatchFact> {
+    records
+        .children
+        .iter()
+        .filter(|b| b.name == "RecordBatch" || b.name == "Message")
+        .map(|b| {
+            let int = |n: &str| b.child(n).and_then(Node::as_int);
+            let comp = b.child("compressed");
+            let comp_len = comp.map_or(0, |c| c.len);
+            let plain = comp
+                .and_then(|c| c.child("decompressed"))
+                .map_or(comp_len, |d| d.len);
+            let attrs = int("attributes").unwrap_or(0);
+            BatchFact {
+                base_offset: int("baseOffset").or_else(|| int("offset")).unwrap_or(-1),
+                records: int("recordsCount").unwrap_or(1),
+                codec: (attrs & 7) as u8,
+                wire_bytes: b.len,
+                plain_bytes: b.len - comp_len + plain,
+            }
+        })
+        .collect()
+}
+
+/// (topic, partitions) of a consumer-protocol or heartbeat topic-partition list.
+fn topic_partitions(arr: &Node) -> Vec<(String, Vec<i32>)> {
+    elements(arr)
+        .map(|t| {
+            let parts = field(t, "Partitions")
+                .map(|l| {
+                    elements(l)
+                        .filter_map(Node::as_int)
+                        .map(|p| p as i32)
+                        .collect()
+                })
+                .unwrap_or_default();
+            (topic_text(t), parts)
+        })
+        .collect()
+}
+
+/// The consumer protocol decoded inside a bytes field (`Metadata`, `Assignment`), if it was.
+fn consumer_protocol(n: &Node) -> (Vec<String>, Vec<(String, Vec<i32>)>) {
+    let subscribed = field(n, "Topics")
+        .map(|l| {
+            elements(l)
+                .filter_map(|t| t.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let parts = ["AssignedPartitions", "OwnedPartitions"]
+        .iter()
+        .find_map(|f| field(n, f))
+        .map(topic_partitions)
+        .unwrap_or_default();
+    (subscribed, parts)
+}
+
+/// Members named with their partitions: JoinGroup responses (Members), SyncGroup requests
+/// (Assignments), SyncGroup responses and the KIP-848 heartbeat responses (the sender's).
+fn members(body: &Node, key: i16, response: bool) -> Vec<MemberFact> {
+    let list = match (key, response) {
+        (11, true) => field(body, "Members"),
+        (14, false) => field(body, "Assignments"),
+        (13, false) => field(body, "Members"),
+        _ => None,
+    };
+    if let Some(l) = list {
+        return elements(l)
+            .map(|m| {
+                let data = field(m, "Metadata").or_else(|| field(m, "Assignment"));
+                let (subscribed, partitions) = data.map(consumer_protocol).unwrap_or_default();
+                MemberFact {
+                    member_id: string(m, "MemberId").unwrap_or_default(),
+                    subscribed,
+                    partitions,
+                }
+            })
+            .collect();
+    }
+    let own = match (key, response) {
+        (14, true) => field(body, "Assignment").map(consumer_protocol),
+        (68 | 76, true) => field(body, "Assignment")
+            .filter(|a| a.value == Value::Struct)
+            .map(|a| {
+                let parts = field(a, "TopicPartitions").map(topic_partitions);
+                (Vec::new(), parts.unwrap_or_default())
+            }),
+        _ => None,
+    };
+    own.map(|(subscribed, partitions)| {
+        vec![MemberFact {
+            member_id: string(body, "MemberId").unwrap_or_default(),
+            subscribed,
+            partitions,
+        }]
+    })
+    .unwrap_or_default()
 }
 
 #[cfg(test)]

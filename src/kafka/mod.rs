@@ -30,7 +30,9 @@ pub use codes::{ApiKey, ErrorCode};
 pub use cursor::ReadError;
 pub use decode::{DecodeError, DecodeOptions, Diagnosis, ErrorKind, MAX_ELEMENTS, MAX_NODES};
 pub use embed::EmbeddedMessage;
-pub use facts::{Facts, Scalar, TopicFact, TopicList, TopicRef};
+pub use facts::{
+    BatchFact, Facts, MemberFact, PartitionFact, Scalar, TopicFact, TopicList, TopicRef,
+};
 pub use health::StreamHealth;
 pub use message::{decode_request, decode_response, Message};
 pub use node::{Enc, Node, NodeKind, Note, Region, Value};

@@ -203,6 +203,11 @@ pub enum Layout {
     /// record type and version, then the metadata record of that type (Kafka's
     /// `AbstractApiMessageSerde`).
     MetadataRecord,
+    /// `{"layout": "consumer-protocol", "spec": NAME}`: a group protocol's bytes, read as
+    /// version-prefixed NAME when they are in that layout. The same field carries the bytes of
+    /// other protocol types (Connect's, Streams' own), which do not read whole as NAME: those
+    /// are shown as bytes, and are no damage.
+    ConsumerProtocol(String),
 }
 
 impl Layout {
@@ -218,6 +223,7 @@ impl Layout {
             (Some("response"), _) => Ok(Layout::Response),
             (Some("metadata-record"), _) => Ok(Layout::MetadataRecord),
             (None, Some("version-prefixed")) => Ok(Layout::VersionPrefixed(spec()?)),
+            (None, Some("consumer-protocol")) => Ok(Layout::ConsumerProtocol(spec()?)),
             (None, Some("unprefixed")) => {
                 let version = v
                     .get("version")
@@ -233,7 +239,9 @@ impl Layout {
     /// The data spec the layout reads, for those that name one.
     pub fn spec_name(&self) -> Option<&str> {
         match self {
-            Layout::VersionPrefixed(n) | Layout::Unprefixed(n, _) => Some(n),
+            Layout::VersionPrefixed(n) | Layout::Unprefixed(n, _) | Layout::ConsumerProtocol(n) => {
+                Some(n)
+            }
             _ => None,
         }
     }

@@ -276,6 +276,8 @@ pub struct Stats {
     /// Packets read, and those the snap length cut (from the pipeline, per input).
     pub packets: u64,
     pub truncated_packets: u64,
+    /// `--analyses`: lag, latency, throughput, groups, versions, findings.
+    pub analyses: Option<crate::analyses::Analyses>,
 }
 
 impl Stats {
@@ -297,6 +299,9 @@ impl Stats {
     }
 
     pub fn message(&mut self, rec: &Record<'_>) {
+        if let Some(a) = self.analyses.as_mut() {
+            a.message(rec);
+        }
         let m = &rec.msg;
         let key = (self.file(), rec.stream);
         let conn = if self.conns.len() < CONN_ROWS || self.conns.contains_key(&key) {
@@ -375,6 +380,9 @@ impl Stats {
     }
 
     pub fn notice(&mut self, n: &Notice) {
+        if let Some(a) = self.analyses.as_mut() {
+            a.notice(n);
+        }
         self.health.notice(n);
         if let Notice::Unanswered { request, .. } = n {
             let key = (request.api_key, request.api_version);
@@ -433,10 +441,17 @@ impl Stats {
             self.connections_title(),
             self.connection_grid(layout.connections),
         ));
-        let text: Vec<String> = sections
+        let mut text: Vec<String> = sections
             .iter()
             .map(|(title, g)| format!("{title}\n{}\n", g.render(layout.width)))
             .collect();
+        if let Some(a) = &self.analyses {
+            text.extend(
+                a.tables(layout.width)
+                    .into_iter()
+                    .map(|(title, t)| format!("{title}\n{t}\n")),
+            );
+        }
         text.join("\n")
     }
 
@@ -639,6 +654,15 @@ impl Stats {
                 "pending_dropped": h.pending_dropped, "ended_in_frame": h.ended_in_frame
             }
         })
+    }
+
+    /// [`Stats::to_json`] with the analyses' object (`analyses`) when they ran.
+    pub fn to_json_all(&self) -> J {
+        let mut out = self.to_json();
+        if let (Some(a), J::Object(o)) = (&self.analyses, &mut out) {
+            o.insert("analyses".into(), a.to_json());
+        }
+        out
     }
 
     /// Any value of a body node tree is irrelevant here; kept for symmetry with the JSON view.

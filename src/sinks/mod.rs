@@ -14,6 +14,7 @@ pub(crate) use tally::Tally;
 
 use crate::flags::{Settings, StatsScope};
 use crate::interrupt;
+use kdissect::analyses::Analyses;
 use kdissect::filter::Window;
 use kdissect::kafka::stream::{Notice, Record, Sink};
 use kdissect::pipeline::{CaptureSink, Stop};
@@ -83,11 +84,20 @@ pub(crate) struct Output<W: Write> {
     window: Window,
     /// With -w: the decrypted TLS connections of the input being read.
     pub(crate) tls_kept: crate::cli_capture::TlsKept,
+    /// Live with `--stats --interval`: the interval, and the end of the current one.
+    every: Option<(i64, Option<i64>)>,
 }
 
 impl<W: Write> Output<W> {
     pub(crate) fn new(s: &mut Settings, printer: Printer<W>) -> Output<W> {
-        let stats = |scope| (s.stats == Some(scope)).then(Stats::default);
+        let stats = |scope| {
+            (s.stats == Some(scope)).then(|| {
+                let mut st = Stats::default();
+                st.analyses = s.analyses.map(|w| Analyses::new(w, s.interval));
+                st
+            })
+        };
+        let live = matches!(s.mode, crate::flags::Mode::Live(_));
         Output {
             tally: Tally::default(),
             all_stats: stats(StatsScope::All),
@@ -103,6 +113,10 @@ impl<W: Write> Output<W> {
             ports: s.ports.clone(),
             window: s.window,
             tls_kept: Vec::new(),
+            every: s
+                .interval
+                .filter(|_| live && s.print_stats && !s.show.json)
+                .map(|i| (i, None)),
         }
     }
 
@@ -166,6 +180,7 @@ impl<W: Write> CaptureSink for Output<W> {
 
     fn packet(&mut self, ts_nanos: i64) {
         self.shown.printer.clock.prev_packet_ts = self.packet_ts.replace(ts_nanos);
+        self.interval_passed(ts_nanos);
     }
 
     fn stop(&self) -> Stop {
@@ -210,6 +225,32 @@ impl<W: Write> CaptureSink for Output<W> {
 
     fn finished(&mut self) {
         self.order.finished(&mut self.shown);
+    }
+}
+
+impl<W: Write> Output<W> {
+    /// Live with `--stats --interval`: the statistics so far, once an interval has passed.
+    fn interval_passed(&mut self, ts: i64) {
+        let Some((every, end)) = self.every.as_mut() else {
+            return;
+        };
+        let due = end.get_or_insert(ts + *every);
+        if ts < *due {
+            return;
+        }
+        while *due <= ts {
+            *due += *every;
+        }
+        let Some(st) = self.all_stats.as_ref().or(self.shown.stats.as_ref()) else {
+            return;
+        };
+        let layout = kdissect::render::stats::Layout {
+            width: Some(crate::cli_capture::table_width()),
+            ..Default::default()
+        };
+        let out = &mut self.shown.printer.out;
+        let _ = write!(out, "\n{}", st.tables_with(&layout));
+        let _ = out.flush();
     }
 }
 

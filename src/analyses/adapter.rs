@@ -1,0 +1,120 @@
+//! The one place the analyses read a decoded message: [`event`] turns a [`Record`] (its
+//! header, its facts and the values the analyses need) into an [`Event`] of their own, so
+//! that a change to how messages are decoded and kept touches this file only.
+
+use crate::kafka::facts::{MemberFact, PartitionFact, Scalar};
+use crate::kafka::stream::Record;
+use crate::kafka::Direction;
+use std::net::SocketAddr;
+
+/// The request a response answers, as the capture saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Asked {
+    pub frame: u64,
+    pub ts: i64,
+    pub api_version: i16,
+}
+
+/// One Kafka message, as the analyses see it.
+#[derive(Debug, Clone, Default)]
+pub struct Event {
+    pub frame: u64,
+    pub ts: i64,
+    pub stream: u32,
+    /// The client and broker ends of the connection, whichever sent the message.
+    pub client: Option<SocketAddr>,
+    pub broker: Option<SocketAddr>,
+    pub response: bool,
+    pub api_key: i16,
+    pub api_version: i16,
+    pub correlation_id: i32,
+    /// A request's client_id (empty when null or absent).
+    pub client_id: String,
+    /// For a response: its request, when captured.
+    pub asked: Option<Asked>,
+    /// The top-level error code, when not zero.
+    pub error: Option<i16>,
+    /// Every non-zero error code in the body.
+    pub error_codes: Vec<i16>,
+    pub throttle_ms: i64,
+    /// Damaged bytes (not a partial frame).
+    pub malformed: bool,
+    pub group: Option<String>,
+    pub member: Option<String>,
+    /// GenerationId, or a KIP-848 member epoch.
+    pub generation: Option<i64>,
+    pub member_epoch: Option<i64>,
+    pub acks: Option<i64>,
+    pub protocol: Option<String>,
+    /// A Metadata request for every topic.
+    pub all_topics: bool,
+    pub parts: Vec<PartitionFact>,
+    pub members: Vec<MemberFact>,
+    pub software: Option<(String, String)>,
+    pub advertised: Option<Vec<(i16, i64, i64)>>,
+    /// Frame bytes, size prefix included.
+    pub bytes: usize,
+    /// A Fetch from a follower broker (its replica id), not from a consumer.
+    pub replica: bool,
+}
+
+fn identity_str(rec: &Record<'_>, label: &str) -> Option<String> {
+    rec.msg.facts.identity.iter().find_map(|(l, v)| match v {
+        Scalar::Str(s) if *l == label => Some(s.clone()),
+        _ => None,
+    })
+}
+
+fn identity_int(rec: &Record<'_>, label: &str) -> Option<i64> {
+    rec.msg.facts.identity.iter().find_map(|(l, v)| match v {
+        Scalar::Int(i) if *l == label => Some(*i),
+        _ => None,
+    })
+}
+
+/// The analyses' view of a message; `None` for one whose header did not decode.
+pub fn event(rec: &Record<'_>) -> Option<Event> {
+    let m = &rec.msg;
+    let (api_key, api_version) = (m.api_key?, m.api_version?);
+    let response = m.direction == Direction::Response;
+    let f = &m.facts;
+    let (client, broker) = if response {
+        (rec.dst, rec.src)
+    } else {
+        (rec.src, rec.dst)
+    };
+    Some(Event {
+        frame: rec.frame,
+        ts: rec.ts_nanos,
+        stream: rec.stream,
+        client: Some(client),
+        broker: Some(broker),
+        response,
+        api_key,
+        api_version,
+        correlation_id: m.correlation_id.unwrap_or(0),
+        client_id: m.client_id.clone().flatten().unwrap_or_default(),
+        asked: rec.request.map(|r| Asked {
+            frame: r.frame,
+            ts: r.ts_nanos,
+            api_version: r.api_version,
+        }),
+        error: f.error,
+        error_codes: m.errors.iter().map(|(_, c)| *c).collect(),
+        throttle_ms: f.throttle_ms.unwrap_or(0),
+        malformed: m.is_malformed() && !rec.partial,
+        group: identity_str(rec, "group"),
+        member: identity_str(rec, "member"),
+        generation: identity_int(rec, "generation"),
+        member_epoch: identity_int(rec, "member_epoch"),
+        acks: identity_int(rec, "acks"),
+        protocol: identity_str(rec, "protocol"),
+        all_topics: api_key == 3 && !response && f.topics.as_ref().is_some_and(|t| t.all),
+        parts: f.offsets.clone(),
+        members: f.members.clone(),
+        software: f.software.clone(),
+        advertised: f.advertised.clone(),
+        bytes: rec.bytes.len(),
+        replica: f.replica_id.is_some_and(|r| r >= 0),
+    })
+}

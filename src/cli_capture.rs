@@ -729,6 +729,13 @@ pub fn run(mut s: Settings) -> ExitCode {
     };
     let out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let printer = Printer::new(out, s.show.clone(), s.quiet, s.style, clock);
+    if let Some(path) = &s.report {
+        // Refused before reading, as tshark refuses -w: not after a whole capture was decoded.
+        if let Err(e) = std::fs::File::create(path) {
+            eprintln!("kdissect: cannot write {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+    }
     let mut o = Output::new(&mut s, printer);
     o.shown.printer.start();
     interrupt::install();

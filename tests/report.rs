@@ -180,3 +180,23 @@ fn the_report_renders_every_chart_and_table_with_the_json_numbers() {
         }
     }
 }
+
+/// A report that cannot be written is refused before the capture is read: exit status 2, the
+/// path named, and no message printed.
+#[test]
+fn an_unwritable_report_is_refused_before_reading() {
+    let o = Command::new(env!("CARGO_BIN_EXE_kdissect"))
+        .arg("--report")
+        .arg("/nonexistent-dir/report.html")
+        .arg(root().join("samples/ak44-admin.pcap"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("/nonexistent-dir/report.html"), "{err}");
+}

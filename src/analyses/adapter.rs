@@ -118,3 +118,19 @@ pub fn event(rec: &Record<'_>) -> Option<Event> {
         replica: f.replica_id.is_some_and(|r| r >= 0),
     })
 }
+
+/// What a Produce answer `e` to request `req` appended: for each partition written without
+/// error, its base offset and the number of records its request sent there.
+pub fn produced<'a>(
+    req: &'a Event,
+    e: &'a Event,
+) -> impl Iterator<Item = (&'a PartitionFact, i64, i64)> + 'a {
+    e.parts.iter().filter(|p| p.error == 0).filter_map(|p| {
+        let base = p.base_offset.filter(|b| *b >= 0)?;
+        let sent = req
+            .parts
+            .iter()
+            .find(|q| q.topic == p.topic && q.partition == p.partition)?;
+        Some((p, base, sent.batches.iter().map(|b| b.records).sum()))
+    })
+}

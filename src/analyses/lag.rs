@@ -97,16 +97,7 @@ impl Lag {
     /// A Produce answer: each partition's log now ends after the records its request sent.
     fn produced(&mut self, req: Option<&Event>, e: &Event) {
         let Some(req) = req else { return };
-        for p in e.parts.iter().filter(|p| p.error == 0) {
-            let (Some(base), Some(sent)) = (
-                p.base_offset.filter(|b| *b >= 0),
-                req.parts
-                    .iter()
-                    .find(|q| q.topic == p.topic && q.partition == p.partition),
-            ) else {
-                continue;
-            };
-            let n: i64 = sent.batches.iter().map(|b| b.records).sum();
+        for (p, base, n) in super::adapter::produced(req, e) {
             self.saw_log_end((p.topic.clone(), p.partition), e.ts, base + n);
         }
     }

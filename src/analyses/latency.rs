@@ -68,16 +68,7 @@ impl EndToEnd {
     }
 
     fn produced(&mut self, req: &Event, e: &Event) {
-        for p in e.parts.iter().filter(|p| p.error == 0) {
-            let (Some(base), Some(sent)) = (
-                p.base_offset.filter(|b| *b >= 0),
-                req.parts
-                    .iter()
-                    .find(|q| q.topic == p.topic && q.partition == p.partition),
-            ) else {
-                continue;
-            };
-            let n: i64 = sent.batches.iter().map(|b| b.records).sum();
+        for (p, base, n) in super::adapter::produced(req, e) {
             let tp = (p.topic.clone(), p.partition);
             if n <= 0 || (self.produced.len() >= MAX_KEYS && !self.produced.contains_key(&tp)) {
                 continue;

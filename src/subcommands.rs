@@ -53,6 +53,9 @@ Time zone of the \fB\-t a\fR and \fB\-t ad\fR time columns.
 .TP
 TMPDIR
 Where \fB\-w\fR keeps a copy of input read from a pipe or a live interface until it is written.
+.TP
+SSLKEYLOGFILE
+With \fB\-\-keylog\-env\fR: a TLS key log read as \fB\-\-keylog\fR reads one.
 "#;
 
 /// The manual page: clap's sections, with exit status and environment before the version.

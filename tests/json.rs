@@ -78,6 +78,81 @@ fn every_sample_line_parses_and_validates() {
     }
 }
 
+/// The decrypted TLS captures: every line validates, with and without --json-spans; every
+/// message says it was decrypted, and with spans where its offsets count.
+#[test]
+fn decrypted_tls_lines_validate() {
+    let v = validator();
+    let s = |n: &str| {
+        root()
+            .join("samples")
+            .join(n)
+            .to_string_lossy()
+            .into_owned()
+    };
+    // (capture, listener port, key log or "" for the pcapng that carries its secrets)
+    let captures = [
+        ("tls-java-ssl13.pcap", "9093", "tls-java-ssl13.keys"),
+        ("tls-java-ssl13-dsb.pcapng", "9093", ""),
+        (
+            "tls-java-ssl12.pcap",
+            "9093",
+            "tls-java-ssl12.client-random.keys",
+        ),
+        (
+            "tls-java-sasl-ssl13.pcap",
+            "9096",
+            "tls-java-sasl-ssl13.keys",
+        ),
+        ("tls-java-keyupdate.pcap", "9093", "tls-java-keyupdate.keys"),
+        ("tls-franz-chacha12.pcap", "9097", "tls-franz-chacha12.keys"),
+        (
+            "tls-kafka-python-ecdsa-chacha12.pcap",
+            "9098",
+            "tls-kafka-python-ecdsa-chacha12.keys",
+        ),
+        (
+            "tls-kafkajs-chacha13.pcap",
+            "9093",
+            "tls-kafkajs-chacha13.keys",
+        ),
+        ("tls-kcat-ssl13.pcap", "9093", "tls-kcat-ssl13.keys"),
+        (
+            "tls-confluent-broker-keys.pcap",
+            "9093",
+            "tls-confluent-broker-keys.broker.keys",
+        ),
+    ];
+    for (pcap, port, keys) in captures {
+        let (pcap, keys) = (s(pcap), s(keys));
+        for spans in [false, true] {
+            let mut args = vec!["--json", "--stats", "-p", port];
+            if !keys.ends_with("samples/") {
+                args.extend(["--keylog", keys.as_str()]);
+            }
+            if spans {
+                args.push("--json-spans");
+            }
+            args.push(&pcap);
+            let all = lines(&args);
+            assert!(all.len() > 20, "{pcap}");
+            for (i, l) in all.iter().enumerate() {
+                if let Err(e) = v.validate(l) {
+                    panic!("{pcap} line {}: {e}\n{l}", i + 1);
+                }
+            }
+            let msgs: Vec<&J> = all.iter().filter(|l| l.get("stats").is_none()).collect();
+            assert!(msgs.iter().all(|m| m["tls"] == true), "{pcap}");
+            let spans_in = msgs.iter().filter(|m| m["spans_in"] == "decrypted TLS");
+            assert_eq!(
+                spans_in.count(),
+                if spans { msgs.len() } else { 0 },
+                "{pcap}"
+            );
+        }
+    }
+}
+
 #[test]
 fn hex_input_json_validates() {
     let v = validator();

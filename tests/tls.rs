@@ -754,8 +754,9 @@ enum Known {
 
 const KNOWN: &[(&str, &str, &str, &str, u64, usize, Known)] = &[
     // The producer's second connection asks for all topics' metadata (corr=2, topics=[])
-    // before its InitProducerId in the TLS legs: kafka-python's refresh timer ran out during
-    // the longer TLS handshake; the plaintext leg sends InitProducerId first.
+    // before its InitProducerId in the TLS legs: the client's metadata refresh loop, started
+    // after bootstrap (samples/logs/tls-kafka-python-*.log), sends it on the new connection;
+    // in the plaintext leg that connection sends InitProducerId first and no such request.
     (
         "tls-kafka-python-aes128-13",
         "kp-tls-producer",

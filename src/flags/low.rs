@@ -88,6 +88,8 @@ const EXAMPLES: &str = "Examples:
   kdissect --json capture.pcap | jq -c 'select(.latency_us > 50000)'
   xxd frame.bin | kdissect --hex -V     a frame from a hex dump, as a tree
   kdissect --hex --at 30 frame.hex      which field covers byte 30
+  kdissect -p 9093 --keylog keys.log capture.pcap
+                                        Kafka over TLS, decrypted (marked tls)
   kdissect help filters                 the filter language and every field";
 
 /// Kafka wire-protocol dissector: decodes captures (pcap, pcapng) and hex frames byte by byte.
@@ -195,7 +197,8 @@ pub(crate) struct Cli {
 
     /// Decrypt TLS with the session secrets in FILE: an NSS key log, as SSLKEYLOGFILE and
     /// the clients' key log options write it (repeatable). Secrets a pcapng file carries
-    /// are read without it.
+    /// are read without it. Decrypted messages are marked tls in the summary and "tls": true
+    /// in JSON; each TLS connection gets a line with its version, suite, SNI and keys.
     #[arg(long = "keylog", value_name = "FILE", help_heading = "TLS")]
     pub(crate) keylog: Vec<std::path::PathBuf>,
 

@@ -1,4 +1,4 @@
-//! The examples in README.md and docs/usage.md show real output: every `$ kdissect ...` block
+//! The examples in README.md, docs/usage.md and docs/tls.md show real output: every `$ kdissect ...` block
 //! is run, and each line it shows (between `...` elisions) must be a line of the real output.
 
 use std::process::Command;
@@ -68,4 +68,9 @@ fn readme_examples_are_real_output() {
 #[test]
 fn usage_examples_are_real_output() {
     assert!(check("docs/usage.md") >= 8);
+}
+
+#[test]
+fn tls_examples_are_real_output() {
+    assert!(check("docs/tls.md") >= 2);
 }

@@ -128,8 +128,8 @@ pub fn tls_line(t: &TlsConnection, clock: &Clock) -> String {
         "{} TLS connection, {version}{about}: {}",
         prefix(
             clock,
-            t.first.frame,
-            t.first.ts_nanos,
+            t.told.frame,
+            t.told.ts_nanos,
             &t.client,
             &t.server,
             t.stream

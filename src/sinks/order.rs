@@ -78,15 +78,10 @@ impl InOrder {
     }
 
     pub(crate) fn tls<W: Write>(&mut self, t: &TlsConnection, out: &mut Shown<W>) {
-        if self.goes_now(t.first.frame) {
+        if self.goes_now(t.told.frame) {
             return out.printer.tls(t);
         }
-        self.wait(
-            t.first.frame,
-            Line::Tls(Box::new(t.clone())),
-            LINE_COST,
-            out,
-        );
+        self.wait(t.told.frame, Line::Tls(Box::new(t.clone())), LINE_COST, out);
     }
 
     pub(crate) fn tls_notice<W: Write>(&mut self, n: &TlsNotice, out: &mut Shown<W>) {

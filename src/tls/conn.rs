@@ -165,6 +165,7 @@ impl Conn {
                 client,
                 server,
                 first,
+                told: first,
                 version: None,
                 negotiated: false,
                 suite: None,
@@ -778,6 +779,9 @@ impl Conn {
     pub(super) fn close(mut self, ev: Event<'_>, out: &mut dyn FnMut(Out<'_>)) {
         if !self.reported {
             self.reported = true;
+            if let Event::Close { at, .. } = ev {
+                self.info.told = at;
+            }
             out(Out::Connection(&self.info));
         }
         if self.info.keys == Keys::Decrypted {

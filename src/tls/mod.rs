@@ -74,6 +74,11 @@ pub struct TlsConnection {
     pub server: SocketAddr,
     /// Where the handshake was first seen.
     pub first: At,
+    /// Where this report is made, and the frame its line is dated by: the handshake for a
+    /// connection that decrypts (it is reported at its first record that authenticates), the
+    /// connection's end for one that does not (its byte and record counts are known only then),
+    /// so that the line keeps frame order with the messages around it.
+    pub told: At,
     /// The negotiated version (0x0304 is TLS 1.3), from the ServerHello, or else the highest
     /// the client offered.
     pub version: Option<u16>,

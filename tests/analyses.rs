@@ -152,6 +152,40 @@ struct Reader {
 
 type Tp = (String, i64);
 
+/// Offsets `range` delivered to a consumer at `ts`: those past what it was delivered before
+/// are matched with the records produced there.
+struct Delivery {
+    to: (String, String, Tp),
+    owner: String,
+    range: (i64, i64),
+    ts: i64,
+}
+
+type Produced = HashMap<Tp, Vec<(i64, i64, i64)>>;
+
+impl Delivery {
+    fn count(
+        self,
+        next: &mut HashMap<(String, String, Tp), i64>,
+        produced: &Produced,
+        latency: &mut BTreeMap<(String, String), Vec<i64>>,
+    ) {
+        let tp = self.to.2.clone();
+        let nx = next.entry(self.to).or_insert(i64::MIN);
+        let (first, last) = (self.range.0.max(*nx), self.range.1);
+        if last < first {
+            return;
+        }
+        *nx = last + 1;
+        for &(a, z, at) in produced.get(&tp).map_or(&[][..], Vec::as_slice) {
+            for _ in a.max(first)..=z.min(last) {
+                let key = (tp.0.clone(), self.owner.clone());
+                latency.entry(key).or_default().push(self.ts - at);
+            }
+        }
+    }
+}
+
 /// The reader: one pass over the messages in frame order, keeping each request until its
 /// response, as docs/analyses.md describes the figures.
 fn read(msgs: &[Msg]) -> Reader {
@@ -173,7 +207,7 @@ fn read(msgs: &[Msg]) -> Reader {
     let mut pending: HashMap<(u64, i64), &Msg> = HashMap::new();
     let mut log_end: HashMap<Tp, i64> = HashMap::new();
     let mut positions: HashMap<(u64, Tp), i64> = HashMap::new();
-    let mut produced: HashMap<Tp, Vec<(i64, i64, i64)>> = HashMap::new();
+    let mut produced: Produced = HashMap::new();
     let mut next: HashMap<(String, String, Tp), i64> = HashMap::new();
     for m in msgs {
         if !m.response {
@@ -192,6 +226,25 @@ fn read(msgs: &[Msg]) -> Reader {
         let asked = partitions(&q.body);
         let sent = |t: &str, p: i64| asked.iter().find(|x| x.0 == t && x.1 == p).map(|x| &x.2);
         let ok = |e: &J| e["ErrorCode"].as_i64().unwrap_or(0) == 0;
+        if m.api_key == 78 {
+            // ShareFetch delivers the records it acquires for the member.
+            for (t, p, e) in partitions(&m.body).into_iter().filter(|x| ok(&x.2)) {
+                for a in arr(&e["AcquiredRecords"]) {
+                    let (Some(first), Some(last)) =
+                        (a["FirstOffset"].as_i64(), a["LastOffset"].as_i64())
+                    else {
+                        continue;
+                    };
+                    let d = Delivery {
+                        to: (q.client.clone(), q.client_id.clone(), (t.clone(), p)),
+                        owner: owner(q),
+                        range: (first, last),
+                        ts: m.ts,
+                    };
+                    d.count(&mut next, &produced, &mut r.latency);
+                }
+            }
+        }
         match m.api_key {
             0 => {
                 for (t, p, e) in partitions(&m.body).into_iter().filter(|x| ok(&x.2)) {
@@ -232,26 +285,29 @@ fn read(msgs: &[Msg]) -> Reader {
                         continue;
                     }
                     if let Some(pos) = positions.get(&(q.stream, tp.clone())) {
+                        // The position once the consumer has the records: past the last
+                        // batch returned (base offset plus lastOffsetDelta).
+                        let after = arr(&e["Records"])
+                            .iter()
+                            .filter_map(|b| {
+                                let base = b["baseOffset"].as_i64().or(b["offset"].as_i64())?;
+                                let last = b["lastOffsetDelta"].as_i64().map_or(base, |d| base + d);
+                                Some(last + 1)
+                            })
+                            .fold(*pos, i64::max);
                         let key = (owner(q), t.clone(), p, "position".to_string());
-                        r.lag.entry(key).or_default().push((hw - pos).max(0));
+                        r.lag.entry(key).or_default().push((hw - after).max(0));
                     }
                     // End to end: offsets past the fetch offset and past those delivered before.
                     let from = positions.get(&(q.stream, tp.clone())).copied().unwrap_or(0);
                     for (base, n) in batches(&e).into_iter().filter(|b| b.1 > 0) {
-                        let who = (q.client.clone(), q.client_id.clone(), tp.clone());
-                        let nx = next.entry(who).or_insert(i64::MIN);
-                        let first = base.max(from).max(*nx);
-                        let last = base + n - 1;
-                        if last < first {
-                            continue;
-                        }
-                        *nx = last + 1;
-                        for &(a, z, at) in produced.get(&tp).map_or(&[][..], Vec::as_slice) {
-                            for _ in a.max(first)..=z.min(last) {
-                                let key = (t.clone(), owner(q));
-                                r.latency.entry(key).or_default().push(m.ts - at);
-                            }
-                        }
+                        let d = Delivery {
+                            to: (q.client.clone(), q.client_id.clone(), tp.clone()),
+                            owner: owner(q),
+                            range: (base.max(from), base + n - 1),
+                            ts: m.ts,
+                        };
+                        d.count(&mut next, &produced, &mut r.latency);
                     }
                 }
             }
@@ -428,4 +484,9 @@ fn classic_and_kip848_rebalances_match_the_reader() {
 #[test]
 fn a_slow_acks_all_producer_matches_the_reader() {
     check("samples/ana-slow-acks.pcap");
+}
+
+#[test]
+fn a_share_group_matches_the_reader() {
+    check("samples/ana-share-group.pcap");
 }

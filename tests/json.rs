@@ -153,6 +153,28 @@ fn decrypted_tls_lines_validate() {
     }
 }
 
+/// `--stats --json --analyses` on the analysis samples validates too (the lag points among
+/// the rest).
+#[test]
+fn analyses_json_validates() {
+    let v = validator();
+    for s in samples().iter().filter(|s| s.contains("/ana-")) {
+        let all = lines(&["--stats", "--json", "-q", "--analyses", s.as_str()]);
+        let stats = all.last().expect("stats line");
+        let points = stats["stats"]["analyses"]["lag"]["series"][0]["points"].as_array();
+        // ana-slow-acks has no consumer.
+        let consumed = !s.contains("slow-acks");
+        assert_eq!(
+            points.is_some_and(|p| !p.is_empty()),
+            consumed,
+            "{s}: lag points"
+        );
+        if let Err(e) = v.validate(stats) {
+            panic!("{s}: {e}");
+        }
+    }
+}
+
 #[test]
 fn hex_input_json_validates() {
     let v = validator();

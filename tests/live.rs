@@ -325,3 +325,57 @@ fn without_privileges_the_error_says_what_to_do() {
         "{err}"
     );
 }
+
+/// `--stats --interval 1s` live: the tables are printed after each second of capture time
+/// (counted from the packets' timestamps, at the first packet past the second) and once
+/// more at the end, the counts growing as the exchanges arrive.
+#[test]
+fn stats_with_an_interval_are_printed_every_interval() {
+    let ns = Netns::new();
+    // -q leaves out the "capturing on" line too: give libpcap a moment instead.
+    let kd = ns
+        .exec(&[
+            env!("CARGO_BIN_EXE_kdissect"),
+            "-i",
+            "lo",
+            "--stats",
+            "-q",
+            "--interval",
+            "1s",
+            "-a",
+            "duration:7",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kdissect");
+    std::thread::sleep(Duration::from_millis(1500));
+    // 16 Metadata exchanges on one connection, 250 ms apart: about 4 s of traffic.
+    let steady = EXCHANGES
+        .replace("range(3)", "range(16)")
+        .replace("time.sleep(0.2)", "time.sleep(0.25)");
+    let (req, resp) = (
+        vector("metadata-v13-request.hex"),
+        vector("metadata-v13-response.hex"),
+    );
+    let sent = ns
+        .exec(&["python3", "-c", &steady, &req, &resp])
+        .status()
+        .expect("python3");
+    assert!(sent.success());
+    let out = kd.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The requests column of the Metadata row of each "Kafka APIs" table printed.
+    let counts: Vec<u64> = text
+        .lines()
+        .filter(|l| l.starts_with("│ Metadata (3)"))
+        .filter_map(|l| l.split('┆').nth(2)?.trim().parse().ok())
+        .collect();
+    println!("Metadata requests in each table printed: {counts:?}");
+    assert!(counts.len() >= 3, "{counts:?}\n{text}");
+    assert!(counts.windows(2).all(|w| w[0] <= w[1]), "{counts:?}");
+    assert!(counts[0] < counts[counts.len() - 1], "{counts:?}");
+    assert_eq!(counts.last(), Some(&16), "{counts:?}\n{text}");
+    assert_eq!(text.matches("Kafka APIs").count(), counts.len(), "{text}");
+}

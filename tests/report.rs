@@ -42,15 +42,17 @@ fn report(sample: &str, out: &std::path::Path) -> J {
     j["stats"].clone()
 }
 
-fn dump_dom(browser: &str, page: &std::path::Path) -> String {
-    let profile = std::env::temp_dir().join(format!("kdissect-chromium-{}", std::process::id()));
+/// The DOM Chromium builds of `page`; with `script`, JavaScript runs (the test's own, added to
+/// a copy of the page), otherwise it is off as for a reader who turned it off.
+fn dump_dom(browser: &str, page: &std::path::Path, script: bool) -> String {
+    let profile =
+        std::env::temp_dir().join(format!("kdissect-chromium-{}-{script}", std::process::id()));
+    let mut args = vec!["--headless", "--no-sandbox", "--disable-gpu"];
+    if !script {
+        args.push("--disable-javascript");
+    }
     let o = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-javascript",
-        ])
+        .args(args)
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg("--dump-dom")
         .arg(format!("file://{}", page.display()))
@@ -107,7 +109,7 @@ fn the_report_renders_every_chart_and_table_with_the_json_numbers() {
             .is_match(&html),
         "no external asset"
     );
-    let dom = dump_dom(&browser, &page);
+    let dom = dump_dom(&browser, &page, false);
     let _ = std::fs::remove_file(&page);
     let a = &stats["analyses"];
     for chart in ["api-latency", "lag", "throughput", "group-timeline"] {
@@ -199,4 +201,104 @@ fn an_unwritable_report_is_refused_before_reading() {
     );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("/nonexistent-dir/report.html"), "{err}");
+}
+
+/// Measures, in the browser, the boxes of every chart's legend texts, the plot they label (the
+/// lines' union), the chart, and the timeline's group names and bars; writes them as JSON
+/// into `<pre id="layout">`.
+const MEASURE: &str = r#"<script>
+const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+const union = bs => bs.length ? [Math.min(...bs.map(b => b[0])), Math.min(...bs.map(b => b[1])),
+  Math.max(...bs.map(b => b[2])), Math.max(...bs.map(b => b[3]))] : null;
+const out = [...document.querySelectorAll('figure[data-chart]')].map(f => ({
+  chart: f.dataset.chart,
+  svg: box(f.querySelector('svg')),
+  legends: [...f.querySelectorAll('[data-legend] text')].map(box),
+  plot: union([...f.querySelectorAll('polyline')].map(box)),
+  labels: [...f.querySelectorAll('svg > text')].map(box),
+  bars: [...f.querySelectorAll('rect[data-generation]')].map(box),
+}));
+const pre = document.createElement('pre');
+pre.id = 'layout';
+pre.textContent = JSON.stringify(out);
+document.body.appendChild(pre);
+</script>"#;
+
+fn boxes(v: &J) -> Vec<[f64; 4]> {
+    arr(v)
+        .iter()
+        .map(|b| {
+            let n = |i: usize| b[i].as_f64().expect("coordinate");
+            [n(0), n(1), n(2), n(3)]
+        })
+        .collect()
+}
+
+/// Whether two boxes share some area (touching edges do not count).
+fn overlap(a: &[f64; 4], b: &[f64; 4]) -> bool {
+    a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3]
+}
+
+/// The charts' legends are laid out apart: in the browser, no two legend texts of a chart
+/// overlap, none covers the plotted lines or leaves the chart, and the timeline's group names
+/// do not run into its bars.
+#[test]
+fn legends_and_labels_do_not_overlap() {
+    let Some(browser) = chromium() else {
+        eprintln!("skipped: chromium is not installed (Debian: apt-get install chromium)");
+        return;
+    };
+    for sample in [
+        "samples/cluster-steady.pcap",
+        "samples/ana-rebalance-classic.pcap",
+        "samples/ana-share-group.pcap",
+    ] {
+        let page =
+            std::env::temp_dir().join(format!("kdissect-layout-{}.html", std::process::id()));
+        report(sample, &page);
+        let html = std::fs::read_to_string(&page).expect("report written");
+        std::fs::write(&page, html.replace("</body>", &format!("{MEASURE}</body>")))
+            .expect("page with the measuring script");
+        let dom = dump_dom(&browser, &page, true);
+        let _ = std::fs::remove_file(&page);
+        let start = dom.find("<pre id=\"layout\">").expect("layout measured") + 17;
+        let end = start + dom[start..].find("</pre>").expect("end of layout");
+        let text = dom[start..end]
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&");
+        let charts: J = serde_json::from_str(&text).expect("layout json");
+        let mut legends = 0;
+        for c in arr(&charts) {
+            let name = c["chart"].as_str().unwrap_or("");
+            let svg = boxes(&J::Array(vec![c["svg"].clone()]))[0];
+            let texts = boxes(&c["legends"]);
+            legends += texts.len();
+            for (i, a) in texts.iter().enumerate() {
+                for b in &texts[i + 1..] {
+                    assert!(!overlap(a, b), "{sample} {name}: legends {a:?} and {b:?}");
+                }
+                if !c["plot"].is_null() {
+                    let plot = boxes(&J::Array(vec![c["plot"].clone()]))[0];
+                    assert!(
+                        !overlap(a, &plot),
+                        "{sample} {name}: legend {a:?} on the plot {plot:?}"
+                    );
+                }
+                assert!(
+                    a[0] >= svg[0] && a[2] <= svg[2] && a[1] >= svg[1] && a[3] <= svg[3],
+                    "{sample} {name}: legend {a:?} outside the chart {svg:?}"
+                );
+            }
+            for l in boxes(&c["labels"])
+                .iter()
+                .filter(|_| name == "group-timeline")
+            {
+                for b in boxes(&c["bars"]) {
+                    assert!(!overlap(l, &b), "{sample}: group name {l:?} on a bar {b:?}");
+                }
+            }
+        }
+        assert!(legends > 3, "{sample}: {legends} legends measured");
+    }
 }

@@ -2,8 +2,9 @@
 //! - committed lag (Burrow, kminion): the newest log end seen (a Fetch high watermark, a
 //!   ListOffsets answer for the latest offset, or a Produce answer's base offset plus its
 //!   records) minus the committed offset, at every successful OffsetCommit, clamped at 0;
-//! - position lag (the Java consumer's `records-lag-max`): a Fetch response's high watermark
-//!   minus the fetch offset of its request;
+//! - position lag (the Java consumer's `records-lag`): a Fetch response's high watermark
+//!   minus the consumer's position once it has the records of that response (the fetch
+//!   offset, moved past the last whole batch returned);
 //! - acknowledged lag (share groups, which commit nothing): the newest log end minus the
 //!   offset after the last acknowledged record, at every ShareAcknowledge or ShareFetch that
 //!   acknowledges.
@@ -23,9 +24,13 @@ pub struct Sample {
     pub ts: i64,
     pub frame: u64,
     pub lag: i64,
-    /// The consumer's offset: committed, fetched from, or after the last acknowledged.
+    /// The consumer's offset: committed, its position after a Fetch response's records, or
+    /// after the last acknowledged.
     pub offset: i64,
     pub log_end: i64,
+    /// Position lag: the fetch offset of the request (the records between it and `offset`
+    /// came in the response); the same as `offset` for the other figures.
+    pub from: i64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -121,9 +126,16 @@ impl Lag {
             let Some(req) = req.filter(|r| !r.replica) else {
                 continue;
             };
-            if let Some(&at) = self.positions.get(&(req.stream, tp.clone())) {
+            if let Some(&from) = self.positions.get(&(req.stream, tp.clone())) {
+                // The consumer's position once it has the records: past the last whole batch
+                // returned (a partial batch at the end is not decoded as one).
+                let at = p
+                    .batches
+                    .iter()
+                    .map(|b| b.last_offset.saturating_add(1))
+                    .fold(from, i64::max);
                 let who = Who::Client(ClientKey::of(req));
-                self.sample(who, tp, Kind::Position, e, at, hw);
+                self.sample(who, tp, Kind::Position, e, (from, at), hw);
             }
         }
     }
@@ -161,7 +173,7 @@ impl Lag {
                         tp,
                         Kind::Committed,
                         e,
-                        offset,
+                        (offset, offset),
                         end,
                     );
                 }
@@ -187,12 +199,22 @@ impl Lag {
             let tp = (q.topic.clone(), q.partition);
             if let (true, Some(&(_, end))) = (ok, self.log_end.get(&tp)) {
                 let who = Who::Group(group.clone());
-                self.sample(who, tp, Kind::Acknowledged, e, last + 1, end);
+                let at = last.saturating_add(1);
+                self.sample(who, tp, Kind::Acknowledged, e, (at, at), end);
             }
         }
     }
 
-    fn sample(&mut self, who: Who, tp: TopicPartition, kind: Kind, e: &Event, at: i64, end: i64) {
+    /// `at`: (where the consumer was before the exchange, where it is after it).
+    fn sample(
+        &mut self,
+        who: Who,
+        tp: TopicPartition,
+        kind: Kind,
+        e: &Event,
+        at: (i64, i64),
+        end: i64,
+    ) {
         let key = (who, tp, kind);
         if self.series.len() >= MAX_KEYS && !self.series.contains_key(&key) {
             self.dropped += 1;
@@ -206,9 +228,10 @@ impl Lag {
         s.push(Sample {
             ts: e.ts,
             frame: e.frame,
-            lag: (end - at).max(0),
-            offset: at,
+            lag: end.saturating_sub(at.1).max(0),
+            offset: at.1,
             log_end: end,
+            from: at.0,
         });
     }
 
@@ -311,6 +334,17 @@ impl Lag {
                         |x| json!({"ts_ns": x.ts, "frame": x.frame, "lag": x.lag}),
                     )
                 };
+                let points: Vec<J> = s
+                    .iter()
+                    .map(|x| {
+                        let mut p = json!({"ts_ns": x.ts, "frame": x.frame, "lag": x.lag,
+                                           "offset": x.offset, "log_end": x.log_end});
+                        if *kind == Kind::Position {
+                            p["fetch_offset"] = json!(x.from);
+                        }
+                        p
+                    })
+                    .collect();
                 json!({
                     "owner": owner, "topic": topic, "partition": part, "kind": kind.name(),
                     "samples": s.len(), "min": f.min, "median": f.median, "max": f.max,
@@ -318,6 +352,7 @@ impl Lag {
                     "caught_up": at(f.caught_up),
                     "status": f.status.map(Status::name),
                     "buckets": b.max_per_bucket(s.iter().map(|x| (x.ts, x.lag))),
+                    "points": points,
                 })
             })
             .collect();

@@ -50,15 +50,37 @@ const COLOURS: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
 
+/// Height of a legend row: more than a 10 px text's box (about 12 px), so rows never touch.
+const LEGEND_ROW: f64 = 15.0;
+
+/// Width allowed per character of a 10 px legend name: more than sans-serif letters take
+/// (4.5 to 6 px on average, by font), so that names never reach the next column.
+const LEGEND_CHAR: f64 = 6.5;
+
 /// A line chart of bucketed series (`None`: no value in that bucket), with its legend and
-/// a table of the same values.
+/// a table of the same values. The legend sits under the plot, each series a swatch of its
+/// colour and its name, in as many columns (up to 4) as the longest name leaves room for,
+/// filled down then across: it neither covers the lines nor overlaps itself however many
+/// series there are.
 pub fn line_chart(
     id: &str,
     title: &str,
     unit: &str,
     series: &[(String, Vec<Option<f64>>)],
 ) -> String {
-    let (w, h, pad) = (720.0, 220.0, 40.0);
+    let (w, plot_h, pad) = (720.0, 220.0, 40.0);
+    let longest = series
+        .iter()
+        .map(|s| s.0.chars().count())
+        .max()
+        .unwrap_or(0);
+    let columns = ((w - 2.0 * pad) / (20.0 + LEGEND_CHAR * longest as f64 + 20.0))
+        .floor()
+        .clamp(1.0, 4.0) as usize;
+    let rows = series.len().div_ceil(columns);
+    let column_w = (w - 2.0 * pad) / columns as f64;
+    let legend_top = plot_h - pad + 12.0;
+    let h = legend_top + LEGEND_ROW * rows as f64 + 4.0;
     let n = series.iter().map(|s| s.1.len()).max().unwrap_or(0).max(2);
     let top = series
         .iter()
@@ -66,7 +88,7 @@ pub fn line_chart(
         .fold(0.0f64, |m, v| m.max(*v))
         .max(1.0);
     let x = |i: usize| pad + (w - 2.0 * pad) * i as f64 / (n - 1) as f64;
-    let y = |v: f64| h - pad - (h - 2.0 * pad) * v / top;
+    let y = |v: f64| plot_h - pad - (plot_h - 2.0 * pad) * v / top;
     let mut s = format!(
         "<figure data-chart=\"{}\"><figcaption>{}</figcaption>\n<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"{}\">",
         esc(id),
@@ -76,7 +98,7 @@ pub fn line_chart(
     let _ = write!(
         s,
         "<line x1=\"{pad}\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\" stroke=\"#888\"/><line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{0}\" stroke=\"#888\"/><text x=\"2\" y=\"{pad}\" font-size=\"10\">{2} {3}</text><text x=\"2\" y=\"{0}\" font-size=\"10\">0</text>",
-        h - pad,
+        plot_h - pad,
         w - pad,
         top,
         esc(unit)
@@ -99,11 +121,16 @@ pub fn line_chart(
             data.join(","),
             points.join(" ")
         );
+        // Series k in the legend: a swatch, then the name, its baseline 4 px above its row's end.
+        let row = legend_top + LEGEND_ROW * (k % rows) as f64;
+        let left = pad + column_w * (k / rows) as f64;
         let _ = write!(
             s,
-            "<text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"{colour}\">{}</text>",
-            w - pad - 200.0,
-            12.0 + 11.0 * k as f64,
+            "<g data-legend=\"{}\"><rect x=\"{left:.1}\" y=\"{}\" width=\"14\" height=\"4\" fill=\"{colour}\"/><text x=\"{:.1}\" y=\"{}\" font-size=\"10\" fill=\"{colour}\">{}</text></g>",
+            esc(name),
+            row + 5.5,
+            left + 20.0,
+            row + LEGEND_ROW - 4.0,
             esc(name)
         );
     }

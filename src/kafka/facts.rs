@@ -131,6 +131,9 @@ pub struct PartitionFact {
 pub struct BatchFact {
     pub base_offset: i64,
     pub records: i64,
+    /// The offset of its last record (base offset plus lastOffsetDelta; a legacy message's
+    /// own offset).
+    pub last_offset: i64,
     /// Compression codec (attributes & 7): 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd.
     pub codec: u8,
     /// Bytes on the wire, and as they would be uncompressed.
@@ -473,9 +476,15 @@ fn batches(records: &Node) -> Vec<BatchFact> {
                 .and_then(|c| c.child("decompressed"))
                 .map_or(comp_len, |d| d.len);
             let attrs = int("attributes").unwrap_or(0);
+            let base = int("baseOffset").or_else(|| int("offset")).unwrap_or(-1);
+            let records = int("recordsCount").unwrap_or(1);
             BatchFact {
-                base_offset: int("baseOffset").or_else(|| int("offset")).unwrap_or(-1),
-                records: int("recordsCount").unwrap_or(1),
+                base_offset: base,
+                records,
+                last_offset: int("lastOffsetDelta")
+                    .map_or(base.saturating_add(records.saturating_sub(1)), |d| {
+                        base.saturating_add(d)
+                    }),
                 codec: (attrs & 7) as u8,
                 wire_bytes: b.len,
                 plain_bytes: b.len - comp_len + plain,

@@ -157,7 +157,7 @@ impl Fields for MessageFields<'_> {
             Builtin::Error => m
                 .errors
                 .iter()
-                .map(|(_, c)| FieldValue::Int(i64::from(*c)))
+                .map(|e| FieldValue::Int(i64::from(e.code)))
                 .collect(),
             Builtin::Topic => self.spec_walk(&mut topic_value),
             Builtin::Partition => self.spec_walk(&mut partition_value),

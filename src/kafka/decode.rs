@@ -8,8 +8,8 @@
 use super::codes::{ApiKey, ErrorCode};
 use super::cursor::{self, Cursor, Length, Prefix, ReadError};
 use super::node::{Enc, Node, NodeKind, Note, Region, Value};
-use super::problem::ProblemKind;
-use super::schema::{Content, FieldSpec, FieldType, MessageSpec};
+use super::problem::{ErrorEntry, Path, ProblemKind, Step};
+use super::schema::{Content, FieldId, FieldSpec, FieldType, MessageSpec};
 use std::borrow::Cow;
 use std::fmt;
 
@@ -134,13 +134,6 @@ impl Default for DecodeOptions {
     }
 }
 
-/// One step of the path to the field being decoded.
-#[derive(Debug, Clone, Copy)]
-enum Seg {
-    Name(&'static str),
-    Index(usize),
-}
-
 pub(crate) struct Decoder<'a> {
     pub(super) buf: &'a [u8],
     pub(crate) pos: usize,
@@ -151,9 +144,9 @@ pub(crate) struct Decoder<'a> {
     pub(super) opts: DecodeOptions,
     /// Where decoding is, for error messages: field names and element indexes (no allocation
     /// per field; the text is made only when needed).
-    path: Vec<Seg>,
-    /// Non-zero error codes met so far: (path, code).
-    pub(crate) errors: Vec<(String, i16)>,
+    path: Path,
+    /// Non-zero error codes met so far, with where.
+    pub(crate) errors: Vec<ErrorEntry>,
     /// Records and record-batch bytes met so far.
     pub(crate) records: (i64, usize),
     /// Struct and array nesting below the message body.
@@ -220,7 +213,7 @@ impl<'a> Decoder<'a> {
             flexible: false,
             region,
             opts: DecodeOptions::default(),
-            path: Vec::new(),
+            path: Path::default(),
             errors: Vec::new(),
             records: (0, 0),
             level: 0,
@@ -245,32 +238,21 @@ impl<'a> Decoder<'a> {
 
     /// Steps of the path to the field being decoded.
     pub(super) fn path_depth(&self) -> usize {
-        self.path.len()
+        self.path.0.len()
     }
 
     /// Back to the first `n` steps of the path.
     pub(super) fn truncate_path(&mut self, n: usize) {
-        self.path.truncate(n);
+        self.path.0.truncate(n);
     }
 
     pub(super) fn path_string(&self) -> String {
-        let mut s = String::new();
-        for p in &self.path {
-            match p {
-                Seg::Name(n) => {
-                    if !s.is_empty() {
-                        s.push('.');
-                    }
-                    s.push_str(n);
-                }
-                Seg::Index(i) => {
-                    s.push('[');
-                    s.push_str(&i.to_string());
-                    s.push(']');
-                }
-            }
-        }
-        s
+        self.path.to_string()
+    }
+
+    /// Where decoding is.
+    pub(super) fn path(&self) -> &Path {
+        &self.path
     }
 
     /// A read error as the stop of the message, at the field being decoded.
@@ -558,7 +540,7 @@ impl<'a> Decoder<'a> {
     }
 
     fn field(&mut self, f: &'static FieldSpec, out: &mut Vec<Node>) -> R<()> {
-        self.path.push(Seg::Name(f.name.as_str()));
+        self.path.0.push(Step::Field(FieldId::of(f)));
         let nullable = f.nullable_versions.contains(self.version);
         let res = self.value(
             &f.ty,
@@ -572,12 +554,15 @@ impl<'a> Decoder<'a> {
             annotate(f, n);
             if let (FieldType::Int16, Value::Int(v)) = (&f.ty, &n.value) {
                 if *v != 0 && f.name.ends_with("ErrorCode") {
-                    self.errors.push((self.path_string(), *v as i16));
+                    self.errors.push(ErrorEntry {
+                        path: self.path.clone(),
+                        code: *v as i16,
+                    });
                 }
             }
         }
         if res.is_ok() {
-            self.path.pop();
+            self.path.0.pop();
         }
         res
     }
@@ -681,7 +666,10 @@ impl<'a> Decoder<'a> {
         }
         if let (Some(f), Value::Int(v)) = (spec, &node.value) {
             if *v != 0 && f.ty == FieldType::Int16 && f.name.ends_with("ErrorCode") {
-                self.errors.push((self.path_string(), *v as i16));
+                self.errors.push(ErrorEntry {
+                    path: self.path.clone(),
+                    code: *v as i16,
+                });
             }
         }
     }
@@ -1040,7 +1028,7 @@ impl<'a> Decoder<'a> {
     ) -> R<()> {
         let was = self.discard;
         self.discard = was || !kept;
-        self.path.push(Seg::Index(i));
+        self.path.0.push(Step::Index(i as u32));
         let r = match inner {
             FieldType::Struct(sname) => match spec {
                 Some(s) => self.struct_field(s, sname, name, false, dest),
@@ -1056,7 +1044,7 @@ impl<'a> Decoder<'a> {
         }
         self.discard = was;
         if r.is_ok() {
-            self.path.pop();
+            self.path.0.pop();
         }
         r
     }

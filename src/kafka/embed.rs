@@ -26,7 +26,7 @@ const MAX_DEPTH: u8 = 2;
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct EmbeddedMessage {
     /// The field that carries it (`RequestData`).
-    pub field: String,
+    pub field: super::problem::Path,
     pub direction: Option<Direction>,
     pub api_key: Option<i16>,
     pub api_version: Option<i16>,
@@ -36,7 +36,7 @@ pub struct EmbeddedMessage {
     /// What the embedded message is about.
     pub facts: Facts,
     /// Its non-zero error codes, with paths inside its own body.
-    pub errors: Vec<(String, i16)>,
+    pub errors: Vec<super::problem::ErrorEntry>,
 }
 
 /// What the decoder was doing before it entered an embedded message.
@@ -213,13 +213,15 @@ impl<'a> Decoder<'a> {
 
     /// The error codes met since the `from`-th, with paths inside the embedded body (the
     /// field that embeds it, `RequestData.`, left out), as in a message of its own.
-    fn errors_since(&self, from: usize, field: &str) -> Vec<(String, i16)> {
-        let prefix = field.len() + 1;
+    fn errors_since(&self, from: usize, depth: usize) -> Vec<super::problem::ErrorEntry> {
         self.errors
             .get(from..)
             .unwrap_or_default()
             .iter()
-            .map(|(p, c)| (p.get(prefix..).unwrap_or(p).to_string(), *c))
+            .map(|e| super::problem::ErrorEntry {
+                path: e.path.below(depth),
+                code: e.code,
+            })
             .collect()
     }
 
@@ -310,7 +312,8 @@ impl<'a> Decoder<'a> {
         };
         let hv = header::header_version(direction, Some((key, version)));
         let errors_from = self.errors.len();
-        let field = self.path_string();
+        let field = self.path().clone();
+        let field_depth = self.path_depth();
         let opts = self.opts;
         let (node, values, read) = header::decode(self, direction, hv, opts);
         out.push(node);
@@ -327,7 +330,7 @@ impl<'a> Decoder<'a> {
         if let Some(body) = out.last().filter(|b| b.ty == "struct") {
             info.facts = super::facts::collect_body(body, direction, Some(key), Some(version));
         }
-        info.errors = self.errors_since(errors_from, &field);
+        info.errors = self.errors_since(errors_from, field_depth);
         if self.depth == 1 {
             self.embedded = Some(Box::new(info));
         }

@@ -33,7 +33,7 @@ pub struct Message {
     pub size: usize,
     /// Every non-zero error code in the body, with its path (`Topics[0].ErrorCode`), found while
     /// decoding (also below the levels a summary keeps).
-    pub errors: Vec<(String, i16)>,
+    pub errors: Vec<super::problem::ErrorEntry>,
     /// Records in the message's record batches, and the batches' bytes.
     pub records: (i64, usize),
     /// The version is newer than kdissect's tables and the body was read with the layout of

@@ -16,7 +16,7 @@ pub mod message;
 pub mod names;
 pub(crate) mod node;
 pub mod pairing;
-pub(crate) mod problem;
+pub mod problem;
 pub(crate) mod records;
 pub(crate) mod sasl;
 pub mod schema;

@@ -94,3 +94,53 @@ impl ProblemKind {
         }
     }
 }
+
+use super::schema::FieldId;
+
+/// One step of a path into a message body: a field of the spec tables, or an element index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Field(FieldId),
+    Index(u32),
+}
+
+/// Where in a body something was found: the fields and element indices from the body down
+/// (`Topics[0].ErrorCode` as three steps). Names are looked up only when it is printed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Path(pub Vec<Step>);
+
+impl Path {
+    pub fn steps(&self) -> &[Step] {
+        &self.0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// How many of the steps are fields (element indices left out).
+    pub fn fields(&self) -> usize {
+        self.0
+            .iter()
+            .filter(|s| matches!(s, Step::Field(_)))
+            .count()
+    }
+
+    /// A path through `p` and on to a field below it.
+    pub fn passes_through(&self, p: &Path) -> bool {
+        self.0.get(..p.0.len()) == Some(&p.0[..])
+            && matches!(self.0.get(p.0.len()), Some(Step::Field(_)))
+    }
+
+    /// The path without its first `n` steps (inside a message embedded at depth `n`).
+    pub fn below(&self, n: usize) -> Path {
+        Path(self.0.get(n..).unwrap_or(&self.0).to_vec())
+    }
+}
+
+/// A non-zero error code met in a body, where it was met.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorEntry {
+    pub path: Path,
+    pub code: i16,
+}

@@ -299,6 +299,40 @@ struct RawSpec {
     common_structs: Vec<RawStruct>,
 }
 
+/// A field of the spec tables, which live for the whole run once loaded: what a node, a path
+/// or a problem holds instead of the field's name, which is looked up when it is printed.
+/// Two ids are equal when they are the same field of the same table.
+#[derive(Clone, Copy)]
+pub struct FieldId(&'static FieldSpec);
+
+impl FieldId {
+    pub fn of(f: &'static FieldSpec) -> FieldId {
+        FieldId(f)
+    }
+
+    pub fn spec(self) -> &'static FieldSpec {
+        self.0
+    }
+
+    pub fn name(self) -> &'static str {
+        self.0.name.as_str()
+    }
+}
+
+impl PartialEq for FieldId {
+    fn eq(&self, other: &FieldId) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for FieldId {}
+
+impl std::fmt::Debug for FieldId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FieldId({})", self.name())
+    }
+}
+
 /// One field of a message or struct.
 #[derive(Debug, Clone)]
 pub struct FieldSpec {

@@ -466,8 +466,9 @@ fn put_embedded_api(o: &mut Map<String, J>, msg: &Message) {
 fn error_codes(msg: &Message) -> J {
     msg.errors
         .iter()
-        .map(|(path, code)| {
-            let e = ErrorCode(*code);
+        .map(|x| {
+            let (path, code) = (x.path.to_string(), x.code);
+            let e = ErrorCode(code);
             json!({"path": path, "code": code, "name": e.name(), "retriable": e.is_retriable()})
         })
         .collect()

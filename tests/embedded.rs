@@ -489,7 +489,7 @@ fn the_metadata_log_by_name_and_a_damaged_record() {
     assert!(
         msg.diagnoses
             .iter()
-            .any(|d| d.message.starts_with("record value: ")),
+            .any(|d| d.to_string().starts_with("record value: ")),
         "{:?}",
         msg.diagnoses
     );
@@ -744,7 +744,7 @@ fn a_damaged_embedded_request_does_not_stop_the_envelope() {
     assert!(
         msg.diagnoses
             .iter()
-            .any(|d| d.message.starts_with("RequestData: embedded: ")),
+            .any(|d| d.to_string().starts_with("RequestData: embedded: ")),
         "{:?}",
         msg.diagnoses
     );

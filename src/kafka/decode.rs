@@ -8,10 +8,9 @@
 use super::codes::{ApiKey, ErrorCode};
 use super::cursor::{self, Cursor, Length, Prefix, ReadError};
 use super::node::{Enc, Node, NodeKind, Note, Region, Value};
-use super::problem::{ErrorEntry, Path, ProblemKind, Step};
+use super::problem::{Detail, ErrorEntry, Path, ProblemKind, Step};
 use super::schema::{Content, FieldId, FieldSpec, FieldType, MessageSpec};
 use std::borrow::Cow;
-use std::fmt;
 
 /// What kind of stop: damage in the bytes, or an API or version kdissect has no table for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -52,19 +51,9 @@ pub struct DecodeError {
     pub kind: ErrorKind,
     /// Offset in the frame where the offending item starts.
     pub offset: usize,
-    /// Dotted path of the field being decoded: `Topics[0].Name`.
-    pub path: String,
-    pub reason: String,
-}
-
-impl fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            write!(f, "at 0x{:04x}: {}", self.offset, self.reason)
-        } else {
-            write!(f, "{} at 0x{:04x}: {}", self.path, self.offset, self.reason)
-        }
-    }
+    /// The field being decoded: `Topics[0].Name`.
+    pub path: Path,
+    pub detail: Detail,
 }
 
 impl std::error::Error for DecodeError {}
@@ -75,7 +64,9 @@ impl std::error::Error for DecodeError {}
 pub struct Diagnosis {
     pub kind: ProblemKind,
     pub offset: usize,
-    pub message: String,
+    /// The field it is about (empty for the frame, a batch, the message as a whole).
+    pub path: Path,
+    pub detail: Detail,
 }
 
 /// Options that change how the wire is read.
@@ -246,10 +237,6 @@ impl<'a> Decoder<'a> {
         self.path.0.truncate(n);
     }
 
-    pub(super) fn path_string(&self) -> String {
-        self.path.to_string()
-    }
-
     /// Where decoding is.
     pub(super) fn path(&self) -> &Path {
         &self.path
@@ -260,30 +247,25 @@ impl<'a> Decoder<'a> {
         DecodeError {
             kind: ErrorKind::of(e.kind),
             offset: e.offset,
-            path: self.path_string(),
-            reason: e.detail,
+            path: self.path.clone(),
+            detail: e.detail,
         }
     }
 
-    pub(super) fn err(&self, offset: usize, reason: impl Into<String>) -> DecodeError {
-        self.stop(ReadError::malformed(offset, reason))
+    pub(super) fn err(&self, offset: usize, detail: Detail) -> DecodeError {
+        self.stop(ReadError::malformed(offset, detail))
     }
 
-    pub(super) fn diag(&mut self, kind: ProblemKind, offset: usize, message: impl Into<String>) {
+    pub(super) fn diag(&mut self, kind: ProblemKind, offset: usize, detail: Detail) {
         if self.diagnoses.len() >= super::records::MAX_DIAGNOSES {
             self.spent.dropped_diagnoses += 1;
             return;
         }
-        let path = self.path_string();
-        let message = message.into();
         self.diagnoses.push(Diagnosis {
             kind,
             offset,
-            message: if path.is_empty() {
-                message
-            } else {
-                format!("{path}: {message}")
-            },
+            path: self.path.clone(),
+            detail,
         });
     }
 
@@ -307,7 +289,7 @@ impl<'a> Decoder<'a> {
 
     /// A length prefix as this version writes it: compact in flexible versions, else
     /// `classic` (int16 for strings, int32 for the rest), checked against the bytes left.
-    fn length(&mut self, classic: Prefix, what: &str) -> R<Length> {
+    fn length(&mut self, classic: Prefix, what: &'static str) -> R<Length> {
         let prefix = if self.flexible {
             Prefix::Compact
         } else {
@@ -400,7 +382,10 @@ impl<'a> Decoder<'a> {
     fn tagged_count(&mut self, out: &mut Vec<Node>, desc: &'static str) -> R<usize> {
         let start = self.pos;
         let count = self.uvarint().map_err(|mut e| {
-            e.reason = format!("tagged_fields count: {}", e.reason);
+            e.detail = Detail::TaggedFieldsCount(Box::new(std::mem::replace(
+                &mut e.detail,
+                Detail::OutOfRange,
+            )));
             e
         })?;
         let mut n = leaf(
@@ -418,10 +403,10 @@ impl<'a> Decoder<'a> {
         if count as usize > self.remaining() / 2 {
             return Err(self.err(
                 start,
-                format!(
-                    "{count} tagged fields cannot fit in the {} bytes left",
-                    self.remaining()
-                ),
+                Detail::TaggedCountMisfit {
+                    count,
+                    left: self.remaining(),
+                },
             ));
         }
         Ok(count as usize)
@@ -441,7 +426,7 @@ impl<'a> Decoder<'a> {
             self.diag(
                 ProblemKind::TaggedFields,
                 head.start,
-                format!("tag {} is not in ascending order", head.tag),
+                Detail::TagOrder { tag: head.tag },
             );
         }
         *last_tag = Some(head.tag);
@@ -487,10 +472,11 @@ impl<'a> Decoder<'a> {
             self.pos = start;
             return Err(self.err(
                 start,
-                format!(
-                    "tagged field {tag} claims {size} bytes, only {} left",
-                    self.remaining() + (size_end - start)
-                ),
+                Detail::TaggedSizeMisfit {
+                    tag,
+                    size,
+                    left: self.remaining() + (size_end - start),
+                },
             ));
         }
         Ok(TagHead {
@@ -527,11 +513,10 @@ impl<'a> Decoder<'a> {
             self.diag(
                 ProblemKind::TaggedFields,
                 self.pos,
-                format!(
-                    "tagged field {} has {} bytes more than its value",
-                    f.name,
-                    data_end - self.pos
-                ),
+                Detail::TaggedExtra {
+                    field: FieldId::of(f),
+                    extra: data_end - self.pos,
+                },
             );
             group.children.push(raw);
             self.pos = data_end;
@@ -594,7 +579,7 @@ impl<'a> Decoder<'a> {
             },
             FieldType::Records => return self.records_field(name, out),
             FieldType::Struct(sname) => {
-                let spec = spec.ok_or_else(|| self.err(self.pos, "struct without a field spec"))?;
+                let spec = spec.ok_or_else(|| self.err(self.pos, Detail::NoStructSpec))?;
                 return self.struct_field(spec, sname, name, nullable, out);
             }
             FieldType::Array(inner) => {
@@ -675,12 +660,12 @@ impl<'a> Decoder<'a> {
     }
 
     /// A null where the schema does not allow one: diagnosed, and decoding goes on.
-    fn null_checked(&mut self, nullable: bool, at: usize, what: &str) {
+    fn null_checked(&mut self, nullable: bool, at: usize, what: &'static str) {
         if !nullable {
             self.diag(
                 ProblemKind::NullNotNullable,
                 at,
-                format!("null {what} in a field that is not nullable in this version"),
+                Detail::NullNotNullable { what },
             );
         }
     }
@@ -886,7 +871,7 @@ impl<'a> Decoder<'a> {
                 self.diag(
                     ProblemKind::BadPresence,
                     start,
-                    format!("presence byte {p} is neither 1 nor -1"),
+                    Detail::BadPresence { byte: p },
                 );
             }
         }
@@ -1032,7 +1017,7 @@ impl<'a> Decoder<'a> {
         let r = match inner {
             FieldType::Struct(sname) => match spec {
                 Some(s) => self.struct_field(s, sname, name, false, dest),
-                None => Err(self.err(self.pos, "struct array without a field spec")),
+                None => Err(self.err(self.pos, Detail::NoStructArraySpec)),
             },
             other => self.value(other, false, name, None, dest),
         };
@@ -1089,7 +1074,9 @@ fn read_fixed(c: &mut Cursor<'_>, ty: &FieldType) -> cursor::Res<(&'static str, 
         other => {
             return Err(ReadError::malformed(
                 c.pos,
-                format!("{} is not a fixed-size type", other.display()),
+                Detail::NotFixedSize {
+                    ty: other.display(),
+                },
             ))
         }
     })

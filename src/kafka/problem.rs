@@ -102,6 +102,8 @@ use super::schema::FieldId;
 pub enum Step {
     Field(FieldId),
     Index(u32),
+    /// The frame's size prefix (not a field of any table).
+    SizePrefix,
 }
 
 /// Where in a body something was found: the fields and element indices from the body down
@@ -143,4 +145,230 @@ impl Path {
 pub struct ErrorEntry {
     pub path: Path,
     pub code: i16,
+}
+
+/// What exactly is wrong, as data: the numbers and names a problem's words are made of. The
+/// words are written when it is printed (src/render/problem.rs).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Detail {
+    // Reading primitives.
+    /// `what` needs `need` bytes, fewer are left.
+    Short {
+        what: &'static str,
+        need: usize,
+        left: usize,
+    },
+    OutOfRange,
+    UvarintPastEnd,
+    UvarintTooLong,
+    VarintTooLong {
+        what: &'static str,
+    },
+    /// A length that is negative or longer than the bytes left.
+    BadLength {
+        what: &'static str,
+        n: i64,
+        left: usize,
+    },
+    /// A length (`what` length) or count (`what` count) that does not fit the bytes left.
+    LengthMisfit {
+        what: &'static str,
+        n: i64,
+        left: usize,
+    },
+    CountMisfit {
+        what: &'static str,
+        n: i64,
+        left: usize,
+    },
+    RecordLeavesUnread {
+        n: i64,
+        unread: usize,
+    },
+    NotFixedSize {
+        ty: String,
+    },
+    // Bodies.
+    TaggedFieldsCount(Box<Detail>),
+    TaggedCountMisfit {
+        count: u32,
+        left: usize,
+    },
+    TagOrder {
+        tag: u32,
+    },
+    TaggedSizeMisfit {
+        tag: u32,
+        size: usize,
+        left: usize,
+    },
+    TaggedExtra {
+        field: FieldId,
+        extra: usize,
+    },
+    NoStructSpec,
+    NoStructArraySpec,
+    NullNotNullable {
+        what: &'static str,
+    },
+    BadPresence {
+        byte: i8,
+    },
+    MissingPresence {
+        sname: String,
+    },
+    /// Record batch v2 in a Produce or Fetch version that carries only message sets.
+    Interop {
+        api_key: i16,
+        version: i16,
+        response: bool,
+        last_legacy: i16,
+    },
+    // Frames and versions.
+    SizePrefixShort {
+        have: usize,
+    },
+    SizePrefixNegative {
+        size: i32,
+    },
+    FrameTruncated {
+        size: i32,
+        present: usize,
+    },
+    TrailingBody {
+        n: usize,
+    },
+    UnknownApi {
+        key: i16,
+    },
+    UnknownVersion {
+        name: &'static str,
+        min: i16,
+        max: i16,
+        version: i16,
+        tried: Tried,
+    },
+    TooManyProblems {
+        n: usize,
+    },
+    NoHeaderTable,
+    WrongVersionLayout {
+        asked: i16,
+        name: &'static str,
+        fits: i16,
+    },
+    /// Why a response was decoded no further than its header.
+    HeaderOnly(HeaderOnly),
+    // Record batches.
+    DecompressionLimit {
+        max: usize,
+    },
+    NegativeBatchLength {
+        len: i32,
+    },
+    BatchLengthShort {
+        len: i32,
+        min: usize,
+        magic: i8,
+    },
+    BadMagic {
+        magic: i8,
+    },
+    CrcMismatch {
+        castagnoli: bool,
+        stored: u32,
+        computed: u32,
+    },
+    DoesNotDecompress {
+        codec: &'static str,
+        message_set: bool,
+        error: String,
+    },
+    Lz4NoEndMark,
+    Lz4CutInChecksum,
+    Lz4Trailing {
+        n: usize,
+    },
+    TrailingDecompressed {
+        n: usize,
+    },
+    RecordsCountMisfit {
+        count: i64,
+        left: usize,
+    },
+    RecordsCountMismatch {
+        count: i64,
+        held: usize,
+    },
+    NestedTooDeep,
+    /// A problem in a record's key or value read with a layout, at `path` inside it.
+    InRecord {
+        part: &'static str,
+        path: Path,
+        inner: Box<Detail>,
+    },
+    // Embedded messages.
+    EmbeddedTrailing {
+        n: usize,
+    },
+    /// Decoding of an embedded message stopped, at `inner` inside it.
+    Embedded {
+        inner: Path,
+        detail: Box<Detail>,
+    },
+    NotInTables {
+        key: i16,
+        version: i16,
+    },
+    NoVersion {
+        name: String,
+        version: i16,
+    },
+    MetadataFrameVersion {
+        frame: u32,
+    },
+    MetadataTypeUnknown {
+        ty: u32,
+    },
+    NoTableFor {
+        name: String,
+    },
+}
+
+/// A version outside the tables read with the newest layout, and how that went.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tried {
+    /// No layout was tried.
+    Nothing,
+    /// Decoding stopped.
+    Stopped {
+        newest: i16,
+        error: Box<super::decode::DecodeError>,
+    },
+    LeftOver {
+        newest: i16,
+        n: usize,
+    },
+    DoesNotFit {
+        newest: i16,
+    },
+}
+
+/// Why a response shows only its header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderOnly {
+    /// No request with this correlation id came before it.
+    NoRequest {
+        correlation_id: i32,
+    },
+    /// Not a known request either, and no request with this correlation id came before it.
+    NotARequest {
+        correlation_id: i32,
+    },
+    /// Too short for a request or response header.
+    TooShort,
+    LostInGap,
+    StreamEnded,
+    /// No request captured, and no known API and version decodes the body cleanly.
+    NoGuess,
 }

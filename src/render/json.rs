@@ -479,7 +479,7 @@ fn problems(msg: &Message) -> J {
     let mut malformed: Vec<J> = msg
         .diagnoses
         .iter()
-        .map(|d| problem_json(d.offset, &d.message, d.kind))
+        .map(|d| problem_json(d.offset, &d.to_string(), d.kind))
         .collect();
     if let Some(e) = &msg.error {
         let kind = e.kind.problem();
@@ -633,12 +633,12 @@ mod tests {
         let m = crate::kafka::message::decode_response_header_only(
             &f,
             crate::kafka::ErrorKind::Unpaired,
-            "no request",
+            crate::kafka::problem::HeaderOnly::NoRequest { correlation_id: 0 },
         );
         let j = message(&m, &f, &Meta::default(), false);
         assert_eq!(
             j["malformed"].to_string(),
-            r#"[{"offset":8,"message":"at 0x0008: no request","kind":"unpaired","hint":"to decode it as a response, give --api-key K --api-version V"}]"#
+            r#"[{"offset":8,"message":"at 0x0008: no request with correlation_id 0 came before this response","kind":"unpaired","hint":"to decode it as a response, give --api-key K --api-version V"}]"#
         );
         assert_eq!(j["api_key"], J::Null);
         assert_eq!(j["api_name"], J::Null);

@@ -761,7 +761,7 @@ fn push_trouble(s: &mut String, rec: &Record<'_>, color: bool) {
         let _ = write!(
             s,
             " [body not decoded: {}]",
-            super::with_hint(&e.reason, e.kind.problem())
+            super::with_hint(&e.detail.to_string(), e.kind.problem())
         );
     } else if let Some(m) = malformed_text(msg) {
         s.push_str(&paint(color, m, red));
@@ -776,7 +776,7 @@ fn malformed_text(msg: &Message) -> Option<String> {
         return Some(format!(
             " !! malformed at 0x{:04x}: {}",
             d.offset,
-            super::with_hint(&d.message, d.kind)
+            super::with_hint(&d.to_string(), d.kind)
         ));
     };
     let mut m = format!(
@@ -789,7 +789,7 @@ fn malformed_text(msg: &Message) -> Option<String> {
         .iter()
         .find(|d| d.kind == crate::kafka::ProblemKind::WrongVersionLayout)
     {
-        let _ = write!(m, "; {}", h.message);
+        let _ = write!(m, "; {h}");
     }
     Some(m)
 }
@@ -1043,10 +1043,12 @@ mod tests {
         m.diagnoses.push(Diagnosis {
             kind: ProblemKind::NullNotNullable,
             offset: 0x20,
-            message: "null where the version forbids one".into(),
+            path: Default::default(),
+            detail: crate::kafka::problem::Detail::NullNotNullable { what: "string" },
         });
-        assert!(text(&request_record(m, &f))
-            .ends_with(" !! malformed at 0x0020: null where the version forbids one"),);
+        assert!(text(&request_record(m, &f)).ends_with(
+            " !! malformed at 0x0020: null string in a field that is not nullable in this version"
+        ));
     }
 
     #[test]
@@ -1067,14 +1069,15 @@ mod tests {
         let m = crate::kafka::message::decode_response_header_only(
             &f,
             crate::kafka::ErrorKind::Unpaired,
-            "its request is not in the input",
+            crate::kafka::problem::HeaderOnly::NoGuess,
         );
         let mut rec = response_record(m, &f, 0);
         rec.request = None;
         assert_eq!(
             text(&rec),
             "     8    1.500000 10.0.0.2:9092 → 10.0.0.1:40000 [3] Unknown Response corr=0 \
-             [body not decoded: its request is not in the input: to decode it as a response, \
+             [body not decoded: no request with this correlation_id was captured, and no known \
+             API and version decodes this body cleanly: to decode it as a response, \
              give --api-key K --api-version V]"
         );
     }
@@ -1125,10 +1128,11 @@ mod tests {
         m.diagnoses.push(Diagnosis {
             kind: ProblemKind::Malformed,
             offset: 4,
-            message: "bad".into(),
+            path: Default::default(),
+            detail: crate::kafka::problem::Detail::OutOfRange,
         });
         assert!(line_styled(&request_record(m, &f), &Clock::default(), true)
-            .ends_with("]\u{1b}[31m !! malformed at 0x0004: bad\u{1b}[39m"));
+            .ends_with("]\u{1b}[31m !! malformed at 0x0004: out of range\u{1b}[39m"));
     }
 
     #[test]

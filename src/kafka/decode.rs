@@ -536,6 +536,7 @@ impl<'a> Decoder<'a> {
         );
         if let (Ok(()), Some(n)) = (&res, out.last_mut()) {
             n.desc = Cow::Borrowed(f.about.as_str());
+            n.field = Some(FieldId::of(f));
             annotate(f, n);
             if let (FieldType::Int16, Value::Int(v)) = (&f.ty, &n.value) {
                 if *v != 0 && f.name.ends_with("ErrorCode") {

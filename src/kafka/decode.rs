@@ -7,7 +7,7 @@
 
 use super::codes::{ApiKey, ErrorCode};
 use super::cursor::{self, Cursor, Length, Prefix, ReadError};
-use super::node::{Enc, Node, NodeKind, Note, Region, Value};
+use super::node::{Enc, Node, NodeKind, Note, Region, Shape, Value};
 use super::problem::{Detail, ErrorEntry, Path, ProblemKind, Step};
 use super::schema::{Content, FieldId, FieldSpec, FieldType, MessageSpec};
 use std::borrow::Cow;
@@ -1112,6 +1112,7 @@ fn tagged_group(head: &TagHead, known: Option<&'static FieldSpec>) -> Node {
         Region::TaggedFields,
         NodeKind::Group,
     );
+    group.shape = Shape::TaggedField;
     group.value = Value::Text(format!("tag {tag}, {}", plural(size, "byte", "bytes")));
     let mut t = leaf(
         "tag",

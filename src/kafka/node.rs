@@ -192,6 +192,18 @@ pub struct Node {
     pub source: u16,
     /// The field of the spec tables the node decodes, for a field's own node.
     pub field: Option<super::schema::FieldId>,
+    /// What the node is in the wire's structure, beyond its kind: readers test this rather
+    /// than its type's name.
+    pub shape: Shape,
+}
+
+/// The part of the wire's structure a node stands for, where readers need to know it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Shape {
+    #[default]
+    Plain,
+    /// A tagged field's group: its tag, its size, then its value.
+    TaggedField,
 }
 
 impl Node {
@@ -217,6 +229,7 @@ impl Node {
             index: None,
             source: 0,
             field: None,
+            shape: Shape::Plain,
         }
     }
 

@@ -2,7 +2,7 @@
 //! docs/kdissect-message.schema.json. The body is the decoded tree under the schema's field
 //! names; `--json-spans` wraps every value with its byte offset and length.
 
-use crate::kafka::{Direction, ErrorCode, Message, Node, NodeKind, Note, Region, Value};
+use crate::kafka::{Direction, ErrorCode, Message, Node, NodeKind, Note, Region, Shape, Value};
 use serde_json::{json, Map, Value as J};
 use std::io::Write;
 
@@ -206,7 +206,7 @@ fn put_fields(w: &mut Vec<u8>, n: &Node, frame: &[u8], spans: bool) {
         if is_wire_detail(c) {
             continue;
         }
-        if c.ty == "tagged_field" {
+        if c.shape == Shape::TaggedField {
             match c.children.get(2) {
                 Some(inner) if inner.kind != NodeKind::Raw => {
                     put_key(w, &mut first, &c.name);
@@ -652,6 +652,7 @@ mod tests {
 
     fn tagged(name: &'static str, tag: i64, data: Node) -> Node {
         let mut t = leaf(name, "tagged_field", NodeKind::Group, Value::None);
+        t.shape = Shape::TaggedField;
         t.children = vec![
             leaf("tag", "uvarint", NodeKind::Field, Value::Int(tag)),
             leaf("size", "uvarint", NodeKind::Field, Value::Int(1)),

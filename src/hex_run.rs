@@ -435,7 +435,8 @@ pub(crate) fn print_message(
         writeln!(out, "{notice}")?;
     }
     for d in &msg.diagnoses {
-        let m = render::with_hint(&d.message, d.kind);
+        let text = d.to_string();
+        let m = render::with_hint(&text, d.kind);
         writeln!(out, "!! malformed at 0x{:04x}: {m}", d.offset)?;
     }
     if let Some(e) = &msg.error {

@@ -4,6 +4,10 @@
 //! A function is found by a line starting (after indentation and `pub`/`pub(crate)`/`const`)
 //! with `fn NAME`; it ends at the first later line holding only `}` at the same indentation,
 //! as rustfmt writes it. Unit tests (after `mod tests`) are left out.
+//!
+//! Also the layering: nothing under src/capture, src/tcp, src/tls or src/kafka uses render,
+//! flags, sinks or the CLI; and no renderer, filter or fact collector tests a node's name or
+//! type against a literal beyond the debts listed in `NAME_TESTS_ALLOWED`, which only shrink.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -108,5 +112,185 @@ fn the_scan_finds_a_long_function() {
     .unwrap();
     assert_eq!(long_functions(&plain).len(), 1);
     assert!(long_functions(&excused).is_empty());
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// Paths a module of the decoding side may not use: the decoder knows nothing of how its
+/// results are shown, chosen or written.
+const OUTER: [&str; 7] = [
+    "crate::render",
+    "crate::flags",
+    "crate::sinks",
+    "crate::cli",
+    "crate::hex_run",
+    "crate::pipeline",
+    "crate::subcommands",
+];
+
+/// Lines of `path` that name a module of the outer side: (line number, text).
+fn outward_uses(path: &Path) -> Vec<(usize, String)> {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim_start().starts_with("//"))
+        .filter(|(_, l)| OUTER.iter().any(|o| l.contains(o)))
+        .map(|(i, l)| (i + 1, l.trim().to_string()))
+        .collect()
+}
+
+#[test]
+fn capture_tcp_tls_and_kafka_use_nothing_of_the_outer_side() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    for dir in ["capture", "tcp", "tls", "kafka"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 20, "src/ not found");
+    let found: Vec<_> = files
+        .iter()
+        .flat_map(|f| {
+            outward_uses(f)
+                .into_iter()
+                .map(move |(n, l)| format!("{}:{n}: {l}", f.display()))
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "the decoding side uses render, flags, sinks or the CLI: {found:#?}"
+    );
+}
+
+/// Tests of a node's (or a field's) name or type against a literal: what renderers, filters
+/// and fact collectors must not do (they read a node's kind and the role of its field).
+const NAME_TESTS: [&str; 14] = [
+    ".name == \"",
+    ".name != \"",
+    "name.as_ref() == \"",
+    "name.as_str(), \"",
+    ".ty == \"",
+    ".ty != \"",
+    "ty.as_ref() == \"",
+    ".name.starts_with(\"",
+    ".name.ends_with(\"",
+    ".name.contains(\"",
+    "name() == \"",
+    "contains(\"Header\")",
+    ".child(\"",
+    "field(",
+];
+
+/// Lines of `path` (before its unit tests, comments left out) that test a name or type
+/// against a literal: (line number, text). `field(x, "Name")` counts when a literal is its
+/// second argument.
+fn name_tests(path: &Path) -> Vec<(usize, String)> {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    let mut found = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        if t.starts_with("mod tests") {
+            break;
+        }
+        if t.starts_with("//") {
+            continue;
+        }
+        let hit = NAME_TESTS.iter().any(|p| match *p {
+            "field(" => line.match_indices("field(").any(|(at, _)| {
+                let call = &line[at..];
+                let args = call.split(')').next().unwrap_or("");
+                !line[..at].ends_with("fn ") && args.contains(", \"")
+            }),
+            p => line.contains(p),
+        });
+        if hit {
+            found.push((i + 1, t.to_string()));
+        }
+    }
+    found
+}
+
+/// Files that still test names, with how many lines do: each is a debt, and the count may
+/// only go down (lower it here when it does). A file not listed may have none.
+const NAME_TESTS_ALLOWED: [(&str, usize); 6] = [
+    ("src/render/bytes.rs", 1),
+    ("src/render/value.rs", 1),
+    ("src/render/json.rs", 7),
+    ("src/filter/record.rs", 3),
+    ("src/filter/fields.rs", 2),
+    ("src/kafka/facts.rs", 36),
+];
+
+#[test]
+fn renderers_filters_and_fact_collectors_do_not_test_names() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["src/render", "src/filter", "src/analyses"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    files.push(root.join("src/kafka/facts.rs"));
+    files.push(root.join("src/kafka/topics.rs"));
+    assert!(files.len() > 20, "src/ not found");
+    let mut over = Vec::new();
+    let mut under = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(root)
+            .unwrap_or(f)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let found = name_tests(f);
+        let allowed = NAME_TESTS_ALLOWED
+            .iter()
+            .find(|(p, _)| *p == rel)
+            .map_or(0, |(_, n)| *n);
+        if found.len() > allowed {
+            over.push((rel, allowed, found.len(), found));
+        } else if found.len() < allowed {
+            under.push((rel, allowed, found.len()));
+        }
+    }
+    assert!(
+        over.is_empty(),
+        "names or types tested against literals (read the node's kind or its field's role \
+         instead): {over:#?}"
+    );
+    assert!(
+        under.is_empty(),
+        "fewer name tests than allowed: lower NAME_TESTS_ALLOWED to match (file, allowed, found): \
+         {under:?}"
+    );
+}
+
+#[test]
+fn the_scans_find_an_outward_use_and_a_name_test() {
+    let dir = std::env::temp_dir().join(format!("kdissect-layers-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap();
+    let inward = dir.join("inward.rs");
+    fs::write(
+        &inward,
+        "use super::node::Node;\n// not crate::render, a comment\nfn f() {}\n",
+    )
+    .unwrap();
+    let outward = dir.join("outward.rs");
+    fs::write(&outward, "use crate::render::tree;\nfn f() {}\n").unwrap();
+    assert!(outward_uses(&inward).is_empty());
+    assert_eq!(outward_uses(&outward).len(), 1);
+    let clean = dir.join("clean.rs");
+    fs::write(
+        &clean,
+        "fn f(n: &Node) -> bool {\n    n.kind == NodeKind::Array && role(n) == Role::Topics\n}\n\
+         fn field(n: &Node, id: FieldId) {}\n#[cfg(test)]\nmod tests {\n    \
+         fn t() { assert!(n.name == \"x\"); }\n}\n",
+    )
+    .unwrap();
+    let names = dir.join("names.rs");
+    fs::write(
+        &names,
+        "fn f(n: &Node) -> bool {\n    n.name == \"Topics\" || n.ty == \"struct\"\n}\n\
+         fn g(b: &Node) { let t = field(b, \"TopicId\"); }\n\
+         fn h(n: &Node) { n.name.starts_with(\"Request\"); }\n",
+    )
+    .unwrap();
+    assert!(name_tests(&clean).is_empty(), "{:?}", name_tests(&clean));
+    assert_eq!(name_tests(&names).len(), 3, "{:?}", name_tests(&names));
     let _ = fs::remove_dir_all(&dir);
 }

@@ -489,7 +489,7 @@ fn the_metadata_log_by_name_and_a_damaged_record() {
     assert!(
         msg.diagnoses
             .iter()
-            .any(|d| d.message.starts_with("record value: ")),
+            .any(|d| d.to_string().starts_with("record value: ")),
         "{:?}",
         msg.diagnoses
     );
@@ -628,11 +628,16 @@ fn an_envelope_response_is_read_as_the_embedded_request_asked() {
         (e.api_key, e.api_version, e.correlation_id),
         (Some(44), Some(1), Some(41))
     );
-    assert_eq!(e.errors, vec![("Responses[0].ErrorCode".to_string(), 40)]);
-    assert!(msg
-        .errors
-        .iter()
-        .any(|(p, c)| p == "ResponseData.Responses[0].ErrorCode" && *c == 40));
+    let paths = |v: &[kdissect::kafka::problem::ErrorEntry]| {
+        v.iter()
+            .map(|e| (e.path.to_string(), e.code))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        paths(&e.errors),
+        vec![("Responses[0].ErrorCode".to_string(), 40)]
+    );
+    assert!(paths(&msg.errors).contains(&("ResponseData.Responses[0].ErrorCode".to_string(), 40)));
     let text = tree_text(&msg, &resp);
     assert!(
         text.contains("+-- ResponseData bytes = IncrementalAlterConfigs v1 response"),
@@ -739,7 +744,7 @@ fn a_damaged_embedded_request_does_not_stop_the_envelope() {
     assert!(
         msg.diagnoses
             .iter()
-            .any(|d| d.message.starts_with("RequestData: embedded: ")),
+            .any(|d| d.to_string().starts_with("RequestData: embedded: ")),
         "{:?}",
         msg.diagnoses
     );

@@ -78,7 +78,7 @@ fn a_newer_version_that_does_not_fit_shows_the_body_raw_with_the_reason() {
     let m = decode_request(&f);
     assert_eq!(m.assumed_version, None);
     assert!(m.is_unknown_api() && !m.is_malformed());
-    let reason = &m.error.as_ref().expect("error").reason;
+    let reason = &m.error.as_ref().expect("error").detail.to_string();
     assert!(
         reason.contains(&format!("read with the v{newest} layout")) && reason.contains("left over"),
         "{reason}"

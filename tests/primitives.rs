@@ -137,10 +137,11 @@ fn hostile_lengths_stop_cleanly() {
     let (_, err, _) = decode_body_with(spec(), 0, &b);
     assert!(err
         .expect("error")
-        .reason
+        .detail
+        .to_string()
         .contains("array length 2147483647 exceeds"));
     let mut b = common_prefix();
     b.extend([0x80, 0x80, 0x80, 0x80, 0x80, 0x01]);
     let (_, err, _) = decode_body_with(spec(), 1, &b);
-    assert!(err.expect("error").reason.contains("varint"));
+    assert!(err.expect("error").detail.to_string().contains("varint"));
 }

@@ -232,7 +232,7 @@ fn seed_bytes_without_presence_byte_are_diagnosed() {
         };
         assert!(!msg.is_clean(), "{file} decoded cleanly");
         assert_tiles(&msg);
-        let all: Vec<String> = msg.diagnoses.iter().map(|d| d.message.clone()).collect();
+        let all: Vec<String> = msg.diagnoses.iter().map(|d| d.to_string()).collect();
         assert!(
             all.iter()
                 .any(|m| m.contains(name) && m.contains("presence byte")),

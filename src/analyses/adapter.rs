@@ -100,7 +100,7 @@ pub fn event(rec: &Record<'_>) -> Option<Event> {
             api_version: r.api_version,
         }),
         error: f.error,
-        error_codes: m.errors.iter().map(|(_, c)| *c).collect(),
+        error_codes: m.errors.iter().map(|e| e.code).collect(),
         throttle_ms: f.throttle_ms.unwrap_or(0),
         malformed: m.is_malformed() && !rec.partial,
         group: identity_str(rec, "group"),

@@ -7,7 +7,7 @@
 use super::fields::{Builtin, FieldPath, FieldValue, Fields, NamedField, PathIndex, PathSegment};
 use crate::kafka::schema::{registry, Direction, FieldSpec, FieldType};
 use crate::kafka::stream::Record;
-use crate::kafka::{Message, Node, NodeKind, Note, Value};
+use crate::kafka::{Message, Node, NodeKind, Note, Shape, Value};
 
 /// The fields of one message, without what only a capture knows (stream, addresses, latency).
 #[derive(Debug, Clone, Copy)]
@@ -157,7 +157,7 @@ impl Fields for MessageFields<'_> {
             Builtin::Error => m
                 .errors
                 .iter()
-                .map(|(_, c)| FieldValue::Int(i64::from(*c)))
+                .map(|e| FieldValue::Int(i64::from(e.code)))
                 .collect(),
             Builtin::Topic => self.spec_walk(&mut topic_value),
             Builtin::Partition => self.spec_walk(&mut partition_value),
@@ -245,7 +245,7 @@ fn fields_of(n: &Node) -> impl Iterator<Item = &Node> {
         {
             return None;
         }
-        if c.ty == "tagged_field" {
+        if c.shape == Shape::TaggedField {
             return c.children.get(2).filter(|v| v.kind != NodeKind::Raw);
         }
         Some(c)

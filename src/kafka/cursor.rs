@@ -5,33 +5,26 @@
 //! Every read checks the bytes that remain before it takes anything or sizes anything by a
 //! length from the input, and a failed read says where and why; none panics or allocates.
 
-use super::problem::ProblemKind;
-use std::fmt;
+use super::problem::{Detail, ProblemKind};
 
-/// Why a read stopped: where in its byte source, what kind of problem, and the words that
-/// explain it (shown to the user as they are).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a read stopped: where in its byte source, what kind of problem, and the detail (put
+/// into words when printed).
+#[derive(Debug, Clone, PartialEq)]
 pub struct ReadError {
     /// Offset, in the cursor's byte source, of the item that could not be read.
     pub offset: usize,
     pub kind: ProblemKind,
-    pub detail: String,
+    pub detail: Detail,
 }
 
 impl ReadError {
     /// Damage in the bytes at `offset`.
-    pub fn malformed(offset: usize, detail: impl Into<String>) -> ReadError {
+    pub fn malformed(offset: usize, detail: Detail) -> ReadError {
         ReadError {
             offset,
             kind: ProblemKind::Malformed,
-            detail: detail.into(),
+            detail,
         }
-    }
-}
-
-impl fmt::Display for ReadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at 0x{:04x}: {}", self.offset, self.detail)
     }
 }
 
@@ -86,13 +79,9 @@ pub struct BadLength {
 
 impl BadLength {
     /// `string length -3 is negative`, `array length 9 exceeds the 4 bytes left`.
-    pub fn words(self, what: &str) -> String {
+    pub fn words(self, what: &'static str) -> Detail {
         let BadLength { n, left } = self;
-        if n < 0 {
-            format!("{what} length {n} is negative")
-        } else {
-            format!("{what} length {n} exceeds the {left} bytes left")
-        }
+        Detail::BadLength { what, n, left }
     }
 }
 
@@ -115,45 +104,49 @@ impl<'a> Cursor<'a> {
     }
 
     /// The next `n` bytes; `what` names them in the error.
-    pub fn take(&mut self, n: usize, what: &str) -> Res<&'a [u8]> {
+    pub fn take(&mut self, n: usize, what: &'static str) -> Res<&'a [u8]> {
         if n > self.left() {
             return Err(ReadError::malformed(
                 self.pos,
-                format!("{what} needs {n} bytes, only {} left", self.left()),
+                Detail::Short {
+                    what,
+                    need: n,
+                    left: self.left(),
+                },
             ));
         }
         let s = self
             .buf
             .get(self.pos..self.pos + n)
-            .ok_or_else(|| ReadError::malformed(self.pos, "out of range"))?;
+            .ok_or_else(|| ReadError::malformed(self.pos, Detail::OutOfRange))?;
         self.pos += n;
         Ok(s)
     }
 
     /// The next `N` bytes as an array.
-    pub fn fixed<const N: usize>(&mut self, what: &str) -> Res<[u8; N]> {
+    pub fn fixed<const N: usize>(&mut self, what: &'static str) -> Res<[u8; N]> {
         let s = self.take(N, what)?;
         let mut a = [0u8; N];
         a.copy_from_slice(s);
         Ok(a)
     }
 
-    pub fn i8(&mut self, what: &str) -> Res<i8> {
+    pub fn i8(&mut self, what: &'static str) -> Res<i8> {
         Ok(i8::from_be_bytes(self.fixed(what)?))
     }
-    pub fn i16(&mut self, what: &str) -> Res<i16> {
+    pub fn i16(&mut self, what: &'static str) -> Res<i16> {
         Ok(i16::from_be_bytes(self.fixed(what)?))
     }
-    pub fn i32(&mut self, what: &str) -> Res<i32> {
+    pub fn i32(&mut self, what: &'static str) -> Res<i32> {
         Ok(i32::from_be_bytes(self.fixed(what)?))
     }
-    pub fn i64(&mut self, what: &str) -> Res<i64> {
+    pub fn i64(&mut self, what: &'static str) -> Res<i64> {
         Ok(i64::from_be_bytes(self.fixed(what)?))
     }
-    pub fn u16(&mut self, what: &str) -> Res<u16> {
+    pub fn u16(&mut self, what: &'static str) -> Res<u16> {
         Ok(u16::from_be_bytes(self.fixed(what)?))
     }
-    pub fn u32(&mut self, what: &str) -> Res<u32> {
+    pub fn u32(&mut self, what: &'static str) -> Res<u32> {
         Ok(u32::from_be_bytes(self.fixed(what)?))
     }
 
@@ -167,10 +160,7 @@ impl<'a> Cursor<'a> {
                 Some(b) if self.pos < self.end => *b,
                 _ => {
                     self.pos = start;
-                    return Err(ReadError::malformed(
-                        start,
-                        "unsigned varint runs past the end",
-                    ));
+                    return Err(ReadError::malformed(start, Detail::UvarintPastEnd));
                 }
             };
             self.pos += 1;
@@ -183,15 +173,12 @@ impl<'a> Cursor<'a> {
             }
         }
         self.pos = start;
-        Err(ReadError::malformed(
-            start,
-            "unsigned varint longer than 5 bytes",
-        ))
+        Err(ReadError::malformed(start, Detail::UvarintTooLong))
     }
 
     /// Zigzag varint of at most 10 bytes (Kafka's `varint` and `varlong`); `what` names it in
     /// the error. Cut short, the cursor stays at the end; too long, it is back at the start.
-    pub fn varint(&mut self, what: &str) -> Res<i64> {
+    pub fn varint(&mut self, what: &'static str) -> Res<i64> {
         let at = self.pos;
         let mut raw: u64 = 0;
         let mut shift = 0;
@@ -204,17 +191,14 @@ impl<'a> Cursor<'a> {
             shift += 7;
             if shift > 63 {
                 self.pos = at;
-                return Err(ReadError::malformed(
-                    at,
-                    format!("{what}: varint longer than 10 bytes"),
-                ));
+                return Err(ReadError::malformed(at, Detail::VarintTooLong { what }));
             }
         }
         Ok(((raw >> 1) as i64) ^ -((raw & 1) as i64))
     }
 
     /// The number a length prefix holds, as written; `label` names it if the bytes run out.
-    fn prefix_raw(&mut self, prefix: Prefix, label: &str) -> Res<i64> {
+    fn prefix_raw(&mut self, prefix: Prefix, label: &'static str) -> Res<i64> {
         Ok(match prefix {
             Prefix::Int16 => self.i16(label)?.into(),
             Prefix::Int32 => self.i32(label)?.into(),
@@ -227,7 +211,12 @@ impl<'a> Cursor<'a> {
     /// than the bytes after the prefix, is an error (`what length -3 is negative`) with the
     /// cursor back at the prefix. `label` names the prefix if the bytes run out before it
     /// ends. A length that passes never exceeds the bytes left, so it may size a read.
-    pub fn length(&mut self, prefix: Prefix, label: &str, what: &str) -> Res<Length> {
+    pub fn length(
+        &mut self,
+        prefix: Prefix,
+        label: &'static str,
+        what: &'static str,
+    ) -> Res<Length> {
         self.length_worded(prefix, label, |bad| bad.words(what))
     }
 
@@ -235,8 +224,8 @@ impl<'a> Cursor<'a> {
     pub fn length_worded(
         &mut self,
         prefix: Prefix,
-        label: &str,
-        words: impl FnOnce(BadLength) -> String,
+        label: &'static str,
+        words: impl FnOnce(BadLength) -> Detail,
     ) -> Res<Length> {
         let start = self.pos;
         let raw = self.prefix_raw(prefix, label)?;
@@ -284,10 +273,13 @@ mod tests {
         let mut c = Cursor::new(&[0xff, 0xfd, 0, 5, 1], 0, 5);
         let e = c.length(Prefix::Int16, "int16", "string").unwrap_err();
         assert_eq!((e.offset, c.pos), (0, 0));
-        assert_eq!(e.detail, "string length -3 is negative");
+        assert_eq!(e.detail.to_string(), "string length -3 is negative");
         c.pos = 2;
         let e = c.length(Prefix::Int16, "int16", "string").unwrap_err();
-        assert_eq!(e.detail, "string length 5 exceeds the 1 bytes left");
+        assert_eq!(
+            e.detail.to_string(),
+            "string length 5 exceeds the 1 bytes left"
+        );
         assert_eq!(
             e.to_string(),
             "at 0x0002: string length 5 exceeds the 1 bytes left"
@@ -302,7 +294,7 @@ mod tests {
         let long = [0xffu8; 11];
         let mut c = Cursor::new(&long, 0, 11);
         assert_eq!(
-            c.varint("n").unwrap_err().detail,
+            c.varint("n").unwrap_err().detail.to_string(),
             "n: varint longer than 10 bytes"
         );
         assert_eq!(c.pos, 0);

@@ -7,11 +7,10 @@
 
 use super::codes::{ApiKey, ErrorCode};
 use super::cursor::{self, Cursor, Length, Prefix, ReadError};
-use super::node::{Enc, Node, NodeKind, Note, Region, Value};
-use super::problem::ProblemKind;
-use super::schema::{Content, FieldSpec, FieldType, MessageSpec};
+use super::node::{Enc, Node, NodeKind, Note, Region, Shape, Value};
+use super::problem::{Detail, ErrorEntry, Path, ProblemKind, Step};
+use super::schema::{Content, FieldId, FieldSpec, FieldType, MessageSpec};
 use std::borrow::Cow;
-use std::fmt;
 
 /// What kind of stop: damage in the bytes, or an API or version kdissect has no table for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -52,19 +51,9 @@ pub struct DecodeError {
     pub kind: ErrorKind,
     /// Offset in the frame where the offending item starts.
     pub offset: usize,
-    /// Dotted path of the field being decoded: `Topics[0].Name`.
-    pub path: String,
-    pub reason: String,
-}
-
-impl fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            write!(f, "at 0x{:04x}: {}", self.offset, self.reason)
-        } else {
-            write!(f, "{} at 0x{:04x}: {}", self.path, self.offset, self.reason)
-        }
-    }
+    /// The field being decoded: `Topics[0].Name`.
+    pub path: Path,
+    pub detail: Detail,
 }
 
 impl std::error::Error for DecodeError {}
@@ -75,7 +64,9 @@ impl std::error::Error for DecodeError {}
 pub struct Diagnosis {
     pub kind: ProblemKind,
     pub offset: usize,
-    pub message: String,
+    /// The field it is about (empty for the frame, a batch, the message as a whole).
+    pub path: Path,
+    pub detail: Detail,
 }
 
 /// Options that change how the wire is read.
@@ -134,13 +125,6 @@ impl Default for DecodeOptions {
     }
 }
 
-/// One step of the path to the field being decoded.
-#[derive(Debug, Clone, Copy)]
-enum Seg {
-    Name(&'static str),
-    Index(usize),
-}
-
 pub(crate) struct Decoder<'a> {
     pub(super) buf: &'a [u8],
     pub(crate) pos: usize,
@@ -151,9 +135,9 @@ pub(crate) struct Decoder<'a> {
     pub(super) opts: DecodeOptions,
     /// Where decoding is, for error messages: field names and element indexes (no allocation
     /// per field; the text is made only when needed).
-    path: Vec<Seg>,
-    /// Non-zero error codes met so far: (path, code).
-    pub(crate) errors: Vec<(String, i16)>,
+    path: Path,
+    /// Non-zero error codes met so far, with where.
+    pub(crate) errors: Vec<ErrorEntry>,
     /// Records and record-batch bytes met so far.
     pub(crate) records: (i64, usize),
     /// Struct and array nesting below the message body.
@@ -220,7 +204,7 @@ impl<'a> Decoder<'a> {
             flexible: false,
             region,
             opts: DecodeOptions::default(),
-            path: Vec::new(),
+            path: Path::default(),
             errors: Vec::new(),
             records: (0, 0),
             level: 0,
@@ -245,32 +229,17 @@ impl<'a> Decoder<'a> {
 
     /// Steps of the path to the field being decoded.
     pub(super) fn path_depth(&self) -> usize {
-        self.path.len()
+        self.path.0.len()
     }
 
     /// Back to the first `n` steps of the path.
     pub(super) fn truncate_path(&mut self, n: usize) {
-        self.path.truncate(n);
+        self.path.0.truncate(n);
     }
 
-    pub(super) fn path_string(&self) -> String {
-        let mut s = String::new();
-        for p in &self.path {
-            match p {
-                Seg::Name(n) => {
-                    if !s.is_empty() {
-                        s.push('.');
-                    }
-                    s.push_str(n);
-                }
-                Seg::Index(i) => {
-                    s.push('[');
-                    s.push_str(&i.to_string());
-                    s.push(']');
-                }
-            }
-        }
-        s
+    /// Where decoding is.
+    pub(super) fn path(&self) -> &Path {
+        &self.path
     }
 
     /// A read error as the stop of the message, at the field being decoded.
@@ -278,30 +247,25 @@ impl<'a> Decoder<'a> {
         DecodeError {
             kind: ErrorKind::of(e.kind),
             offset: e.offset,
-            path: self.path_string(),
-            reason: e.detail,
+            path: self.path.clone(),
+            detail: e.detail,
         }
     }
 
-    pub(super) fn err(&self, offset: usize, reason: impl Into<String>) -> DecodeError {
-        self.stop(ReadError::malformed(offset, reason))
+    pub(super) fn err(&self, offset: usize, detail: Detail) -> DecodeError {
+        self.stop(ReadError::malformed(offset, detail))
     }
 
-    pub(super) fn diag(&mut self, kind: ProblemKind, offset: usize, message: impl Into<String>) {
+    pub(super) fn diag(&mut self, kind: ProblemKind, offset: usize, detail: Detail) {
         if self.diagnoses.len() >= super::records::MAX_DIAGNOSES {
             self.spent.dropped_diagnoses += 1;
             return;
         }
-        let path = self.path_string();
-        let message = message.into();
         self.diagnoses.push(Diagnosis {
             kind,
             offset,
-            message: if path.is_empty() {
-                message
-            } else {
-                format!("{path}: {message}")
-            },
+            path: self.path.clone(),
+            detail,
         });
     }
 
@@ -325,7 +289,7 @@ impl<'a> Decoder<'a> {
 
     /// A length prefix as this version writes it: compact in flexible versions, else
     /// `classic` (int16 for strings, int32 for the rest), checked against the bytes left.
-    fn length(&mut self, classic: Prefix, what: &str) -> R<Length> {
+    fn length(&mut self, classic: Prefix, what: &'static str) -> R<Length> {
         let prefix = if self.flexible {
             Prefix::Compact
         } else {
@@ -418,7 +382,10 @@ impl<'a> Decoder<'a> {
     fn tagged_count(&mut self, out: &mut Vec<Node>, desc: &'static str) -> R<usize> {
         let start = self.pos;
         let count = self.uvarint().map_err(|mut e| {
-            e.reason = format!("tagged_fields count: {}", e.reason);
+            e.detail = Detail::TaggedFieldsCount(Box::new(std::mem::replace(
+                &mut e.detail,
+                Detail::OutOfRange,
+            )));
             e
         })?;
         let mut n = leaf(
@@ -436,10 +403,10 @@ impl<'a> Decoder<'a> {
         if count as usize > self.remaining() / 2 {
             return Err(self.err(
                 start,
-                format!(
-                    "{count} tagged fields cannot fit in the {} bytes left",
-                    self.remaining()
-                ),
+                Detail::TaggedCountMisfit {
+                    count,
+                    left: self.remaining(),
+                },
             ));
         }
         Ok(count as usize)
@@ -459,7 +426,7 @@ impl<'a> Decoder<'a> {
             self.diag(
                 ProblemKind::TaggedFields,
                 head.start,
-                format!("tag {} is not in ascending order", head.tag),
+                Detail::TagOrder { tag: head.tag },
             );
         }
         *last_tag = Some(head.tag);
@@ -505,10 +472,11 @@ impl<'a> Decoder<'a> {
             self.pos = start;
             return Err(self.err(
                 start,
-                format!(
-                    "tagged field {tag} claims {size} bytes, only {} left",
-                    self.remaining() + (size_end - start)
-                ),
+                Detail::TaggedSizeMisfit {
+                    tag,
+                    size,
+                    left: self.remaining() + (size_end - start),
+                },
             ));
         }
         Ok(TagHead {
@@ -545,11 +513,10 @@ impl<'a> Decoder<'a> {
             self.diag(
                 ProblemKind::TaggedFields,
                 self.pos,
-                format!(
-                    "tagged field {} has {} bytes more than its value",
-                    f.name,
-                    data_end - self.pos
-                ),
+                Detail::TaggedExtra {
+                    field: FieldId::of(f),
+                    extra: data_end - self.pos,
+                },
             );
             group.children.push(raw);
             self.pos = data_end;
@@ -558,7 +525,7 @@ impl<'a> Decoder<'a> {
     }
 
     fn field(&mut self, f: &'static FieldSpec, out: &mut Vec<Node>) -> R<()> {
-        self.path.push(Seg::Name(f.name.as_str()));
+        self.path.0.push(Step::Field(FieldId::of(f)));
         let nullable = f.nullable_versions.contains(self.version);
         let res = self.value(
             &f.ty,
@@ -569,15 +536,19 @@ impl<'a> Decoder<'a> {
         );
         if let (Ok(()), Some(n)) = (&res, out.last_mut()) {
             n.desc = Cow::Borrowed(f.about.as_str());
+            n.field = Some(FieldId::of(f));
             annotate(f, n);
             if let (FieldType::Int16, Value::Int(v)) = (&f.ty, &n.value) {
                 if *v != 0 && f.name.ends_with("ErrorCode") {
-                    self.errors.push((self.path_string(), *v as i16));
+                    self.errors.push(ErrorEntry {
+                        path: self.path.clone(),
+                        code: *v as i16,
+                    });
                 }
             }
         }
         if res.is_ok() {
-            self.path.pop();
+            self.path.0.pop();
         }
         res
     }
@@ -609,7 +580,7 @@ impl<'a> Decoder<'a> {
             },
             FieldType::Records => return self.records_field(name, out),
             FieldType::Struct(sname) => {
-                let spec = spec.ok_or_else(|| self.err(self.pos, "struct without a field spec"))?;
+                let spec = spec.ok_or_else(|| self.err(self.pos, Detail::NoStructSpec))?;
                 return self.struct_field(spec, sname, name, nullable, out);
             }
             FieldType::Array(inner) => {
@@ -681,18 +652,21 @@ impl<'a> Decoder<'a> {
         }
         if let (Some(f), Value::Int(v)) = (spec, &node.value) {
             if *v != 0 && f.ty == FieldType::Int16 && f.name.ends_with("ErrorCode") {
-                self.errors.push((self.path_string(), *v as i16));
+                self.errors.push(ErrorEntry {
+                    path: self.path.clone(),
+                    code: *v as i16,
+                });
             }
         }
     }
 
     /// A null where the schema does not allow one: diagnosed, and decoding goes on.
-    fn null_checked(&mut self, nullable: bool, at: usize, what: &str) {
+    fn null_checked(&mut self, nullable: bool, at: usize, what: &'static str) {
         if !nullable {
             self.diag(
                 ProblemKind::NullNotNullable,
                 at,
-                format!("null {what} in a field that is not nullable in this version"),
+                Detail::NullNotNullable { what },
             );
         }
     }
@@ -898,7 +872,7 @@ impl<'a> Decoder<'a> {
                 self.diag(
                     ProblemKind::BadPresence,
                     start,
-                    format!("presence byte {p} is neither 1 nor -1"),
+                    Detail::BadPresence { byte: p },
                 );
             }
         }
@@ -1040,11 +1014,11 @@ impl<'a> Decoder<'a> {
     ) -> R<()> {
         let was = self.discard;
         self.discard = was || !kept;
-        self.path.push(Seg::Index(i));
+        self.path.0.push(Step::Index(i as u32));
         let r = match inner {
             FieldType::Struct(sname) => match spec {
                 Some(s) => self.struct_field(s, sname, name, false, dest),
-                None => Err(self.err(self.pos, "struct array without a field spec")),
+                None => Err(self.err(self.pos, Detail::NoStructArraySpec)),
             },
             other => self.value(other, false, name, None, dest),
         };
@@ -1056,7 +1030,7 @@ impl<'a> Decoder<'a> {
         }
         self.discard = was;
         if r.is_ok() {
-            self.path.pop();
+            self.path.0.pop();
         }
         r
     }
@@ -1101,7 +1075,9 @@ fn read_fixed(c: &mut Cursor<'_>, ty: &FieldType) -> cursor::Res<(&'static str, 
         other => {
             return Err(ReadError::malformed(
                 c.pos,
-                format!("{} is not a fixed-size type", other.display()),
+                Detail::NotFixedSize {
+                    ty: other.display(),
+                },
             ))
         }
     })
@@ -1136,6 +1112,7 @@ fn tagged_group(head: &TagHead, known: Option<&'static FieldSpec>) -> Node {
         Region::TaggedFields,
         NodeKind::Group,
     );
+    group.shape = Shape::TaggedField;
     group.value = Value::Text(format!("tag {tag}, {}", plural(size, "byte", "bytes")));
     let mut t = leaf(
         "tag",

@@ -11,7 +11,7 @@ use super::decode::{leaf, DecodeError, DecodeOptions, Decoder, Diagnosis, ErrorK
 use super::facts::Facts;
 use super::header;
 use super::node::{Node, NodeKind, Note, Region, Value};
-use super::problem::ProblemKind;
+use super::problem::{Detail, Path, ProblemKind};
 use super::schema::{registry, Direction, Layout, MessageSpec};
 use std::borrow::Cow;
 
@@ -26,7 +26,7 @@ const MAX_DEPTH: u8 = 2;
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct EmbeddedMessage {
     /// The field that carries it (`RequestData`).
-    pub field: String,
+    pub field: super::problem::Path,
     pub direction: Option<Direction>,
     pub api_key: Option<i16>,
     pub api_version: Option<i16>,
@@ -36,7 +36,7 @@ pub struct EmbeddedMessage {
     /// What the embedded message is about.
     pub facts: Facts,
     /// Its non-zero error codes, with paths inside its own body.
-    pub errors: Vec<(String, i16)>,
+    pub errors: Vec<super::problem::ErrorEntry>,
 }
 
 /// What the decoder was doing before it entered an embedded message.
@@ -174,12 +174,16 @@ impl<'a> Decoder<'a> {
             Err(e) => {
                 // A failed read leaves the path at the field that failed: back to the one
                 // that embeds, which the diagnosis is about.
-                let outer = self.path_string();
+                let outer = self.path().clone();
                 self.truncate_path(saved.path);
-                let prefix = format!("{}.", self.path_string());
-                let inner = outer.strip_prefix(&prefix).unwrap_or("");
-                self.stopped(&e, inner, (at, first), end, out);
-                (format!("malformed: {}", e.reason), None)
+                let inner = if !self.path().is_empty() && outer.passes_through(self.path()) {
+                    outer.below(saved.path)
+                } else {
+                    Path::default()
+                };
+                let shown = format!("malformed: {}", e.detail);
+                self.stopped(e, inner, (at, first), end, out);
+                (shown, None)
             }
         };
         self.leave(saved);
@@ -213,13 +217,15 @@ impl<'a> Decoder<'a> {
 
     /// The error codes met since the `from`-th, with paths inside the embedded body (the
     /// field that embeds it, `RequestData.`, left out), as in a message of its own.
-    fn errors_since(&self, from: usize, field: &str) -> Vec<(String, i16)> {
-        let prefix = field.len() + 1;
+    fn errors_since(&self, from: usize, depth: usize) -> Vec<super::problem::ErrorEntry> {
         self.errors
             .get(from..)
             .unwrap_or_default()
             .iter()
-            .map(|(p, c)| (p.get(prefix..).unwrap_or(p).to_string(), *c))
+            .map(|e| super::problem::ErrorEntry {
+                path: e.path.below(depth),
+                code: e.code,
+            })
             .collect()
     }
 
@@ -236,7 +242,7 @@ impl<'a> Decoder<'a> {
             self.diag(
                 ProblemKind::TrailingBytes,
                 self.pos,
-                format!("{n} bytes after the end of the embedded message"),
+                Detail::EmbeddedTrailing { n },
             );
         }
     }
@@ -245,19 +251,18 @@ impl<'a> Decoder<'a> {
     /// of its bytes raw (from where the leaves decoded so far end).
     fn stopped(
         &mut self,
-        e: &DecodeError,
-        inner: &str,
+        e: DecodeError,
+        inner: Path,
         (at, first): (usize, usize),
         end: usize,
         out: &mut Vec<Node>,
     ) {
-        let kind = e.kind.problem();
-        let what = if inner.is_empty() {
-            e.reason.clone()
-        } else {
-            format!("{inner}: {}", e.reason)
+        let (kind, offset, shown) = (e.kind.problem(), e.offset, e.to_string());
+        let detail = Detail::Embedded {
+            inner,
+            detail: Box::new(e.detail),
         };
-        self.diag(kind, e.offset, format!("embedded: {what}"));
+        self.diag(kind, offset, detail);
         let covered = out
             .get(first..)
             .unwrap_or_default()
@@ -269,11 +274,11 @@ impl<'a> Decoder<'a> {
         let mut stop = Node::new(
             "!! malformed",
             "",
-            e.offset,
+            offset,
             Region::Unparsed,
             NodeKind::Error,
         );
-        stop.desc = Cow::Owned(e.to_string());
+        stop.desc = Cow::Owned(shown);
         out.push(stop);
         let at = covered.min(end);
         if at < end {
@@ -310,7 +315,8 @@ impl<'a> Decoder<'a> {
         };
         let hv = header::header_version(direction, Some((key, version)));
         let errors_from = self.errors.len();
-        let field = self.path_string();
+        let field = self.path().clone();
+        let field_depth = self.path_depth();
         let opts = self.opts;
         let (node, values, read) = header::decode(self, direction, hv, opts);
         out.push(node);
@@ -327,7 +333,7 @@ impl<'a> Decoder<'a> {
         if let Some(body) = out.last().filter(|b| b.ty == "struct") {
             info.facts = super::facts::collect_body(body, direction, Some(key), Some(version));
         }
-        info.errors = self.errors_since(errors_from, &field);
+        info.errors = self.errors_since(errors_from, field_depth);
         if self.depth == 1 {
             self.embedded = Some(Box::new(info));
         }
@@ -358,11 +364,8 @@ impl<'a> Decoder<'a> {
             return Err(DecodeError {
                 kind: ErrorKind::UnknownApi,
                 offset: self.pos,
-                path: String::new(),
-                reason: format!(
-                    "{} v{version} is not in kdissect's tables",
-                    super::message::api_display_name(key)
-                ),
+                path: Path::default(),
+                detail: Detail::NotInTables { key, version },
             });
         };
         let opts = self.opts;
@@ -386,7 +389,13 @@ impl<'a> Decoder<'a> {
         n.desc = Cow::Owned(format!("version of the {name} that follows"));
         out.push(n);
         if v < spec.valid_versions.min {
-            return Err(self.err(at, format!("{name} has no version {v}")));
+            return Err(self.err(
+                at,
+                Detail::NoVersion {
+                    name: name.to_string(),
+                    version: v,
+                },
+            ));
         }
         self.data_at(name, v.min(spec.max_version()), Some(v), out)
     }
@@ -462,10 +471,7 @@ impl<'a> Decoder<'a> {
     ) -> Result<(String, Option<&'static str>), DecodeError> {
         let frame = self.uvarint_leaf("frame_version", "frame version of the record: 1", out)?;
         if frame != 1 {
-            return Err(self.err(
-                self.pos,
-                format!("metadata record frame version {frame}: Kafka writes 1"),
-            ));
+            return Err(self.err(self.pos, Detail::MetadataFrameVersion { frame }));
         }
         let at = self.pos;
         let ty = self.uvarint_leaf("record_type", "the metadata record's type", out)?;
@@ -480,13 +486,19 @@ impl<'a> Decoder<'a> {
             return Err(DecodeError {
                 kind: ErrorKind::UnknownApi,
                 offset: at,
-                path: String::new(),
-                reason: format!("metadata record type {ty} is not in kdissect's tables"),
+                path: Path::default(),
+                detail: Detail::MetadataTypeUnknown { ty },
             });
         };
         let v = i16::try_from(version).unwrap_or(i16::MAX);
         if v < spec.valid_versions.min {
-            return Err(self.err(at, format!("{} has no version {v}", spec.name)));
+            return Err(self.err(
+                at,
+                Detail::NoVersion {
+                    name: spec.name.clone(),
+                    version: v,
+                },
+            ));
         }
         let layout = v.min(spec.max_version());
         self.spec_fields(spec, layout, out)?;
@@ -519,8 +531,10 @@ fn data_spec(name: &str, offset: usize) -> Result<&'static MessageSpec, DecodeEr
     registry().data(name).ok_or_else(|| DecodeError {
         kind: ErrorKind::UnknownApi,
         offset,
-        path: String::new(),
-        reason: format!("kdissect has no table for {name}"),
+        path: Path::default(),
+        detail: Detail::NoTableFor {
+            name: name.to_string(),
+        },
     })
 }
 

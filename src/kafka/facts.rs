@@ -7,7 +7,7 @@
 //! cursors and coordinators in whichever API has them.
 
 use super::message::Message;
-use super::node::{Node, NodeKind, Note, Value};
+use super::node::{Node, NodeKind, Note, Shape, Value};
 use super::schema::Direction;
 
 /// Topics kept by name or id; the rest are counted.
@@ -160,11 +160,11 @@ fn elements(n: &Node) -> impl Iterator<Item = &Node> {
 pub(crate) fn field<'a>(n: &'a Node, name: &str) -> Option<&'a Node> {
     n.children
         .iter()
-        .find(|c| c.name == name && c.ty != "tagged_field")
+        .find(|c| c.name == name && c.shape != Shape::TaggedField)
         .or_else(|| {
             n.children
                 .iter()
-                .find(|c| c.name == name && c.ty == "tagged_field")
+                .find(|c| c.name == name && c.shape == Shape::TaggedField)
                 .and_then(|t| t.children.iter().find(|g| g.name == name))
         })
 }

@@ -10,6 +10,7 @@ use super::message::{
 };
 use super::message::{decode_request_with, decode_response_embedding, decode_response_with};
 use super::pairing::{self, Pending};
+use super::problem::HeaderOnly;
 use super::schema::registry;
 
 /// One frame's place in a buffer.
@@ -123,10 +124,9 @@ impl Conversation {
                 None => decode_response_header_only(
                     frame,
                     ErrorKind::Unpaired,
-                    &format!(
-                        "no request with correlation_id {} came before this response",
-                        corr.unwrap_or_default()
-                    ),
+                    HeaderOnly::NoRequest {
+                        correlation_id: corr.unwrap_or_default(),
+                    },
                 ),
             };
         }
@@ -157,7 +157,7 @@ impl Conversation {
             return req;
         }
         let (kind, reason) = lone_response_reason(corr);
-        decode_response_header_only(frame, kind, &reason)
+        decode_response_header_only(frame, kind, reason)
     }
 
     fn remember(&mut self, req: &Message) {
@@ -171,18 +171,13 @@ impl Conversation {
     }
 }
 
-fn lone_response_reason(corr: Option<i32>) -> (ErrorKind, String) {
+fn lone_response_reason(corr: Option<i32>) -> (ErrorKind, HeaderOnly) {
     match corr {
         Some(c) => (
             ErrorKind::Unpaired,
-            format!(
-                "not a request kdissect knows, and no request with correlation_id {c} came before it"
-            ),
+            HeaderOnly::NotARequest { correlation_id: c },
         ),
-        None => (
-            ErrorKind::Malformed,
-            "frame too short for a request or response header".to_string(),
-        ),
+        None => (ErrorKind::Malformed, HeaderOnly::TooShort),
     }
 }
 

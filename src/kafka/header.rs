@@ -5,6 +5,7 @@
 use super::codes::ApiKey;
 use super::decode::{DecodeError, DecodeOptions, Decoder};
 use super::node::{Node, NodeKind, Note, Region, Value};
+use super::problem::{Detail, Path, Step};
 use super::schema::{registry, Direction, FieldSpec, FieldType, MessageSpec, Versions};
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -230,11 +231,11 @@ fn unnamed_if_cut_short(mut e: DecodeError, spec: &MessageSpec, end: usize) -> D
     let cut_short = spec
         .fields
         .iter()
-        .find(|f| f.name == e.path)
+        .find(|f| matches!(e.path.steps(), [Step::Field(id)] if id.name() == f.name))
         .and_then(|f| fixed_part(&f.ty))
         .is_some_and(|n| e.offset + n > end);
     if cut_short {
-        e.path.clear();
+        e.path = Path::default();
     }
     e
 }
@@ -256,8 +257,8 @@ fn missing_table(offset: usize) -> DecodeError {
     DecodeError {
         kind: super::decode::ErrorKind::Malformed,
         offset,
-        path: String::new(),
-        reason: "kdissect has no table for this header version".into(),
+        path: Path::default(),
+        detail: Detail::NoHeaderTable,
     }
 }
 

@@ -6,7 +6,7 @@ use super::decode::{DecodeError, DecodeOptions, Decoder, Diagnosis, ErrorKind};
 use super::header::{self, HeaderValues};
 use super::names;
 use super::node::{Node, NodeKind, Region, Value};
-use super::problem::ProblemKind;
+use super::problem::{Detail, HeaderOnly, Path, ProblemKind, Step, Tried};
 use super::schema::{registry, Direction, FieldSpec, FieldType, MessageSpec};
 use std::borrow::Cow;
 
@@ -33,7 +33,7 @@ pub struct Message {
     pub size: usize,
     /// Every non-zero error code in the body, with its path (`Topics[0].ErrorCode`), found while
     /// decoding (also below the levels a summary keeps).
-    pub errors: Vec<(String, i16)>,
+    pub errors: Vec<super::problem::ErrorEntry>,
     /// Records in the message's record batches, and the batches' bytes.
     pub records: (i64, usize),
     /// The version is newer than kdissect's tables and the body was read with the layout of
@@ -126,11 +126,8 @@ fn frame_group(frame: &[u8], diagnoses: &mut Vec<Diagnosis>) -> Result<(Node, us
         return Err(DecodeError {
             kind: ErrorKind::Malformed,
             offset: 0,
-            path: "size".into(),
-            reason: format!(
-                "a frame needs a 4-byte size prefix, only {} bytes present",
-                frame.len()
-            ),
+            path: Path(vec![Step::SizePrefix]),
+            detail: Detail::SizePrefixShort { have: frame.len() },
         });
     };
     let size = crate::be::i32_at(b, 0);
@@ -148,8 +145,8 @@ fn frame_group(frame: &[u8], diagnoses: &mut Vec<Diagnosis>) -> Result<(Node, us
         return Err(DecodeError {
             kind: ErrorKind::Malformed,
             offset: 0,
-            path: "size".into(),
-            reason: format!("size prefix {size} is negative"),
+            path: Path(vec![Step::SizePrefix]),
+            detail: Detail::SizePrefixNegative { size },
         });
     }
     let want = 4 + size as usize;
@@ -157,10 +154,11 @@ fn frame_group(frame: &[u8], diagnoses: &mut Vec<Diagnosis>) -> Result<(Node, us
         diagnoses.push(Diagnosis {
             kind: ProblemKind::Truncated,
             offset: 0,
-            message: format!(
-                "size prefix says {size} bytes follow, only {} are present: the frame is truncated",
-                frame.len() - 4
-            ),
+            path: Path::default(),
+            detail: Detail::FrameTruncated {
+                size,
+                present: frame.len() - 4,
+            },
         });
     }
     Ok((g, want.min(frame.len())))
@@ -229,10 +227,8 @@ fn finish(
         diagnoses.push(Diagnosis {
             kind: ProblemKind::TrailingBytes,
             offset: pos,
-            message: format!(
-                "{} bytes after the end of the message body (wrong version, or a field this version does not have)",
-                end - pos
-            ),
+            path: Path::default(),
+            detail: Detail::TrailingBody { n: end - pos },
         });
         root.children.push(raw);
     }
@@ -289,11 +285,10 @@ fn body(
                 d.diagnoses.push(Diagnosis {
                     kind: ProblemKind::MissingPresence,
                     offset: at,
-                    message: format!(
-                        "{sname}: the int8 presence byte that Kafka writes before a nullable struct \
-                         (1 present, -1 null) is missing; without it the frame decodes cleanly, so \
-                         it was written by an encoder that leaves the presence byte out"
-                    ),
+                    path: Path::default(),
+                    detail: Detail::MissingPresence {
+                        sname: sname.to_string(),
+                    },
                 });
             }
         }
@@ -312,16 +307,17 @@ fn versioned_body(
     end: usize,
     opts: DecodeOptions,
 ) -> Result<(), DecodeError> {
-    let unknown = |spec: &MessageSpec, offset: usize, why: String| DecodeError {
+    let unknown = |spec: &'static MessageSpec, offset: usize, tried: Tried| DecodeError {
         kind: ErrorKind::UnknownVersion,
         offset,
-        path: String::new(),
-        reason: format!(
-            "{} has versions {}-{}, not {version}{why}: body shown raw",
-            spec.name,
-            spec.valid_versions.min,
-            spec.max_version()
-        ),
+        path: Path::default(),
+        detail: Detail::UnknownVersion {
+            name: spec.name.as_str(),
+            min: spec.valid_versions.min,
+            max: spec.max_version(),
+            version,
+            tried,
+        },
     };
     if let Some(spec) = registry()
         .get_for(key, direction, version)
@@ -332,7 +328,7 @@ fn versioned_body(
     let current = registry().get(key, direction);
     let Some((spec, newest)) = registry().newest_layout(key, direction, version) else {
         return Err(match current {
-            Some(spec) => unknown(spec, d.pos, String::new()),
+            Some(spec) => unknown(spec, d.pos, Tried::Nothing),
             None => unknown_api(key, d.pos),
         });
     };
@@ -345,12 +341,15 @@ fn versioned_body(
             msg.assumed_version = Some(newest);
             return Ok(());
         }
-        (Some(e), _, _) => format!(" (read with the v{newest} layout: {e})"),
-        (None, false, _) => format!(
-            " (read with the v{newest} layout, {} bytes are left over)",
-            end.saturating_sub(d.pos)
-        ),
-        (None, true, false) => format!(" (read with the v{newest} layout, it does not fit)"),
+        (Some(e), _, _) => Tried::Stopped {
+            newest,
+            error: Box::new(e.clone()),
+        },
+        (None, false, _) => Tried::LeftOver {
+            newest,
+            n: end.saturating_sub(d.pos),
+        },
+        (None, true, false) => Tried::DoesNotFit { newest },
     };
     // Roll back: the guess did not fit, so nothing of it is shown as if it were known.
     msg.root.children.truncate(children);
@@ -367,11 +366,8 @@ fn unknown_api(key: i16, offset: usize) -> DecodeError {
     DecodeError {
         kind: ErrorKind::UnknownApi,
         offset,
-        path: String::new(),
-        reason: format!(
-            "API key {key} ({}) is not known to kdissect: body shown raw",
-            api_display_name(key)
-        ),
+        path: Path::default(),
+        detail: Detail::UnknownApi { key },
     }
 }
 
@@ -560,10 +556,10 @@ fn conclude(
         diagnoses.push(Diagnosis {
             kind: ProblemKind::TooManyProblems,
             offset: d.pos,
-            message: format!(
-                "and {} more problems in this message, not listed",
-                d.spent.dropped_diagnoses
-            ),
+            path: Path::default(),
+            detail: Detail::TooManyProblems {
+                n: d.spent.dropped_diagnoses,
+            },
         });
     }
     msg.errors = std::mem::take(&mut d.errors);
@@ -584,7 +580,7 @@ fn conclude(
 
 /// A response with only its header decoded and the body raw, for when the API is unknown:
 /// `kind` says why (usually `Unpaired`), `reason` in words.
-pub fn decode_response_header_only(frame: &[u8], kind: ErrorKind, reason: &str) -> Message {
+pub fn decode_response_header_only(frame: &[u8], kind: ErrorKind, reason: HeaderOnly) -> Message {
     let mut m = decode_response(frame, -1, 0);
     m.api_key = None;
     m.api_version = None;
@@ -592,7 +588,7 @@ pub fn decode_response_header_only(frame: &[u8], kind: ErrorKind, reason: &str) 
     m.root.ty = Cow::Borrowed("message");
     if let Some(e) = m.error.as_mut() {
         e.kind = kind;
-        e.reason = reason.to_string();
+        e.detail = Detail::HeaderOnly(reason);
     }
     for c in m.root.children.iter_mut() {
         if c.kind == NodeKind::Error {

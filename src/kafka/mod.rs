@@ -16,7 +16,7 @@ pub mod message;
 pub mod names;
 pub(crate) mod node;
 pub mod pairing;
-pub(crate) mod problem;
+pub mod problem;
 pub(crate) mod records;
 pub(crate) mod sasl;
 pub mod schema;
@@ -35,7 +35,7 @@ pub use facts::{
 };
 pub use health::StreamHealth;
 pub use message::{decode_request, decode_response, Message};
-pub use node::{Enc, Node, NodeKind, Note, Region, Value};
+pub use node::{Enc, Node, NodeKind, Note, Region, Shape, Value};
 pub use problem::ProblemKind;
 pub use records::{RecordsOptions, MAX_DECOMPRESSED};
 pub use sasl::{SaslFact, SaslStep};

@@ -190,6 +190,20 @@ pub struct Node {
     /// Which bytes `offset` counts in: 0 is the frame; n > 0 the n-th decompressed buffer of
     /// the message (held by its `decompressed` group node).
     pub source: u16,
+    /// The field of the spec tables the node decodes, for a field's own node.
+    pub field: Option<super::schema::FieldId>,
+    /// What the node is in the wire's structure, beyond its kind: readers test this rather
+    /// than its type's name.
+    pub shape: Shape,
+}
+
+/// The part of the wire's structure a node stands for, where readers need to know it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Shape {
+    #[default]
+    Plain,
+    /// A tagged field's group: its tag, its size, then its value.
+    TaggedField,
 }
 
 impl Node {
@@ -214,7 +228,15 @@ impl Node {
             enc: Enc::None,
             index: None,
             source: 0,
+            field: None,
+            shape: Shape::Plain,
         }
+    }
+
+    /// The role of the node's field ([`Role::Other`](super::schema::Role) for a node that is
+    /// not a field's).
+    pub fn role(&self) -> super::schema::Role {
+        self.field.map(|f| f.role()).unwrap_or_default()
     }
 
     /// The name as shown: `Topics`, or `MetadataRequestTopic[0]` for an element.

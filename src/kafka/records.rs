@@ -8,7 +8,7 @@
 use super::cursor::{Cursor, Prefix, ReadError, Res};
 use super::decode::Diagnosis;
 use super::node::{Node, NodeKind, Note, Region, Value};
-use super::problem::ProblemKind;
+use super::problem::{Detail, Path, ProblemKind};
 use super::schema::{registry, Direction, Layout};
 use std::borrow::Cow;
 use std::io::Read;
@@ -134,12 +134,13 @@ pub const MAX_DIAGNOSES: usize = 64;
 
 impl Ctx<'_> {
     /// Lists a problem, or past [`MAX_DIAGNOSES`] counts it.
-    fn diag(&mut self, kind: ProblemKind, offset: usize, message: impl Into<String>) {
+    fn diag(&mut self, kind: ProblemKind, offset: usize, detail: Detail) {
         if self.diags.len() < MAX_DIAGNOSES {
             self.diags.push(Diagnosis {
                 kind,
                 offset,
-                message: message.into(),
+                path: Path::default(),
+                detail,
             });
         } else {
             *self.dropped += 1;
@@ -154,10 +155,9 @@ impl Ctx<'_> {
             self.diag(
                 ProblemKind::DecompressionLimit,
                 at,
-                format!(
-                    "decompressed data passes the {} bytes the batches of one message may decompress to: the rest is not shown",
-                    self.opts.max_decompressed
-                ),
+                Detail::DecompressionLimit {
+                    max: self.opts.max_decompressed,
+                },
             );
         }
         Ok(plain)
@@ -324,12 +324,13 @@ impl<'a> Src<'a> {
 
     /// An int32-length-prefixed byte string (legacy message key and value): its span.
     fn bytes32(&mut self, name: &'static str, out: &mut Vec<Node>) -> Res<Option<(usize, usize)>> {
-        let l = self.cur.length_worded(Prefix::Int32, name, |bad| {
-            format!(
-                "{name} length {} does not fit the {} bytes left",
-                bad.n, bad.left
-            )
-        })?;
+        let l = self
+            .cur
+            .length_worded(Prefix::Int32, name, |bad| Detail::LengthMisfit {
+                what: name,
+                n: bad.n,
+                left: bad.left,
+            })?;
         let mut g = Node::new(name, "bytes", l.start, self.region, NodeKind::Group);
         g.source = self.source;
         let len_node = self.leaf("length", "int32", l.start, 4, Value::Int(l.raw));
@@ -445,7 +446,7 @@ fn snappy_block(
 /// LZ4 frames (Kafka's codec 3) end with an end mark (a zero block size) and, when the header
 /// says so, a content checksum; a decoder may stop at the data's end without either, or ignore
 /// bytes after the frame. Says which, if any.
-fn lz4_frame_problem(codec: u8, data: &[u8]) -> Option<String> {
+fn lz4_frame_problem(codec: u8, data: &[u8]) -> Option<Detail> {
     if codec != 3 {
         return None;
     }
@@ -458,7 +459,7 @@ fn lz4_frame_problem(codec: u8, data: &[u8]) -> Option<String> {
     let mut p = 4 + 2 + if content_size { 8 } else { 0 } + if dict { 4 } else { 0 } + 1;
     loop {
         let Some(b) = data.get(p..p + 4) else {
-            return Some("lz4 frame ends without its end mark: the data was cut".into());
+            return Some(Detail::Lz4NoEndMark);
         };
         let size = u32::from_le_bytes(b.try_into().unwrap_or([0; 4])) & 0x7fff_ffff;
         p += 4;
@@ -471,9 +472,9 @@ fn lz4_frame_problem(codec: u8, data: &[u8]) -> Option<String> {
         p += 4;
     }
     match data.len().checked_sub(p) {
-        None => Some("lz4 frame ends inside its content checksum".into()),
+        None => Some(Detail::Lz4CutInChecksum),
         Some(0) => None,
-        Some(n) => Some(format!("{n} bytes after the end of the lz4 frame")),
+        Some(n) => Some(Detail::Lz4Trailing { n }),
     }
 }
 
@@ -546,22 +547,17 @@ pub fn batch_format_problem(
     direction: Direction,
     version: i16,
     tally: &Tally,
-) -> Option<String> {
+) -> Option<Detail> {
     let &(_, _, from) = V2_BATCHES_FROM
         .iter()
         .find(|(k, d, _)| *k == api_key && *d == direction)?;
     (carries_message_sets(api_key, direction, version) && tally.batches > 0).then(|| {
-        let api = if api_key == 0 { "Produce" } else { "Fetch" };
-        format!(
-            "interop: record batch v2 (magic 2) in a {api} v{version} {}: {api} v0-{} carries only message sets (magic 0 and 1), so a client of this version cannot read it{}",
-            direction.as_str(),
-            from - 1,
-            if direction == Direction::Response {
-                " (the broker did not down-convert)"
-            } else {
-                ""
-            }
-        )
+        Detail::Interop {
+            api_key,
+            version,
+            response: direction == Direction::Response,
+            last_legacy: from - 1,
+        }
     })
 }
 
@@ -647,7 +643,7 @@ fn batch_extent(r: &mut Src<'_>, ctx: &mut Ctx<'_>, out: &mut Vec<Node>) -> Opti
         ctx.diag(
             ProblemKind::LengthOutOfRange,
             at,
-            format!("batch length {len} is negative"),
+            Detail::NegativeBatchLength { len },
         );
         partial(r, out, "bytes after a negative batch length");
         return None;
@@ -663,9 +659,7 @@ fn batch_extent(r: &mut Src<'_>, ctx: &mut Ctx<'_>, out: &mut Vec<Node>) -> Opti
         ctx.diag(
             ProblemKind::BatchFormat,
             at + 8,
-            format!(
-                "batch length {len} is shorter than the {min} bytes a magic-{magic} header takes"
-            ),
+            Detail::BatchLengthShort { len, min, magic },
         );
         partial(r, out, "bytes from a batch length too short to be one");
         return None;
@@ -689,7 +683,7 @@ fn unknown_magic(r: &Src<'_>, ctx: &mut Ctx<'_>, magic: i8) -> Node {
     ctx.diag(
         ProblemKind::BatchFormat,
         at + 16,
-        format!("record batch magic {magic} is not 0, 1 or 2"),
+        Detail::BadMagic { magic },
     );
     let mut n = r.leaf(
         "batch",
@@ -743,10 +737,10 @@ fn partial(r: &mut Src<'_>, out: &mut Vec<Node>, why: &'static str) {
 
 /// Finishes a group whose decoding stopped: reason, then the rest raw.
 fn stop(r: &mut Src<'_>, g: &mut Node, ctx: &mut Ctx<'_>, e: ReadError) {
-    ctx.diag(e.kind, e.offset, e.detail.clone());
     let mut n = Node::new("!! malformed", "", e.offset, r.region, NodeKind::Error);
     n.source = r.source;
-    n.desc = Cow::Owned(e.detail);
+    n.desc = Cow::Owned(e.detail.to_string());
+    ctx.diag(e.kind, e.offset, e.detail);
     g.children.push(n);
     // The raw rest starts where the decoded leaves end: a failed read may have consumed
     // bytes (a varint's continuation bytes), and every byte must still be in one leaf.
@@ -890,15 +884,14 @@ fn crc(r: &mut Src<'_>, ctx: &mut Ctx<'_>, c: &mut Vec<Node>, castagnoli: bool) 
         },
     );
     if stored != computed {
-        let what = if castagnoli {
-            "batch CRC-32C"
-        } else {
-            "message CRC-32"
-        };
         ctx.diag(
             ProblemKind::CrcMismatch,
             at,
-            format!("{what} 0x{stored:08x} does not match its bytes (0x{computed:08x})"),
+            Detail::CrcMismatch {
+                castagnoli,
+                stored,
+                computed,
+            },
         );
     }
     Ok(())
@@ -929,7 +922,11 @@ fn does_not_decompress(ctx: &mut Ctx<'_>, codec: u8, at: usize, e: &str) {
     ctx.diag(
         ProblemKind::Decompression,
         at,
-        format!("{} data does not decompress: {e}", codec_name(codec)),
+        Detail::DoesNotDecompress {
+            codec: codec_name(codec),
+            message_set: false,
+            error: e.to_string(),
+        },
     );
 }
 
@@ -1028,7 +1025,7 @@ fn decompressed_records(
             ctx.diag(
                 ProblemKind::BatchFormat,
                 at,
-                format!("{trailing} bytes after the last record in the decompressed data"),
+                Detail::TrailingDecompressed { n: trailing },
             );
             dn.children.push(n);
         }
@@ -1052,10 +1049,10 @@ fn records(r: &mut Src<'_>, ctx: &mut Ctx<'_>, info: BatchInfo, out: &mut Vec<No
         ctx.diag(
             ProblemKind::BatchFormat,
             r.pos(),
-            format!(
-                "records count {count} does not fit the {} bytes of records",
-                r.left()
-            ),
+            Detail::RecordsCountMisfit {
+                count,
+                left: r.left(),
+            },
         );
     }
     let mut i = 0usize;
@@ -1089,7 +1086,7 @@ fn records(r: &mut Src<'_>, ctx: &mut Ctx<'_>, info: BatchInfo, out: &mut Vec<No
         ctx.diag(
             ProblemKind::BatchFormat,
             r.pos(),
-            format!("the batch says {count} records, its bytes hold {i}"),
+            Detail::RecordsCountMismatch { count, held: i },
         );
     }
     Ok(())
@@ -1130,10 +1127,11 @@ fn record_body(r: &mut Src<'_>, ctx: &mut Ctx<'_>, info: BatchInfo, c: &mut Vec<
         c.clear();
         return Err(ReadError::malformed(
             start,
-            format!(
-                "record length {len} does not fit the {} bytes left",
-                r.left()
-            ),
+            Detail::LengthMisfit {
+                what: "record",
+                n: len,
+                left: r.left(),
+            },
         ));
     }
     let rec_end = r.pos() + len as usize;
@@ -1145,10 +1143,10 @@ fn record_body(r: &mut Src<'_>, ctx: &mut Ctx<'_>, info: BatchInfo, c: &mut Vec<
     if r.pos() != rec_end {
         return Err(ReadError::malformed(
             r.pos(),
-            format!(
-                "record length {len} leaves {} bytes unread",
-                rec_end - r.pos()
-            ),
+            Detail::RecordLeavesUnread {
+                n: len,
+                unread: rec_end - r.pos(),
+            },
         ));
     }
     Ok(())
@@ -1191,10 +1189,11 @@ fn record_fields(
     if headers < 0 || headers as usize > r.left() {
         return Err(ReadError::malformed(
             r.pos(),
-            format!(
-                "headers count {headers} does not fit the {} bytes left",
-                r.left()
-            ),
+            Detail::CountMisfit {
+                what: "headers",
+                n: headers,
+                left: r.left(),
+            },
         ));
     }
     for h in 0..headers {
@@ -1246,7 +1245,12 @@ fn embed_last(
     let span = (last.offset, last.end());
     let mut part = super::embed::record_part(r.cur.buf, span, name, layout, opts);
     for d in part.diagnoses.drain(..) {
-        ctx.diag(d.kind, d.offset, format!("record {name}: {}", d.message));
+        let inner = Detail::InRecord {
+            part: name,
+            path: d.path,
+            inner: Box::new(d.detail),
+        };
+        ctx.diag(d.kind, d.offset, inner);
     }
     if r.source == 0 {
         ctx.found.secrets.extend_from_slice(&part.secrets);
@@ -1322,18 +1326,18 @@ fn wrapper_value(
 ) {
     let data = r.cur.buf.get(at..at + len).unwrap_or(&[]);
     if depth >= MAX_DEPTH {
-        ctx.diag(
-            ProblemKind::BatchFormat,
-            at,
-            "compressed messages nested too deep",
-        );
+        ctx.diag(ProblemKind::BatchFormat, at, Detail::NestedTooDeep);
         return;
     }
     match ctx.inflate(codec, data, at) {
         Err(e) => ctx.diag(
             ProblemKind::Decompression,
             at,
-            format!("{} message set does not decompress: {e}", codec_name(codec)),
+            Detail::DoesNotDecompress {
+                codec: codec_name(codec),
+                message_set: true,
+                error: e,
+            },
         ),
         Ok(plain) => {
             lz4_check(ctx, codec, data, at);
@@ -1437,7 +1441,7 @@ mod tests {
         assert_eq!(dropped, 0, "one diagnosis, not one per 12 zero bytes");
         assert!(
             diags.iter().any(|d| d
-                .message
+                .to_string()
                 .contains("shorter than the 14 bytes a magic-0 header takes")),
             "{diags:?}"
         );
@@ -1452,7 +1456,7 @@ mod tests {
         assert_eq!(left, 0);
         assert!(
             diags.iter().any(|d| d
-                .message
+                .to_string()
                 .contains("the batches of one message may decompress to")),
             "{diags:?}"
         );
@@ -1482,12 +1486,12 @@ mod tests {
         let mut trailing = frame.clone();
         trailing.extend_from_slice(&[1, 2, 3]);
         assert_eq!(
-            lz4_frame_problem(3, &trailing).as_deref(),
-            Some("3 bytes after the end of the lz4 frame")
+            lz4_frame_problem(3, &trailing).map(|d| d.to_string()),
+            Some("3 bytes after the end of the lz4 frame".to_string())
         );
         let cut = &frame[..frame.len() - 4];
         assert!(
-            lz4_frame_problem(3, cut).is_some_and(|w| w.contains("end mark")),
+            lz4_frame_problem(3, cut).is_some_and(|w| w.to_string().contains("end mark")),
             "{cut:?}"
         );
     }

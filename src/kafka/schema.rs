@@ -299,6 +299,89 @@ struct RawSpec {
     common_structs: Vec<RawStruct>,
 }
 
+/// A field of the spec tables, which live for the whole run once loaded: what a node, a path
+/// or a problem holds instead of the field's name, which is looked up when it is printed.
+/// Two ids are equal when they are the same field of the same table.
+#[derive(Clone, Copy)]
+pub struct FieldId(&'static FieldSpec);
+
+impl FieldId {
+    pub fn of(f: &'static FieldSpec) -> FieldId {
+        FieldId(f)
+    }
+
+    pub fn spec(self) -> &'static FieldSpec {
+        self.0
+    }
+
+    pub fn name(self) -> &'static str {
+        self.0.name.as_str()
+    }
+
+    pub fn role(self) -> Role {
+        self.0.role
+    }
+}
+
+/// What a field is for, as the fact collectors and renderers need to know it: worked out
+/// once from the field's name and type when the tables load, so that readers of a decoded
+/// message test a role instead of a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Role {
+    #[default]
+    Other,
+    /// `TopicId`.
+    TopicId,
+    /// A struct's `Name` or `TopicName` string: beside a `TopicId`, that topic's name.
+    Name,
+    /// An int16 error code (`ErrorCode`, `PartitionErrorCode`...).
+    ErrorCode,
+}
+
+/// For unit tests that build nodes by hand: a field of Metadata's response with this role
+/// (`TopicId`, a topic's `Name`, an `ErrorCode`).
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+pub(crate) fn metadata_field(role: Role) -> FieldId {
+    fn find(fields: &'static [FieldSpec], role: Role) -> Option<FieldId> {
+        fields.iter().find_map(|f| {
+            (f.role == role)
+                .then_some(FieldId::of(f))
+                .or_else(|| find(&f.fields, role))
+        })
+    }
+    let spec = registry()
+        .get(3, Direction::Response)
+        .expect("Metadata response");
+    find(&spec.fields, role).expect("a field with the role")
+}
+
+impl Role {
+    /// The role of a field called `name` of type `ty`.
+    pub fn of(name: &str, ty: &FieldType) -> Role {
+        match (name, ty) {
+            ("TopicId", _) => Role::TopicId,
+            ("Name" | "TopicName", FieldType::String) => Role::Name,
+            (n, _) if n.ends_with("ErrorCode") => Role::ErrorCode,
+            _ => Role::Other,
+        }
+    }
+}
+
+impl PartialEq for FieldId {
+    fn eq(&self, other: &FieldId) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for FieldId {}
+
+impl std::fmt::Debug for FieldId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FieldId({})", self.name())
+    }
+}
+
 /// One field of a message or struct.
 #[derive(Debug, Clone)]
 pub struct FieldSpec {
@@ -327,6 +410,8 @@ pub struct FieldSpec {
     pub type_name: String,
     /// For arrays, the element type as shown: `MetadataRequestTopic`, `int32`.
     pub elem_name: String,
+    /// What the field is for (from its name and type, once).
+    pub role: Role,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -437,6 +522,7 @@ fn convert_fields(
                 other => other.display(),
             };
             Ok(FieldSpec {
+                role: Role::of(&f.name, &ty),
                 type_name,
                 elem_name,
                 name: f.name.clone(),

@@ -12,7 +12,7 @@ use super::message::{
     peek_request, peek_response_correlation, Message,
 };
 use super::pairing::{self, waits_for_answer, Asked, Pending};
-use super::problem::ProblemKind;
+use super::problem::{Detail, HeaderOnly, Path, ProblemKind};
 use super::schema::{registry, Direction};
 use super::topics::TopicNames;
 use super::Diagnosis;
@@ -1726,8 +1726,8 @@ fn paired_response(frame: &[u8], r: RequestInfo, cut: Option<Cut>, opts: DecodeO
 fn unpaired_response(frame: &[u8], cut: Option<Cut>, used: &[(i16, i16)]) -> (Message, bool) {
     if let Some(cut) = cut {
         let why = match cut {
-            Cut::Gap => "the rest of this frame was lost in a gap",
-            Cut::Ended(_) => "the stream ended before the rest of this frame",
+            Cut::Gap => HeaderOnly::LostInGap,
+            Cut::Ended(_) => HeaderOnly::StreamEnded,
         };
         return (
             decode_response_header_only(frame, ErrorKind::Malformed, why),
@@ -1737,11 +1737,7 @@ fn unpaired_response(frame: &[u8], cut: Option<Cut>, used: &[(i16, i16)]) -> (Me
     match guess_response(frame, used) {
         Some(m) => (m, true),
         None => (
-            decode_response_header_only(
-                frame,
-                ErrorKind::Unpaired,
-                "no request with this correlation_id was captured, and no known API and version decodes this body cleanly",
-            ),
+            decode_response_header_only(frame, ErrorKind::Unpaired, HeaderOnly::NoGuess),
             false,
         ),
     }
@@ -1763,10 +1759,12 @@ fn other_version_hint(frame: &[u8], key: i16, version: i16) -> Option<Diagnosis>
             return Some(Diagnosis {
                 kind: ProblemKind::WrongVersionLayout,
                 offset: 0,
-                message: format!(
-                    "the request asked for v{version}, and the body does not decode as {} v{version}; it decodes cleanly as v{v}: the broker answered in the v{v} layout",
-                    spec.name
-                ),
+                path: Path::default(),
+                detail: Detail::WrongVersionLayout {
+                    asked: version,
+                    name: spec.name.as_str(),
+                    fits: v,
+                },
             });
         }
     }

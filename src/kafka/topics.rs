@@ -2,6 +2,7 @@
 //! messages that carry only an id get the name beside it, in every view.
 
 use super::node::{Node, Value};
+use super::schema::Role;
 use super::Message;
 use std::collections::HashMap;
 
@@ -52,7 +53,7 @@ impl TopicNames {
         let id = n
             .children
             .iter()
-            .find(|c| c.name == "TopicId")
+            .find(|c| c.role() == Role::TopicId)
             .and_then(|c| match c.value {
                 Value::Uuid(u) if u != ZERO => Some(u),
                 _ => None,
@@ -60,7 +61,7 @@ impl TopicNames {
         let name = n
             .children
             .iter()
-            .find(|c| (c.name == "Name" || c.name == "TopicName") && c.ty == "string")
+            .find(|c| c.role() == Role::Name)
             .and_then(|c| c.as_str())
             .filter(|s| !s.is_empty());
         if let (Some(id), Some(name)) = (id, name) {
@@ -76,9 +77,10 @@ impl TopicNames {
 
     /// Names the topic ids of structs that do not carry the name themselves.
     fn annotate(&self, n: &mut Node) {
-        let named = n.children.iter().any(|c| {
-            (c.name == "Name" || c.name == "TopicName") && c.as_str().is_some_and(|s| !s.is_empty())
-        });
+        let named = n
+            .children
+            .iter()
+            .any(|c| c.role() == Role::Name && c.as_str().is_some_and(|s| !s.is_empty()));
         for c in n.children.iter_mut() {
             if let Value::Uuid(u) = c.value {
                 if !named && c.note == super::node::Note::None {
@@ -105,8 +107,10 @@ mod tests {
         let mut t = Node::new("Topics", "struct", 0, Region::ResponseBody, NodeKind::Group);
         let mut tid = Node::new("TopicId", "uuid", 0, Region::ResponseBody, NodeKind::Field);
         tid.value = Value::Uuid(id);
+        tid.field = Some(crate::kafka::schema::metadata_field(Role::TopicId));
         let mut n = Node::new("Name", "string", 0, Region::ResponseBody, NodeKind::Field);
         n.value = Value::Str(Some(name.to_string()));
+        n.field = Some(crate::kafka::schema::metadata_field(Role::Name));
         t.children = vec![tid, n];
         t
     }

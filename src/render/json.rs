@@ -2,7 +2,7 @@
 //! docs/kdissect-message.schema.json. The body is the decoded tree under the schema's field
 //! names; `--json-spans` wraps every value with its byte offset and length.
 
-use crate::kafka::{Direction, ErrorCode, Message, Node, NodeKind, Note, Region, Value};
+use crate::kafka::{Direction, ErrorCode, Message, Node, NodeKind, Note, Region, Shape, Value};
 use serde_json::{json, Map, Value as J};
 use std::io::Write;
 
@@ -206,7 +206,7 @@ fn put_fields(w: &mut Vec<u8>, n: &Node, frame: &[u8], spans: bool) {
         if is_wire_detail(c) {
             continue;
         }
-        if c.ty == "tagged_field" {
+        if c.shape == Shape::TaggedField {
             match c.children.get(2) {
                 Some(inner) if inner.kind != NodeKind::Raw => {
                     put_key(w, &mut first, &c.name);
@@ -466,8 +466,9 @@ fn put_embedded_api(o: &mut Map<String, J>, msg: &Message) {
 fn error_codes(msg: &Message) -> J {
     msg.errors
         .iter()
-        .map(|(path, code)| {
-            let e = ErrorCode(*code);
+        .map(|x| {
+            let (path, code) = (x.path.to_string(), x.code);
+            let e = ErrorCode(code);
             json!({"path": path, "code": code, "name": e.name(), "retriable": e.is_retriable()})
         })
         .collect()
@@ -478,7 +479,7 @@ fn problems(msg: &Message) -> J {
     let mut malformed: Vec<J> = msg
         .diagnoses
         .iter()
-        .map(|d| problem_json(d.offset, &d.message, d.kind))
+        .map(|d| problem_json(d.offset, &d.to_string(), d.kind))
         .collect();
     if let Some(e) = &msg.error {
         let kind = e.kind.problem();
@@ -632,12 +633,12 @@ mod tests {
         let m = crate::kafka::message::decode_response_header_only(
             &f,
             crate::kafka::ErrorKind::Unpaired,
-            "no request",
+            crate::kafka::problem::HeaderOnly::NoRequest { correlation_id: 0 },
         );
         let j = message(&m, &f, &Meta::default(), false);
         assert_eq!(
             j["malformed"].to_string(),
-            r#"[{"offset":8,"message":"at 0x0008: no request","kind":"unpaired","hint":"to decode it as a response, give --api-key K --api-version V"}]"#
+            r#"[{"offset":8,"message":"at 0x0008: no request with correlation_id 0 came before this response","kind":"unpaired","hint":"to decode it as a response, give --api-key K --api-version V"}]"#
         );
         assert_eq!(j["api_key"], J::Null);
         assert_eq!(j["api_name"], J::Null);
@@ -651,6 +652,7 @@ mod tests {
 
     fn tagged(name: &'static str, tag: i64, data: Node) -> Node {
         let mut t = leaf(name, "tagged_field", NodeKind::Group, Value::None);
+        t.shape = Shape::TaggedField;
         t.children = vec![
             leaf("tag", "uvarint", NodeKind::Field, Value::Int(tag)),
             leaf("size", "uvarint", NodeKind::Field, Value::Int(1)),

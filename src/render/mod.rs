@@ -6,6 +6,7 @@ use std::borrow::Cow;
 pub mod bytes;
 pub mod json;
 pub mod notice;
+pub mod problem;
 pub mod stats;
 pub mod summary;
 pub mod table;

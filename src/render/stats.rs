@@ -367,8 +367,8 @@ impl Stats {
                 if !m.errors.is_empty() {
                     row.errors += 1;
                 }
-                for (_, c) in &m.errors {
-                    *self.errors.entry(*c).or_default() += 1;
+                for e in &m.errors {
+                    *self.errors.entry(e.code).or_default() += 1;
                 }
                 if let (Some(list), false) = (&m.facts.advertised, m.is_malformed()) {
                     if let Some(n) = self.node(rec.src) {

@@ -3,6 +3,7 @@
 
 use super::value::quote;
 use crate::kafka::facts::{Facts, Scalar, TopicList, TopicRef, MAX_TOPICS};
+use crate::kafka::problem::{ErrorEntry, Path, Step};
 use crate::kafka::stream::Record;
 use crate::kafka::EmbeddedMessage;
 use crate::kafka::{names, Direction, Message};
@@ -93,15 +94,11 @@ fn write_essentials(out: &mut String, msg: &Message) {
     }
     if msg.direction == Direction::Response {
         // The embedded answer's errors are its own words, above.
-        let embedding = msg.embedded.as_ref().map(|e| format!("{}.", e.field));
-        let own: Vec<(String, i16)> = msg
+        let embedding = msg.embedded.as_ref().map(|e| &e.field);
+        let own: Vec<ErrorEntry> = msg
             .errors
             .iter()
-            .filter(|(p, _)| {
-                embedding
-                    .as_ref()
-                    .is_none_or(|e| !p.starts_with(e.as_str()))
-            })
+            .filter(|e| embedding.is_none_or(|f| !e.path.passes_through(f)))
             .cloned()
             .collect();
         error_words(&own, &mut words);
@@ -285,15 +282,23 @@ fn sasl_words(msg: &Message, words: &mut Words<'_>) {
 /// Errors below the top level: one level down outside the topic lists (those show beside each
 /// topic: FindCoordinator v4+'s Coordinators[], DescribeGroups' Groups[]), and the count and
 /// names of deeper ones (partitions).
-fn error_words(errors: &[(String, i16)], words: &mut Words<'_>) {
+fn error_words(errors: &[ErrorEntry], words: &mut Words<'_>) {
     let mut nested: Vec<String> = Vec::new();
-    for (path, code) in errors.iter().filter(|(p, _)| p.matches('.').count() == 1) {
-        let list = path.split('[').next().unwrap_or("");
-        if ["Topics", "TopicData", "Responses", "Results", "Resources"].contains(&list) {
-            continue;
+    for e in errors.iter().filter(|e| e.path.fields() == 2) {
+        let steps = e.path.steps();
+        // An error in an element of a topic list shows beside its topic.
+        if let [Step::Field(list), Step::Index(_), ..] = steps {
+            if ["Topics", "TopicData", "Responses", "Results", "Resources"].contains(&list.name()) {
+                continue;
+            }
         }
-        let item = path.rsplit_once('.').map_or(path.as_str(), |(a, _)| a);
-        nested.push(format!("{}({item})", error_name(*code)));
+        // The item the error is about: the path up to its last field.
+        let last = steps
+            .iter()
+            .rposition(|s| matches!(s, Step::Field(_)))
+            .unwrap_or(0);
+        let item = Path(steps.get(..last).unwrap_or_default().to_vec());
+        nested.push(format!("{}({item})", error_name(e.code)));
     }
     if !nested.is_empty() {
         let more = nested.len().saturating_sub(MAX_TOPICS);
@@ -305,8 +310,8 @@ fn error_words(errors: &[(String, i16)], words: &mut Words<'_>) {
     }
     let deeper: Vec<i16> = errors
         .iter()
-        .filter(|(p, _)| p.matches('.').count() >= 2)
-        .map(|(_, c)| *c)
+        .filter(|e| e.path.fields() >= 3)
+        .map(|e| e.code)
         .collect();
     if !deeper.is_empty() {
         let mut names_seen: Vec<&str> = Vec::new();
@@ -756,7 +761,7 @@ fn push_trouble(s: &mut String, rec: &Record<'_>, color: bool) {
         let _ = write!(
             s,
             " [body not decoded: {}]",
-            super::with_hint(&e.reason, e.kind.problem())
+            super::with_hint(&e.detail.to_string(), e.kind.problem())
         );
     } else if let Some(m) = malformed_text(msg) {
         s.push_str(&paint(color, m, red));
@@ -771,7 +776,7 @@ fn malformed_text(msg: &Message) -> Option<String> {
         return Some(format!(
             " !! malformed at 0x{:04x}: {}",
             d.offset,
-            super::with_hint(&d.message, d.kind)
+            super::with_hint(&d.to_string(), d.kind)
         ));
     };
     let mut m = format!(
@@ -784,7 +789,7 @@ fn malformed_text(msg: &Message) -> Option<String> {
         .iter()
         .find(|d| d.kind == crate::kafka::ProblemKind::WrongVersionLayout)
     {
-        let _ = write!(m, "; {}", h.message);
+        let _ = write!(m, "; {h}");
     }
     Some(m)
 }
@@ -1038,10 +1043,12 @@ mod tests {
         m.diagnoses.push(Diagnosis {
             kind: ProblemKind::NullNotNullable,
             offset: 0x20,
-            message: "null where the version forbids one".into(),
+            path: Default::default(),
+            detail: crate::kafka::problem::Detail::NullNotNullable { what: "string" },
         });
-        assert!(text(&request_record(m, &f))
-            .ends_with(" !! malformed at 0x0020: null where the version forbids one"),);
+        assert!(text(&request_record(m, &f)).ends_with(
+            " !! malformed at 0x0020: null string in a field that is not nullable in this version"
+        ));
     }
 
     #[test]
@@ -1062,14 +1069,15 @@ mod tests {
         let m = crate::kafka::message::decode_response_header_only(
             &f,
             crate::kafka::ErrorKind::Unpaired,
-            "its request is not in the input",
+            crate::kafka::problem::HeaderOnly::NoGuess,
         );
         let mut rec = response_record(m, &f, 0);
         rec.request = None;
         assert_eq!(
             text(&rec),
             "     8    1.500000 10.0.0.2:9092 → 10.0.0.1:40000 [3] Unknown Response corr=0 \
-             [body not decoded: its request is not in the input: to decode it as a response, \
+             [body not decoded: no request with this correlation_id was captured, and no known \
+             API and version decodes this body cleanly: to decode it as a response, \
              give --api-key K --api-version V]"
         );
     }
@@ -1120,10 +1128,11 @@ mod tests {
         m.diagnoses.push(Diagnosis {
             kind: ProblemKind::Malformed,
             offset: 4,
-            message: "bad".into(),
+            path: Default::default(),
+            detail: crate::kafka::problem::Detail::OutOfRange,
         });
         assert!(line_styled(&request_record(m, &f), &Clock::default(), true)
-            .ends_with("]\u{1b}[31m !! malformed at 0x0004: bad\u{1b}[39m"));
+            .ends_with("]\u{1b}[31m !! malformed at 0x0004: out of range\u{1b}[39m"));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! `NAME TYPE = VALUE [0xOFFSET, NB] description`, children drawn with `+-- ` and `|   `.
 
 use super::{value, Style};
+use crate::kafka::schema::Role;
 use crate::kafka::{Enc, Node, NodeKind, Note, Value};
 use owo_colors::OwoColorize;
 use std::io::{self, Write};
@@ -127,7 +128,7 @@ fn write_colored(
         name = name.bold().to_string();
     }
     let value = value::text_limited(n, frame, style.wide, style.max_value).map(|v| {
-        let error = n.name.ends_with("ErrorCode") && matches!(n.value, Value::Int(c) if c != 0);
+        let error = n.role() == Role::ErrorCode && matches!(n.value, Value::Int(c) if c != 0);
         if error {
             format!(" = {}", v.red().bold())
         } else {
@@ -512,6 +513,7 @@ MetadataRequest message v13 [0x0000, 37B]
         };
         let mut code = node("ErrorCode", "int16", 0, 2, Value::Int(3));
         code.note = Note::Error(ErrorCode(3));
+        code.field = Some(crate::kafka::schema::metadata_field(Role::ErrorCode));
         code.desc = "why".into();
         let mut root = Node::new("Body", "", 0, Region::RequestBody, NodeKind::Group);
         root.len = 2;

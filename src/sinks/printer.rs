@@ -168,7 +168,8 @@ impl<W: Write> Printer<W> {
         // The summary line already names the first problem when decoding did not stop.
         let skip = usize::from(rec.msg.error.is_none());
         for d in rec.msg.diagnoses.iter().skip(skip) {
-            let m = render::with_hint(&d.message, d.kind);
+            let text = d.to_string();
+            let m = render::with_hint(&text, d.kind);
             writeln!(self.out, "!! malformed at 0x{:04x}: {m}", d.offset)?;
         }
         writeln!(self.out)

@@ -636,7 +636,7 @@ fn abbreviated12(
     keylog: &str,
     (session_id, ticket): (&[u8], Option<&[u8]>),
     suite: u16,
-) -> [Vec<Got>; 3] {
+) -> ([Vec<Got>; 3], TlsFilter) {
     let random = [0x34; 32];
     let server_random = [0x99; 32];
     let master = [0x6b; 48];
@@ -677,7 +677,7 @@ fn abbreviated12(
             &sk.seal(APPLICATION_DATA, b"from the broker"),
         ),
     );
-    [server, client, answer]
+    ([server, client, answer], f)
 }
 
 fn client_random_line(random: [u8; 32], master: [u8; 48]) -> String {
@@ -721,12 +721,12 @@ fn decrypts_a_tls12_session_id_resumption() {
             client_random_line([0x34; 32], master),
             session_line(&id, master),
         ] {
-            let got = abbreviated12(&keylog, (&id, None), suite);
+            let (got, _) = abbreviated12(&keylog, (&id, None), suite);
             assert_resumed_and_decrypted(&got, suite);
         }
     }
     // The Session-ID line is matched by the session id: another session's does not key it.
-    let [server, client, _] =
+    let ([server, client, _], _) =
         abbreviated12(&session_line(&[0x5f; 32], master), (&id, None), 0xc02f);
     assert!(
         server.is_empty() && client.is_empty(),
@@ -746,7 +746,39 @@ fn decrypts_a_tls12_ticket_resumption() {
         client_random_line([0x34; 32], master),
         session_line(&id, master),
     ] {
-        let got = abbreviated12(&keylog, (&id, Some(&ticket)), 0xc030);
+        let (got, _) = abbreviated12(&keylog, (&id, Some(&ticket)), 0xc030);
         assert_resumed_and_decrypted(&got, 0xc030);
     }
+}
+
+/// A ticket presented with an empty session id (RFC 5077 §3.4 allows it): the ServerHello
+/// has no id to echo, and only the server's ChangeCipherSpec coming first tells the
+/// resumption. Told resumed whether it decrypts or not; a full TLS 1.2 handshake (client's
+/// ChangeCipherSpec first) is not.
+#[test]
+fn a_ticket_resumption_without_a_session_id_is_told_by_the_server_ccs_first() {
+    let master = [0x6b; 48];
+    let (got, _) = abbreviated12(
+        &client_random_line([0x34; 32], master),
+        (&[], Some(&[0x7e; 64])),
+        0xc02b,
+    );
+    assert_resumed_and_decrypted(&got, 0xc02b);
+    let (got, mut f) = abbreviated12("", (&[], Some(&[0x7e; 64])), 0xc02b);
+    assert!(got.iter().all(Vec::is_empty), "{got:?}");
+    let info = only_conn(feed(&mut f, close(7)));
+    assert_eq!(info.keys, Keys::NoKeyLog);
+    assert!(info.resumed);
+    // The full handshake of decrypts_tls12_gcm_and_chacha, without keys: not resumed.
+    let mut f = TlsFilter::new();
+    let ch = hello_with(CLIENT_HELLO, &[], false, [0x34; 32], 0xc02b);
+    let sh = hello_with(SERVER_HELLO, &[], true, [9; 32], 0xc02b);
+    feed(&mut f, data(7, 5000, 9093, &record(HANDSHAKE, &ch)));
+    feed(&mut f, data(7, 9093, 5000, &record(HANDSHAKE, &sh)));
+    let mut cflight = record(CHANGE_CIPHER_SPEC, &[1]);
+    cflight.extend(record(HANDSHAKE, &[0; 40]));
+    feed(&mut f, data(7, 5000, 9093, &cflight));
+    feed(&mut f, data(7, 9093, 5000, &cflight));
+    let info = only_conn(feed(&mut f, close(7)));
+    assert!(!info.resumed && info.records == 6, "{info:?}");
 }

@@ -113,6 +113,8 @@ struct Half {
     hs: HsReader,
     /// Its Finished was seen.
     finished: bool,
+    /// Its ChangeCipherSpec was seen.
+    ccs: bool,
     /// The last record did not authenticate (told once per run of them).
     failing: bool,
     resync: Option<Resync>,
@@ -129,6 +131,7 @@ impl Half {
             keys: None,
             hs: HsReader::default(),
             finished: false,
+            ccs: false,
             failing: false,
             resync: None,
             lost_sync: false,
@@ -376,6 +379,7 @@ impl Conn {
         let encrypted = self.halves.get(h).is_some_and(|x| x.keys.is_some());
         match kind {
             CHANGE_CIPHER_SPEC => {
+                self.change_cipher_spec(h);
                 if let (Some(k), Some(half)) = (
                     self.at_ccs.get_mut(h).and_then(Option::take),
                     self.halves.get_mut(h),
@@ -386,6 +390,25 @@ impl Conn {
             _ if encrypted => self.decrypt(h, (&header, body), at, keys, scratch, out),
             HANDSHAKE => self.handshake(h, body, at, keys, out),
             _ => {}
+        }
+    }
+
+    /// TLS 1.2: a server that sends its ChangeCipherSpec before the client's is resuming (an
+    /// abbreviated handshake, RFC 5246 §7.3); in a full one it answers the client's Finished.
+    /// This tells a ticket resumption whose ClientHello had no session id to echo (RFC 5077
+    /// §3.4). TLS 1.3's compatibility ChangeCipherSpec (RFC 8446 §D.4) says nothing of it.
+    fn change_cipher_spec(&mut self, h: usize) {
+        let tls12_hello = self.info.negotiated && self.info.suite.is_some() && !self.tls13;
+        // A client direction that lost bytes may have lost its ChangeCipherSpec: not told.
+        let client_may_have = self
+            .halves
+            .get(CLIENT)
+            .is_none_or(|c| c.ccs || c.lost_sync || c.resync.is_some());
+        if h == SERVER && tls12_hello && !client_may_have {
+            self.info.resumed = true;
+        }
+        if let Some(half) = self.halves.get_mut(h) {
+            half.ccs = true;
         }
     }
 

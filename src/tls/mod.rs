@@ -88,7 +88,8 @@ pub struct TlsConnection {
     pub suite: Option<u16>,
     pub sni: Option<String>,
     pub alpn: Vec<String>,
-    /// A resumed session (TLS 1.3 PSK, or a TLS 1.2 session id the server took up).
+    /// A resumed session (TLS 1.3 PSK, or TLS 1.2: a session id the server took up, or its
+    /// ChangeCipherSpec before the client's).
     pub resumed: bool,
     pub keys: Keys,
     /// TLS records seen, both directions.

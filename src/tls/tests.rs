@@ -1,5 +1,5 @@
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
-use super::hello::{EXT_ALPN, EXT_SERVER_NAME, EXT_SUPPORTED_VERSIONS};
+use super::hello::{EXT_ALPN, EXT_PRE_SHARED_KEY, EXT_SERVER_NAME, EXT_SUPPORTED_VERSIONS};
 use super::*;
 const CLIENT_HELLO: u8 = 1;
 const SERVER_HELLO: u8 = 2;
@@ -23,9 +23,21 @@ fn hello(kind: u8, exts: &[u8], server: bool) -> Vec<u8> {
 }
 
 fn hello_with(kind: u8, exts: &[u8], server: bool, random: [u8; 32], suite: u16) -> Vec<u8> {
+    hello_sid(kind, exts, server, (random, &[]), suite)
+}
+
+/// A hello with a session id (`random, session_id`).
+fn hello_sid(
+    kind: u8,
+    exts: &[u8],
+    server: bool,
+    (random, session_id): ([u8; 32], &[u8]),
+    suite: u16,
+) -> Vec<u8> {
     let mut m = vec![3, 3];
     m.extend_from_slice(&random);
-    m.push(0); // session id
+    m.push(session_id.len() as u8);
+    m.extend_from_slice(session_id);
     let [a, b] = suite.to_be_bytes();
     if server {
         m.extend_from_slice(&[a, b, 0]);
@@ -479,4 +491,294 @@ fn an_unknown_suite_is_reported_not_decrypted() {
     let info = only_conn(feed(&mut f, close(7)));
     assert_eq!(info.keys, Keys::UnsupportedSuite);
     assert_eq!(suite_name(0x002f), "cipher suite 0x002f");
+}
+
+/// psk_key_exchange_modes (RFC 8446 §4.2.9) and session_ticket (RFC 5077 §3.2).
+const EXT_PSK_MODES: u16 = 45;
+const EXT_SESSION_TICKET: u16 = 35;
+const NEW_SESSION_TICKET: u8 = 4;
+const ENCRYPTED_EXTENSIONS: u8 = 8;
+const FINISHED: u8 = 20;
+
+/// An ApiVersions v3 request frame (size prefix included), as a client sends it first.
+fn kafka_request() -> Vec<u8> {
+    let mut body = vec![0, 18, 0, 3, 0, 0, 0, 1]; // api key, version, correlation id
+    body.extend_from_slice(&[0, 9]);
+    body.extend_from_slice(b"producer1");
+    body.push(0); // header tagged fields
+    body.push(9);
+    body.extend_from_slice(b"kdissect");
+    body.push(6);
+    body.extend_from_slice(b"0.1.0");
+    body.push(0);
+    let mut frame = (body.len() as u32).to_be_bytes().to_vec();
+    frame.extend(body);
+    frame
+}
+
+/// The plaintext the filter handed on, by sending port, in order; anything else fails.
+fn plaintext(got: &[Got]) -> Vec<(u16, Vec<u8>)> {
+    got.iter()
+        .map(|g| match g {
+            Got::Data(port, b) => (*port, b.clone()),
+            other => panic!("expected plaintext, got {other:?} in {got:?}"),
+        })
+        .collect()
+}
+
+/// TLS 1.3 PSK resumption (RFC 8446 §2.2): the client offers a ticket in pre_shared_key
+/// (with psk_key_exchange_modes and a legacy session id, as middlebox-compatible clients
+/// send), the server selects identity 0 and sends no Certificate: EncryptedExtensions and
+/// Finished only. The four secrets logged for the client random decrypt it, a Kafka frame
+/// sealed across two records comes out whole, and the connection is told as resumed.
+#[test]
+fn decrypts_a_tls13_psk_resumed_session() {
+    let s = Session13::new(0x1303);
+    let mut f = TlsFilter::with_keys(Arc::new(s.keylog()));
+    let legacy_id = [0x77; 32];
+    let mut identity = 0x1c_u16.to_be_bytes().to_vec(); // identity: a 28-byte ticket
+    identity.extend_from_slice(&[0xab; 28]);
+    identity.extend_from_slice(&0x0102_0304_u32.to_be_bytes()); // obfuscated_ticket_age
+    let mut psk = (identity.len() as u16).to_be_bytes().to_vec();
+    psk.extend(identity);
+    psk.extend_from_slice(&33_u16.to_be_bytes()); // binders: one of 32 bytes (SHA-256)
+    psk.push(32);
+    psk.extend_from_slice(&[0xbd; 32]);
+    let mut exts = ext(EXT_SUPPORTED_VERSIONS, &[2, 3, 4]);
+    exts.extend(ext(EXT_PSK_MODES, &[1, 1])); // psk_dhe_ke
+    exts.extend(ext(EXT_PRE_SHARED_KEY, &psk)); // last, as RFC 8446 §4.2.11 requires
+    let ch = hello_sid(CLIENT_HELLO, &exts, false, (s.random, &legacy_id), s.suite);
+    let mut sexts = ext(EXT_SUPPORTED_VERSIONS, &[3, 4]);
+    sexts.extend(ext(EXT_PRE_SHARED_KEY, &[0, 0])); // selected_identity 0
+    let sh = hello_sid(SERVER_HELLO, &sexts, true, ([9; 32], &legacy_id), s.suite);
+    assert!(feed(&mut f, data(7, 5000, 9093, &record(HANDSHAKE, &ch))).is_empty());
+    // The ServerHello, a compatibility ChangeCipherSpec and the encrypted flight, one segment.
+    let mut shk = s.keys(1);
+    let mut flight = record(HANDSHAKE, &sh);
+    flight.extend(record(CHANGE_CIPHER_SPEC, &[1]));
+    let mut ee_fin = hs(ENCRYPTED_EXTENSIONS, &[0, 0]);
+    ee_fin.extend(hs(FINISHED, &[0xee; 32]));
+    flight.extend(shk.seal(HANDSHAKE, &ee_fin));
+    let got = feed(&mut f, data(7, 9093, 5000, &flight));
+    let [Got::Conn(c)] = &got[..] else {
+        panic!("{got:?}")
+    };
+    assert_eq!(c.keys, Keys::Decrypted);
+    assert!(c.resumed);
+    assert_eq!((c.version, c.suite), (Some(0x0304), Some(0x1303)));
+    assert_eq!(c.secrets.map(|(r, _)| r), Some(s.random));
+    // The client's Finished, then a Kafka frame cut across two records in one segment.
+    let mut chk = s.keys(0);
+    let mut ck = s.keys(2);
+    let frame = kafka_request();
+    let mut seg = record(CHANGE_CIPHER_SPEC, &[1]);
+    seg.extend(chk.seal(HANDSHAKE, &hs(FINISHED, &[0xdd; 32])));
+    seg.extend(ck.seal(APPLICATION_DATA, &frame[..10]));
+    seg.extend(ck.seal(APPLICATION_DATA, &frame[10..]));
+    let got = plaintext(&feed(&mut f, data(7, 5000, 9093, &seg)));
+    assert_eq!(joined(&got, 5000), frame);
+    // The server's next ticket (post-handshake), then its answer.
+    let mut sk = s.keys(3);
+    let mut seg = sk.seal(HANDSHAKE, &hs(NEW_SESSION_TICKET, &[0; 13]));
+    seg.extend(sk.seal(APPLICATION_DATA, b"\0\0\0\x04\0\0\0\x01"));
+    let got = plaintext(&feed(&mut f, data(7, 9093, 5000, &seg)));
+    assert_eq!(got, vec![(9093, b"\0\0\0\x04\0\0\0\x01".to_vec())]);
+    assert!(matches!(&feed(&mut f, close(7))[..], [Got::Close]));
+}
+
+/// A full TLS 1.3 handshake whose ServerHello echoes the client's legacy session id (every
+/// middlebox-compatible one does) is not a resumption: only pre_shared_key is.
+#[test]
+fn an_echoed_tls13_legacy_session_id_is_not_resumption() {
+    let s = Session13::new(0x1301);
+    let mut f = TlsFilter::with_keys(Arc::new(s.keylog()));
+    let id = [0x55; 32];
+    let ch = hello_sid(
+        CLIENT_HELLO,
+        &ext(EXT_SUPPORTED_VERSIONS, &[2, 3, 4]),
+        false,
+        (s.random, &id),
+        s.suite,
+    );
+    let sh = hello_sid(
+        SERVER_HELLO,
+        &ext(EXT_SUPPORTED_VERSIONS, &[3, 4]),
+        true,
+        ([9; 32], &id),
+        s.suite,
+    );
+    feed(&mut f, data(7, 5000, 9093, &record(HANDSHAKE, &ch)));
+    let mut flight = record(HANDSHAKE, &sh);
+    flight.extend(s.keys(1).seal(HANDSHAKE, &hs(FINISHED, &[0xee; 32])));
+    let got = feed(&mut f, data(7, 9093, 5000, &flight));
+    assert!(
+        matches!(&got[..], [Got::Conn(c)] if c.keys == Keys::Decrypted && !c.resumed),
+        "{got:?}"
+    );
+}
+
+/// The bytes sent from `port`, joined (there may be one piece per record).
+fn joined(plain: &[(u16, Vec<u8>)], port: u16) -> Vec<u8> {
+    plain
+        .iter()
+        .filter(|(p, _)| *p == port)
+        .flat_map(|(_, b)| b.iter().copied())
+        .collect()
+}
+
+/// A TLS 1.2 abbreviated handshake (RFC 5246 §7.3, RFC 5077 §3.1) between ports 5000 and
+/// 9093: the client offers `session_id` (and `ticket` in a session_ticket extension when
+/// given), the server echoes the id, then sends its ChangeCipherSpec and encrypted Finished
+/// first (before the client's, the reverse of a full handshake), then both sides send
+/// Kafka bytes. Returns what the filter handed on at each step: the server's flight, the
+/// client's, the server's answer.
+fn abbreviated12(
+    keylog: &str,
+    (session_id, ticket): (&[u8], Option<&[u8]>),
+    suite: u16,
+) -> ([Vec<Got>; 3], TlsFilter) {
+    let random = [0x34; 32];
+    let server_random = [0x99; 32];
+    let master = [0x6b; 48];
+    let mut k = KeyLog::default();
+    k.add_text(keylog.as_bytes());
+    let mut f = TlsFilter::with_keys(Arc::new(k));
+    let exts = ticket.map_or_else(Vec::new, |t| ext(EXT_SESSION_TICKET, t));
+    let ch = hello_sid(CLIENT_HELLO, &exts, false, (random, session_id), suite);
+    let sh = hello_sid(SERVER_HELLO, &[], true, (server_random, session_id), suite);
+    let (mut ck, mut sk) = crypto::tls12(
+        crypto::suite(suite).unwrap(),
+        &master,
+        &random,
+        &server_random,
+    )
+    .unwrap();
+    assert!(feed(&mut f, data(7, 5000, 9093, &record(HANDSHAKE, &ch))).is_empty());
+    let mut sflight = record(HANDSHAKE, &sh);
+    if ticket.is_some() {
+        // A server that takes up a ticket may renew it (RFC 5077 §3.3), before its CCS.
+        sflight.extend(record(HANDSHAKE, &hs(NEW_SESSION_TICKET, &[0; 10])));
+    }
+    sflight.extend(record(CHANGE_CIPHER_SPEC, &[1]));
+    sflight.extend(sk.seal(HANDSHAKE, &hs(FINISHED, &[0x51; 12])));
+    let server = feed(&mut f, data(7, 9093, 5000, &sflight));
+    let frame = kafka_request();
+    let mut cflight = record(CHANGE_CIPHER_SPEC, &[1]);
+    cflight.extend(ck.seal(HANDSHAKE, &hs(FINISHED, &[0xc1; 12])));
+    cflight.extend(ck.seal(APPLICATION_DATA, &frame[..7]));
+    cflight.extend(ck.seal(APPLICATION_DATA, &frame[7..]));
+    let client = feed(&mut f, data(7, 5000, 9093, &cflight));
+    let answer = feed(
+        &mut f,
+        data(
+            7,
+            9093,
+            5000,
+            &sk.seal(APPLICATION_DATA, b"from the broker"),
+        ),
+    );
+    ([server, client, answer], f)
+}
+
+fn client_random_line(random: [u8; 32], master: [u8; 48]) -> String {
+    format!(
+        "CLIENT_RANDOM {} {}\n",
+        hex::encode(random),
+        hex::encode(master)
+    )
+}
+
+fn session_line(id: &[u8], master: [u8; 48]) -> String {
+    format!(
+        "RSA Session-ID:{} Master-Key:{}\n",
+        hex::encode(id),
+        hex::encode(master)
+    )
+}
+
+/// An abbreviated handshake decrypted: told once, as resumed, at the server's Finished (the
+/// first record that authenticates), then the client's Kafka frame whole and the answer.
+fn assert_resumed_and_decrypted([server, client, answer]: &[Vec<Got>; 3], suite: u16) {
+    let [Got::Conn(c)] = &server[..] else {
+        panic!("{server:?}")
+    };
+    assert_eq!(c.keys, Keys::Decrypted);
+    assert!(c.resumed, "{c:?}");
+    assert_eq!((c.version, c.suite), (Some(0x0303), Some(suite)));
+    assert_eq!(joined(&plaintext(client), 5000), kafka_request());
+    assert_eq!(plaintext(answer), vec![(9093, b"from the broker".to_vec())]);
+}
+
+/// TLS 1.2 session-id resumption, keyed by the resumed connection's own CLIENT_RANDOM line
+/// (what OpenSSL, Go, Python and Node write) and by an `RSA Session-ID:` line for the session
+/// (what the Java agent writes for TLS 1.2): both decrypt, in a GCM and a ChaCha20 suite.
+#[test]
+fn decrypts_a_tls12_session_id_resumption() {
+    let id = [0x5e; 32];
+    let master = [0x6b; 48];
+    for suite in [0xc02f_u16, 0xcca9] {
+        for keylog in [
+            client_random_line([0x34; 32], master),
+            session_line(&id, master),
+        ] {
+            let (got, _) = abbreviated12(&keylog, (&id, None), suite);
+            assert_resumed_and_decrypted(&got, suite);
+        }
+    }
+    // The Session-ID line is matched by the session id: another session's does not key it.
+    let ([server, client, _], _) =
+        abbreviated12(&session_line(&[0x5f; 32], master), (&id, None), 0xc02f);
+    assert!(
+        server.is_empty() && client.is_empty(),
+        "{server:?} {client:?}"
+    );
+}
+
+/// TLS 1.2 ticket resumption (RFC 5077 §3.4): the client sends a ticket in session_ticket
+/// with a session id of its own, and the server echoes the id (and renews the ticket) to
+/// take it up. Keyed by CLIENT_RANDOM or by the echoed id's Session-ID line.
+#[test]
+fn decrypts_a_tls12_ticket_resumption() {
+    let id = [0x1d; 32];
+    let master = [0x6b; 48];
+    let ticket = [0x7e; 160];
+    for keylog in [
+        client_random_line([0x34; 32], master),
+        session_line(&id, master),
+    ] {
+        let (got, _) = abbreviated12(&keylog, (&id, Some(&ticket)), 0xc030);
+        assert_resumed_and_decrypted(&got, 0xc030);
+    }
+}
+
+/// A ticket presented with an empty session id (RFC 5077 §3.4 allows it): the ServerHello
+/// has no id to echo, and only the server's ChangeCipherSpec coming first tells the
+/// resumption. Told resumed whether it decrypts or not; a full TLS 1.2 handshake (client's
+/// ChangeCipherSpec first) is not.
+#[test]
+fn a_ticket_resumption_without_a_session_id_is_told_by_the_server_ccs_first() {
+    let master = [0x6b; 48];
+    let (got, _) = abbreviated12(
+        &client_random_line([0x34; 32], master),
+        (&[], Some(&[0x7e; 64])),
+        0xc02b,
+    );
+    assert_resumed_and_decrypted(&got, 0xc02b);
+    let (got, mut f) = abbreviated12("", (&[], Some(&[0x7e; 64])), 0xc02b);
+    assert!(got.iter().all(Vec::is_empty), "{got:?}");
+    let info = only_conn(feed(&mut f, close(7)));
+    assert_eq!(info.keys, Keys::NoKeyLog);
+    assert!(info.resumed);
+    // The full handshake of decrypts_tls12_gcm_and_chacha, without keys: not resumed.
+    let mut f = TlsFilter::new();
+    let ch = hello_with(CLIENT_HELLO, &[], false, [0x34; 32], 0xc02b);
+    let sh = hello_with(SERVER_HELLO, &[], true, [9; 32], 0xc02b);
+    feed(&mut f, data(7, 5000, 9093, &record(HANDSHAKE, &ch)));
+    feed(&mut f, data(7, 9093, 5000, &record(HANDSHAKE, &sh)));
+    let mut cflight = record(CHANGE_CIPHER_SPEC, &[1]);
+    cflight.extend(record(HANDSHAKE, &[0; 40]));
+    feed(&mut f, data(7, 5000, 9093, &cflight));
+    feed(&mut f, data(7, 9093, 5000, &cflight));
+    let info = only_conn(feed(&mut f, close(7)));
+    assert!(!info.resumed && info.records == 6, "{info:?}");
 }

@@ -320,6 +320,7 @@ impl<'a> Decoder<'a> {
             self.region,
             NodeKind::Group,
         );
+        body.shape = Shape::Body;
         body.desc = Cow::Owned(format!("message body, version {version}"));
         let start = self.pos;
         let res = self.fields(&spec.fields, &mut body.children);
@@ -372,6 +373,7 @@ impl<'a> Decoder<'a> {
                 Region::TaggedFields,
             );
             raw.kind = NodeKind::Raw;
+            raw.shape = Shape::Omitted;
             raw.value = Value::Text(format!("{n} more tagged fields, decoded but not kept"));
             out.push(raw);
         }
@@ -779,6 +781,7 @@ impl<'a> Decoder<'a> {
             };
         }
         let mut g = Node::new(name, "records", start, Region::RecordBatch, NodeKind::Group);
+        g.shape = Shape::Records;
         let Some(n) = l.len else {
             len_node.desc = Cow::Borrowed("null: no records");
             g.value = Value::Null;
@@ -859,6 +862,7 @@ impl<'a> Decoder<'a> {
         if nullable && self.opts.struct_presence_byte {
             let p = self.i8()?;
             let mut pn = leaf("present", "int8", start, 1, self.region);
+            pn.shape = Shape::PresenceByte;
             pn.value = Value::Int(p.into());
             pn.desc = Cow::Borrowed("presence byte of a nullable struct: 1 present, -1 null");
             node.children.push(pn);
@@ -1048,6 +1052,7 @@ impl<'a> Decoder<'a> {
         };
         let mut raw = leaf("omitted", "elements", from, self.pos - from, self.region);
         raw.kind = NodeKind::Raw;
+        raw.shape = Shape::Omitted;
         raw.value = Value::Text(format!("{n} more elements, decoded but not kept ({why})"));
         raw
     }

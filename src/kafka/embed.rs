@@ -10,7 +10,7 @@
 use super::decode::{leaf, DecodeError, DecodeOptions, Decoder, Diagnosis, ErrorKind};
 use super::facts::Facts;
 use super::header;
-use super::node::{Node, NodeKind, Note, Region, Value};
+use super::node::{Node, NodeKind, Note, Region, Shape, Value};
 use super::problem::{Detail, Path, ProblemKind};
 use super::schema::{registry, Direction, Layout, MessageSpec};
 use std::borrow::Cow;
@@ -74,6 +74,7 @@ pub(crate) fn record_part(
     d.opts = opts;
     d.depth = 1;
     let mut g = Node::new(name, "varbytes", at, Region::Record, NodeKind::Group);
+    g.shape = Shape::VarBytes;
     g.len = end - at;
     let (text, spec) = d.embedded(at, end, layout, &mut g.children);
     g.value = Value::Text(text);
@@ -330,7 +331,7 @@ impl<'a> Decoder<'a> {
             ..EmbeddedMessage::default()
         };
         let res = read.and_then(|()| self.embedded_body(key, direction, version, out));
-        if let Some(body) = out.last().filter(|b| b.ty == "struct") {
+        if let Some(body) = out.last().filter(|b| b.shape == Shape::Body) {
             info.facts = super::facts::collect_body(body, direction, Some(key), Some(version));
         }
         info.errors = self.errors_since(errors_from, field_depth);

@@ -4,7 +4,7 @@
 
 use super::codes::ApiKey;
 use super::decode::{DecodeError, DecodeOptions, Decoder};
-use super::node::{Node, NodeKind, Note, Region, Value};
+use super::node::{Node, NodeKind, Note, Region, Shape, Value};
 use super::problem::{Detail, Path, Step};
 use super::schema::{registry, Direction, FieldSpec, FieldType, MessageSpec, Versions};
 use std::borrow::Cow;
@@ -166,6 +166,7 @@ pub(crate) fn decode(
     let start = d.pos;
     let Some(walk) = walk_for(direction, version) else {
         let mut g = Node::new("Header", "", start, Region::RpcHeader, NodeKind::Group);
+        g.shape = Shape::Header;
         g.len = 0;
         return (g, HeaderValues::default(), Err(missing_table(start)));
     };
@@ -176,6 +177,7 @@ pub(crate) fn decode(
         Region::RpcHeader,
         NodeKind::Group,
     );
+    g.shape = Shape::Header;
     g.desc = Cow::Borrowed(match direction {
         Direction::Request => "common request header",
         Direction::Response => "common response header",

@@ -5,7 +5,7 @@
 use super::decode::{DecodeError, DecodeOptions, Decoder, Diagnosis, ErrorKind};
 use super::header::{self, HeaderValues};
 use super::names;
-use super::node::{Node, NodeKind, Region, Value};
+use super::node::{Node, NodeKind, Region, Shape, Value};
 use super::problem::{Detail, HeaderOnly, Path, ProblemKind, Step, Tried};
 use super::schema::{registry, Direction, FieldSpec, FieldType, MessageSpec};
 use std::borrow::Cow;
@@ -91,7 +91,7 @@ impl Message {
 
     /// The message body node, if the header decoded.
     pub fn body(&self) -> Option<&Node> {
-        self.root.children.get(2).filter(|n| n.ty == "struct")
+        self.root.children.iter().find(|n| n.shape == Shape::Body)
     }
 }
 
@@ -278,7 +278,11 @@ fn body(
             if aerr.is_none() && alt.pos == end && alt.diagnoses.is_empty() {
                 let mut at = start;
                 root.walk(&mut |n, _| {
-                    if n.name == sname && n.children.first().is_some_and(|c| c.name == "present") {
+                    if n.name == sname
+                        && n.children
+                            .first()
+                            .is_some_and(|c| c.shape == Shape::PresenceByte)
+                    {
                         at = n.offset;
                     }
                 });

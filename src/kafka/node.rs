@@ -204,6 +204,21 @@ pub enum Shape {
     Plain,
     /// A tagged field's group: its tag, its size, then its value.
     TaggedField,
+    /// A nullable struct's presence byte (1 present, -1 null).
+    PresenceByte,
+    /// What a limit left out (array elements, tagged fields, batches, records): a raw span.
+    Omitted,
+    /// A records field's group, or bytes decompressed from a batch: a list of batches,
+    /// records or legacy messages.
+    Records,
+    /// A varint-length-prefixed byte string (a record's key or value, a SASL token's part).
+    VarBytes,
+    /// The request or response header.
+    Header,
+    /// The message body (of the message, or of a message embedded in a bytes field).
+    Body,
+    /// A byte source of its own: what a compressed batch or message set held.
+    Decompressed,
 }
 
 impl Node {

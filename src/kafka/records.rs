@@ -7,7 +7,7 @@
 
 use super::cursor::{Cursor, Prefix, ReadError, Res};
 use super::decode::Diagnosis;
-use super::node::{Node, NodeKind, Note, Region, Value};
+use super::node::{Node, NodeKind, Note, Region, Shape, Value};
 use super::problem::{Detail, Path, ProblemKind};
 use super::schema::{registry, Direction, Layout};
 use std::borrow::Cow;
@@ -318,7 +318,9 @@ impl<'a> Src<'a> {
                 self.bytes_value(start, data)
             }
         };
-        out.push(self.leaf(name, "varbytes", start, self.pos() - start, value));
+        let mut n = self.leaf(name, "varbytes", start, self.pos() - start, value);
+        n.shape = Shape::VarBytes;
+        out.push(n);
         Ok(())
     }
 
@@ -341,8 +343,9 @@ impl<'a> Src<'a> {
                 let start = self.pos();
                 let data = self.cur.take(n, name)?;
                 let value = self.bytes_value(start, data);
-                g.children
-                    .push(self.leaf("data", "varbytes", start, n, value));
+                let mut d = self.leaf("data", "varbytes", start, n, value);
+                d.shape = Shape::VarBytes;
+                g.children.push(d);
                 Some((start, n))
             }
         };
@@ -720,6 +723,7 @@ fn keep_batch(
             Value::Text("more batches, decoded but not kept".into()),
         );
         n.kind = NodeKind::Raw;
+        n.shape = Shape::Omitted;
         out.push(n);
     }
     if let Some(last) = out.last_mut().filter(|n| is_omitted_batches(n)) {
@@ -982,6 +986,7 @@ fn new_source(ctx: &mut Ctx<'_>, ty: &'static str, len: usize) -> (u16, Node) {
     *ctx.next_source += 1;
     let source = *ctx.next_source;
     let mut dn = Node::new("decompressed", ty, 0, Region::Record, NodeKind::Group);
+    dn.shape = Shape::Decompressed;
     dn.source = source;
     dn.len = len;
     (source, dn)
@@ -1080,6 +1085,7 @@ fn records(r: &mut Src<'_>, ctx: &mut Ctx<'_>, info: BatchInfo, out: &mut Vec<No
             Value::Text(format!("{} more records, decoded but not kept", i - first)),
         );
         n.kind = NodeKind::Raw;
+        n.shape = Shape::Omitted;
         out.push(n);
     }
     if count >= 0 && i as i64 != count {

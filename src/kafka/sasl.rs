@@ -14,7 +14,7 @@
 //! password, SCRAM's client proof, the bearer token, and bytes of a mechanism not recognised,
 //! such as GSSAPI's Kerberos tokens) are returned as spans for the renderers to mask.
 
-use super::node::{Node, NodeKind, Region, Value};
+use super::node::{Node, NodeKind, Region, Shape, Value};
 use std::borrow::Cow;
 
 /// Which SASL message the bytes are.
@@ -276,6 +276,7 @@ impl Parts {
             self.region,
             NodeKind::Field,
         );
+        n.shape = Shape::VarBytes;
         n.len = to.saturating_sub(from);
         n.value = Value::Bytes(Some((self.base + value.0, value.1.saturating_sub(value.0))));
         n.desc = Cow::Borrowed(desc);

@@ -2,7 +2,7 @@
 //! covers it. Without colour, a `|` before a byte marks where a new region begins.
 
 use super::Style;
-use crate::kafka::{Node, NodeKind, Region, Value};
+use crate::kafka::{Node, NodeKind, Region, Shape, Value};
 use owo_colors::{AnsiColors, OwoColorize};
 use std::io::{self, Write};
 
@@ -137,7 +137,7 @@ pub fn write_masked(
     let mut sources: Vec<(u16, &[u8])> = Vec::new();
     root.walk(&mut |n, _| {
         if let (true, Value::Blob(b)) = (
-            n.name == "decompressed" && n.kind == NodeKind::Group,
+            n.shape == Shape::Decompressed && n.kind == NodeKind::Group,
             &n.value,
         ) {
             sources.push((n.source, b.as_slice()));
@@ -466,6 +466,7 @@ legend: \u{1b}[35mframe\u{1b}[39m  \u{1b}[36mrpc header\u{1b}[39m
             Region::Record,
             NodeKind::Group,
         );
+        dn.shape = Shape::Decompressed;
         dn.source = 1;
         dn.len = 3;
         dn.value = Value::Blob(vec![0xa, 0xb, 0xc]);

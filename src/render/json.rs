@@ -106,7 +106,7 @@ fn put_scalar(w: &mut Vec<u8>, n: &Node, frame: &[u8]) {
         },
         Value::Bool(b) => w.extend_from_slice(if *b { b"true" } else { b"false" }),
         Value::Str(Some(s)) => put_str(w, s),
-        Value::Bytes(Some((off, len))) if n.ty == "varbytes" => {
+        Value::Bytes(Some((off, len))) if n.shape == Shape::VarBytes => {
             put_payload(w, frame.get(*off..off + len).unwrap_or(&[]))
         }
         Value::Blob(b) if n.kind == NodeKind::Group => put_int(w, b.len() as i64),
@@ -138,12 +138,14 @@ fn put_value(w: &mut Vec<u8>, n: &Node, frame: &[u8], spans: bool) {
         ),
         // A records field, or the records decompressed from a batch: a list of batches
         // (or of records, or of legacy messages).
-        (_, NodeKind::Group) if n.ty == "records" || n.ty == "message set" => put_list(
-            w,
-            n.children.iter().filter(|c| c.kind == NodeKind::Group),
-            frame,
-            spans,
-        ),
+        (_, NodeKind::Group) if matches!(n.shape, Shape::Records | Shape::Decompressed) => {
+            put_list(
+                w,
+                n.children.iter().filter(|c| c.kind == NodeKind::Group),
+                frame,
+                spans,
+            )
+        }
         (_, NodeKind::Group) if embeds_message(n) => put_embedded(w, n, frame, spans),
         (_, NodeKind::Group) | (Value::Struct, _) => put_fields(w, n, frame, spans),
         _ => put_scalar(w, n, frame),
@@ -168,7 +170,7 @@ fn put_embedded(w: &mut Vec<u8>, n: &Node, frame: &[u8], spans: bool) {
         .children
         .iter()
         .find(|c| c.region == Region::RpcHeader && c.kind == NodeKind::Group);
-    let body = n.children.iter().find(|c| c.ty == "struct");
+    let body = n.children.iter().find(|c| c.shape == Shape::Body);
     w.extend_from_slice(b"{\"header\":");
     match header {
         Some(h) => put_fields(w, h, frame, spans),
@@ -240,7 +242,7 @@ fn is_wire_detail(c: &Node) -> bool {
     matches!(
         c.kind,
         NodeKind::Length | NodeKind::TagCount | NodeKind::Error | NodeKind::Raw
-    ) || (c.name == "present" && c.ty == "int8")
+    ) || c.shape == Shape::PresenceByte
 }
 
 /// The indexed groups named `name` among `n`'s children (a record's `Header[i]`), as one list
@@ -267,7 +269,7 @@ fn put_repeated_groups(
 fn put_field_extras(w: &mut Vec<u8>, first: &mut bool, c: &Node) {
     if c.children
         .iter()
-        .any(|g| g.kind == NodeKind::Raw && g.name == "omitted")
+        .any(|g| g.kind == NodeKind::Raw && g.shape == Shape::Omitted)
     {
         let total = match c.value {
             Value::Array(n) => n,
@@ -336,11 +338,7 @@ pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, 
     o.insert("body".into(), J::Null);
     o.insert("errors".into(), error_codes(msg));
     o.insert("malformed".into(), problems(msg));
-    let header = msg
-        .root
-        .children
-        .get(1)
-        .filter(|h| h.name.contains("Header"));
+    let header = msg.root.children.iter().find(|h| h.shape == Shape::Header);
     w.push(b'{');
     let mut first = true;
     for (k, v) in &o {
@@ -682,13 +680,21 @@ mod tests {
             leaf("length", "uvarint", NodeKind::Length, Value::Int(6)),
             leaf("int32", "int32", NodeKind::Field, Value::Int(1)),
             leaf("int32", "int32", NodeKind::Field, Value::Int(2)),
-            leaf("omitted", "", NodeKind::Raw, Value::Text("3 more".into())),
+            {
+                let mut o = leaf("omitted", "", NodeKind::Raw, Value::Text("3 more".into()));
+                o.shape = Shape::Omitted;
+                o
+            },
         ];
         let mut id = leaf("TopicId", "uuid", NodeKind::Field, Value::Uuid([0; 16]));
         id.note = Note::TopicName("orders".into());
         body.children = vec![
             leaf("length", "uvarint", NodeKind::Length, Value::Int(1)),
-            leaf("present", "int8", NodeKind::Field, Value::Int(1)),
+            {
+                let mut p = leaf("present", "int8", NodeKind::Field, Value::Int(1));
+                p.shape = Shape::PresenceByte;
+                p
+            },
             leaf("Count", "int32", NodeKind::Field, Value::Int(3)),
             tagged(
                 "Extra",

@@ -101,7 +101,7 @@ fn bare(n: &Node, frame: &[u8], wide: bool, max_value: usize) -> Option<String> 
         Value::Bool(b) => b.to_string(),
         Value::Str(Some(s)) => quote(s),
         Value::Str(None) | Value::Bytes(None) | Value::Null => "null".to_string(),
-        Value::Bytes(Some((off, len))) if n.ty == "varbytes" => {
+        Value::Bytes(Some((off, len))) if n.shape == crate::kafka::Shape::VarBytes => {
             let data = frame.get(*off..off + len).unwrap_or(&[]);
             payload(data, if wide { usize::MAX } else { max_value })
         }
@@ -321,7 +321,8 @@ mod tests {
     #[test]
     fn record_keys_and_values_are_payloads_cut_at_max_value() {
         let frame = b"....hello, world";
-        let v = field("varbytes", Value::Bytes(Some((4, 12))));
+        let mut v = field("varbytes", Value::Bytes(Some((4, 12))));
+        v.shape = crate::kafka::Shape::VarBytes;
         assert_eq!(shown(&v, frame), r#""hello, world""#);
         assert_eq!(
             text_limited(&v, frame, false, 5).as_deref(),

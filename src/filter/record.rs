@@ -5,7 +5,7 @@
 //! group whose third child is the value. Everything else goes through [`Fields`].
 
 use super::fields::{Builtin, FieldPath, FieldValue, Fields, NamedField, PathIndex, PathSegment};
-use crate::kafka::schema::{registry, Direction, FieldSpec, FieldType};
+use crate::kafka::schema::{registry, Direction, FieldSpec, FieldType, Role};
 use crate::kafka::stream::Record;
 use crate::kafka::{Message, Node, NodeKind, Note, Shape, Value};
 
@@ -291,7 +291,7 @@ fn value(n: &Node, frame: &[u8]) -> FieldValue {
         Value::Blob(b) if n.kind != NodeKind::Group => FieldValue::Bytes(b.clone()),
         Value::Str(None) | Value::Bytes(None) | Value::Null => FieldValue::Null,
         // Bytes shown as their parts (a SASL message): the bytes after the length prefix.
-        Value::Text(_) if n.kind == NodeKind::Group && n.ty == "bytes" && n.source == 0 => {
+        Value::Text(_) if n.shape == Shape::ByteParts && n.source == 0 => {
             let start = n
                 .children
                 .iter()
@@ -351,7 +351,7 @@ fn topic_value(n: &Node, f: &FieldSpec, _elem: bool) -> Option<FieldValue> {
         Value::Str(Some(s)) if f.entity_type.as_deref() == Some("topicName") && !s.is_empty() => {
             Some(FieldValue::Str(s.clone()))
         }
-        Value::Uuid(u) if f.name == "TopicId" && *u != [0; 16] => {
+        Value::Uuid(u) if f.role == Role::TopicId && *u != [0; 16] => {
             Some(match learnt_topic_name(n) {
                 Some(name) => FieldValue::Str(name.to_string()),
                 None => FieldValue::Uuid(*u),
@@ -365,15 +365,8 @@ fn topic_value(n: &Node, f: &FieldSpec, _elem: bool) -> Option<FieldValue> {
 /// (Produce's), and the elements of int32 arrays `Partitions`, `PartitionIndexes`.
 fn partition_value(n: &Node, f: &FieldSpec, elem: bool) -> Option<FieldValue> {
     let Value::Int(i) = n.value else { return None };
-    let scalar = !elem
-        && f.ty == FieldType::Int32
-        && matches!(
-            f.name.as_str(),
-            "PartitionIndex" | "Partition" | "PartitionId" | "Index"
-        );
-    let listed = elem
-        && f.ty == FieldType::Array(Box::new(FieldType::Int32))
-        && matches!(f.name.as_str(), "Partitions" | "PartitionIndexes");
+    let scalar = !elem && f.role == Role::Partition;
+    let listed = elem && f.role == Role::PartitionList;
     (scalar || listed).then_some(FieldValue::Int(i))
 }
 

@@ -736,6 +736,7 @@ impl<'a> Decoder<'a> {
             return Ok(());
         }
         let mut g = Node::new(name, "bytes", node.offset, region, NodeKind::Group);
+        g.shape = Shape::ByteParts;
         g.len = node.len;
         g.value = Value::Text(parsed.step.label().to_string());
         let mut len = leaf(

@@ -111,6 +111,7 @@ impl<'a> Decoder<'a> {
             return Ok(());
         };
         let mut g = Node::new(name, "bytes", node.offset, region, NodeKind::Group);
+        g.shape = Shape::ByteParts;
         g.len = node.len;
         let mut len = leaf(
             "length",

@@ -219,6 +219,9 @@ pub enum Shape {
     Body,
     /// A byte source of its own: what a compressed batch or message set held.
     Decompressed,
+    /// A bytes field shown as its parts (a length prefix, then what the bytes hold: SASL
+    /// steps, an embedded message, a legacy message's key or value).
+    ByteParts,
 }
 
 impl Node {

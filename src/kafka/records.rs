@@ -334,6 +334,7 @@ impl<'a> Src<'a> {
                 left: bad.left,
             })?;
         let mut g = Node::new(name, "bytes", l.start, self.region, NodeKind::Group);
+        g.shape = Shape::ByteParts;
         g.source = self.source;
         let len_node = self.leaf("length", "int32", l.start, 4, Value::Int(l.raw));
         g.children.push(len_node);

@@ -336,6 +336,11 @@ pub enum Role {
     Name,
     /// An int16 error code (`ErrorCode`, `PartitionErrorCode`...).
     ErrorCode,
+    /// An int32 partition number: `PartitionIndex`, `Partition`, `PartitionId`, `Index`
+    /// (Produce's).
+    Partition,
+    /// An int32 array of partition numbers: `Partitions`, `PartitionIndexes`.
+    PartitionList,
 }
 
 /// For unit tests that build nodes by hand: a field of Metadata's response with this role
@@ -363,6 +368,12 @@ impl Role {
             ("TopicId", _) => Role::TopicId,
             ("Name" | "TopicName", FieldType::String) => Role::Name,
             (n, _) if n.ends_with("ErrorCode") => Role::ErrorCode,
+            ("PartitionIndex" | "Partition" | "PartitionId" | "Index", FieldType::Int32) => {
+                Role::Partition
+            }
+            ("Partitions" | "PartitionIndexes", FieldType::Array(e)) if **e == FieldType::Int32 => {
+                Role::PartitionList
+            }
             _ => Role::Other,
         }
     }

@@ -8,7 +8,7 @@
 
 use super::message::Message;
 use super::node::{Node, NodeKind, Note, Shape, Value};
-use super::schema::Direction;
+use super::schema::{Direction, Role};
 
 /// Topics kept by name or id; the rest are counted.
 pub const MAX_TOPICS: usize = 5;
@@ -167,6 +167,24 @@ pub(crate) fn field<'a>(n: &'a Node, name: &str) -> Option<&'a Node> {
                 .find(|c| c.name == name && c.shape == Shape::TaggedField)
                 .and_then(|t| t.children.iter().find(|g| g.name == name))
         })
+}
+
+/// The field of a struct whose spec has `role`, tagged fields included (as [`field`] finds
+/// one by name: field names, and so these roles, are unique within a struct).
+fn with_role(n: &Node, role: Role) -> Option<&Node> {
+    n.children
+        .iter()
+        .find(|c| c.role() == role && c.shape != Shape::TaggedField)
+        .or_else(|| {
+            n.children
+                .iter()
+                .filter(|c| c.shape == Shape::TaggedField)
+                .find_map(|t| t.children.iter().find(|g| g.role() == role))
+        })
+}
+
+fn role_string(n: &Node, role: Role) -> Option<String> {
+    with_role(n, role).and_then(|f| f.as_str().map(str::to_string))
 }
 
 fn string(n: &Node, name: &str) -> Option<String> {
@@ -328,7 +346,7 @@ pub fn collect_body(
         partitions: partition_count(body),
         cursor: cursor(body, "Cursor"),
         next_cursor: cursor(body, "NextCursor"),
-        mechanism: string(body, "Mechanism"),
+        mechanism: role_string(body, Role::Mechanism),
         mechanisms: field(body, "Mechanisms").map(|l| {
             elements(l)
                 .filter_map(|n| n.as_str().map(str::to_string))
@@ -339,12 +357,12 @@ pub fn collect_body(
                 .filter_map(|n| n.as_str().map(str::to_string))
                 .collect()
         }),
-        throttle_ms: field(body, "ThrottleTimeMs").and_then(Node::as_int),
+        throttle_ms: with_role(body, Role::ThrottleTime).and_then(Node::as_int),
         topic_names: field(body, "TopicNames").map(name_list),
         offsets: api_key.map_or_else(Vec::new, |k| offsets(body, k)),
         members: api_key.map_or_else(Vec::new, |k| members(body, k, response)),
-        replica_id: field(body, "ReplicaId")
-            .or_else(|| field(body, "ReplicaState").and_then(|r| field(r, "ReplicaId")))
+        replica_id: with_role(body, Role::ReplicaId)
+            .or_else(|| field(body, "ReplicaState").and_then(|r| with_role(r, Role::ReplicaId)))
             .and_then(Node::as_int),
         ..Facts::default()
     };
@@ -354,7 +372,7 @@ pub fn collect_body(
             .filter(|c| *c != 0)
             .map(|c| c as i16);
         f.brokers = field(body, "Brokers").and_then(array_len);
-        f.cluster_id = string(body, "ClusterId");
+        f.cluster_id = role_string(body, Role::ClusterId);
         f.api_count = field(body, "ApiKeys").and_then(array_len);
         if api_key == Some(18) {
             f.advertised = field(body, "ApiKeys").map(advertised);

@@ -341,6 +341,14 @@ pub enum Role {
     Partition,
     /// An int32 array of partition numbers: `Partitions`, `PartitionIndexes`.
     PartitionList,
+    /// `ThrottleTimeMs`: how long the broker throttled the client.
+    ThrottleTime,
+    /// `ClusterId`.
+    ClusterId,
+    /// `ReplicaId`: the broker a follower's request comes from (-1 for a consumer).
+    ReplicaId,
+    /// `Mechanism`: the SASL mechanism a handshake asks for.
+    Mechanism,
 }
 
 /// For unit tests that build nodes by hand: a field of Metadata's response with this role
@@ -374,6 +382,10 @@ impl Role {
             ("Partitions" | "PartitionIndexes", FieldType::Array(e)) if **e == FieldType::Int32 => {
                 Role::PartitionList
             }
+            ("ThrottleTimeMs", _) => Role::ThrottleTime,
+            ("ClusterId", _) => Role::ClusterId,
+            ("ReplicaId", _) => Role::ReplicaId,
+            ("Mechanism", _) => Role::Mechanism,
             _ => Role::Other,
         }
     }

@@ -529,6 +529,7 @@ impl<'a> Decoder<'a> {
     fn field(&mut self, f: &'static FieldSpec, out: &mut Vec<Node>) -> R<()> {
         self.path.0.push(Step::Field(FieldId::of(f)));
         let nullable = f.nullable_versions.contains(self.version);
+        let before = out.len();
         let res = self.value(
             &f.ty,
             nullable,
@@ -536,6 +537,11 @@ impl<'a> Decoder<'a> {
             Some(f),
             out,
         );
+        // A group cut short by an error (an array's first elements) is pushed all the same;
+        // it keeps its field, so that facts can find it by role.
+        if let (Err(_), true, Some(n)) = (&res, out.len() > before, out.last_mut()) {
+            n.field = Some(FieldId::of(f));
+        }
         if let (Ok(()), Some(n)) = (&res, out.last_mut()) {
             n.desc = Cow::Borrowed(f.about.as_str());
             n.field = Some(FieldId::of(f));

@@ -263,10 +263,7 @@ fn name_list(arr: &Node) -> TopicList {
 
 /// Partition entries under the topic list (Produce, Fetch, ListOffsets, OffsetCommit...).
 fn partition_count(body: &Node) -> usize {
-    let Some(topics) = ["Topics", "TopicData", "Responses"]
-        .iter()
-        .find_map(|n| field(body, n))
-    else {
+    let Some(topics) = with_role(body, Role::TopicArray) else {
         return 0;
     };
     elements(topics)
@@ -389,10 +386,7 @@ pub fn collect_body(
                 .collect()
         });
     }
-    if let Some(t) = field(body, "Topics")
-        .or_else(|| field(body, "TopicData"))
-        .or_else(|| field(body, "Responses"))
-    {
+    if let Some(t) = with_role(body, Role::TopicArray) {
         // Metadata v0 asks for every topic with an empty list (a null list from v1 on).
         let empty_means_all = !response && api_key == Some(3) && api_version == Some(0);
         f.topics = Some(topic_list(t, response, empty_means_all));
@@ -431,10 +425,7 @@ fn offsets(body: &Node, key: i16) -> Vec<PartitionFact> {
         _ => vec![body],
     };
     for g in groups {
-        let Some(topics) = ["Topics", "TopicData", "Responses"]
-            .iter()
-            .find_map(|n| field(g, n))
-        else {
+        let Some(topics) = with_role(g, Role::TopicArray) else {
             continue;
         };
         for t in elements(topics) {

@@ -349,6 +349,9 @@ pub enum Role {
     ReplicaId,
     /// `Mechanism`: the SASL mechanism a handshake asks for.
     Mechanism,
+    /// The list of topics a message is about: `Topics`, `TopicData` (Produce's request) or
+    /// `Responses` (Produce's and Fetch's responses). No struct has two of them.
+    TopicArray,
 }
 
 /// For unit tests that build nodes by hand: a field of Metadata's response with this role
@@ -383,6 +386,7 @@ impl Role {
                 Role::PartitionList
             }
             ("ThrottleTimeMs", _) => Role::ThrottleTime,
+            ("Topics" | "TopicData" | "Responses", _) => Role::TopicArray,
             ("ClusterId", _) => Role::ClusterId,
             ("ReplicaId", _) => Role::ReplicaId,
             ("Mechanism", _) => Role::Mechanism,

@@ -368,21 +368,21 @@ pub fn collect_body(
             .and_then(Node::as_int)
             .filter(|c| *c != 0)
             .map(|c| c as i16);
-        f.brokers = field(body, "Brokers").and_then(array_len);
+        f.brokers = with_role(body, Role::Brokers).and_then(array_len);
         f.cluster_id = role_string(body, Role::ClusterId);
-        f.api_count = field(body, "ApiKeys").and_then(array_len);
+        f.api_count = with_role(body, Role::ApiKeys).and_then(array_len);
         if api_key == Some(18) {
-            f.advertised = field(body, "ApiKeys").map(advertised);
+            f.advertised = with_role(body, Role::ApiKeys).map(advertised);
         }
     } else {
         f.software = string(body, "ClientSoftwareName").zip(string(body, "ClientSoftwareVersion"));
     }
     // FindCoordinator: the node that coordinates (one, or one per key from v4).
     if api_key == Some(10) && response {
-        f.coordinator = field(body, "NodeId").and_then(Node::as_int);
-        f.coordinators = field(body, "Coordinators").map(|l| {
+        f.coordinator = with_role(body, Role::NodeId).and_then(Node::as_int);
+        f.coordinators = with_role(body, Role::Coordinators).map(|l| {
             elements(l)
-                .filter_map(|c| field(c, "NodeId").and_then(Node::as_int))
+                .filter_map(|c| with_role(c, Role::NodeId).and_then(Node::as_int))
                 .collect()
         });
     }
@@ -420,7 +420,7 @@ fn offsets(body: &Node, key: i16) -> Vec<PartitionFact> {
     }
     let mut out = Vec::new();
     // OffsetFetch v8+ nests topics in groups.
-    let groups: Vec<&Node> = match field(body, "Groups") {
+    let groups: Vec<&Node> = match with_role(body, Role::Groups) {
         Some(g) if key == 9 => elements(g).collect(),
         _ => vec![body],
     };

@@ -352,6 +352,16 @@ pub enum Role {
     /// The list of topics a message is about: `Topics`, `TopicData` (Produce's request) or
     /// `Responses` (Produce's and Fetch's responses). No struct has two of them.
     TopicArray,
+    /// `Brokers`: the brokers a Metadata response lists.
+    Brokers,
+    /// `ApiKeys`: the APIs an ApiVersions response advertises.
+    ApiKeys,
+    /// `NodeId`: a broker's id (FindCoordinator's coordinator).
+    NodeId,
+    /// `Coordinators`: FindCoordinator's coordinators, one per key (v4 on).
+    Coordinators,
+    /// `Groups`: the groups a message is about (OffsetFetch v8 on nests topics in them).
+    Groups,
 }
 
 /// For unit tests that build nodes by hand: a field of Metadata's response with this role
@@ -386,6 +396,11 @@ impl Role {
                 Role::PartitionList
             }
             ("ThrottleTimeMs", _) => Role::ThrottleTime,
+            ("Brokers", _) => Role::Brokers,
+            ("ApiKeys", _) => Role::ApiKeys,
+            ("NodeId", _) => Role::NodeId,
+            ("Coordinators", _) => Role::Coordinators,
+            ("Groups", _) => Role::Groups,
             ("Topics" | "TopicData" | "Responses", _) => Role::TopicArray,
             ("ClusterId", _) => Role::ClusterId,
             ("ReplicaId", _) => Role::ReplicaId,

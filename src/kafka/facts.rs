@@ -344,18 +344,18 @@ pub fn collect_body(
         cursor: cursor(body, "Cursor"),
         next_cursor: cursor(body, "NextCursor"),
         mechanism: role_string(body, Role::Mechanism),
-        mechanisms: field(body, "Mechanisms").map(|l| {
+        mechanisms: with_role(body, Role::Mechanisms).map(|l| {
             elements(l)
                 .filter_map(|n| n.as_str().map(str::to_string))
                 .collect()
         }),
-        coordinator_keys: field(body, "CoordinatorKeys").map(|l| {
+        coordinator_keys: with_role(body, Role::CoordinatorKeys).map(|l| {
             elements(l)
                 .filter_map(|n| n.as_str().map(str::to_string))
                 .collect()
         }),
         throttle_ms: with_role(body, Role::ThrottleTime).and_then(Node::as_int),
-        topic_names: field(body, "TopicNames").map(name_list),
+        topic_names: with_role(body, Role::TopicNames).map(name_list),
         offsets: api_key.map_or_else(Vec::new, |k| offsets(body, k)),
         members: api_key.map_or_else(Vec::new, |k| members(body, k, response)),
         replica_id: with_role(body, Role::ReplicaId)

@@ -362,6 +362,12 @@ pub enum Role {
     Coordinators,
     /// `Groups`: the groups a message is about (OffsetFetch v8 on nests topics in them).
     Groups,
+    /// `Mechanisms`: the SASL mechanisms a handshake response offers.
+    Mechanisms,
+    /// `CoordinatorKeys`: the keys FindCoordinator v4 on asks about.
+    CoordinatorKeys,
+    /// `TopicNames`: a list of plain topic names (DeleteTopics v0-5).
+    TopicNames,
 }
 
 /// For unit tests that build nodes by hand: a field of Metadata's response with this role
@@ -401,6 +407,9 @@ impl Role {
             ("NodeId", _) => Role::NodeId,
             ("Coordinators", _) => Role::Coordinators,
             ("Groups", _) => Role::Groups,
+            ("Mechanisms", _) => Role::Mechanisms,
+            ("CoordinatorKeys", _) => Role::CoordinatorKeys,
+            ("TopicNames", _) => Role::TopicNames,
             ("Topics" | "TopicData" | "Responses", _) => Role::TopicArray,
             ("ClusterId", _) => Role::ClusterId,
             ("ReplicaId", _) => Role::ReplicaId,

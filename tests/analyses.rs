@@ -3,28 +3,11 @@
 //! percentiles, throughput and group generations from the messages' fields, as
 //! docs/analyses.md defines them, and every figure must equal the one `--stats --json` gives.
 
+mod common;
+
+use common::cli::{arr, nanos, run};
 use serde_json::Value as J;
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
-use std::process::Command;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn run(args: &[&str]) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_kdissect"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("run kdissect");
-    assert!(
-        o.status.code().is_some_and(|c| c <= 1),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).expect("utf8")
-}
 
 /// The analyses object of `--stats --json`.
 fn analyses(sample: &str) -> J {
@@ -43,13 +26,6 @@ struct Msg {
     client: String,
     client_id: String,
     body: J,
-}
-
-fn nanos(t: &str) -> i64 {
-    chrono::DateTime::parse_from_rfc3339(t)
-        .expect("time")
-        .timestamp_nanos_opt()
-        .expect("in range")
 }
 
 fn messages(sample: &str) -> Vec<Msg> {
@@ -76,10 +52,6 @@ fn messages(sample: &str) -> Vec<Msg> {
             }
         })
         .collect()
-}
-
-fn arr(v: &J) -> &[J] {
-    v.as_array().map_or(&[], Vec::as_slice)
 }
 
 /// A topic element's name: its name field, the name noted on its id, or the id's hex.

@@ -10,39 +10,11 @@
 //! are those of docs/analyses.md ("Held against the clients' figures"). Run with
 //! `--nocapture` to see every comparison.
 
+mod common;
+
+use common::cli::{arr, nanos, root, run};
 use serde_json::Value as J;
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
-use std::process::Command;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn run(args: &[&str]) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_kdissect"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("run kdissect");
-    assert!(
-        o.status.code().is_some_and(|c| c <= 1),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).expect("utf8")
-}
-
-fn arr(v: &J) -> &[J] {
-    v.as_array().map_or(&[], Vec::as_slice)
-}
-
-fn nanos(t: &str) -> i64 {
-    chrono::DateTime::parse_from_rfc3339(t)
-        .expect("time")
-        .timestamp_nanos_opt()
-        .expect("in range")
-}
 
 const MS: i64 = 1_000_000;
 

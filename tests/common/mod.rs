@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod cli;
+
 use kdissect::kafka::{Message, Node, NodeKind, Value};
 use std::path::PathBuf;
 

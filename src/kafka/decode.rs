@@ -242,6 +242,14 @@ impl<'a> Decoder<'a> {
         &self.path
     }
 
+    pub(super) fn push_step(&mut self, step: Step) {
+        self.path.0.push(step);
+    }
+
+    pub(super) fn pop_step(&mut self) {
+        self.path.0.pop();
+    }
+
     /// A read error as the stop of the message, at the field being decoded.
     fn stop(&self, e: ReadError) -> DecodeError {
         DecodeError {
@@ -289,7 +297,7 @@ impl<'a> Decoder<'a> {
 
     /// A length prefix as this version writes it: compact in flexible versions, else
     /// `classic` (int16 for strings, int32 for the rest), checked against the bytes left.
-    fn length(&mut self, classic: Prefix, what: &'static str) -> R<Length> {
+    pub(super) fn length(&mut self, classic: Prefix, what: &'static str) -> R<Length> {
         let prefix = if self.flexible {
             Prefix::Compact
         } else {
@@ -776,7 +784,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// A `records` field: its length prefix, then the batches inside, decoded.
-    fn records_field(&mut self, name: Cow<'static, str>, out: &mut Vec<Node>) -> R<()> {
+    pub(super) fn records_field(&mut self, name: Cow<'static, str>, out: &mut Vec<Node>) -> R<()> {
         let start = self.pos;
         let l = self.length(Prefix::Int32, "records")?;
         let mut len_node = self.length_node(l);
@@ -894,8 +902,12 @@ impl<'a> Decoder<'a> {
         let r = if keep {
             node.children.reserve(spec.fields.len() + 1);
             self.fields(&spec.fields, &mut node.children)
+        } else if self.walked(|d| d.walk_fields(&spec.fields)) {
+            // Below the kept levels the walk reads the fields for what they leave (errors,
+            // counts, secrets) without building nodes; where it gives up, the decoder reads
+            // them into a scratch list that is thrown away.
+            Ok(())
         } else {
-            // Below the kept levels: decoded for errors and counts, not kept.
             let mut scratch = Vec::new();
             let was = std::mem::replace(&mut self.discard, true);
             let r = self.fields(&spec.fields, &mut scratch);
@@ -981,6 +993,12 @@ impl<'a> Decoder<'a> {
         };
         let keep = self.opts.max_elements;
         let shallow_ok = self.level.saturating_add(1) < self.opts.keep_depth;
+        // Below the kept levels no element is kept: the walk reads them, unless it gives up.
+        // (Kept levels go through the decoder even past the budgets, where elements count
+        // against the node budget.)
+        if !shallow_ok && self.walked(|d| d.walk_elements(inner, spec, count)) {
+            return Ok(());
+        }
         if shallow_ok {
             // Bounded: the count was checked against the bytes left, and by --max-elements.
             node.children.reserve(count.min(keep) + 1);

@@ -43,8 +43,9 @@ impl TopicNames {
         {
             self.learn(&msg.root);
         }
-        if !self.map.is_empty() {
-            self.annotate(&mut msg.root);
+        // The facts are gathered again only if a name was noted: otherwise they are those
+        // the message was decoded with.
+        if !self.map.is_empty() && self.annotate(&mut msg.root) {
             msg.refresh_facts();
         }
     }
@@ -75,22 +76,26 @@ impl TopicNames {
         }
     }
 
-    /// Names the topic ids of structs that do not carry the name themselves.
-    fn annotate(&self, n: &mut Node) {
+    /// Names the topic ids of structs that do not carry the name themselves; true if it
+    /// named one.
+    fn annotate(&self, n: &mut Node) -> bool {
         let named = n
             .children
             .iter()
             .any(|c| c.role() == Role::Name && c.as_str().is_some_and(|s| !s.is_empty()));
+        let mut noted = false;
         for c in n.children.iter_mut() {
             if let Value::Uuid(u) = c.value {
                 if !named && c.note == super::node::Note::None {
                     if let Some(name) = self.map.get(&u) {
                         c.note = super::node::Note::TopicName(name.clone());
+                        noted = true;
                     }
                 }
             }
-            self.annotate(c);
+            noted |= self.annotate(c);
         }
+        noted
     }
 }
 

@@ -1,0 +1,336 @@
+//! The validate-only walk: the parts of a message below the levels a view keeps, read for
+//! what they leave behind (where they end, their error codes, secrets, record counts, the
+//! topic they are about) without building a node.
+//!
+//! The decoder builds every node of such a part and throws it away: three quarters of the
+//! summary's time went there. The walk covers the common shapes only. When it meets anything
+//! that makes the decoder note a problem or build something it keeps (a read error, a null
+//! where none is allowed, a bad presence byte, misordered or oversized tagged fields, an
+//! embedded message, a SASL exchange), it gives up: the decoder's state is put back as it was
+//! before the part and the decoder reads the part itself, so that what comes out is the
+//! decoder's, byte for byte.
+
+use super::decode::Decoder;
+use super::node::Region;
+use super::problem::{ErrorEntry, Step};
+use super::schema::{Content, FieldId, FieldSpec, FieldType, Role};
+use std::borrow::Cow;
+
+/// The walk met something only the decoder handles.
+pub(super) struct GiveUp;
+
+type W = Result<(), GiveUp>;
+
+/// The decoder's state before a walk, to go back to when the walk gives up.
+pub(super) struct Mark {
+    pos: usize,
+    end: usize,
+    region: Region,
+    path: usize,
+    errors: usize,
+    secrets: usize,
+    diagnoses: usize,
+    records: (i64, usize),
+    record_types: Vec<(&'static str, u32)>,
+    spent: super::records::Spent,
+    next_source: u16,
+    topic_layout: Option<&'static super::schema::Layout>,
+    level: usize,
+}
+
+/// An int16 error code, as the decoder lists them (by its name, `...ErrorCode`).
+fn is_error_code(f: &FieldSpec) -> bool {
+    f.role == Role::ErrorCode && f.ty == FieldType::Int16
+}
+
+/// Bytes a fixed-size type takes; `None` for the others.
+fn fixed_width(ty: &FieldType) -> Option<usize> {
+    Some(match ty {
+        FieldType::Bool | FieldType::Int8 => 1,
+        FieldType::Int16 | FieldType::Uint16 => 2,
+        FieldType::Int32 | FieldType::Uint32 => 4,
+        FieldType::Int64 | FieldType::Float64 => 8,
+        FieldType::Uuid => 16,
+        _ => return None,
+    })
+}
+
+impl<'a> Decoder<'a> {
+    fn mark(&self) -> Mark {
+        Mark {
+            pos: self.pos,
+            end: self.end,
+            region: self.region,
+            path: self.path_depth(),
+            errors: self.errors.len(),
+            secrets: self.secrets.len(),
+            diagnoses: self.diagnoses.len(),
+            records: self.records,
+            record_types: self.record_types.clone(),
+            spent: self.spent,
+            next_source: self.next_source,
+            topic_layout: self.topic_layout,
+            level: self.level,
+        }
+    }
+
+    fn restore(&mut self, m: Mark) {
+        self.pos = m.pos;
+        self.end = m.end;
+        self.region = m.region;
+        self.truncate_path(m.path);
+        self.errors.truncate(m.errors);
+        self.secrets.truncate(m.secrets);
+        self.diagnoses.truncate(m.diagnoses);
+        self.records = m.records;
+        self.record_types = m.record_types;
+        self.spent = m.spent;
+        self.next_source = m.next_source;
+        self.topic_layout = m.topic_layout;
+        self.level = m.level;
+    }
+
+    /// Runs `walk`; true if it covered its part. If it gave up, the decoder is as it was
+    /// before, for the caller to decode the part.
+    pub(super) fn walked(&mut self, walk: impl FnOnce(&mut Self) -> W) -> bool {
+        let mark = self.mark();
+        let was = std::mem::replace(&mut self.discard, true);
+        let ok = walk(self).is_ok();
+        self.discard = was;
+        if !ok {
+            self.restore(mark);
+        }
+        ok
+    }
+
+    /// A struct's fields at this version, then its tagged fields (as `Decoder::fields`).
+    pub(super) fn walk_fields(&mut self, fields: &'static [FieldSpec]) -> W {
+        for f in fields {
+            if !f.versions.contains(self.version) {
+                continue;
+            }
+            if self.flexible && f.tagged_versions.contains(self.version) {
+                continue;
+            }
+            self.walk_field(f)?;
+        }
+        if self.flexible {
+            self.walk_tagged_section(fields)?;
+        }
+        Ok(())
+    }
+
+    fn walk_field(&mut self, f: &'static FieldSpec) -> W {
+        self.push_step(Step::Field(FieldId::of(f)));
+        let nullable = f.nullable_versions.contains(self.version);
+        self.walk_value(&f.ty, nullable, Some(f))?;
+        self.pop_step();
+        Ok(())
+    }
+
+    fn walk_value(
+        &mut self,
+        ty: &FieldType,
+        nullable: bool,
+        spec: Option<&'static FieldSpec>,
+    ) -> W {
+        if let Some(n) = fixed_width(ty) {
+            return self.walk_fixed(ty, n, spec);
+        }
+        match ty {
+            FieldType::String => self.walk_string(nullable, spec),
+            FieldType::Bytes => match spec.map_or(&Content::Plain, |f| &f.content) {
+                Content::Plain => self.walk_bytes(nullable).map(|_| ()),
+                Content::Secret => {
+                    if let Some(span) = self.walk_bytes(nullable)? {
+                        self.secrets.push(span);
+                    }
+                    Ok(())
+                }
+                Content::Embedded(_) | Content::Sasl => Err(GiveUp),
+            },
+            // Record batches have a decoder of their own, which builds nodes anyway.
+            FieldType::Records => {
+                let name =
+                    spec.map_or(Cow::Borrowed("records"), |f| Cow::Borrowed(f.name.as_str()));
+                let mut scratch = Vec::new();
+                self.records_field(name, &mut scratch).map_err(|_| GiveUp)
+            }
+            FieldType::Struct(_) => self.walk_struct(spec.ok_or(GiveUp)?, nullable),
+            FieldType::Array(inner) => self.walk_array(inner, nullable, spec),
+            _ => Err(GiveUp),
+        }
+    }
+
+    /// A fixed-size value: only an error code's and a topic id's value matter.
+    fn walk_fixed(&mut self, ty: &FieldType, n: usize, spec: Option<&'static FieldSpec>) -> W {
+        let at = self.pos;
+        if n > self.remaining() {
+            return Err(GiveUp);
+        }
+        self.pos += n;
+        let Some(f) = spec else { return Ok(()) };
+        let data = self.slice(at, n);
+        if is_error_code(f) {
+            let code = match *data {
+                [a, b] => i16::from_be_bytes([a, b]),
+                _ => 0,
+            };
+            if code != 0 {
+                self.errors.push(ErrorEntry {
+                    path: self.path().clone(),
+                    code,
+                });
+            }
+        } else if *ty == FieldType::Uuid && f.name == "TopicId" {
+            let u: [u8; 16] = data.try_into().map_err(|_| GiveUp)?;
+            self.topic_layout = super::schema::registry()
+                .record_layouts()
+                .topic_values(None, Some(&u));
+        }
+        Ok(())
+    }
+
+    /// A length prefix as the decoder reads it; a null where none is allowed gives up (the
+    /// decoder diagnoses it).
+    fn walk_length(
+        &mut self,
+        classic: super::cursor::Prefix,
+        what: &'static str,
+        nullable: bool,
+    ) -> Result<Option<usize>, GiveUp> {
+        let l = self.length(classic, what).map_err(|_| GiveUp)?;
+        if l.len.is_none() && !nullable {
+            return Err(GiveUp);
+        }
+        Ok(l.len)
+    }
+
+    fn walk_string(&mut self, nullable: bool, spec: Option<&'static FieldSpec>) -> W {
+        let len = self.walk_length(super::cursor::Prefix::Int16, "string", nullable)?;
+        let at = self.pos;
+        if let Some(n) = len {
+            if n > self.remaining() {
+                return Err(GiveUp);
+            }
+            self.pos += n;
+        }
+        // A topic's name says which topic the fields after it are about.
+        if spec.is_some_and(|f| f.entity_type.as_deref() == Some("topicName")) {
+            let name = len.and_then(|n| std::str::from_utf8(self.slice(at, n)).ok());
+            self.topic_layout = super::schema::registry()
+                .record_layouts()
+                .topic_values(name, None);
+        }
+        Ok(())
+    }
+
+    /// A bytes value: where its data lies, `None` for null.
+    fn walk_bytes(&mut self, nullable: bool) -> Result<Option<(usize, usize)>, GiveUp> {
+        let Some(n) = self.walk_length(super::cursor::Prefix::Int32, "bytes", nullable)? else {
+            return Ok(None);
+        };
+        let at = self.pos;
+        if n > self.remaining() {
+            return Err(GiveUp);
+        }
+        self.pos += n;
+        Ok(Some((at, n)))
+    }
+
+    /// A struct (as `Decoder::struct_field` below the kept levels).
+    pub(super) fn walk_struct(&mut self, spec: &'static FieldSpec, nullable: bool) -> W {
+        if nullable && self.opts.struct_presence_byte {
+            let Some(&p) = self.slice(self.pos, 1).first() else {
+                return Err(GiveUp);
+            };
+            self.pos += 1;
+            match p as i8 {
+                p if p < 0 => return Ok(()),
+                1 => {}
+                _ => return Err(GiveUp),
+            }
+        }
+        let topic = self.topic_layout;
+        self.level += 1;
+        self.walk_fields(&spec.fields)?;
+        self.level -= 1;
+        self.topic_layout = topic;
+        Ok(())
+    }
+
+    fn walk_array(
+        &mut self,
+        inner: &FieldType,
+        nullable: bool,
+        spec: Option<&'static FieldSpec>,
+    ) -> W {
+        match self.walk_length(super::cursor::Prefix::Int32, "array", nullable)? {
+            None => Ok(()),
+            Some(count) => self.walk_elements(inner, spec, count),
+        }
+    }
+
+    /// An array's `count` elements.
+    pub(super) fn walk_elements(
+        &mut self,
+        inner: &FieldType,
+        spec: Option<&'static FieldSpec>,
+        count: usize,
+    ) -> W {
+        for i in 0..count {
+            self.push_step(Step::Index(i as u32));
+            match inner {
+                FieldType::Struct(_) => self.walk_struct(spec.ok_or(GiveUp)?, false)?,
+                other => self.walk_value(other, false, None)?,
+            }
+            self.pop_step();
+        }
+        Ok(())
+    }
+
+    /// The tagged fields that end a struct in flexible versions. Those in the schema are
+    /// walked within their size; the others are stepped over.
+    fn walk_tagged_section(&mut self, fields: &'static [FieldSpec]) -> W {
+        let count = self.uvarint().map_err(|_| GiveUp)? as usize;
+        // Each tagged field takes at least two bytes (tag and size).
+        if count > self.remaining() / 2 {
+            return Err(GiveUp);
+        }
+        let mut last_tag: Option<u32> = None;
+        for _ in 0..count {
+            let tag = self.uvarint().map_err(|_| GiveUp)?;
+            let size = self.uvarint().map_err(|_| GiveUp)? as usize;
+            if size > self.remaining() || last_tag.is_some_and(|t| tag <= t) {
+                return Err(GiveUp);
+            }
+            last_tag = Some(tag);
+            let data_end = self.pos + size;
+            let known = fields
+                .iter()
+                .find(|f| f.tag == Some(tag) && f.tagged_versions.contains(self.version));
+            match known {
+                // The decoder lists a tagged error code twice below the kept levels: leave
+                // that to it.
+                Some(f) if is_error_code(f) => return Err(GiveUp),
+                Some(f) => self.walk_tagged_value(f, data_end)?,
+                None => self.pos = data_end,
+            }
+        }
+        Ok(())
+    }
+
+    fn walk_tagged_value(&mut self, f: &'static FieldSpec, data_end: usize) -> W {
+        let (end, region) = (self.end, self.region);
+        self.end = data_end;
+        self.region = Region::TaggedFields;
+        self.walk_field(f)?;
+        self.end = end;
+        self.region = region;
+        // Bytes the value leaves are diagnosed by the decoder.
+        if self.pos != data_end {
+            return Err(GiveUp);
+        }
+        Ok(())
+    }
+}

@@ -57,6 +57,7 @@ fn run(path: &Path, keep_depth: usize) -> Vec<Left> {
         kafka: Config {
             decode: DecodeOptions {
                 keep_depth,
+                facts_only: keep_depth == 2,
                 ..DecodeOptions::default()
             },
             ..Config::default()

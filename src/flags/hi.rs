@@ -161,7 +161,10 @@ impl TryFrom<&Cli> for Settings {
             || fields.as_ref().is_some_and(|p| p.needs_tree())
             || whole_message
             || json;
-        let mut options = options(cli, whole_tree);
+        // Only the tree renderers, the filters and the field lists read nodes the facts do
+        // not: without them, the decoder keeps the facts' nodes only.
+        let facts_suffice = !selection.active() && fields.is_none() && tshark.is_none();
+        let mut options = options(cli, whole_tree, facts_suffice);
         options.keys = std::sync::Arc::new(key_logs(cli)?);
         Ok(Settings {
             mode,
@@ -330,13 +333,13 @@ fn asked_analyses(cli: &Cli) -> Option<kdissect::analyses::Which> {
     })
 }
 
-fn options(cli: &Cli, whole_tree: bool) -> Options {
+fn options(cli: &Cli, whole_tree: bool, facts_suffice: bool) -> Options {
     Options {
         kafka: Config {
             ports: cli.ports.clone(),
             detect: !cli.no_detect,
             max_frame: cli.max_frame,
-            decode: decode_options(cli, whole_tree),
+            decode: decode_options(cli, whole_tree, facts_suffice),
             max_pending: cli.max_pending.max(1),
             max_held_total: cli.max_frames_total,
         },
@@ -383,7 +386,7 @@ fn key_logs(cli: &Cli) -> Result<kdissect::tls::keylog::KeyLog, String> {
     Ok(keys)
 }
 
-fn decode_options(cli: &Cli, whole_tree: bool) -> DecodeOptions {
+fn decode_options(cli: &Cli, whole_tree: bool, facts_suffice: bool) -> DecodeOptions {
     // Summary lines and statistics read the body's first two levels, the error codes and
     // the record counts: deeper nodes and the records inside batches need not be kept.
     // Filters on topics, partitions or schema paths look at any depth (`whole_tree`).
@@ -400,6 +403,7 @@ fn decode_options(cli: &Cli, whole_tree: bool) -> DecodeOptions {
         max_nodes: cli.max_nodes.max(1),
         keep_depth: if summary_only { 2 } else { usize::MAX },
         records: !summary_only,
+        facts_only: summary_only && facts_suffice,
         ..Default::default()
     }
 }

@@ -91,6 +91,11 @@ pub struct DecodeOptions {
     pub keep_depth: usize,
     /// Decode records inside batches (and decompress them); off, only batch headers and CRCs.
     pub records: bool,
+    /// Keep, within the kept levels, only the nodes the facts read (fields with
+    /// [`FieldSpec::facts`], and every struct, record set and tagged section); the other
+    /// fields are walked for what they leave. For views that print facts only (the summary
+    /// and statistics), never for those that print or filter on the tree.
+    pub facts_only: bool,
 }
 
 /// Default for [`DecodeOptions::max_elements`].
@@ -121,6 +126,7 @@ impl Default for DecodeOptions {
             max_nodes: MAX_NODES,
             keep_depth: usize::MAX,
             records: true,
+            facts_only: false,
         }
     }
 }
@@ -168,6 +174,10 @@ pub(crate) struct Decoder<'a> {
     pub(super) topic_layout: Option<&'static super::schema::Layout>,
     /// Record types met in record values that have a layout (metadata records), counted.
     pub(crate) record_types: Vec<(&'static str, u32)>,
+    /// Nodes a full decode of the current element would have kept but `facts_only` walked
+    /// past: the element still counts them against the node budget, so that which elements
+    /// are kept does not depend on the option.
+    pub(super) skipped_nodes: usize,
 }
 
 type R<T> = Result<T, DecodeError>;
@@ -220,6 +230,7 @@ impl<'a> Decoder<'a> {
             embedded: None,
             topic_layout: None,
             record_types: Vec::new(),
+            skipped_nodes: 0,
         }
     }
 
@@ -343,6 +354,14 @@ impl<'a> Decoder<'a> {
             }
             if self.flexible && f.tagged_versions.contains(self.version) {
                 continue;
+            }
+            if self.opts.facts_only && !f.facts {
+                if let Some(nodes) = self.walkable_nodes(f) {
+                    if self.walked(|d| d.walk_field(f)) {
+                        self.skipped_nodes += nodes;
+                        continue;
+                    }
+                }
             }
             self.field(f, out)?;
         }
@@ -1043,6 +1062,7 @@ impl<'a> Decoder<'a> {
     ) -> R<()> {
         let was = self.discard;
         self.discard = was || !kept;
+        let outer_skipped = std::mem::take(&mut self.skipped_nodes);
         self.path.0.push(Step::Index(i as u32));
         let r = match inner {
             FieldType::Struct(sname) => match spec {
@@ -1051,10 +1071,11 @@ impl<'a> Decoder<'a> {
             },
             other => self.value(other, false, name, None, dest),
         };
+        let skipped = std::mem::replace(&mut self.skipped_nodes, outer_skipped);
         if kept {
             if let Some(last) = dest.last_mut() {
                 last.index = Some(i as u32);
-                self.spent.nodes += own_nodes(last);
+                self.spent.nodes += own_nodes(last) + skipped;
             }
         }
         self.discard = was;

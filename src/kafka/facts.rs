@@ -151,6 +151,71 @@ pub struct MemberFact {
     pub partitions: Vec<(String, Vec<i32>)>,
 }
 
+/// Fields the facts below look up by name; with the fields that have a role (found by it,
+/// here or by the topic names), the ones a view that needs only the facts must keep.
+const READ_BY_NAME: [&str; 55] = [
+    "AcknowledgementBatches",
+    "Acks",
+    "AcquiredRecords",
+    "ApiKey",
+    "AssignedPartitions",
+    "Assignment",
+    "Assignments",
+    "BaseOffset",
+    "ClientSoftwareName",
+    "ClientSoftwareVersion",
+    "CommittedOffset",
+    "Cursor",
+    "ErrorCode",
+    "FetchOffset",
+    "FirstOffset",
+    "GenerationId",
+    "GenerationIdOrMemberEpoch",
+    "GroupId",
+    "HighWatermark",
+    "Index",
+    "Key",
+    "LastOffset",
+    "LeaderId",
+    "MaxVersion",
+    "MemberEpoch",
+    "MemberId",
+    "Members",
+    "Message",
+    "Metadata",
+    "MinVersion",
+    "Name",
+    "NextCursor",
+    "Offset",
+    "OwnedPartitions",
+    "Partition",
+    "PartitionData",
+    "PartitionIndex",
+    "PartitionIndexes",
+    "PartitionResponses",
+    "Partitions",
+    "ProducerId",
+    "ProtocolName",
+    "RecordBatch",
+    "Records",
+    "ReplicaState",
+    "ResourceName",
+    "Resources",
+    "Results",
+    "Timestamp",
+    "Topic",
+    "TopicId",
+    "TopicName",
+    "TopicPartitions",
+    "Topics",
+    "TransactionalId",
+];
+
+/// Whether the facts (or the topic names) read a field called `name` with `role`.
+pub(crate) fn reads(name: &str, role: Role) -> bool {
+    role != Role::Other || READ_BY_NAME.contains(&name)
+}
+
 /// Elements of an array node (its length prefix left out).
 fn elements(n: &Node) -> impl Iterator<Item = &Node> {
     n.children.iter().filter(|c| c.kind != NodeKind::Length)
@@ -582,6 +647,28 @@ fn members(body: &Node, key: i16, response: bool) -> Vec<MemberFact> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// Every field name the facts look up is in the list of fields they read.
+    #[test]
+    fn the_fields_read_by_name_are_listed() {
+        let src = include_str!("facts.rs");
+        let code = src.split("#[cfg(test)]").next().unwrap_or_default();
+        let (before, rest) = code.split_once("const READ_BY_NAME").unwrap_or_default();
+        let after = rest.split_once("fn reads").unwrap_or_default().1;
+        let mut missing = Vec::new();
+        let quoted = |text: &'static str| text.split('"').skip(1).step_by(2);
+        for quoted in quoted(before).chain(quoted(after)) {
+            let field_like = quoted
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_uppercase())
+                && quoted.chars().all(|c| c.is_ascii_alphanumeric());
+            if field_like && !READ_BY_NAME.contains(&quoted) {
+                missing.push(quoted);
+            }
+        }
+        assert!(missing.is_empty(), "not in READ_BY_NAME: {missing:?}");
+    }
 
     #[test]
     fn a_metadata_v13_response_names_its_cluster_brokers_and_topics() {

@@ -183,6 +183,11 @@ pub(crate) fn decode(
         Direction::Response => "common response header",
     });
     let end = d.pos + d.remaining();
+    // The header's values are read from its nodes: every one is kept.
+    let opts = DecodeOptions {
+        facts_only: false,
+        ..opts
+    };
     let (fields, err) = d.message_body(&walk.spec, version, opts);
     g.children = fields.children;
     let mut result = err.map_or(Ok(()), |e| Err(unnamed_if_cut_short(e, &walk.spec, end)));

@@ -463,6 +463,9 @@ pub struct FieldSpec {
     pub elem_name: String,
     /// What the field is for (from its name and type, once).
     pub role: Role,
+    /// The facts (src/kafka/facts.rs) or the topic names read this field: a view that needs
+    /// only the facts keeps its node, and walks past the others.
+    pub facts: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -572,8 +575,10 @@ fn convert_fields(
                 FieldType::Array(inner) => inner.display(),
                 other => other.display(),
             };
+            let role = Role::of(&f.name, &ty);
             Ok(FieldSpec {
-                role: Role::of(&f.name, &ty),
+                facts: super::facts::reads(&f.name, role),
+                role,
                 type_name,
                 elem_name,
                 name: f.name.clone(),

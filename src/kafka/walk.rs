@@ -103,6 +103,21 @@ impl<'a> Decoder<'a> {
         ok
     }
 
+    /// The nodes the decoder would keep for `f` at this level, if the walk can read it in
+    /// their place: one for a plain value, two (the group and its length) for an array whose
+    /// elements lie below the kept levels. `None` for what the walk leaves to the decoder
+    /// (structs, record sets, secrets, embedded messages) or whose elements would be kept.
+    pub(super) fn walkable_nodes(&self, f: &FieldSpec) -> Option<usize> {
+        match &f.ty {
+            FieldType::String => Some(1),
+            FieldType::Bytes => (f.content == Content::Plain).then_some(1),
+            FieldType::Array(_) => {
+                (self.level.saturating_add(1) >= self.opts.keep_depth).then_some(2)
+            }
+            ty => fixed_width(ty).map(|_| 1),
+        }
+    }
+
     /// A struct's fields at this version, then its tagged fields (as `Decoder::fields`).
     pub(super) fn walk_fields(&mut self, fields: &'static [FieldSpec]) -> W {
         for f in fields {
@@ -120,7 +135,7 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    fn walk_field(&mut self, f: &'static FieldSpec) -> W {
+    pub(super) fn walk_field(&mut self, f: &'static FieldSpec) -> W {
         self.push_step(Step::Field(FieldId::of(f)));
         let nullable = f.nullable_versions.contains(self.version);
         self.walk_value(&f.ty, nullable, Some(f))?;

@@ -340,7 +340,7 @@ impl<'a> Decoder<'a> {
             NodeKind::Group,
         );
         body.shape = Shape::Body;
-        body.desc = Cow::Owned(format!("message body, version {version}"));
+        body.desc = super::node::VersionText::Body.of(version);
         let start = self.pos;
         let res = self.fields(&spec.fields, &mut body.children);
         body.len = self.pos - start;

@@ -473,7 +473,7 @@ const OFFSET_APIS: [i16; 8] = [0, 1, 2, 3, 8, 9, 78, 79];
 fn topic_text(t: &Node) -> String {
     match topic_ref(t) {
         TopicRef::Name(n) | TopicRef::Id(_, Some(n)) => n,
-        TopicRef::Id(u, None) => u.iter().map(|b| format!("{b:02x}")).collect(),
+        TopicRef::Id(u, None) => hex::encode(u),
         TopicRef::Unnamed => String::new(),
     }
 }

@@ -110,6 +110,8 @@ struct Walk {
     /// The spec in the registry, with Kafka's own field names.
     source: &'static MessageSpec,
     spec: MessageSpec,
+    /// The group's name for each version: `RequestHeader v2`.
+    names: Vec<String>,
 }
 
 /// The walks of the header specs in the registry, made once.
@@ -125,6 +127,9 @@ fn walks() -> &'static [Walk] {
                     fields: source.fields.iter().map(guide_field).collect(),
                     ..source.clone()
                 },
+                names: (0..=source.max_version().max(0))
+                    .map(|v| format!("{} v{v}", source.name))
+                    .collect(),
             })
             .collect()
     })
@@ -170,13 +175,14 @@ pub(crate) fn decode(
         g.len = 0;
         return (g, HeaderValues::default(), Err(missing_table(start)));
     };
-    let mut g = Node::new(
-        format!("{} v{version}", walk.spec.name),
-        "",
-        start,
-        Region::RpcHeader,
-        NodeKind::Group,
-    );
+    let name = match usize::try_from(version)
+        .ok()
+        .and_then(|v| walk.names.get(v))
+    {
+        Some(n) => Cow::Borrowed(n.as_str()),
+        None => Cow::Owned(format!("{} v{version}", walk.spec.name)),
+    };
+    let mut g = Node::new(name, "", start, Region::RpcHeader, NodeKind::Group);
     g.shape = Shape::Header;
     g.desc = Cow::Borrowed(match direction {
         Direction::Request => "common request header",

@@ -457,7 +457,7 @@ impl Message {
         };
         let version = self.api_version.unwrap_or(0);
         self.root.name = match registry().get_for(key, self.direction, version) {
-            Some(spec) => Cow::Owned(spec.name.clone()),
+            Some(spec) => Cow::Borrowed(spec.name.as_str()),
             None => Cow::Owned(format!(
                 "{}{}",
                 api_display_name(key),
@@ -467,7 +467,7 @@ impl Message {
                 }
             )),
         };
-        self.root.ty = Cow::Owned(format!("message v{version}"));
+        self.root.ty = super::node::VersionText::Message.of(version);
     }
 
     /// Takes what the header said: a request's header names its API.

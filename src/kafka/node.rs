@@ -224,6 +224,41 @@ pub enum Shape {
     ByteParts,
 }
 
+/// Texts that name a version, made once for the versions Kafka has used (and some to spare)
+/// instead of once per message: `message v3`, `message body, version 3`.
+#[derive(Clone, Copy)]
+pub(crate) enum VersionText {
+    /// The root's type.
+    Message,
+    /// The body's description.
+    Body,
+}
+
+/// Versions whose texts are made once; others are written when met.
+const TEXT_VERSIONS: i16 = 64;
+
+impl VersionText {
+    fn write(self, v: i16) -> String {
+        match self {
+            VersionText::Message => format!("message v{v}"),
+            VersionText::Body => format!("message body, version {v}"),
+        }
+    }
+
+    pub(crate) fn of(self, v: i16) -> Cow<'static, str> {
+        static TEXTS: std::sync::OnceLock<[Vec<String>; 2]> = std::sync::OnceLock::new();
+        let texts = TEXTS.get_or_init(|| {
+            [VersionText::Message, VersionText::Body]
+                .map(|t| (0..TEXT_VERSIONS).map(|v| t.write(v)).collect())
+        });
+        let of_kind = texts.get(self as usize);
+        match usize::try_from(v).ok().and_then(|i| of_kind?.get(i)) {
+            Some(s) => Cow::Borrowed(s.as_str()),
+            None => Cow::Owned(self.write(v)),
+        }
+    }
+}
+
 impl Node {
     pub fn new(
         name: impl Into<Cow<'static, str>>,

@@ -8,7 +8,9 @@ use std::collections::HashMap;
 
 #[derive(Debug, Default, Clone)]
 pub struct TopicNames {
-    map: HashMap<[u8; 16], String>,
+    /// Hashed with foldhash, seeded per run: every id of every message is looked up, and
+    /// SipHash cost more than the rest of naming them.
+    map: HashMap<[u8; 16], String, foldhash::fast::RandomState>,
 }
 
 const ZERO: [u8; 16] = [0; 16];

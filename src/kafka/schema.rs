@@ -659,8 +659,12 @@ pub const NEWER_VERSIONS: i16 = 8;
 /// legacy one for versions a newer Kafka removed; the current one comes first. The two headers
 /// are kept apart, by direction, in the same order (RequestHeader v0, which only
 /// ControlledShutdown v0 uses, is legacy).
+/// The spec tables by API and direction; looked up several times a message, so hashed with
+/// foldhash (the keys are the project's own, not the input's).
+type SpecMap = HashMap<(i16, Direction), Vec<MessageSpec>, foldhash::fast::RandomState>;
+
 pub struct Registry {
-    specs: HashMap<(i16, Direction), Vec<MessageSpec>>,
+    specs: SpecMap,
     headers: HashMap<Direction, Vec<MessageSpec>>,
     /// The data and metadata record specs, parsed on first use: most inputs never need them,
     /// and parsing them costs every run at start-up.
@@ -819,7 +823,7 @@ impl Registry {
 pub fn registry() -> &'static Registry {
     static REG: OnceLock<Registry> = OnceLock::new();
     REG.get_or_init(|| {
-        let mut specs: HashMap<(i16, Direction), Vec<MessageSpec>> = HashMap::new();
+        let mut specs = SpecMap::default();
         let mut headers: HashMap<Direction, Vec<MessageSpec>> = HashMap::new();
         for (file, text) in SPEC_FILES.iter().chain(HEADER_FILES) {
             match parse_spec(text) {

@@ -365,10 +365,17 @@ impl<'a> Decoder<'a> {
             }
             self.field(f, out)?;
         }
-        if self.flexible {
-            self.tagged_section(fields, out, "number of tagged fields in this struct")?;
+        if !self.flexible {
+            return Ok(());
         }
-        Ok(())
+        // An empty tagged section is one zero byte: where only the facts are kept, its count
+        // node is not (it still counts against the node budget).
+        if self.opts.facts_only && self.pos < self.end && self.buf.get(self.pos) == Some(&0) {
+            self.pos += 1;
+            self.skipped_nodes += 1;
+            return Ok(());
+        }
+        self.tagged_section(fields, out, "number of tagged fields in this struct")
     }
 
     /// The tagged-field section that ends every struct in flexible versions: a count, then

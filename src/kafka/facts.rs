@@ -223,29 +223,34 @@ fn elements(n: &Node) -> impl Iterator<Item = &Node> {
 
 /// A field of a struct by name, tagged fields included.
 pub(crate) fn field<'a>(n: &'a Node, name: &str) -> Option<&'a Node> {
-    n.children
-        .iter()
-        .find(|c| c.name == name && c.shape != Shape::TaggedField)
-        .or_else(|| {
-            n.children
-                .iter()
-                .find(|c| c.name == name && c.shape == Shape::TaggedField)
-                .and_then(|t| t.children.iter().find(|g| g.name == name))
-        })
+    // One pass: most names asked for are absent, and each costs a scan of the children.
+    let mut tagged = None;
+    for c in &n.children {
+        if c.name != name {
+            continue;
+        }
+        if c.shape != Shape::TaggedField {
+            return Some(c);
+        }
+        tagged = tagged.or(Some(c));
+    }
+    tagged.and_then(|t| t.children.iter().find(|g| g.name == name))
 }
 
 /// The field of a struct whose spec has `role`, tagged fields included (as [`field`] finds
 /// one by name: field names, and so these roles, are unique within a struct).
 fn with_role(n: &Node, role: Role) -> Option<&Node> {
-    n.children
-        .iter()
-        .find(|c| c.role() == role && c.shape != Shape::TaggedField)
-        .or_else(|| {
-            n.children
-                .iter()
-                .filter(|c| c.shape == Shape::TaggedField)
-                .find_map(|t| t.children.iter().find(|g| g.role() == role))
-        })
+    let mut tagged = None;
+    for c in &n.children {
+        if c.shape == Shape::TaggedField {
+            if tagged.is_none() {
+                tagged = c.children.iter().find(|g| g.role() == role);
+            }
+        } else if c.role() == role {
+            return Some(c);
+        }
+    }
+    tagged
 }
 
 fn role_string(n: &Node, role: Role) -> Option<String> {

@@ -214,11 +214,46 @@ impl<'a> Decoder<'a> {
         what: &'static str,
         nullable: bool,
     ) -> Result<Option<usize>, GiveUp> {
-        let l = self.length(classic, what).map_err(|_| GiveUp)?;
-        if l.len.is_none() && !nullable {
+        let len = match self.short_length(classic) {
+            Some(len) => len,
+            // Longer forms, and every bad length, go through the cursor's reader.
+            None => self.length(classic, what).map_err(|_| GiveUp)?.len,
+        };
+        if len.is_none() && !nullable {
             return Err(GiveUp);
         }
-        Ok(l.len)
+        Ok(len)
+    }
+
+    /// The common length prefixes read in place (a one-byte compact length, an int16 or
+    /// int32 one), as the cursor's reader would: `Some(None)` for null, `None` when the
+    /// cursor's reader must decide (a longer varint, a negative or too long length).
+    fn short_length(&mut self, classic: super::cursor::Prefix) -> Option<Option<usize>> {
+        use super::cursor::Prefix;
+        let at = self.pos;
+        let (raw, width) = if self.flexible {
+            match *self.slice(at, 1) {
+                [b] if b < 0x80 => (i64::from(b) - 1, 1),
+                _ => return None,
+            }
+        } else {
+            match (classic, self.slice(at, 4)) {
+                (Prefix::Int16, &[a, b, ..]) => (i64::from(i16::from_be_bytes([a, b])), 2),
+                (Prefix::Int32, &[a, b, c, d]) => (i64::from(i32::from_be_bytes([a, b, c, d])), 4),
+                _ => return None,
+            }
+        };
+        if at + width > self.end {
+            return None;
+        }
+        let left = self.end - at - width;
+        let len = match raw {
+            -1 => None,
+            n if n < 0 || n as u64 > left as u64 => return None,
+            n => Some(n as usize),
+        };
+        self.pos = at + width;
+        Some(len)
     }
 
     fn walk_string(&mut self, nullable: bool, spec: Option<&'static FieldSpec>) -> W {

@@ -3,25 +3,11 @@
 
 use super::Style;
 use crate::kafka::{Node, NodeKind, Region, Shape, Value};
-use owo_colors::{AnsiColors, OwoColorize};
 use std::io::{self, Write};
 
 const ROW: usize = 16;
 /// Region starts listed under an uncoloured layout before the list is cut short.
 const MAX_STARTS: usize = 32;
-
-fn color(r: Region) -> AnsiColors {
-    match r {
-        Region::Frame => AnsiColors::Magenta,
-        Region::RpcHeader => AnsiColors::Cyan,
-        Region::RequestBody => AnsiColors::Green,
-        Region::ResponseBody => AnsiColors::Blue,
-        Region::TaggedFields => AnsiColors::Yellow,
-        Region::RecordBatch => AnsiColors::BrightRed,
-        Region::Record => AnsiColors::Red,
-        Region::Unparsed => AnsiColors::BrightBlack,
-    }
-}
 
 /// Where each region of one source begins and ends: the frame (source 0) or a decompressed
 /// buffer. Runs, not a region per byte, so that a 64 MiB decompressed buffer costs as many
@@ -168,6 +154,10 @@ pub fn write_masked(
 /// one before it, bytes and region alike, is left out, and a `*` line stands for each run of
 /// them: a decompression bomb of zeros then lays out in a few lines instead of millions. The
 /// last row is always printed, so that the end offset shows.
+///
+/// The layout is written into one byte buffer and handed to `out` once: a byte costs a few
+/// pushes (hex digits from a table, a precomputed colour sequence) rather than a `format!`
+/// each, which made this view several times the cost of decoding.
 fn layout(
     out: &mut impl Write,
     data: &[u8],
@@ -175,11 +165,15 @@ fn layout(
     hidden: &[(usize, usize)],
     style: Style,
 ) -> io::Result<()> {
-    let width = format!("{:x}", data.len().saturating_sub(1)).len().max(4);
-    writeln!(out, "{}", column_header(width))?;
+    let width = hex_digits(data.len().saturating_sub(1)).max(4);
+    let rows = data.len().div_ceil(ROW);
+    // A row is at most ~16 coloured bytes of 3 + 10 escape bytes, plus offset and characters.
+    let per_row = if style.color { 16 * 13 } else { 16 * 3 } + width + 2 + ROW + 2;
+    let mut buf: Vec<u8> = Vec::with_capacity((rows + 3) * per_row);
+    column_header(&mut buf, width);
+    buf.push(b'\n');
     let mut starts: Vec<(usize, Region)> = Vec::new();
     let mut cursor = RunCursor::new(regions);
-    let rows = data.len().div_ceil(ROW);
     // The bytes of the row before, when it was one region throughout and held no secret.
     let mut plain_prev: Option<&[u8]> = None;
     let mut in_squeeze = false;
@@ -191,13 +185,14 @@ fn layout(
             // Same bytes, same region, no start: it would print as the row before.
             cursor.region_at(end - 1);
             if !in_squeeze {
-                writeln!(out, "*")?;
+                buf.extend_from_slice(b"*\n");
                 in_squeeze = true;
             }
             continue;
         }
         in_squeeze = false;
-        let mut line = format!("{base:0width$x} ");
+        push_hex(&mut buf, base, width);
+        buf.push(b' ');
         let mut one_region = true;
         for (i, b) in chunk.iter().enumerate() {
             let at = base + i;
@@ -206,31 +201,63 @@ fn layout(
                 starts.push((at, r));
                 one_region = false;
             }
-            push_byte(&mut line, *b, r, starts_here, is_hidden(hidden, at), style);
+            push_byte(&mut buf, *b, r, starts_here, is_hidden(hidden, at), style);
         }
         plain_prev = (one_region && plain && chunk.len() == ROW).then_some(chunk);
         if style.ascii {
             // Pad a short last row so the column lines up, then the characters.
-            line.push_str(&"   ".repeat(ROW - chunk.len()));
-            line.push_str("  ");
-            line.push_str(&characters(chunk, base, hidden));
+            for _ in chunk.len()..ROW {
+                buf.extend_from_slice(b"   ");
+            }
+            buf.extend_from_slice(b"  ");
+            characters(&mut buf, chunk, base, hidden);
         }
-        writeln!(out, "{line}")?;
+        buf.push(b'\n');
     }
     if style.color {
-        writeln!(out, "legend: {}", legend(&starts))
+        buf.extend_from_slice(b"legend: ");
+        legend(&mut buf, &starts);
     } else {
-        writeln!(out, "regions (| marks a start): {}", start_list(&starts))
+        buf.extend_from_slice(b"regions (| marks a start): ");
+        start_list(&mut buf, &starts);
+    }
+    buf.push(b'\n');
+    out.write_all(&buf)
+}
+
+/// Hex digits, as `{:x}` writes them.
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// How many hex digits `{:x}` writes for `n`.
+fn hex_digits(n: usize) -> usize {
+    if n == 0 {
+        1
+    } else {
+        (usize::BITS - n.leading_zeros()).div_ceil(4) as usize
+    }
+}
+
+/// `n` in lower-case hex, zero-padded to at least `width` digits, as `{n:0width$x}`.
+fn push_hex(buf: &mut Vec<u8>, n: usize, width: usize) {
+    let digits = hex_digits(n);
+    for _ in digits..width {
+        buf.push(b'0');
+    }
+    for d in (0..digits).rev() {
+        buf.push(HEX[(n >> (4 * d)) & 0xf]);
     }
 }
 
 /// `      0  1  2 ...  F`, the first column as wide as the offsets.
-fn column_header(width: usize) -> String {
-    let mut header = " ".repeat(width + 1);
-    for c in 0..ROW {
-        header.push_str(&format!(" {c:X} "));
+fn column_header(buf: &mut Vec<u8>, width: usize) {
+    buf.resize(buf.len() + width + 1, b' ');
+    for (c, digit) in HEX.iter().enumerate().take(ROW) {
+        buf.push(b' ');
+        buf.push(digit.to_ascii_uppercase());
+        if c + 1 < ROW {
+            buf.push(b' ');
+        }
     }
-    header.trim_end().to_string()
 }
 
 /// Whether the byte at `at` lies in one of the `hidden` spans (secrets).
@@ -243,73 +270,115 @@ fn overlaps(hidden: &[(usize, usize)], at: usize, end: usize) -> bool {
     hidden.iter().any(|&(o, l)| o < end && o + l > at)
 }
 
+/// The escape sequence that starts a region's colour: what owo-colors writes before text
+/// coloured with the region's colour (a test holds the two together).
+fn fg(r: Region) -> &'static [u8] {
+    match r {
+        Region::Frame => b"\x1b[35m",
+        Region::RpcHeader => b"\x1b[36m",
+        Region::RequestBody => b"\x1b[32m",
+        Region::ResponseBody => b"\x1b[34m",
+        Region::TaggedFields => b"\x1b[33m",
+        Region::RecordBatch => b"\x1b[91m",
+        Region::Record => b"\x1b[31m",
+        Region::Unparsed => b"\x1b[90m",
+    }
+}
+
+/// The escape sequence that ends a colour (back to the default foreground).
+const FG_END: &[u8] = b"\x1b[39m";
+
 /// One byte of a row: ` 2a` in its region's colour, or `|2a` / ` 2a` without colour; `**` for
 /// a secret.
-fn push_byte(line: &mut String, b: u8, r: Region, starts_here: bool, secret: bool, style: Style) {
+fn push_byte(buf: &mut Vec<u8>, b: u8, r: Region, starts_here: bool, secret: bool, style: Style) {
     let hexb = if secret {
-        "**".to_string()
+        *b"**"
     } else {
-        format!("{b:02x}")
+        [HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]]
     };
     if style.color {
-        line.push(' ');
-        line.push_str(&format!("{}", hexb.color(color(r))));
+        buf.push(b' ');
+        buf.extend_from_slice(fg(r));
+        buf.extend_from_slice(&hexb);
+        buf.extend_from_slice(FG_END);
     } else {
-        line.push(if starts_here { '|' } else { ' ' });
-        line.push_str(&hexb);
+        buf.push(if starts_here { b'|' } else { b' ' });
+        buf.extend_from_slice(&hexb);
     }
 }
 
 /// The character column of a row, as xxd prints it: printable ASCII as itself, `.` for the
 /// rest, `*` for a secret.
-fn characters(chunk: &[u8], base: usize, hidden: &[(usize, usize)]) -> String {
-    chunk
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            if is_hidden(hidden, base + i) {
-                '*'
-            } else if b.is_ascii_graphic() || *b == b' ' {
-                char::from(*b)
-            } else {
-                '.'
-            }
-        })
-        .collect()
+fn characters(buf: &mut Vec<u8>, chunk: &[u8], base: usize, hidden: &[(usize, usize)]) {
+    for (i, b) in chunk.iter().enumerate() {
+        buf.push(if is_hidden(hidden, base + i) {
+            b'*'
+        } else if b.is_ascii_graphic() || *b == b' ' {
+            *b
+        } else {
+            b'.'
+        });
+    }
 }
 
 /// Each region found, once, in its colour.
-fn legend(starts: &[(usize, Region)]) -> String {
+fn legend(buf: &mut Vec<u8>, starts: &[(usize, Region)]) {
     let mut seen: Vec<Region> = Vec::new();
     for (_, r) in starts {
         if !seen.contains(r) {
             seen.push(*r);
         }
     }
-    let names: Vec<String> = seen
-        .iter()
-        .map(|r| format!("{}", r.label().color(color(*r))))
-        .collect();
-    names.join("  ")
+    for (i, r) in seen.iter().enumerate() {
+        if i > 0 {
+            buf.extend_from_slice(b"  ");
+        }
+        buf.extend_from_slice(fg(*r));
+        buf.extend_from_slice(r.label().as_bytes());
+        buf.extend_from_slice(FG_END);
+    }
 }
 
 /// `0000 frame, 0004 rpc header, ...`, cut after `MAX_STARTS`.
-fn start_list(starts: &[(usize, Region)]) -> String {
-    let mut list: Vec<String> = starts
-        .iter()
-        .take(MAX_STARTS)
-        .map(|(at, r)| format!("{at:04x} {}", r.label()))
-        .collect();
-    if starts.len() > MAX_STARTS {
-        list.push(format!("... {} more", starts.len() - MAX_STARTS));
+fn start_list(buf: &mut Vec<u8>, starts: &[(usize, Region)]) {
+    for (i, (at, r)) in starts.iter().take(MAX_STARTS).enumerate() {
+        if i > 0 {
+            buf.extend_from_slice(b", ");
+        }
+        push_hex(buf, *at, 4);
+        buf.push(b' ');
+        buf.extend_from_slice(r.label().as_bytes());
     }
-    list.join(", ")
+    if starts.len() > MAX_STARTS {
+        buf.extend_from_slice(b", ... ");
+        buf.extend_from_slice(
+            itoa::Buffer::new()
+                .format(starts.len() - MAX_STARTS)
+                .as_bytes(),
+        );
+        buf.extend_from_slice(b" more");
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::render::test_frames;
+    use owo_colors::AnsiColors;
+
+    /// Each region's colour as owo-colors names it, which [`fg`] writes precomputed.
+    fn color(r: Region) -> AnsiColors {
+        match r {
+            Region::Frame => AnsiColors::Magenta,
+            Region::RpcHeader => AnsiColors::Cyan,
+            Region::RequestBody => AnsiColors::Green,
+            Region::ResponseBody => AnsiColors::Blue,
+            Region::TaggedFields => AnsiColors::Yellow,
+            Region::RecordBatch => AnsiColors::BrightRed,
+            Region::Record => AnsiColors::Red,
+            Region::Unparsed => AnsiColors::BrightBlack,
+        }
+    }
 
     fn leaf(offset: usize, len: usize, region: Region) -> Node {
         let mut n = Node::new("f", "int8", offset, region, NodeKind::Field);
@@ -402,6 +471,30 @@ byte layout (5 bytes, 16 bytes per row)
 legend: \u{1b}[35mframe\u{1b}[39m  \u{1b}[36mrpc header\u{1b}[39m
 "
         );
+    }
+
+    #[test]
+    fn precomputed_colours_are_what_owo_colors_writes() {
+        use owo_colors::OwoColorize;
+        for r in [
+            Region::Frame,
+            Region::RpcHeader,
+            Region::RequestBody,
+            Region::ResponseBody,
+            Region::TaggedFields,
+            Region::RecordBatch,
+            Region::Record,
+            Region::Unparsed,
+        ] {
+            let mut ours = fg(r).to_vec();
+            ours.extend_from_slice(b"2a");
+            ours.extend_from_slice(FG_END);
+            assert_eq!(
+                String::from_utf8_lossy(&ours),
+                format!("{}", "2a".color(color(r))),
+                "{r:?}"
+            );
+        }
     }
 
     #[test]

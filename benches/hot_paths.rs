@@ -55,6 +55,7 @@ fn bench(c: &mut Criterion) {
     let summary = DecodeOptions {
         keep_depth: 2,
         records: false,
+        facts_only: true,
         ..DecodeOptions::default()
     };
     for (label, name, key) in [

@@ -28,6 +28,26 @@ pub fn push_hex(out: &mut Vec<u8>, data: &[u8]) {
     }
 }
 
+/// How many hex digits `{:x}` writes for `n`.
+pub fn hex_digits(n: usize) -> usize {
+    if n == 0 {
+        1
+    } else {
+        (usize::BITS - n.leading_zeros()).div_ceil(4) as usize
+    }
+}
+
+/// `n` in lower-case hex, zero-padded to at least `width` digits, as `{n:0width$x}` writes it.
+pub fn push_hex_num(out: &mut Vec<u8>, n: usize, width: usize) {
+    let digits = hex_digits(n);
+    for _ in digits..width {
+        out.push(b'0');
+    }
+    for d in (0..digits).rev() {
+        out.push(HEX_DIGITS[(n >> (4 * d)) & 0xf]);
+    }
+}
+
 /// Appends a Uuid as [`uuid`] writes it.
 pub fn push_uuid(out: &mut Vec<u8>, b: &[u8; 16]) {
     for (i, &x) in b.iter().enumerate() {

@@ -1,6 +1,7 @@
 //! `-x`: the byte layout, 16 bytes a row, each byte coloured by the region of the leaf that
 //! covers it. Without colour, a `|` before a byte marks where a new region begins.
 
+use super::value::{hex_digits, push_hex_num as push_hex, HEX_DIGITS as HEX};
 use super::Style;
 use crate::kafka::{Node, NodeKind, Region, Shape, Value};
 use std::io::{self, Write};
@@ -223,29 +224,6 @@ fn layout(
     }
     buf.push(b'\n');
     out.write_all(&buf)
-}
-
-/// Hex digits, as `{:x}` writes them.
-const HEX: &[u8; 16] = b"0123456789abcdef";
-
-/// How many hex digits `{:x}` writes for `n`.
-fn hex_digits(n: usize) -> usize {
-    if n == 0 {
-        1
-    } else {
-        (usize::BITS - n.leading_zeros()).div_ceil(4) as usize
-    }
-}
-
-/// `n` in lower-case hex, zero-padded to at least `width` digits, as `{n:0width$x}`.
-fn push_hex(buf: &mut Vec<u8>, n: usize, width: usize) {
-    let digits = hex_digits(n);
-    for _ in digits..width {
-        buf.push(b'0');
-    }
-    for d in (0..digits).rev() {
-        buf.push(HEX[(n >> (4 * d)) & 0xf]);
-    }
 }
 
 /// `      0  1  2 ...  F`, the first column as wide as the offsets.

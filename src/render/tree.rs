@@ -18,7 +18,8 @@ pub fn cut_desc(desc: &str, wide: bool) -> String {
 
 /// The description as shown: its first `CUT` characters and `...` when it is too long.
 fn desc_parts(desc: &str, wide: bool) -> (&str, &'static str) {
-    if wide || desc.chars().count() <= DESC_MAX {
+    // No more bytes than DESC_MAX is no more characters: most descriptions are not counted.
+    if wide || desc.len() <= DESC_MAX || desc.chars().count() <= DESC_MAX {
         return (desc, "");
     }
     let cut = desc.char_indices().nth(CUT).map_or(desc.len(), |(i, _)| i);
@@ -60,6 +61,7 @@ pub fn node_line(n: &Node, frame: &[u8], style: Style) -> String {
     s
 }
 
+/// One line in colour (a line without colour is [`push_line`]'s).
 fn write_line(
     out: &mut impl Write,
     lead: &str,
@@ -68,47 +70,135 @@ fn write_line(
     frame: &[u8],
     style: Style,
 ) -> io::Result<()> {
-    if style.color && n.kind == NodeKind::Error {
+    if n.kind == NodeKind::Error {
         let line = node_line(n, frame, style);
         return writeln!(out, "{lead}{branch}{}", line.red().bold());
     }
-    if style.color {
-        return write_colored(out, lead, branch, n, frame, style);
-    }
-    // The common case writes the pieces straight out: no line string, no value string for
-    // the usual scalar types.
-    out.write_all(lead.as_bytes())?;
-    out.write_all(branch.as_bytes())?;
-    out.write_all(n.name.as_bytes())?;
+    write_colored(out, lead, branch, n, frame, style)
+}
+
+/// One line without colour, appended to `buf`. Every node of `-V` comes here, so the pieces
+/// are pushed as bytes (integers through itoa, span offsets from the hex table) and the common
+/// values are written in place rather than through a value string.
+fn push_line(buf: &mut Vec<u8>, lead: &str, branch: &str, n: &Node, frame: &[u8], style: Style) {
+    buf.extend_from_slice(lead.as_bytes());
+    buf.extend_from_slice(branch.as_bytes());
+    buf.extend_from_slice(n.name.as_bytes());
     if let Some(i) = n.index {
-        write!(out, "[{i}]")?;
+        buf.push(b'[');
+        push_int(buf, i);
+        buf.push(b']');
     }
     if !n.ty.is_empty() {
-        out.write_all(b" ")?;
-        out.write_all(n.ty.as_bytes())?;
+        buf.push(b' ');
+        buf.extend_from_slice(n.ty.as_bytes());
     }
     match &n.value {
         Value::None => {}
-        Value::Int(i) if n.enc == Enc::None && n.note == Note::None => write!(out, " = {i}")?,
-        Value::Bool(b) if n.note == Note::None => {
-            out.write_all(if *b { b" = true" } else { b" = false" })?
+        Value::Int(i) => {
+            buf.extend_from_slice(b" = ");
+            push_int(buf, *i);
+            push_enc_and_note(buf, n);
         }
-        Value::Struct => out.write_all(b" = struct")?,
+        // A bool without a note and a struct are written without their length encoding or
+        // note, as they always were; a bool with a note gets both, as `text_limited` gives.
+        Value::Bool(b) => {
+            buf.extend_from_slice(if *b { b" = true" } else { b" = false" });
+            if n.note != Note::None {
+                push_enc_and_note(buf, n);
+            }
+        }
+        Value::Struct => buf.extend_from_slice(b" = struct"),
+        Value::Str(Some(s)) if plain_text(s) => {
+            // `value::quote` changes nothing in it.
+            buf.extend_from_slice(b" = \"");
+            buf.extend_from_slice(s.as_bytes());
+            buf.push(b'"');
+            push_enc_and_note(buf, n);
+        }
+        Value::Uuid(u) => {
+            buf.extend_from_slice(b" = ");
+            value::push_uuid(buf, u);
+            push_enc_and_note(buf, n);
+        }
         _ => {
             if let Some(v) = value::text_limited(n, frame, style.wide, style.max_value) {
-                out.write_all(b" = ")?;
-                out.write_all(v.as_bytes())?;
+                buf.extend_from_slice(b" = ");
+                buf.extend_from_slice(v.as_bytes());
             }
         }
     }
-    write!(out, " {}", Span(n))?;
+    buf.push(b' ');
+    push_span(buf, n);
     if !n.desc.is_empty() {
         let (shown, more) = desc_parts(&n.desc, style.wide);
-        out.write_all(b" ")?;
-        out.write_all(shown.as_bytes())?;
-        out.write_all(more.as_bytes())?;
+        buf.push(b' ');
+        buf.extend_from_slice(shown.as_bytes());
+        buf.extend_from_slice(more.as_bytes());
     }
-    out.write_all(b"\n")
+    buf.push(b'\n');
+}
+
+fn push_int(buf: &mut Vec<u8>, i: impl itoa::Integer) {
+    buf.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
+}
+
+/// Whether `value::quote` leaves `s` as it is: no `"`, no `\\`, no control character (C0,
+/// DEL, or C1, whose UTF-8 starts with 0xc2).
+fn plain_text(s: &str) -> bool {
+    s.bytes()
+        .all(|b| b >= 0x20 && b != b'"' && b != b'\\' && b != 0x7f && b != 0xc2)
+}
+
+/// What `value::text_limited` writes after the value itself: the length encoding, then the
+/// note.
+fn push_enc_and_note(buf: &mut Vec<u8>, n: &Node) {
+    push_enc(buf, n.enc);
+    if let Some(t) = value::note_text(&n.note) {
+        buf.push(b' ');
+        buf.extend_from_slice(t.as_bytes());
+    }
+}
+
+/// ` (compact, len+1=N)` and the like: [`Enc::text`] after a space, written in place (a test
+/// holds the two together).
+fn push_enc(buf: &mut Vec<u8>, enc: Enc) {
+    match enc {
+        Enc::None => {}
+        Enc::CompactLen(n) => {
+            buf.extend_from_slice(b" (compact, len+1=");
+            push_int(buf, n);
+            buf.push(b')');
+        }
+        Enc::Int16Len(n) => {
+            buf.extend_from_slice(b" (int16 len=");
+            push_int(buf, n);
+            buf.push(b')');
+        }
+        Enc::Int32Len(n) => {
+            buf.extend_from_slice(b" (int32 len=");
+            push_int(buf, n);
+            buf.push(b')');
+        }
+        Enc::CompactCount => buf.extend_from_slice(b" (compact, n+1)"),
+        Enc::CompactLenPlusOne => buf.extend_from_slice(b" (compact, len+1)"),
+        Enc::CompactNull => buf.extend_from_slice(b" (compact, null)"),
+    }
+}
+
+/// [`Span`], appended to `buf`.
+fn push_span(buf: &mut Vec<u8>, n: &Node) {
+    if n.source == 0 {
+        buf.extend_from_slice(b"[0x");
+    } else {
+        buf.extend_from_slice(b"[#");
+        push_int(buf, n.source);
+        buf.extend_from_slice(b" 0x");
+    }
+    value::push_hex_num(buf, n.offset, 4);
+    buf.extend_from_slice(b", ");
+    push_int(buf, n.len);
+    buf.extend_from_slice(b"B]");
 }
 
 /// A line in colour: the name bold, the value plain (red for a non-zero error code), the span
@@ -170,13 +260,48 @@ fn children(
     Ok(())
 }
 
+/// Bytes of tree text gathered before they are handed to the writer.
+const FLUSH_AT: usize = 1 << 16;
+
+/// [`children`] without colour: the lines are gathered in `buf`, which goes to `out` whenever
+/// it passes [`FLUSH_AT`] (a decompressed bomb's tree is not held as text).
+fn push_children(
+    out: &mut impl Write,
+    buf: &mut Vec<u8>,
+    n: &Node,
+    frame: &[u8],
+    style: Style,
+    lead: &mut String,
+) -> io::Result<()> {
+    let count = n.children.len();
+    for (i, c) in n.children.iter().enumerate() {
+        let last = i + 1 == count;
+        push_line(buf, lead, "+-- ", c, frame, style);
+        if buf.len() >= FLUSH_AT {
+            out.write_all(buf)?;
+            buf.clear();
+        }
+        let keep = lead.len();
+        lead.push_str(if last { "    " } else { "|   " });
+        push_children(out, buf, c, frame, style, lead)?;
+        lead.truncate(keep);
+    }
+    Ok(())
+}
+
 /// Writes the whole tree of `root` (the compact one with `style.brief`).
 pub fn write(out: &mut impl Write, root: &Node, frame: &[u8], style: Style) -> io::Result<()> {
     if style.brief {
         return brief::write(out, root, frame, style);
     }
-    write_line(out, "", "", root, frame, style)?;
-    children(out, root, frame, style, &mut String::new())
+    if style.color {
+        write_line(out, "", "", root, frame, style)?;
+        return children(out, root, frame, style, &mut String::new());
+    }
+    let mut buf = Vec::with_capacity(FLUSH_AT.min(4096 + 64 * root.children.len()));
+    push_line(&mut buf, "", "", root, frame, style);
+    push_children(out, &mut buf, root, frame, style, &mut String::new())?;
+    out.write_all(&buf)
 }
 
 /// `-V --brief`: the same tree, compact. No descriptions; no length prefixes (an array's
@@ -339,6 +464,45 @@ pub mod brief {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn length_encodings_in_place_are_what_enc_text_says() {
+        for e in [
+            Enc::None,
+            Enc::CompactLen(7),
+            Enc::Int16Len(-1),
+            Enc::Int32Len(100_000),
+            Enc::CompactCount,
+            Enc::CompactLenPlusOne,
+            Enc::CompactNull,
+        ] {
+            let mut buf = Vec::new();
+            push_enc(&mut buf, e);
+            let want = e.text().map(|t| format!(" {t}")).unwrap_or_default();
+            assert_eq!(String::from_utf8_lossy(&buf), want, "{e:?}");
+        }
+    }
+
+    #[test]
+    fn plain_text_is_what_quote_leaves_alone() {
+        for s in [
+            "",
+            "orders",
+            "é€😀",
+            "a\"b",
+            "a\\b",
+            "\t",
+            "\u{7f}",
+            "\u{85}",
+            "\u{9f}",
+            "\u{a0}",
+        ] {
+            let quoted = value::quote(s);
+            // Plain text is written as it is; the rest (also C1-free text with 0xc2, such as
+            // U+00A0) goes through `quote`.
+            assert!(!plain_text(s) || quoted == format!("\"{s}\""), "{s:?}");
+        }
+    }
     use crate::kafka::{ErrorCode, Region};
     use crate::render::test_frames;
 

@@ -9,16 +9,61 @@ pub const MAX_HEX_BYTES: usize = 32;
 /// Most bytes of a record key or value shown (text or hex) without `--wide`.
 pub const MAX_VALUE_BYTES: usize = 64;
 
+/// Lower-case hex digits, as `{:02x}` and `hex::encode` write them.
+pub const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+/// The two hex digits of a byte.
+pub fn hex_pair(b: u8) -> [u8; 2] {
+    [
+        HEX_DIGITS[usize::from(b >> 4)],
+        HEX_DIGITS[usize::from(b & 0xf)],
+    ]
+}
+
+/// Appends `data` as lower-case hex, as `hex::encode` writes it, without a string for it.
+pub fn push_hex(out: &mut Vec<u8>, data: &[u8]) {
+    out.reserve(data.len() * 2);
+    for &b in data {
+        out.extend_from_slice(&hex_pair(b));
+    }
+}
+
+/// How many hex digits `{:x}` writes for `n`.
+pub fn hex_digits(n: usize) -> usize {
+    if n == 0 {
+        1
+    } else {
+        (usize::BITS - n.leading_zeros()).div_ceil(4) as usize
+    }
+}
+
+/// `n` in lower-case hex, zero-padded to at least `width` digits, as `{n:0width$x}` writes it.
+pub fn push_hex_num(out: &mut Vec<u8>, n: usize, width: usize) {
+    let digits = hex_digits(n);
+    for _ in digits..width {
+        out.push(b'0');
+    }
+    for d in (0..digits).rev() {
+        out.push(HEX_DIGITS[(n >> (4 * d)) & 0xf]);
+    }
+}
+
+/// Appends a Uuid as [`uuid`] writes it.
+pub fn push_uuid(out: &mut Vec<u8>, b: &[u8; 16]) {
+    for (i, &x) in b.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push(b'-');
+        }
+        out.extend_from_slice(&hex_pair(x));
+    }
+}
+
 /// `8-4-4-4-12` hex digits, as Kafka prints a Uuid.
 pub fn uuid(b: &[u8; 16]) -> String {
-    let mut s = String::with_capacity(36);
-    for (i, x) in b.iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
-            s.push('-');
-        }
-        let _ = write!(s, "{x:02x}");
-    }
-    s
+    let mut s = Vec::with_capacity(36);
+    push_uuid(&mut s, b);
+    // Hex digits and dashes are ASCII.
+    String::from_utf8(s).unwrap_or_default()
 }
 
 pub fn quote(s: &str) -> String {

@@ -9,7 +9,7 @@ use super::codes::{ApiKey, ErrorCode};
 use super::cursor::{self, Cursor, Length, Prefix, ReadError};
 use super::node::{Enc, Node, NodeKind, Note, Region, Shape, Value};
 use super::problem::{Detail, ErrorEntry, Path, ProblemKind, Step};
-use super::schema::{Content, FieldId, FieldSpec, FieldType, MessageSpec};
+use super::schema::{Content, FieldId, FieldSpec, FieldType, MessageSpec, Role};
 use std::borrow::Cow;
 
 /// What kind of stop: damage in the bytes, or an API or version kdissect has no table for.
@@ -580,8 +580,8 @@ impl<'a> Decoder<'a> {
             n.desc = Cow::Borrowed(f.about.as_str());
             n.field = Some(FieldId::of(f));
             annotate(f, n);
-            if let (FieldType::Int16, Value::Int(v)) = (&f.ty, &n.value) {
-                if *v != 0 && f.name.ends_with("ErrorCode") {
+            if let (true, Value::Int(v)) = (f.is_error_code(), &n.value) {
+                if *v != 0 {
                     self.errors.push(ErrorEntry {
                         path: self.path.clone(),
                         code: *v as i16,
@@ -647,7 +647,7 @@ impl<'a> Decoder<'a> {
     /// rules name (the metadata log's) is noted with its name.
     fn track_topic(&mut self, f: &FieldSpec, n: &mut Node) {
         match &n.value {
-            Value::Uuid(u) if f.name == "TopicId" => {
+            Value::Uuid(u) if f.role == Role::TopicId => {
                 let layouts = super::schema::registry().record_layouts();
                 self.topic_layout = layouts.topic_values(None, Some(u));
                 if let (Some(name), Note::None) = (layouts.topic_name(u), &n.note) {
@@ -693,7 +693,7 @@ impl<'a> Decoder<'a> {
             return;
         }
         if let (Some(f), Value::Int(v)) = (spec, &node.value) {
-            if *v != 0 && f.ty == FieldType::Int16 && f.name.ends_with("ErrorCode") {
+            if *v != 0 && f.is_error_code() {
                 self.errors.push(ErrorEntry {
                     path: self.path.clone(),
                     code: *v as i16,
@@ -1211,7 +1211,7 @@ fn annotate(f: &FieldSpec, n: &mut Node) {
     let Value::Int(v) = n.value else { return };
     if let Some(e) = f.enumeration {
         n.note = Note::of_enum(e, v);
-    } else if f.ty == FieldType::Int16 && f.name.ends_with("ErrorCode") && v != 0 {
+    } else if f.is_error_code() && v != 0 {
         n.note = Note::Error(ErrorCode(v as i16));
     } else if f.ty == FieldType::Int16 && f.name == "ApiKey" {
         n.note = Note::Api(ApiKey(v as i16));

@@ -388,6 +388,13 @@ pub(crate) fn metadata_field(role: Role) -> FieldId {
     find(&spec.fields, role).expect("a field with the role")
 }
 
+impl FieldSpec {
+    /// An int16 error code (`ErrorCode`, `PartitionErrorCode`...): listed when not zero.
+    pub fn is_error_code(&self) -> bool {
+        self.role == Role::ErrorCode && self.ty == FieldType::Int16
+    }
+}
+
 impl Role {
     /// The role of a field called `name` of type `ty`.
     pub fn of(name: &str, ty: &FieldType) -> Role {

@@ -38,11 +38,6 @@ pub(super) struct Mark {
     level: usize,
 }
 
-/// An int16 error code, as the decoder lists them (by its name, `...ErrorCode`).
-fn is_error_code(f: &FieldSpec) -> bool {
-    f.role == Role::ErrorCode && f.ty == FieldType::Int16
-}
-
 /// Bytes a fixed-size type takes; `None` for the others.
 fn fixed_width(ty: &FieldType) -> Option<usize> {
     Some(match ty {
@@ -186,7 +181,7 @@ impl<'a> Decoder<'a> {
         self.pos += n;
         let Some(f) = spec else { return Ok(()) };
         let data = self.slice(at, n);
-        if is_error_code(f) {
+        if f.is_error_code() {
             let code = match *data {
                 [a, b] => i16::from_be_bytes([a, b]),
                 _ => 0,
@@ -197,7 +192,7 @@ impl<'a> Decoder<'a> {
                     code,
                 });
             }
-        } else if *ty == FieldType::Uuid && f.name == "TopicId" {
+        } else if *ty == FieldType::Uuid && f.role == Role::TopicId {
             let u: [u8; 16] = data.try_into().map_err(|_| GiveUp)?;
             self.topic_layout = super::schema::registry()
                 .record_layouts()
@@ -362,7 +357,7 @@ impl<'a> Decoder<'a> {
             match known {
                 // The decoder lists a tagged error code twice below the kept levels: leave
                 // that to it.
-                Some(f) if is_error_code(f) => return Err(GiveUp),
+                Some(f) if f.is_error_code() => return Err(GiveUp),
                 Some(f) => self.walk_tagged_value(f, data_end)?,
                 None => self.pos = data_end,
             }

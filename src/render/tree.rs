@@ -241,20 +241,20 @@ fn write_colored(
     )
 }
 
+/// Every node below `n`, depth first, each handed to `line` with the lead that draws its
+/// place in the tree (`|   +-- `).
 fn children(
-    out: &mut impl Write,
     n: &Node,
-    frame: &[u8],
-    style: Style,
     lead: &mut String,
+    line: &mut impl FnMut(&str, &Node) -> io::Result<()>,
 ) -> io::Result<()> {
     let count = n.children.len();
     for (i, c) in n.children.iter().enumerate() {
         let last = i + 1 == count;
-        write_line(out, lead, "+-- ", c, frame, style)?;
+        line(lead, c)?;
         let keep = lead.len();
         lead.push_str(if last { "    " } else { "|   " });
-        children(out, c, frame, style, lead)?;
+        children(c, lead, line)?;
         lead.truncate(keep);
     }
     Ok(())
@@ -263,32 +263,6 @@ fn children(
 /// Bytes of tree text gathered before they are handed to the writer.
 const FLUSH_AT: usize = 1 << 16;
 
-/// [`children`] without colour: the lines are gathered in `buf`, which goes to `out` whenever
-/// it passes [`FLUSH_AT`] (a decompressed bomb's tree is not held as text).
-fn push_children(
-    out: &mut impl Write,
-    buf: &mut Vec<u8>,
-    n: &Node,
-    frame: &[u8],
-    style: Style,
-    lead: &mut String,
-) -> io::Result<()> {
-    let count = n.children.len();
-    for (i, c) in n.children.iter().enumerate() {
-        let last = i + 1 == count;
-        push_line(buf, lead, "+-- ", c, frame, style);
-        if buf.len() >= FLUSH_AT {
-            out.write_all(buf)?;
-            buf.clear();
-        }
-        let keep = lead.len();
-        lead.push_str(if last { "    " } else { "|   " });
-        push_children(out, buf, c, frame, style, lead)?;
-        lead.truncate(keep);
-    }
-    Ok(())
-}
-
 /// Writes the whole tree of `root` (the compact one with `style.brief`).
 pub fn write(out: &mut impl Write, root: &Node, frame: &[u8], style: Style) -> io::Result<()> {
     if style.brief {
@@ -296,11 +270,22 @@ pub fn write(out: &mut impl Write, root: &Node, frame: &[u8], style: Style) -> i
     }
     if style.color {
         write_line(out, "", "", root, frame, style)?;
-        return children(out, root, frame, style, &mut String::new());
+        return children(root, &mut String::new(), &mut |lead, c| {
+            write_line(out, lead, "+-- ", c, frame, style)
+        });
     }
+    // Without colour the lines are gathered in `buf`, which goes to `out` whenever it passes
+    // FLUSH_AT (a decompressed bomb's tree is not held as text).
     let mut buf = Vec::with_capacity(FLUSH_AT.min(4096 + 64 * root.children.len()));
     push_line(&mut buf, "", "", root, frame, style);
-    push_children(out, &mut buf, root, frame, style, &mut String::new())?;
+    children(root, &mut String::new(), &mut |lead, c| {
+        push_line(&mut buf, lead, "+-- ", c, frame, style);
+        if buf.len() >= FLUSH_AT {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
+        Ok(())
+    })?;
     out.write_all(&buf)
 }
 

@@ -47,17 +47,17 @@ pub enum Scalar {
 }
 
 /// Identity fields, in the order a summary names them.
-pub const IDENTITY: [(&str, &str); 10] = [
-    ("GroupId", "group"),
-    ("Key", "key"),
-    ("MemberId", "member"),
-    ("GenerationId", "generation"),
-    ("GenerationIdOrMemberEpoch", "generation"),
-    ("MemberEpoch", "member_epoch"),
-    ("ProtocolName", "protocol"),
-    ("TransactionalId", "txn"),
-    ("ProducerId", "producer_id"),
-    ("Acks", "acks"),
+pub const IDENTITY: [(FactField, &str); 10] = [
+    (FactField::GroupId, "group"),
+    (FactField::Key, "key"),
+    (FactField::MemberId, "member"),
+    (FactField::GenerationId, "generation"),
+    (FactField::GenerationIdOrMemberEpoch, "generation"),
+    (FactField::MemberEpoch, "member_epoch"),
+    (FactField::ProtocolName, "protocol"),
+    (FactField::TransactionalId, "txn"),
+    (FactField::ProducerId, "producer_id"),
+    (FactField::Acks, "acks"),
 ];
 
 /// What a message is about.
@@ -151,69 +151,144 @@ pub struct MemberFact {
     pub partitions: Vec<(String, Vec<i32>)>,
 }
 
-/// Fields the facts below look up by name; with the fields that have a role (found by it,
-/// here or by the topic names), the ones a view that needs only the facts must keep.
-const READ_BY_NAME: [&str; 55] = [
-    "AcknowledgementBatches",
-    "Acks",
-    "AcquiredRecords",
-    "ApiKey",
-    "AssignedPartitions",
-    "Assignment",
-    "Assignments",
-    "BaseOffset",
-    "ClientSoftwareName",
-    "ClientSoftwareVersion",
-    "CommittedOffset",
-    "Cursor",
-    "ErrorCode",
-    "FetchOffset",
-    "FirstOffset",
-    "GenerationId",
-    "GenerationIdOrMemberEpoch",
-    "GroupId",
-    "HighWatermark",
-    "Index",
-    "Key",
-    "LastOffset",
-    "LeaderId",
-    "MaxVersion",
-    "MemberEpoch",
-    "MemberId",
-    "Members",
-    "Message",
-    "Metadata",
-    "MinVersion",
-    "Name",
-    "NextCursor",
-    "Offset",
-    "OwnedPartitions",
-    "Partition",
-    "PartitionData",
-    "PartitionIndex",
-    "PartitionIndexes",
-    "PartitionResponses",
-    "Partitions",
-    "ProducerId",
-    "ProtocolName",
-    "RecordBatch",
-    "Records",
-    "ReplicaState",
-    "ResourceName",
-    "Resources",
-    "Results",
-    "Timestamp",
-    "Topic",
-    "TopicId",
-    "TopicName",
-    "TopicPartitions",
-    "Topics",
-    "TransactionalId",
+/// A field the facts read, one variant per field name of Kafka's specs: set on each field's
+/// spec when the specs are loaded ([`FactField::of`]), so that the facts find a field by what
+/// it is rather than by the text of its node's name. Names are unique within a struct, and
+/// so are these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FactField {
+    /// A field the facts do not read by itself (they may read it by its [`Role`]).
+    #[default]
+    None,
+    AcknowledgementBatches,
+    Acks,
+    AcquiredRecords,
+    ApiKey,
+    AssignedPartitions,
+    Assignment,
+    Assignments,
+    BaseOffset,
+    ClientSoftwareName,
+    ClientSoftwareVersion,
+    CommittedOffset,
+    Cursor,
+    ErrorCode,
+    FetchOffset,
+    FirstOffset,
+    GenerationId,
+    GenerationIdOrMemberEpoch,
+    GroupId,
+    HighWatermark,
+    Index,
+    Key,
+    LastOffset,
+    LeaderId,
+    MaxVersion,
+    MemberEpoch,
+    MemberId,
+    Members,
+    Metadata,
+    MinVersion,
+    Name,
+    NextCursor,
+    Offset,
+    OwnedPartitions,
+    Partition,
+    PartitionData,
+    PartitionIndex,
+    PartitionIndexes,
+    PartitionResponses,
+    Partitions,
+    ProducerId,
+    ProtocolName,
+    Records,
+    ReplicaState,
+    ResourceName,
+    Resources,
+    Results,
+    Timestamp,
+    Topic,
+    TopicId,
+    TopicName,
+    TopicPartitions,
+    Topics,
+    TransactionalId,
+}
+
+/// The spec names of the fields the facts read.
+const FACT_FIELDS: [(&str, FactField); 53] = [
+    ("AcknowledgementBatches", FactField::AcknowledgementBatches),
+    ("Acks", FactField::Acks),
+    ("AcquiredRecords", FactField::AcquiredRecords),
+    ("ApiKey", FactField::ApiKey),
+    ("AssignedPartitions", FactField::AssignedPartitions),
+    ("Assignment", FactField::Assignment),
+    ("Assignments", FactField::Assignments),
+    ("BaseOffset", FactField::BaseOffset),
+    ("ClientSoftwareName", FactField::ClientSoftwareName),
+    ("ClientSoftwareVersion", FactField::ClientSoftwareVersion),
+    ("CommittedOffset", FactField::CommittedOffset),
+    ("Cursor", FactField::Cursor),
+    ("ErrorCode", FactField::ErrorCode),
+    ("FetchOffset", FactField::FetchOffset),
+    ("FirstOffset", FactField::FirstOffset),
+    ("GenerationId", FactField::GenerationId),
+    (
+        "GenerationIdOrMemberEpoch",
+        FactField::GenerationIdOrMemberEpoch,
+    ),
+    ("GroupId", FactField::GroupId),
+    ("HighWatermark", FactField::HighWatermark),
+    ("Index", FactField::Index),
+    ("Key", FactField::Key),
+    ("LastOffset", FactField::LastOffset),
+    ("LeaderId", FactField::LeaderId),
+    ("MaxVersion", FactField::MaxVersion),
+    ("MemberEpoch", FactField::MemberEpoch),
+    ("MemberId", FactField::MemberId),
+    ("Members", FactField::Members),
+    ("Metadata", FactField::Metadata),
+    ("MinVersion", FactField::MinVersion),
+    ("Name", FactField::Name),
+    ("NextCursor", FactField::NextCursor),
+    ("Offset", FactField::Offset),
+    ("OwnedPartitions", FactField::OwnedPartitions),
+    ("Partition", FactField::Partition),
+    ("PartitionData", FactField::PartitionData),
+    ("PartitionIndex", FactField::PartitionIndex),
+    ("PartitionIndexes", FactField::PartitionIndexes),
+    ("PartitionResponses", FactField::PartitionResponses),
+    ("Partitions", FactField::Partitions),
+    ("ProducerId", FactField::ProducerId),
+    ("ProtocolName", FactField::ProtocolName),
+    ("Records", FactField::Records),
+    ("ReplicaState", FactField::ReplicaState),
+    ("ResourceName", FactField::ResourceName),
+    ("Resources", FactField::Resources),
+    ("Results", FactField::Results),
+    ("Timestamp", FactField::Timestamp),
+    ("Topic", FactField::Topic),
+    ("TopicId", FactField::TopicId),
+    ("TopicName", FactField::TopicName),
+    ("TopicPartitions", FactField::TopicPartitions),
+    ("Topics", FactField::Topics),
+    ("TransactionalId", FactField::TransactionalId),
 ];
 
-/// Whether the facts (or the topic names) read a field called `name` with `role`.
-pub(crate) fn reads(name: &str, role: Role) -> bool {
-    role != Role::Other || READ_BY_NAME.contains(&name)
+impl FactField {
+    /// The fact field a spec field called `name` is, if any.
+    pub fn of(name: &str) -> FactField {
+        FACT_FIELDS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(FactField::None, |(_, f)| *f)
+    }
+}
+
+/// Whether the facts (or the topic names) read a field with `fact` and `role`: a view that
+/// needs only the facts keeps these nodes.
+pub(crate) fn reads(fact: FactField, role: Role) -> bool {
+    role != Role::Other || fact != FactField::None
 }
 
 /// Elements of an array node (its length prefix left out).
@@ -221,44 +296,39 @@ fn elements(n: &Node) -> impl Iterator<Item = &Node> {
     n.children.iter().filter(|c| c.kind != NodeKind::Length)
 }
 
-/// A field of a struct by name, tagged fields included.
-pub(crate) fn field<'a>(n: &'a Node, name: &str) -> Option<&'a Node> {
-    // One pass: most names asked for are absent, and each costs a scan of the children.
-    let mut tagged = None;
-    for c in &n.children {
-        if c.name != name {
-            continue;
-        }
-        if c.shape != Shape::TaggedField {
-            return Some(c);
-        }
-        tagged = tagged.or(Some(c));
-    }
-    tagged.and_then(|t| t.children.iter().find(|g| g.name == name))
-}
-
-/// The field of a struct whose spec has `role`, tagged fields included (as [`field`] finds
-/// one by name: field names, and so these roles, are unique within a struct).
-fn with_role(n: &Node, role: Role) -> Option<&Node> {
+/// The child of a struct that `is` picks, tagged fields included: one pass, as most fields
+/// asked for are absent and each costs a scan of the children.
+fn find(n: &Node, is: impl Fn(&Node) -> bool) -> Option<&Node> {
     let mut tagged = None;
     for c in &n.children {
         if c.shape == Shape::TaggedField {
             if tagged.is_none() {
-                tagged = c.children.iter().find(|g| g.role() == role);
+                tagged = c.children.iter().find(|g| is(g));
             }
-        } else if c.role() == role {
+        } else if is(c) {
             return Some(c);
         }
     }
     tagged
 }
 
+/// The field of a struct that is `fact`.
+fn field(n: &Node, fact: FactField) -> Option<&Node> {
+    find(n, |c| c.fact() == fact)
+}
+
+/// The field of a struct whose spec has `role` (field names, and so these roles, are unique
+/// within a struct).
+fn with_role(n: &Node, role: Role) -> Option<&Node> {
+    find(n, |c| c.role() == role)
+}
+
 fn role_string(n: &Node, role: Role) -> Option<String> {
     with_role(n, role).and_then(|f| f.as_str().map(str::to_string))
 }
 
-fn string(n: &Node, name: &str) -> Option<String> {
-    field(n, name).and_then(|f| f.as_str().map(str::to_string))
+fn string(n: &Node, fact: FactField) -> Option<String> {
+    field(n, fact).and_then(|f| f.as_str().map(str::to_string))
 }
 
 fn array_len(n: &Node) -> Option<usize> {
@@ -270,14 +340,19 @@ fn array_len(n: &Node) -> Option<usize> {
 
 /// How a topic entry names its topic.
 fn topic_ref(t: &Node) -> TopicRef {
-    let name = ["Name", "TopicName", "Topic", "ResourceName"]
-        .iter()
-        .find_map(|f| string(t, f))
-        .filter(|s| !s.is_empty());
+    let name = [
+        FactField::Name,
+        FactField::TopicName,
+        FactField::Topic,
+        FactField::ResourceName,
+    ]
+    .iter()
+    .find_map(|f| string(t, *f))
+    .filter(|s| !s.is_empty());
     if let Some(n) = name {
         return TopicRef::Name(n);
     }
-    match field(t, "TopicId") {
+    match field(t, FactField::TopicId) {
         Some(id) => match (&id.value, &id.note) {
             (Value::Uuid(u), Note::TopicName(n)) => TopicRef::Id(*u, Some(n.clone())),
             (Value::Uuid(u), _) => TopicRef::Id(*u, None),
@@ -300,7 +375,7 @@ fn topic_list(arr: &Node, with_errors: bool, empty_means_all: bool) -> TopicList
         .map(|t| TopicFact {
             topic: topic_ref(t),
             error: with_errors
-                .then(|| field(t, "ErrorCode").and_then(Node::as_int))
+                .then(|| field(t, FactField::ErrorCode).and_then(Node::as_int))
                 .flatten()
                 .filter(|c| *c != 0)
                 .map(|c| c as i16),
@@ -339,13 +414,13 @@ fn partition_count(body: &Node) -> usize {
     elements(topics)
         .map(|t| {
             [
-                "Partitions",
-                "PartitionData",
-                "PartitionResponses",
-                "PartitionIndexes",
+                FactField::Partitions,
+                FactField::PartitionData,
+                FactField::PartitionResponses,
+                FactField::PartitionIndexes,
             ]
             .iter()
-            .find_map(|n| field(t, n))
+            .find_map(|n| field(t, *n))
             .and_then(array_len)
             .unwrap_or(0)
         })
@@ -356,22 +431,22 @@ fn partition_count(body: &Node) -> usize {
 fn advertised(arr: &Node) -> Vec<(i16, i64, i64)> {
     elements(arr)
         .filter_map(|e| {
-            let get = |n: &str| field(e, n).and_then(Node::as_int);
+            let get = |n: FactField| field(e, n).and_then(Node::as_int);
             Some((
-                get("ApiKey")? as i16,
-                get("MinVersion")?,
-                get("MaxVersion")?,
+                get(FactField::ApiKey)? as i16,
+                get(FactField::MinVersion)?,
+                get(FactField::MaxVersion)?,
             ))
         })
         .collect()
 }
 
 /// DescribeTopicPartitions' cursor: (topic, partition) when present.
-fn cursor(body: &Node, name: &str) -> Option<(String, i64)> {
-    let c = field(body, name).filter(|c| c.value == Value::Struct)?;
+fn cursor(body: &Node, fact: FactField) -> Option<(String, i64)> {
+    let c = field(body, fact).filter(|c| c.value == Value::Struct)?;
     Some((
-        string(c, "TopicName").unwrap_or_else(|| "?".into()),
-        field(c, "PartitionIndex")
+        string(c, FactField::TopicName).unwrap_or_else(|| "?".into()),
+        field(c, FactField::PartitionIndex)
             .and_then(Node::as_int)
             .unwrap_or(-1),
     ))
@@ -381,7 +456,7 @@ fn identity(body: &Node) -> Vec<(&'static str, Scalar)> {
     IDENTITY
         .iter()
         .filter_map(|(f, label)| {
-            let v = match &field(body, f)?.value {
+            let v = match &field(body, *f)?.value {
                 Value::Str(Some(s)) if !s.is_empty() => Scalar::Str(s.clone()),
                 Value::Int(i) => Scalar::Int(*i),
                 _ => return None,
@@ -411,8 +486,8 @@ pub fn collect_body(
     let mut f = Facts {
         identity: identity(body),
         partitions: partition_count(body),
-        cursor: cursor(body, "Cursor"),
-        next_cursor: cursor(body, "NextCursor"),
+        cursor: cursor(body, FactField::Cursor),
+        next_cursor: cursor(body, FactField::NextCursor),
         mechanism: role_string(body, Role::Mechanism),
         mechanisms: with_role(body, Role::Mechanisms).map(|l| {
             elements(l)
@@ -429,12 +504,14 @@ pub fn collect_body(
         offsets: api_key.map_or_else(Vec::new, |k| offsets(body, k)),
         members: api_key.map_or_else(Vec::new, |k| members(body, k, response)),
         replica_id: with_role(body, Role::ReplicaId)
-            .or_else(|| field(body, "ReplicaState").and_then(|r| with_role(r, Role::ReplicaId)))
+            .or_else(|| {
+                field(body, FactField::ReplicaState).and_then(|r| with_role(r, Role::ReplicaId))
+            })
             .and_then(Node::as_int),
         ..Facts::default()
     };
     if response {
-        f.error = field(body, "ErrorCode")
+        f.error = field(body, FactField::ErrorCode)
             .and_then(Node::as_int)
             .filter(|c| *c != 0)
             .map(|c| c as i16);
@@ -445,7 +522,8 @@ pub fn collect_body(
             f.advertised = with_role(body, Role::ApiKeys).map(advertised);
         }
     } else {
-        f.software = string(body, "ClientSoftwareName").zip(string(body, "ClientSoftwareVersion"));
+        f.software = string(body, FactField::ClientSoftwareName)
+            .zip(string(body, FactField::ClientSoftwareVersion));
     }
     // FindCoordinator: the node that coordinates (one, or one per key from v4).
     if api_key == Some(10) && response {
@@ -462,8 +540,8 @@ pub fn collect_body(
         f.topics = Some(topic_list(t, response, empty_means_all));
     }
     // Config APIs name resources (topics, brokers, groups) rather than topics.
-    if let Some(r) = field(body, "Resources").or_else(|| field(body, "Results")) {
-        if elements(r).any(|e| field(e, "ResourceName").is_some()) {
+    if let Some(r) = field(body, FactField::Resources).or_else(|| field(body, FactField::Results)) {
+        if elements(r).any(|e| field(e, FactField::ResourceName).is_some()) {
             f.resources = Some(topic_list(r, response, false));
         }
     }
@@ -500,9 +578,13 @@ fn offsets(body: &Node, key: i16) -> Vec<PartitionFact> {
         };
         for t in elements(topics) {
             let topic = topic_text(t);
-            let parts = ["Partitions", "PartitionData", "PartitionResponses"]
-                .iter()
-                .find_map(|n| field(t, n));
+            let parts = [
+                FactField::Partitions,
+                FactField::PartitionData,
+                FactField::PartitionResponses,
+            ]
+            .iter()
+            .find_map(|n| field(t, *n));
             for p in parts.into_iter().flat_map(elements) {
                 out.push(partition_fact(&topic, p));
             }
@@ -512,32 +594,42 @@ fn offsets(body: &Node, key: i16) -> Vec<PartitionFact> {
 }
 
 fn partition_fact(topic: &str, p: &Node) -> PartitionFact {
-    let int = |n: &str| field(p, n).and_then(Node::as_int);
-    let ranges = ["AcquiredRecords", "AcknowledgementBatches"]
-        .iter()
-        .filter_map(|n| field(p, n))
-        .flat_map(elements)
-        .filter_map(|r| {
-            let get = |n: &str| field(r, n).and_then(Node::as_int);
-            Some((get("FirstOffset")?, get("LastOffset")?))
-        })
-        .collect();
+    let int = |n: FactField| field(p, n).and_then(Node::as_int);
+    let ranges = [
+        FactField::AcquiredRecords,
+        FactField::AcknowledgementBatches,
+    ]
+    .iter()
+    .filter_map(|n| field(p, *n))
+    .flat_map(elements)
+    .filter_map(|r| {
+        let get = |n: FactField| field(r, n).and_then(Node::as_int);
+        Some((get(FactField::FirstOffset)?, get(FactField::LastOffset)?))
+    })
+    .collect();
     PartitionFact {
         topic: topic.to_string(),
-        partition: ["PartitionIndex", "Partition", "Index"]
-            .iter()
-            .find_map(|n| int(n))
-            .unwrap_or(-1) as i32,
-        error: int("ErrorCode").unwrap_or(0) as i16,
-        fetch_offset: int("FetchOffset"),
-        high_watermark: int("HighWatermark").filter(|_| field(p, "FetchOffset").is_none()),
-        committed_offset: int("CommittedOffset"),
-        base_offset: int("BaseOffset"),
-        offset: int("Offset"),
-        timestamp: int("Timestamp"),
-        leader: int("LeaderId").map(|l| l as i32),
+        partition: [
+            FactField::PartitionIndex,
+            FactField::Partition,
+            FactField::Index,
+        ]
+        .iter()
+        .find_map(|n| int(*n))
+        .unwrap_or(-1) as i32,
+        error: int(FactField::ErrorCode).unwrap_or(0) as i16,
+        fetch_offset: int(FactField::FetchOffset),
+        high_watermark: int(FactField::HighWatermark)
+            .filter(|_| field(p, FactField::FetchOffset).is_none()),
+        committed_offset: int(FactField::CommittedOffset),
+        base_offset: int(FactField::BaseOffset),
+        offset: int(FactField::Offset),
+        timestamp: int(FactField::Timestamp),
+        leader: int(FactField::LeaderId).map(|l| l as i32),
         ranges,
-        batches: field(p, "Records").map(batches).unwrap_or_default(),
+        batches: field(p, FactField::Records)
+            .map(batches)
+            .unwrap_or_default(),
     }
 }
 
@@ -576,7 +668,7 @@ fn batches(records: &Node) -> Vec<BatchFact> {
 fn topic_partitions(arr: &Node) -> Vec<(String, Vec<i32>)> {
     elements(arr)
         .map(|t| {
-            let parts = field(t, "Partitions")
+            let parts = field(t, FactField::Partitions)
                 .map(|l| {
                     elements(l)
                         .filter_map(Node::as_int)
@@ -591,16 +683,16 @@ fn topic_partitions(arr: &Node) -> Vec<(String, Vec<i32>)> {
 
 /// The consumer protocol decoded inside a bytes field (`Metadata`, `Assignment`), if it was.
 fn consumer_protocol(n: &Node) -> (Vec<String>, Vec<(String, Vec<i32>)>) {
-    let subscribed = field(n, "Topics")
+    let subscribed = field(n, FactField::Topics)
         .map(|l| {
             elements(l)
                 .filter_map(|t| t.as_str().map(str::to_string))
                 .collect()
         })
         .unwrap_or_default();
-    let parts = ["AssignedPartitions", "OwnedPartitions"]
+    let parts = [FactField::AssignedPartitions, FactField::OwnedPartitions]
         .iter()
-        .find_map(|f| field(n, f))
+        .find_map(|f| field(n, *f))
         .map(topic_partitions)
         .unwrap_or_default();
     (subscribed, parts)
@@ -610,18 +702,19 @@ fn consumer_protocol(n: &Node) -> (Vec<String>, Vec<(String, Vec<i32>)>) {
 /// (Assignments), SyncGroup responses and the KIP-848 heartbeat responses (the sender's).
 fn members(body: &Node, key: i16, response: bool) -> Vec<MemberFact> {
     let list = match (key, response) {
-        (11, true) => field(body, "Members"),
-        (14, false) => field(body, "Assignments"),
-        (13, false) => field(body, "Members"),
+        (11, true) => field(body, FactField::Members),
+        (14, false) => field(body, FactField::Assignments),
+        (13, false) => field(body, FactField::Members),
         _ => None,
     };
     if let Some(l) = list {
         return elements(l)
             .map(|m| {
-                let data = field(m, "Metadata").or_else(|| field(m, "Assignment"));
+                let data =
+                    field(m, FactField::Metadata).or_else(|| field(m, FactField::Assignment));
                 let (subscribed, partitions) = data.map(consumer_protocol).unwrap_or_default();
                 MemberFact {
-                    member_id: string(m, "MemberId").unwrap_or_default(),
+                    member_id: string(m, FactField::MemberId).unwrap_or_default(),
                     subscribed,
                     partitions,
                 }
@@ -629,18 +722,18 @@ fn members(body: &Node, key: i16, response: bool) -> Vec<MemberFact> {
             .collect();
     }
     let own = match (key, response) {
-        (14, true) => field(body, "Assignment").map(consumer_protocol),
-        (68 | 76, true) => field(body, "Assignment")
+        (14, true) => field(body, FactField::Assignment).map(consumer_protocol),
+        (68 | 76, true) => field(body, FactField::Assignment)
             .filter(|a| a.value == Value::Struct)
             .map(|a| {
-                let parts = field(a, "TopicPartitions").map(topic_partitions);
+                let parts = field(a, FactField::TopicPartitions).map(topic_partitions);
                 (Vec::new(), parts.unwrap_or_default())
             }),
         _ => None,
     };
     own.map(|(subscribed, partitions)| {
         vec![MemberFact {
-            member_id: string(body, "MemberId").unwrap_or_default(),
+            member_id: string(body, FactField::MemberId).unwrap_or_default(),
             subscribed,
             partitions,
         }]
@@ -653,26 +746,34 @@ fn members(body: &Node, key: i16, response: bool) -> Vec<MemberFact> {
 mod tests {
     use super::*;
 
-    /// Every field name the facts look up is in the list of fields they read.
+    /// Every fact field names a field of the specs: a misspelt name would read nothing.
     #[test]
-    fn the_fields_read_by_name_are_listed() {
-        let src = include_str!("facts.rs");
-        let code = src.split("#[cfg(test)]").next().unwrap_or_default();
-        let (before, rest) = code.split_once("const READ_BY_NAME").unwrap_or_default();
-        let after = rest.split_once("fn reads").unwrap_or_default().1;
-        let mut missing = Vec::new();
-        let quoted = |text: &'static str| text.split('"').skip(1).step_by(2);
-        for quoted in quoted(before).chain(quoted(after)) {
-            let field_like = quoted
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_uppercase())
-                && quoted.chars().all(|c| c.is_ascii_alphanumeric());
-            if field_like && !READ_BY_NAME.contains(&quoted) {
-                missing.push(quoted);
+    fn every_fact_field_is_a_field_of_the_specs() {
+        fn gather(fields: &'static [crate::kafka::schema::FieldSpec], out: &mut Vec<FactField>) {
+            for f in fields {
+                out.push(f.fact);
+                gather(&f.fields, out);
             }
         }
-        assert!(missing.is_empty(), "not in READ_BY_NAME: {missing:?}");
+        let mut seen = Vec::new();
+        let reg = crate::kafka::registry();
+        for key in reg.api_keys() {
+            let specs = [Direction::Request, Direction::Response].map(|d| reg.get(key, d));
+            for s in specs.into_iter().flatten() {
+                gather(&s.fields, &mut seen);
+            }
+        }
+        for s in reg.data_specs() {
+            gather(&s.fields, &mut seen);
+        }
+        let missing: Vec<&str> = FACT_FIELDS
+            .iter()
+            .filter(|(_, f)| !seen.contains(f))
+            .map(|(n, _)| *n)
+            .collect();
+        assert!(missing.is_empty(), "no spec field called {missing:?}");
+        assert_eq!(FactField::of("ErrorCode"), FactField::ErrorCode);
+        assert_eq!(FactField::of("PartitionErrorCode"), FactField::None);
     }
 
     #[test]

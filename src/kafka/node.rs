@@ -292,6 +292,11 @@ impl Node {
         self.field.map(|f| f.role()).unwrap_or_default()
     }
 
+    /// The fact field its spec is, if the facts read it by itself.
+    pub(crate) fn fact(&self) -> super::facts::FactField {
+        self.field.map(|f| f.spec().fact).unwrap_or_default()
+    }
+
     /// The name as shown: `Topics`, or `MetadataRequestTopic[0]` for an element.
     pub fn display_name(&self) -> Cow<'_, str> {
         match self.index {

@@ -470,6 +470,8 @@ pub struct FieldSpec {
     pub elem_name: String,
     /// What the field is for (from its name and type, once).
     pub role: Role,
+    /// Which field the facts read this one as, from its name (once).
+    pub fact: super::facts::FactField,
     /// The facts (src/kafka/facts.rs) or the topic names read this field: a view that needs
     /// only the facts keeps its node, and walks past the others.
     pub facts: bool,
@@ -583,8 +585,10 @@ fn convert_fields(
                 other => other.display(),
             };
             let role = Role::of(&f.name, &ty);
+            let fact = super::facts::FactField::of(&f.name);
             Ok(FieldSpec {
-                facts: super::facts::reads(&f.name, role),
+                facts: super::facts::reads(fact, role),
+                fact,
                 role,
                 type_name,
                 elem_name,

@@ -323,8 +323,55 @@ fn with_role(n: &Node, role: Role) -> Option<&Node> {
     find(n, |c| c.role() == role)
 }
 
-fn role_string(n: &Node, role: Role) -> Option<String> {
-    with_role(n, role).and_then(|f| f.as_str().map(str::to_string))
+/// The fields of one struct by fact and by role, found in one pass over its children: the
+/// body is asked for some thirty, and a scan for each cost more than the rest of its facts.
+/// A plain field comes before a tagged one, and the first of either kind before the others,
+/// as [`find`] has it.
+struct Index<'a> {
+    by_fact: [Option<&'a Node>; FACT_FIELDS.len() + 1],
+    by_role: [Option<&'a Node>; Role::COUNT],
+}
+
+impl<'a> Index<'a> {
+    fn of(n: &'a Node) -> Index<'a> {
+        let mut ix = Index {
+            by_fact: [None; FACT_FIELDS.len() + 1],
+            by_role: [None; Role::COUNT],
+        };
+        let plain = n.children.iter().filter(|c| c.shape != Shape::TaggedField);
+        let tagged = n
+            .children
+            .iter()
+            .filter(|c| c.shape == Shape::TaggedField)
+            .flat_map(|c| &c.children);
+        for c in plain.chain(tagged) {
+            if let Some(slot @ None) = ix.by_fact.get_mut(c.fact() as usize) {
+                *slot = Some(c);
+            }
+            if let Some(slot @ None) = ix.by_role.get_mut(c.role() as usize) {
+                *slot = Some(c);
+            }
+        }
+        ix
+    }
+
+    fn fact(&self, f: FactField) -> Option<&'a Node> {
+        match f {
+            FactField::None => None,
+            f => self.by_fact.get(f as usize).copied().flatten(),
+        }
+    }
+
+    fn role(&self, r: Role) -> Option<&'a Node> {
+        match r {
+            Role::Other => None,
+            r => self.by_role.get(r as usize).copied().flatten(),
+        }
+    }
+
+    fn string(&self, f: FactField) -> Option<String> {
+        self.fact(f).and_then(|n| n.as_str().map(str::to_string))
+    }
 }
 
 fn string(n: &Node, fact: FactField) -> Option<String> {
@@ -407,8 +454,8 @@ fn name_list(arr: &Node) -> TopicList {
 }
 
 /// Partition entries under the topic list (Produce, Fetch, ListOffsets, OffsetCommit...).
-fn partition_count(body: &Node) -> usize {
-    let Some(topics) = with_role(body, Role::TopicArray) else {
+fn partition_count(topics: Option<&Node>) -> usize {
+    let Some(topics) = topics else {
         return 0;
     };
     elements(topics)
@@ -442,8 +489,8 @@ fn advertised(arr: &Node) -> Vec<(i16, i64, i64)> {
 }
 
 /// DescribeTopicPartitions' cursor: (topic, partition) when present.
-fn cursor(body: &Node, fact: FactField) -> Option<(String, i64)> {
-    let c = field(body, fact).filter(|c| c.value == Value::Struct)?;
+fn cursor(c: Option<&Node>) -> Option<(String, i64)> {
+    let c = c.filter(|c| c.value == Value::Struct)?;
     Some((
         string(c, FactField::TopicName).unwrap_or_else(|| "?".into()),
         field(c, FactField::PartitionIndex)
@@ -452,11 +499,11 @@ fn cursor(body: &Node, fact: FactField) -> Option<(String, i64)> {
     ))
 }
 
-fn identity(body: &Node) -> Vec<(&'static str, Scalar)> {
+fn identity(body: &Index<'_>) -> Vec<(&'static str, Scalar)> {
     IDENTITY
         .iter()
         .filter_map(|(f, label)| {
-            let v = match &field(body, *f)?.value {
+            let v = match &body.fact(*f)?.value {
                 Value::Str(Some(s)) if !s.is_empty() => Scalar::Str(s.clone()),
                 Value::Int(i) => Scalar::Int(*i),
                 _ => return None,
@@ -483,43 +530,51 @@ pub fn collect_body(
     api_version: Option<i16>,
 ) -> Facts {
     let response = direction == Direction::Response;
+    let b = Index::of(body);
     let mut f = Facts {
-        identity: identity(body),
-        partitions: partition_count(body),
-        cursor: cursor(body, FactField::Cursor),
-        next_cursor: cursor(body, FactField::NextCursor),
-        mechanism: role_string(body, Role::Mechanism),
-        mechanisms: with_role(body, Role::Mechanisms).map(|l| {
+        identity: identity(&b),
+        partitions: partition_count(b.role(Role::TopicArray)),
+        cursor: cursor(b.fact(FactField::Cursor)),
+        next_cursor: cursor(b.fact(FactField::NextCursor)),
+        mechanism: b
+            .role(Role::Mechanism)
+            .and_then(|n| n.as_str().map(str::to_string)),
+        mechanisms: b.role(Role::Mechanisms).map(|l| {
             elements(l)
                 .filter_map(|n| n.as_str().map(str::to_string))
                 .collect()
         }),
-        coordinator_keys: with_role(body, Role::CoordinatorKeys).map(|l| {
+        coordinator_keys: b.role(Role::CoordinatorKeys).map(|l| {
             elements(l)
                 .filter_map(|n| n.as_str().map(str::to_string))
                 .collect()
         }),
-        throttle_ms: with_role(body, Role::ThrottleTime).and_then(Node::as_int),
-        topic_names: with_role(body, Role::TopicNames).map(name_list),
-        offsets: api_key.map_or_else(Vec::new, |k| offsets(body, k)),
-        members: api_key.map_or_else(Vec::new, |k| members(body, k, response)),
-        replica_id: with_role(body, Role::ReplicaId)
+        throttle_ms: b.role(Role::ThrottleTime).and_then(Node::as_int),
+        topic_names: b.role(Role::TopicNames).map(name_list),
+        offsets: api_key.map_or_else(Vec::new, |k| offsets(&b, k)),
+        members: api_key.map_or_else(Vec::new, |k| members(&b, k, response)),
+        replica_id: b
+            .role(Role::ReplicaId)
             .or_else(|| {
-                field(body, FactField::ReplicaState).and_then(|r| with_role(r, Role::ReplicaId))
+                b.fact(FactField::ReplicaState)
+                    .and_then(|r| with_role(r, Role::ReplicaId))
             })
             .and_then(Node::as_int),
         ..Facts::default()
     };
     if response {
-        f.error = field(body, FactField::ErrorCode)
+        f.error = b
+            .fact(FactField::ErrorCode)
             .and_then(Node::as_int)
             .filter(|c| *c != 0)
             .map(|c| c as i16);
-        f.brokers = with_role(body, Role::Brokers).and_then(array_len);
-        f.cluster_id = role_string(body, Role::ClusterId);
-        f.api_count = with_role(body, Role::ApiKeys).and_then(array_len);
+        f.brokers = b.role(Role::Brokers).and_then(array_len);
+        f.cluster_id = b
+            .role(Role::ClusterId)
+            .and_then(|n| n.as_str().map(str::to_string));
+        f.api_count = b.role(Role::ApiKeys).and_then(array_len);
         if api_key == Some(18) {
-            f.advertised = with_role(body, Role::ApiKeys).map(advertised);
+            f.advertised = b.role(Role::ApiKeys).map(advertised);
         }
     } else {
         f.software = string(body, FactField::ClientSoftwareName)
@@ -527,20 +582,23 @@ pub fn collect_body(
     }
     // FindCoordinator: the node that coordinates (one, or one per key from v4).
     if api_key == Some(10) && response {
-        f.coordinator = with_role(body, Role::NodeId).and_then(Node::as_int);
-        f.coordinators = with_role(body, Role::Coordinators).map(|l| {
+        f.coordinator = b.role(Role::NodeId).and_then(Node::as_int);
+        f.coordinators = b.role(Role::Coordinators).map(|l| {
             elements(l)
                 .filter_map(|c| with_role(c, Role::NodeId).and_then(Node::as_int))
                 .collect()
         });
     }
-    if let Some(t) = with_role(body, Role::TopicArray) {
+    if let Some(t) = b.role(Role::TopicArray) {
         // Metadata v0 asks for every topic with an empty list (a null list from v1 on).
         let empty_means_all = !response && api_key == Some(3) && api_version == Some(0);
         f.topics = Some(topic_list(t, response, empty_means_all));
     }
     // Config APIs name resources (topics, brokers, groups) rather than topics.
-    if let Some(r) = field(body, FactField::Resources).or_else(|| field(body, FactField::Results)) {
+    if let Some(r) = b
+        .fact(FactField::Resources)
+        .or_else(|| b.fact(FactField::Results))
+    {
         if elements(r).any(|e| field(e, FactField::ResourceName).is_some()) {
             f.resources = Some(topic_list(r, response, false));
         }
@@ -562,20 +620,19 @@ fn topic_text(t: &Node) -> String {
 }
 
 /// The partition entries of a message of API `key`, with their offsets.
-fn offsets(body: &Node, key: i16) -> Vec<PartitionFact> {
+fn offsets(body: &Index<'_>, key: i16) -> Vec<PartitionFact> {
     if !OFFSET_APIS.contains(&key) {
         return Vec::new();
     }
     let mut out = Vec::new();
     // OffsetFetch v8+ nests topics in groups.
-    let groups: Vec<&Node> = match with_role(body, Role::Groups) {
-        Some(g) if key == 9 => elements(g).collect(),
-        _ => vec![body],
+    let topic_arrays: Vec<&Node> = match body.role(Role::Groups) {
+        Some(g) if key == 9 => elements(g)
+            .filter_map(|g| with_role(g, Role::TopicArray))
+            .collect(),
+        _ => body.role(Role::TopicArray).into_iter().collect(),
     };
-    for g in groups {
-        let Some(topics) = with_role(g, Role::TopicArray) else {
-            continue;
-        };
+    for topics in topic_arrays {
         for t in elements(topics) {
             let topic = topic_text(t);
             let parts = [
@@ -700,11 +757,11 @@ fn consumer_protocol(n: &Node) -> (Vec<String>, Vec<(String, Vec<i32>)>) {
 
 /// Members named with their partitions: JoinGroup responses (Members), SyncGroup requests
 /// (Assignments), SyncGroup responses and the KIP-848 heartbeat responses (the sender's).
-fn members(body: &Node, key: i16, response: bool) -> Vec<MemberFact> {
+fn members(body: &Index<'_>, key: i16, response: bool) -> Vec<MemberFact> {
     let list = match (key, response) {
-        (11, true) => field(body, FactField::Members),
-        (14, false) => field(body, FactField::Assignments),
-        (13, false) => field(body, FactField::Members),
+        (11, true) => body.fact(FactField::Members),
+        (14, false) => body.fact(FactField::Assignments),
+        (13, false) => body.fact(FactField::Members),
         _ => None,
     };
     if let Some(l) = list {
@@ -722,8 +779,9 @@ fn members(body: &Node, key: i16, response: bool) -> Vec<MemberFact> {
             .collect();
     }
     let own = match (key, response) {
-        (14, true) => field(body, FactField::Assignment).map(consumer_protocol),
-        (68 | 76, true) => field(body, FactField::Assignment)
+        (14, true) => body.fact(FactField::Assignment).map(consumer_protocol),
+        (68 | 76, true) => body
+            .fact(FactField::Assignment)
             .filter(|a| a.value == Value::Struct)
             .map(|a| {
                 let parts = field(a, FactField::TopicPartitions).map(topic_partitions);
@@ -733,7 +791,7 @@ fn members(body: &Node, key: i16, response: bool) -> Vec<MemberFact> {
     };
     own.map(|(subscribed, partitions)| {
         vec![MemberFact {
-            member_id: string(body, FactField::MemberId).unwrap_or_default(),
+            member_id: body.string(FactField::MemberId).unwrap_or_default(),
             subscribed,
             partitions,
         }]
@@ -746,32 +804,49 @@ fn members(body: &Node, key: i16, response: bool) -> Vec<MemberFact> {
 mod tests {
     use super::*;
 
-    /// Every fact field names a field of the specs: a misspelt name would read nothing.
-    #[test]
-    fn every_fact_field_is_a_field_of_the_specs() {
-        fn gather(fields: &'static [crate::kafka::schema::FieldSpec], out: &mut Vec<FactField>) {
+    use crate::kafka::schema::FieldSpec;
+
+    /// Every field of the API and data specs, at every depth.
+    fn specs_fields() -> impl Iterator<Item = &'static FieldSpec> {
+        fn gather(fields: &'static [FieldSpec], out: &mut Vec<&'static FieldSpec>) {
             for f in fields {
-                out.push(f.fact);
+                out.push(f);
                 gather(&f.fields, out);
             }
         }
-        let mut seen = Vec::new();
+        let mut all = Vec::new();
         let reg = crate::kafka::registry();
         for key in reg.api_keys() {
             let specs = [Direction::Request, Direction::Response].map(|d| reg.get(key, d));
             for s in specs.into_iter().flatten() {
-                gather(&s.fields, &mut seen);
+                gather(&s.fields, &mut all);
             }
         }
         for s in reg.data_specs() {
-            gather(&s.fields, &mut seen);
+            gather(&s.fields, &mut all);
         }
+        all.into_iter()
+    }
+
+    /// Every fact field names a field of the specs: a misspelt name would read nothing.
+    #[test]
+    fn every_fact_field_is_a_field_of_the_specs() {
+        let seen: Vec<FactField> = specs_fields().map(|f| f.fact).collect();
         let missing: Vec<&str> = FACT_FIELDS
             .iter()
             .filter(|(_, f)| !seen.contains(f))
             .map(|(n, _)| *n)
             .collect();
         assert!(missing.is_empty(), "no spec field called {missing:?}");
+        // The index of a struct's fields has a slot for every role a spec field has.
+        let unindexed: Vec<&str> = specs_fields()
+            .filter(|f| f.role as usize >= Role::COUNT)
+            .map(|f| f.name.as_str())
+            .collect();
+        assert!(
+            unindexed.is_empty(),
+            "roles past Role::COUNT: {unindexed:?}"
+        );
         assert_eq!(FactField::of("ErrorCode"), FactField::ErrorCode);
         assert_eq!(FactField::of("PartitionErrorCode"), FactField::None);
     }

@@ -396,6 +396,9 @@ impl FieldSpec {
 }
 
 impl Role {
+    /// How many roles there are: the last one's number, plus one.
+    pub const COUNT: usize = Role::TopicNames as usize + 1;
+
     /// The role of a field called `name` of type `ty`.
     pub fn of(name: &str, ty: &FieldType) -> Role {
         match (name, ty) {

@@ -370,7 +370,7 @@ impl<'a> Index<'a> {
     }
 
     fn string(&self, f: FactField) -> Option<String> {
-        self.fact(f).and_then(|n| n.as_str().map(str::to_string))
+        self.fact(f).and_then(text)
     }
 }
 
@@ -513,6 +513,16 @@ fn identity(body: &Index<'_>) -> Vec<(&'static str, Scalar)> {
         .collect()
 }
 
+/// A string node's text.
+fn text(n: &Node) -> Option<String> {
+    n.as_str().map(str::to_string)
+}
+
+/// The strings of an array of strings.
+fn strings(l: &Node) -> Vec<String> {
+    elements(l).filter_map(text).collect()
+}
+
 /// The facts of a decoded message.
 pub fn collect(msg: &Message) -> Facts {
     match msg.body() {
@@ -536,19 +546,9 @@ pub fn collect_body(
         partitions: partition_count(b.role(Role::TopicArray)),
         cursor: cursor(b.fact(FactField::Cursor)),
         next_cursor: cursor(b.fact(FactField::NextCursor)),
-        mechanism: b
-            .role(Role::Mechanism)
-            .and_then(|n| n.as_str().map(str::to_string)),
-        mechanisms: b.role(Role::Mechanisms).map(|l| {
-            elements(l)
-                .filter_map(|n| n.as_str().map(str::to_string))
-                .collect()
-        }),
-        coordinator_keys: b.role(Role::CoordinatorKeys).map(|l| {
-            elements(l)
-                .filter_map(|n| n.as_str().map(str::to_string))
-                .collect()
-        }),
+        mechanism: b.role(Role::Mechanism).and_then(text),
+        mechanisms: b.role(Role::Mechanisms).map(strings),
+        coordinator_keys: b.role(Role::CoordinatorKeys).map(strings),
         throttle_ms: b.role(Role::ThrottleTime).and_then(Node::as_int),
         topic_names: b.role(Role::TopicNames).map(name_list),
         offsets: api_key.map_or_else(Vec::new, |k| offsets(&b, k)),
@@ -569,16 +569,15 @@ pub fn collect_body(
             .filter(|c| *c != 0)
             .map(|c| c as i16);
         f.brokers = b.role(Role::Brokers).and_then(array_len);
-        f.cluster_id = b
-            .role(Role::ClusterId)
-            .and_then(|n| n.as_str().map(str::to_string));
+        f.cluster_id = b.role(Role::ClusterId).and_then(text);
         f.api_count = b.role(Role::ApiKeys).and_then(array_len);
         if api_key == Some(18) {
             f.advertised = b.role(Role::ApiKeys).map(advertised);
         }
     } else {
-        f.software = string(body, FactField::ClientSoftwareName)
-            .zip(string(body, FactField::ClientSoftwareVersion));
+        f.software = b
+            .string(FactField::ClientSoftwareName)
+            .zip(b.string(FactField::ClientSoftwareVersion));
     }
     // FindCoordinator: the node that coordinates (one, or one per key from v4).
     if api_key == Some(10) && response {
@@ -634,7 +633,6 @@ fn offsets(body: &Index<'_>, key: i16) -> Vec<PartitionFact> {
     };
     for topics in topic_arrays {
         for t in elements(topics) {
-            let topic = topic_text(t);
             let parts = [
                 FactField::Partitions,
                 FactField::PartitionData,
@@ -642,7 +640,13 @@ fn offsets(body: &Index<'_>, key: i16) -> Vec<PartitionFact> {
             ]
             .iter()
             .find_map(|n| field(t, *n));
-            for p in parts.into_iter().flat_map(elements) {
+            let mut parts = parts.into_iter().flat_map(elements).peekable();
+            // Views that keep two levels keep no partition entries: the topic is not named.
+            if parts.peek().is_none() {
+                continue;
+            }
+            let topic = topic_text(t);
+            for p in parts {
                 out.push(partition_fact(&topic, p));
             }
         }

@@ -377,25 +377,38 @@ pub fn decompress(codec: u8, data: &[u8], cap: usize) -> Result<(Vec<u8>, bool),
 
 /// Reads a decompressing stream to its end or to `cap` bytes, whichever comes first.
 fn read_capped(mut r: impl Read, cap: usize) -> Result<(Vec<u8>, bool), String> {
-    // Grown by hand: read_to_end doubles the buffer, which can hold twice the cap.
+    // Read straight into the output, grown by hand: read_to_end doubles the buffer, which can
+    // hold twice the cap, and a fixed chunk to copy from is zeroed again for every batch.
+    // `out` past `filled` is zeroed room, each byte of it zeroed once.
     let mut out: Vec<u8> = Vec::new();
-    let mut chunk = [0u8; 64 * 1024];
+    let mut filled = 0;
     loop {
-        let n = match r.read(&mut chunk) {
-            Ok(0) => return Ok((out, false)),
-            Ok(n) => n,
+        if filled == out.len() {
+            if filled == cap {
+                // Full: one byte more says whether the cap cut the data.
+                let more = read_some(&mut r, &mut [0u8; 1])?;
+                return Ok((out, more > 0));
+            }
+            let step = filled.max(4096).min(cap - filled);
+            out.reserve_exact(step);
+            out.resize(filled + step, 0);
+        }
+        let n = read_some(&mut r, out.get_mut(filled..).unwrap_or_default())?;
+        if n == 0 {
+            out.truncate(filled);
+            return Ok((out, false));
+        }
+        filled += n;
+    }
+}
+
+/// One read of `r` into `buf`, tried again when interrupted.
+fn read_some(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, String> {
+    loop {
+        match r.read(buf) {
+            Ok(n) => return Ok(n),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e.to_string()),
-        };
-        let room = cap - out.len();
-        let take = n.min(room);
-        if out.capacity() - out.len() < take {
-            let grow = out.len().max(take).min(cap - out.len());
-            out.reserve_exact(grow);
-        }
-        out.extend_from_slice(chunk.get(..take).unwrap_or_default());
-        if n > room {
-            return Ok((out, true));
         }
     }
 }

@@ -300,9 +300,12 @@ fn value(n: &Node, frame: &[u8]) -> FieldValue {
             FieldValue::Bytes(span(start, n.end().saturating_sub(start)))
         }
         // Structs, records and other groups: there, without a value of their own.
-        Value::None | Value::Struct | Value::Array(_) | Value::Text(_) | Value::Blob(_) => {
-            FieldValue::Struct
-        }
+        Value::None
+        | Value::Struct
+        | Value::Array(_)
+        | Value::Text(_)
+        | Value::Tagged { .. }
+        | Value::Blob(_) => FieldValue::Struct,
     }
 }
 

@@ -7,7 +7,7 @@
 
 use super::codes::{ApiKey, ErrorCode};
 use super::cursor::{self, Cursor, Length, Prefix, ReadError};
-use super::node::{Enc, Node, NodeKind, Note, Region, Shape, Value};
+use super::node::{Desc, Enc, Node, NodeKind, Note, Region, Shape, Value};
 use super::problem::{Detail, ErrorEntry, Path, ProblemKind, Step};
 use super::schema::{Content, FieldId, FieldSpec, FieldType, MessageSpec, Role};
 use std::borrow::Cow;
@@ -194,14 +194,6 @@ pub(super) fn leaf(
     n
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
-    }
-}
-
 impl<'a> Decoder<'a> {
     /// A decoder over `buf[pos..end]`; offsets it records are offsets in `buf`.
     pub(crate) fn new(buf: &'a [u8], pos: usize, end: usize, region: Region) -> Decoder<'a> {
@@ -340,7 +332,7 @@ impl<'a> Decoder<'a> {
             NodeKind::Group,
         );
         body.shape = Shape::Body;
-        body.desc = super::node::VersionText::Body.of(version);
+        body.desc = Desc::Text(super::node::VersionText::Body.of(version));
         let start = self.pos;
         let res = self.fields(&spec.fields, &mut body.children);
         body.len = self.pos - start;
@@ -433,7 +425,7 @@ impl<'a> Decoder<'a> {
         );
         n.kind = NodeKind::TagCount;
         n.value = Value::Int(i64::from(count));
-        n.desc = Cow::Borrowed(desc);
+        n.desc = desc.into();
         out.push(n);
         // Each tagged field takes at least two bytes (tag and size).
         if count as usize > self.remaining() / 2 {
@@ -477,7 +469,7 @@ impl<'a> Decoder<'a> {
                 let mut raw = leaf("data", "bytes", self.pos, head.size, Region::TaggedFields);
                 raw.kind = NodeKind::Raw;
                 raw.value = Value::Bytes(Some((self.pos, head.size)));
-                raw.desc = Cow::Borrowed("tag not in the schema for this version");
+                raw.desc = "tag not in the schema for this version".into();
                 group.children.push(raw);
                 self.pos = data_end;
                 Ok(())
@@ -545,7 +537,7 @@ impl<'a> Decoder<'a> {
             );
             raw.kind = NodeKind::Raw;
             raw.value = Value::Bytes(Some((self.pos, data_end - self.pos)));
-            raw.desc = Cow::Borrowed("bytes of the tagged field left after its value");
+            raw.desc = "bytes of the tagged field left after its value".into();
             self.diag(
                 ProblemKind::TaggedFields,
                 self.pos,
@@ -577,7 +569,7 @@ impl<'a> Decoder<'a> {
             n.field = Some(FieldId::of(f));
         }
         if let (Ok(()), Some(n)) = (&res, out.last_mut()) {
-            n.desc = Cow::Borrowed(f.about.as_str());
+            n.desc = f.about.as_str().into();
             n.field = Some(FieldId::of(f));
             annotate(f, n);
             if let (true, Value::Int(v)) = (f.is_error_code(), &n.value) {
@@ -824,14 +816,14 @@ impl<'a> Decoder<'a> {
         let mut g = Node::new(name, "records", start, Region::RecordBatch, NodeKind::Group);
         g.shape = Shape::Records;
         let Some(n) = l.len else {
-            len_node.desc = Cow::Borrowed("null: no records");
+            len_node.desc = "null: no records".into();
             g.value = Value::Null;
             g.children.push(len_node);
             g.len = self.pos - start;
             out.push(g);
             return Ok(());
         };
-        len_node.desc = Cow::Owned(format!("{n} bytes of record batches follow"));
+        len_node.desc = Desc::BatchBytes(n);
         g.children.push(len_node);
         let tally = self.batches(start, n, &mut g.children);
         g.value = Value::Text(tally.text());
@@ -905,7 +897,7 @@ impl<'a> Decoder<'a> {
             let mut pn = leaf("present", "int8", start, 1, self.region);
             pn.shape = Shape::PresenceByte;
             pn.value = Value::Int(p.into());
-            pn.desc = Cow::Borrowed("presence byte of a nullable struct: 1 present, -1 null");
+            pn.desc = "presence byte of a nullable struct: 1 present, -1 null".into();
             node.children.push(pn);
             if p < 0 {
                 node.value = Value::Null;
@@ -989,15 +981,11 @@ impl<'a> Decoder<'a> {
         match l.len {
             None => {
                 self.null_checked(nullable, l.start, "array");
-                len_node.desc = Cow::Borrowed("null array: no elements follow");
+                len_node.desc = "null array: no elements follow".into();
                 node.value = Value::Null;
             }
             Some(count) => {
-                len_node.desc = Cow::Owned(match count {
-                    0 => "no elements follow".to_string(),
-                    1 => "one element follows".to_string(),
-                    n => format!("{n} elements follow"),
-                });
+                len_node.desc = Desc::Elements(count);
                 node.value = Value::Array(count);
             }
         }
@@ -1171,7 +1159,7 @@ fn tagged_group(head: &TagHead, known: Option<&'static FieldSpec>) -> Node {
         NodeKind::Group,
     );
     group.shape = Shape::TaggedField;
-    group.value = Value::Text(format!("tag {tag}, {}", plural(size, "byte", "bytes")));
+    group.value = Value::Tagged { tag, size };
     let mut t = leaf(
         "tag",
         "uvarint",
@@ -1180,7 +1168,7 @@ fn tagged_group(head: &TagHead, known: Option<&'static FieldSpec>) -> Node {
         Region::TaggedFields,
     );
     t.value = Value::Int(i64::from(tag));
-    t.desc = Cow::Borrowed("tag number of this tagged field");
+    t.desc = "tag number of this tagged field".into();
     let mut s = leaf(
         "size",
         "uvarint",
@@ -1189,7 +1177,7 @@ fn tagged_group(head: &TagHead, known: Option<&'static FieldSpec>) -> Node {
         Region::TaggedFields,
     );
     s.value = Value::Int(size as i64);
-    s.desc = Cow::Borrowed("bytes of tagged data that follow");
+    s.desc = "bytes of tagged data that follow".into();
     group.children.push(t);
     group.children.push(s);
     group

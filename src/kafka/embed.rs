@@ -123,7 +123,7 @@ impl<'a> Decoder<'a> {
         len.kind = NodeKind::Length;
         len.value = Value::Int(n as i64);
         len.enc = node.enc;
-        len.desc = Cow::Owned(format!("{n} bytes of an embedded message follow"));
+        len.desc = format!("{n} bytes of an embedded message follow").into();
         g.children.push(len);
         let (text, _) = self.embedded(at, at + n, layout, &mut g.children);
         g.value = Value::Text(text);
@@ -280,7 +280,7 @@ impl<'a> Decoder<'a> {
             Region::Unparsed,
             NodeKind::Error,
         );
-        stop.desc = Cow::Owned(shown);
+        stop.desc = shown.into();
         out.push(stop);
         let at = covered.min(end);
         if at < end {
@@ -388,7 +388,7 @@ impl<'a> Decoder<'a> {
         let v = self.read(|c| c.i16("version"))?;
         let mut n = leaf("version", "int16", at, 2, self.region);
         n.value = Value::Int(v.into());
-        n.desc = Cow::Owned(format!("version of the {name} that follows"));
+        n.desc = format!("version of the {name} that follows").into();
         out.push(n);
         if v < spec.valid_versions.min {
             return Err(self.err(
@@ -522,7 +522,7 @@ impl<'a> Decoder<'a> {
         let v = self.uvarint()?;
         let mut n = leaf(name, "uvarint", at, self.pos - at, self.region);
         n.value = Value::Int(v.into());
-        n.desc = Cow::Borrowed(desc);
+        n.desc = desc.into();
         out.push(n);
         Ok(v)
     }
@@ -545,7 +545,7 @@ fn raw(at: usize, end: usize, region: Region, why: &'static str) -> Node {
     let mut n = leaf("unparsed", "bytes", at, end.saturating_sub(at), region);
     n.kind = NodeKind::Raw;
     n.value = Value::Bytes(Some((at, end.saturating_sub(at))));
-    n.desc = Cow::Borrowed(why);
+    n.desc = why.into();
     n
 }
 

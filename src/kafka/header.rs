@@ -184,10 +184,11 @@ pub(crate) fn decode(
     };
     let mut g = Node::new(name, "", start, Region::RpcHeader, NodeKind::Group);
     g.shape = Shape::Header;
-    g.desc = Cow::Borrowed(match direction {
+    g.desc = match direction {
         Direction::Request => "common request header",
         Direction::Response => "common response header",
-    });
+    }
+    .into();
     let end = d.pos + d.remaining();
     // The header's values are read from its nodes: every one is kept.
     let opts = DecodeOptions {

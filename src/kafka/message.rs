@@ -114,14 +114,14 @@ fn leaf(
     let mut n = Node::new(name, ty, offset, region, NodeKind::Field);
     n.len = len;
     n.value = value;
-    n.desc = Cow::Borrowed(desc);
+    n.desc = desc.into();
     n
 }
 
 /// Frame group and the end of the frame's data; notes a size prefix that overruns the data.
 fn frame_group(frame: &[u8], diagnoses: &mut Vec<Diagnosis>) -> Result<(Node, usize), DecodeError> {
     let mut g = Node::new("Frame", "", 0, Region::Frame, NodeKind::Group);
-    g.desc = Cow::Borrowed("length-delimited framing");
+    g.desc = "length-delimited framing".into();
     let Some(b) = frame.get(0..4) else {
         return Err(DecodeError {
             kind: ErrorKind::Malformed,
@@ -199,7 +199,7 @@ fn finish(
             Region::Unparsed,
             NodeKind::Error,
         );
-        n.desc = Cow::Owned(e.to_string());
+        n.desc = e.to_string().into();
         // The raw rest starts where the decoded leaves end: a failed read may have consumed
         // bytes (a tag before a bad size) or point back at an earlier field (an unknown
         // version), and either way every byte must still be in exactly one leaf.
@@ -216,14 +216,14 @@ fn finish(
             let mut raw = Node::new("unparsed", "bytes", at, Region::Unparsed, NodeKind::Raw);
             raw.len = end - at;
             raw.value = Value::Bytes(Some((at, end - at)));
-            raw.desc = Cow::Borrowed("bytes after the point where decoding stopped");
+            raw.desc = "bytes after the point where decoding stopped".into();
             root.children.push(raw);
         }
     } else if pos < end {
         let mut raw = Node::new("trailing", "bytes", pos, Region::Unparsed, NodeKind::Raw);
         raw.len = end - pos;
         raw.value = Value::Bytes(Some((pos, end - pos)));
-        raw.desc = Cow::Borrowed("bytes after the end of the message body");
+        raw.desc = "bytes after the end of the message body".into();
         diagnoses.push(Diagnosis {
             kind: ProblemKind::TrailingBytes,
             offset: pos,
@@ -596,7 +596,7 @@ pub fn decode_response_header_only(frame: &[u8], kind: ErrorKind, reason: Header
     }
     for c in m.root.children.iter_mut() {
         if c.kind == NodeKind::Error {
-            c.desc = Cow::Owned(reason.to_string());
+            c.desc = reason.to_string().into();
         }
     }
     m

@@ -36,7 +36,7 @@ pub use facts::{
 };
 pub use health::StreamHealth;
 pub use message::{decode_request, decode_response, Message};
-pub use node::{Enc, Node, NodeKind, Note, Region, Shape, Value};
+pub use node::{Desc, Enc, Node, NodeKind, Note, Region, Shape, Value};
 pub use problem::ProblemKind;
 pub use records::{RecordsOptions, MAX_DECOMPRESSED};
 pub use sasl::{SaslFact, SaslStep};

@@ -51,8 +51,13 @@ pub enum Value {
     Null,
     /// An array with its element count.
     Array(usize),
-    /// Free text: a diagnosis, a tagged field's summary.
+    /// Free text: a diagnosis, a summary of what a group holds.
     Text(String),
+    /// A tagged field's group: its tag and the size of its data.
+    Tagged {
+        tag: u32,
+        size: usize,
+    },
     /// Bytes held by the node itself: a record's key or value inside decompressed data, or a
     /// whole decompressed buffer (on its `decompressed` group node).
     Blob(Vec<u8>),
@@ -179,7 +184,7 @@ pub struct Node {
     pub note: Note,
     pub offset: usize,
     pub len: usize,
-    pub desc: Cow<'static, str>,
+    pub desc: Desc,
     pub region: Region,
     pub kind: NodeKind,
     pub children: Vec<Node>,
@@ -195,6 +200,48 @@ pub struct Node {
     /// What the node is in the wire's structure, beyond its kind: readers test this rather
     /// than its type's name.
     pub shape: Shape,
+}
+
+/// What a node is, in words: a text of the spec tables or the decoder, or a count that the
+/// renderers spell out, so that decoding formats no text for the lengths it meets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Desc {
+    Text(Cow<'static, str>),
+    /// An array's length: this many elements follow.
+    Elements(usize),
+    /// A records field's length: this many bytes of record batches follow.
+    BatchBytes(usize),
+}
+
+impl Default for Desc {
+    fn default() -> Desc {
+        Desc::Text(Cow::Borrowed(""))
+    }
+}
+
+impl Desc {
+    /// No words at all: nothing is printed for the node.
+    pub fn is_empty(&self) -> bool {
+        matches!(self, Desc::Text(t) if t.is_empty())
+    }
+}
+
+impl From<&'static str> for Desc {
+    fn from(t: &'static str) -> Desc {
+        Desc::Text(Cow::Borrowed(t))
+    }
+}
+
+impl From<String> for Desc {
+    fn from(t: String) -> Desc {
+        Desc::Text(Cow::Owned(t))
+    }
+}
+
+impl From<Cow<'static, str>> for Desc {
+    fn from(t: Cow<'static, str>) -> Desc {
+        Desc::Text(t)
+    }
 }
 
 /// The part of the wire's structure a node stands for, where readers need to know it.
@@ -274,7 +321,7 @@ impl Node {
             note: Note::None,
             offset,
             len: 0,
-            desc: Cow::Borrowed(""),
+            desc: Desc::default(),
             region,
             kind,
             children: Vec::new(),

@@ -10,7 +10,6 @@ use super::decode::Diagnosis;
 use super::node::{Node, NodeKind, Note, Region, Shape, Value};
 use super::problem::{Detail, Path, ProblemKind};
 use super::schema::{registry, Direction, Layout};
-use std::borrow::Cow;
 use std::io::Read;
 
 /// What the records decoder may spend.
@@ -748,7 +747,7 @@ fn keep_batch(
 /// The rest of the bytes, raw, with why they are not decoded.
 fn partial(r: &mut Src<'_>, out: &mut Vec<Node>, why: &'static str) {
     let mut n = r.raw("partial", "bytes", r.pos(), r.left());
-    n.desc = Cow::Borrowed(why);
+    n.desc = why.into();
     out.push(n);
     r.cur.pos = r.end();
 }
@@ -757,7 +756,7 @@ fn partial(r: &mut Src<'_>, out: &mut Vec<Node>, why: &'static str) {
 fn stop(r: &mut Src<'_>, g: &mut Node, ctx: &mut Ctx<'_>, e: ReadError) {
     let mut n = Node::new("!! malformed", "", e.offset, r.region, NodeKind::Error);
     n.source = r.source;
-    n.desc = Cow::Owned(e.detail.to_string());
+    n.desc = e.detail.to_string().into();
     ctx.diag(e.kind, e.offset, e.detail);
     g.children.push(n);
     // The raw rest starts where the decoded leaves end: a failed read may have consumed
@@ -977,7 +976,7 @@ fn compressed_records(
     comp.len = data.len();
     let mut dl = r.raw("data", "bytes", at, data.len());
     dl.region = Region::RecordBatch;
-    dl.desc = Cow::Borrowed("compressed records; decompressed below, with their own offsets");
+    dl.desc = "compressed records; decompressed below, with their own offsets".into();
     comp.children.push(dl);
     match ctx.inflate(codec, data, at) {
         Err(e) => {
@@ -1019,9 +1018,8 @@ fn decompressed_records(
     let capped = *ctx.budget == 0;
     let hidden_from = ctx.found.hidden.len();
     let (source, mut dn) = new_source(ctx, "records", plain.len());
-    dn.desc = Cow::Owned(format!(
-        "decompressed bytes, byte source #{source}: offsets count from its start"
-    ));
+    dn.desc =
+        format!("decompressed bytes, byte source #{source}: offsets count from its start").into();
     lz4_check(ctx, info.codec, data, at);
     let mut recs = Src::new(&plain, 0, plain.len(), source, Region::Record);
     match records(&mut recs, ctx, info, &mut dn.children) {
@@ -1369,9 +1367,7 @@ fn wrapper_value(
 /// The messages decompressed from a wrapper, decoded as a message set one level deeper.
 fn inner_message_set(ctx: &mut Ctx<'_>, plain: Vec<u8>, depth: u8) -> Node {
     let (source, mut dn) = new_source(ctx, "message set", plain.len());
-    dn.desc = Cow::Owned(format!(
-        "the wrapper's inner messages, byte source #{source}"
-    ));
+    dn.desc = format!("the wrapper's inner messages, byte source #{source}").into();
     let mut inner = Src::new(&plain, 0, plain.len(), source, Region::Record);
     batches(&mut inner, ctx, &mut dn.children, depth + 1);
     // Summary views decompress only to count the inner messages: the bytes are not shown,

@@ -279,7 +279,7 @@ impl Parts {
         n.shape = Shape::VarBytes;
         n.len = to.saturating_sub(from);
         n.value = Value::Bytes(Some((self.base + value.0, value.1.saturating_sub(value.0))));
-        n.desc = Cow::Borrowed(desc);
+        n.desc = desc.into();
         self.parts.push(n);
     }
 

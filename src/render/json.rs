@@ -221,6 +221,7 @@ fn put_scalar(w: &mut Vec<u8>, n: &Node, frame: &[u8]) {
             w.push(b'"');
         }
         Value::Text(t) => put_str(w, t),
+        Value::Tagged { tag, size } => put_str(w, &super::value::tagged(*tag, *size)),
     }
 }
 

@@ -3,13 +3,25 @@
 
 use super::{value, Style};
 use crate::kafka::schema::Role;
-use crate::kafka::{Enc, Node, NodeKind, Note, Value};
+use crate::kafka::{Desc, Enc, Node, NodeKind, Note, Value};
 use owo_colors::OwoColorize;
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 /// Descriptions longer than this are cut (to `CUT` characters and `...`) unless `--wide`.
 pub const DESC_MAX: usize = 78;
 const CUT: usize = 75;
+
+/// A node's description in words: the text it carries, or the count it holds spelt out.
+pub fn desc_text(d: &Desc) -> Cow<'_, str> {
+    match d {
+        Desc::Text(t) => Cow::Borrowed(t),
+        Desc::Elements(0) => Cow::Borrowed("no elements follow"),
+        Desc::Elements(1) => Cow::Borrowed("one element follows"),
+        Desc::Elements(n) => Cow::Owned(format!("{n} elements follow")),
+        Desc::BatchBytes(n) => Cow::Owned(format!("{n} bytes of record batches follow")),
+    }
+}
 
 pub fn cut_desc(desc: &str, wide: bool) -> String {
     let (shown, more) = desc_parts(desc, wide);
@@ -56,7 +68,7 @@ pub fn node_line(n: &Node, frame: &[u8], style: Style) -> String {
     s.push_str(&format!(" {}", Span(n)));
     if !n.desc.is_empty() {
         s.push(' ');
-        s.push_str(&cut_desc(&n.desc, style.wide));
+        s.push_str(&cut_desc(&desc_text(&n.desc), style.wide));
     }
     s
 }
@@ -131,7 +143,8 @@ fn push_line(buf: &mut Vec<u8>, lead: &str, branch: &str, n: &Node, frame: &[u8]
     buf.push(b' ');
     push_span(buf, n);
     if !n.desc.is_empty() {
-        let (shown, more) = desc_parts(&n.desc, style.wide);
+        let desc = desc_text(&n.desc);
+        let (shown, more) = desc_parts(&desc, style.wide);
         buf.push(b' ');
         buf.extend_from_slice(shown.as_bytes());
         buf.extend_from_slice(more.as_bytes());
@@ -229,7 +242,10 @@ fn write_colored(
     let desc = if n.desc.is_empty() {
         String::new()
     } else {
-        format!(" {}", cut_desc(&n.desc, style.wide).bright_black())
+        format!(
+            " {}",
+            cut_desc(&desc_text(&n.desc), style.wide).bright_black()
+        )
     };
     writeln!(
         out,

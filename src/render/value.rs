@@ -172,8 +172,17 @@ fn bare(n: &Node, frame: &[u8], wide: bool, max_value: usize) -> Option<String> 
         Value::Array(1) => "1 element".to_string(),
         Value::Array(n) => format!("{n} elements"),
         Value::Text(t) => t.clone(),
+        Value::Tagged { tag, size } => tagged(*tag, *size),
     };
     Some(v)
+}
+
+/// A tagged field's group as shown: `tag 0, 5 bytes`.
+pub fn tagged(tag: u32, size: usize) -> String {
+    match size {
+        1 => format!("tag {tag}, 1 byte"),
+        n => format!("tag {tag}, {n} bytes"),
+    }
 }
 
 /// A compression codec's name: the decoder's own table (`kafka::records::codec_name`).

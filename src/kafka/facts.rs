@@ -655,13 +655,14 @@ fn offsets(body: &Index<'_>, key: i16) -> Vec<PartitionFact> {
 }
 
 fn partition_fact(topic: &str, p: &Node) -> PartitionFact {
-    let int = |n: FactField| field(p, n).and_then(Node::as_int);
+    let p = Index::of(p);
+    let int = |n: FactField| p.fact(n).and_then(Node::as_int);
     let ranges = [
         FactField::AcquiredRecords,
         FactField::AcknowledgementBatches,
     ]
     .iter()
-    .filter_map(|n| field(p, *n))
+    .filter_map(|n| p.fact(*n))
     .flat_map(elements)
     .filter_map(|r| {
         let get = |n: FactField| field(r, n).and_then(Node::as_int);
@@ -681,16 +682,14 @@ fn partition_fact(topic: &str, p: &Node) -> PartitionFact {
         error: int(FactField::ErrorCode).unwrap_or(0) as i16,
         fetch_offset: int(FactField::FetchOffset),
         high_watermark: int(FactField::HighWatermark)
-            .filter(|_| field(p, FactField::FetchOffset).is_none()),
+            .filter(|_| p.fact(FactField::FetchOffset).is_none()),
         committed_offset: int(FactField::CommittedOffset),
         base_offset: int(FactField::BaseOffset),
         offset: int(FactField::Offset),
         timestamp: int(FactField::Timestamp),
         leader: int(FactField::LeaderId).map(|l| l as i32),
         ranges,
-        batches: field(p, FactField::Records)
-            .map(batches)
-            .unwrap_or_default(),
+        batches: p.fact(FactField::Records).map(batches).unwrap_or_default(),
     }
 }
 

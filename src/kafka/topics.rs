@@ -73,7 +73,7 @@ impl TopicNames {
                 self.map.insert(id, name.to_string());
             }
         }
-        for c in &n.children {
+        for c in n.children.iter().filter(|c| !c.children.is_empty()) {
             self.learn(c);
         }
     }

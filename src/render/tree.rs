@@ -31,7 +31,14 @@ pub fn cut_desc(desc: &str, wide: bool) -> String {
 /// The description as shown: its first `CUT` characters and `...` when it is too long.
 fn desc_parts(desc: &str, wide: bool) -> (&str, &'static str) {
     // No more bytes than DESC_MAX is no more characters: most descriptions are not counted.
-    if wide || desc.len() <= DESC_MAX || desc.chars().count() <= DESC_MAX {
+    if wide || desc.len() <= DESC_MAX {
+        return (desc, "");
+    }
+    // Most descriptions are ASCII, where a character is a byte.
+    if desc.is_ascii() {
+        return (desc.get(..CUT).unwrap_or(desc), "...");
+    }
+    if desc.chars().count() <= DESC_MAX {
         return (desc, "");
     }
     let cut = desc.char_indices().nth(CUT).map_or(desc.len(), |(i, _)| i);
@@ -105,6 +112,27 @@ fn push_line(buf: &mut Vec<u8>, lead: &str, branch: &str, n: &Node, frame: &[u8]
         buf.push(b' ');
         buf.extend_from_slice(n.ty.as_bytes());
     }
+    push_value(buf, n, frame, style);
+    buf.push(b' ');
+    push_span(buf, n);
+    // A count's words are short: written in place, never cut.
+    if let Desc::Elements(count @ 2..) = n.desc {
+        buf.push(b' ');
+        push_int(buf, count);
+        buf.extend_from_slice(b" elements follow");
+    } else if !n.desc.is_empty() {
+        let desc = desc_text(&n.desc);
+        let (shown, more) = desc_parts(&desc, style.wide);
+        buf.push(b' ');
+        buf.extend_from_slice(shown.as_bytes());
+        buf.extend_from_slice(more.as_bytes());
+    }
+    buf.push(b'\n');
+}
+
+/// ` = value`, its length encoding and its note, as `value::text_limited` spells them; the
+/// common values written in place.
+fn push_value(buf: &mut Vec<u8>, n: &Node, frame: &[u8], style: Style) {
     match &n.value {
         Value::None => {}
         Value::Int(i) => {
@@ -133,6 +161,26 @@ fn push_line(buf: &mut Vec<u8>, lead: &str, branch: &str, n: &Node, frame: &[u8]
             value::push_uuid(buf, u);
             push_enc_and_note(buf, n);
         }
+        // As `value::text_limited` spells them, written in place.
+        Value::Array(count) => {
+            buf.extend_from_slice(b" = ");
+            push_int(buf, *count);
+            buf.extend_from_slice(if *count == 1 {
+                b" element"
+            } else {
+                b" elements"
+            });
+            push_enc_and_note(buf, n);
+        }
+        Value::Str(None) | Value::Bytes(None) | Value::Null => {
+            buf.extend_from_slice(b" = null");
+            push_enc_and_note(buf, n);
+        }
+        Value::Text(t) => {
+            buf.extend_from_slice(b" = ");
+            buf.extend_from_slice(t.as_bytes());
+            push_enc_and_note(buf, n);
+        }
         _ => {
             if let Some(v) = value::text_limited(n, frame, style.wide, style.max_value) {
                 buf.extend_from_slice(b" = ");
@@ -140,16 +188,6 @@ fn push_line(buf: &mut Vec<u8>, lead: &str, branch: &str, n: &Node, frame: &[u8]
             }
         }
     }
-    buf.push(b' ');
-    push_span(buf, n);
-    if !n.desc.is_empty() {
-        let desc = desc_text(&n.desc);
-        let (shown, more) = desc_parts(&desc, style.wide);
-        buf.push(b' ');
-        buf.extend_from_slice(shown.as_bytes());
-        buf.extend_from_slice(more.as_bytes());
-    }
-    buf.push(b'\n');
 }
 
 fn push_int(buf: &mut Vec<u8>, i: impl itoa::Integer) {
@@ -167,9 +205,24 @@ fn plain_text(s: &str) -> bool {
 /// note.
 fn push_enc_and_note(buf: &mut Vec<u8>, n: &Node) {
     push_enc(buf, n.enc);
-    if let Some(t) = value::note_text(&n.note) {
-        buf.push(b' ');
-        buf.extend_from_slice(t.as_bytes());
+    // The notes most lines carry (names of errors, APIs, enumeration values and topics) are
+    // written in place; the others as `value::note_text` makes them.
+    let name = match &n.note {
+        Note::None => return,
+        Note::Error(c) => Some(c.name().unwrap_or("unknown error code")),
+        Note::Api(k) => k.name(),
+        Note::Named(t) | Note::Enum { name: Some(t), .. } => Some(*t),
+        Note::TopicName(t) => Some(t.as_str()),
+        _ => None,
+    };
+    buf.push(b' ');
+    match name {
+        Some(t) => {
+            buf.push(b'(');
+            buf.extend_from_slice(t.as_bytes());
+            buf.push(b')');
+        }
+        None => buf.extend_from_slice(value::note_text(&n.note).unwrap_or_default().as_bytes()),
     }
 }
 

@@ -151,15 +151,28 @@ pub struct MemberFact {
     pub partitions: Vec<(String, Vec<i32>)>,
 }
 
-/// A field the facts read, one variant per field name of Kafka's specs: set on each field's
-/// spec when the specs are loaded ([`FactField::of`]), so that the facts find a field by what
-/// it is rather than by the text of its node's name. Names are unique within a struct, and
-/// so are these.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FactField {
-    /// A field the facts do not read by itself (they may read it by its [`Role`]).
-    #[default]
-    None,
+/// Declares [`FactField`], one variant per spec field name, and `FACT_FIELDS`, the name of
+/// each: the names are written once.
+macro_rules! fact_fields {
+    ($($name:ident,)*) => {
+        /// A field the facts read, one variant per field name of Kafka's specs: set on each
+        /// field's spec when the specs are loaded ([`FactField::of`]), so that the facts find a
+        /// field by what it is rather than by the text of its node's name. Names are unique
+        /// within a struct, and so are these.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub enum FactField {
+            /// A field the facts do not read by itself (they may read it by its [`Role`]).
+            #[default]
+            None,
+            $($name,)*
+        }
+
+        /// The spec names of the fields the facts read.
+        const FACT_FIELDS: &[(&str, FactField)] = &[$((stringify!($name), FactField::$name),)*];
+    };
+}
+
+fact_fields! {
     AcknowledgementBatches,
     Acks,
     AcquiredRecords,
@@ -214,66 +227,6 @@ pub enum FactField {
     Topics,
     TransactionalId,
 }
-
-/// The spec names of the fields the facts read.
-const FACT_FIELDS: [(&str, FactField); 53] = [
-    ("AcknowledgementBatches", FactField::AcknowledgementBatches),
-    ("Acks", FactField::Acks),
-    ("AcquiredRecords", FactField::AcquiredRecords),
-    ("ApiKey", FactField::ApiKey),
-    ("AssignedPartitions", FactField::AssignedPartitions),
-    ("Assignment", FactField::Assignment),
-    ("Assignments", FactField::Assignments),
-    ("BaseOffset", FactField::BaseOffset),
-    ("ClientSoftwareName", FactField::ClientSoftwareName),
-    ("ClientSoftwareVersion", FactField::ClientSoftwareVersion),
-    ("CommittedOffset", FactField::CommittedOffset),
-    ("Cursor", FactField::Cursor),
-    ("ErrorCode", FactField::ErrorCode),
-    ("FetchOffset", FactField::FetchOffset),
-    ("FirstOffset", FactField::FirstOffset),
-    ("GenerationId", FactField::GenerationId),
-    (
-        "GenerationIdOrMemberEpoch",
-        FactField::GenerationIdOrMemberEpoch,
-    ),
-    ("GroupId", FactField::GroupId),
-    ("HighWatermark", FactField::HighWatermark),
-    ("Index", FactField::Index),
-    ("Key", FactField::Key),
-    ("LastOffset", FactField::LastOffset),
-    ("LeaderId", FactField::LeaderId),
-    ("MaxVersion", FactField::MaxVersion),
-    ("MemberEpoch", FactField::MemberEpoch),
-    ("MemberId", FactField::MemberId),
-    ("Members", FactField::Members),
-    ("Metadata", FactField::Metadata),
-    ("MinVersion", FactField::MinVersion),
-    ("Name", FactField::Name),
-    ("NextCursor", FactField::NextCursor),
-    ("Offset", FactField::Offset),
-    ("OwnedPartitions", FactField::OwnedPartitions),
-    ("Partition", FactField::Partition),
-    ("PartitionData", FactField::PartitionData),
-    ("PartitionIndex", FactField::PartitionIndex),
-    ("PartitionIndexes", FactField::PartitionIndexes),
-    ("PartitionResponses", FactField::PartitionResponses),
-    ("Partitions", FactField::Partitions),
-    ("ProducerId", FactField::ProducerId),
-    ("ProtocolName", FactField::ProtocolName),
-    ("Records", FactField::Records),
-    ("ReplicaState", FactField::ReplicaState),
-    ("ResourceName", FactField::ResourceName),
-    ("Resources", FactField::Resources),
-    ("Results", FactField::Results),
-    ("Timestamp", FactField::Timestamp),
-    ("Topic", FactField::Topic),
-    ("TopicId", FactField::TopicId),
-    ("TopicName", FactField::TopicName),
-    ("TopicPartitions", FactField::TopicPartitions),
-    ("Topics", FactField::Topics),
-    ("TransactionalId", FactField::TransactionalId),
-];
 
 impl FactField {
     /// The fact field a spec field called `name` is, if any.

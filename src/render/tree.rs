@@ -205,18 +205,12 @@ fn plain_text(s: &str) -> bool {
 /// note.
 fn push_enc_and_note(buf: &mut Vec<u8>, n: &Node) {
     push_enc(buf, n.enc);
-    // The notes most lines carry (names of errors, APIs, enumeration values and topics) are
-    // written in place; the others as `value::note_text` makes them.
-    let name = match &n.note {
-        Note::None => return,
-        Note::Error(c) => Some(c.name().unwrap_or("unknown error code")),
-        Note::Api(k) => k.name(),
-        Note::Named(t) | Note::Enum { name: Some(t), .. } => Some(*t),
-        Note::TopicName(t) => Some(t.as_str()),
-        _ => None,
-    };
+    if n.note == Note::None {
+        return;
+    }
     buf.push(b' ');
-    match name {
+    // Names (of errors, APIs, enumeration values, topics) are written in place.
+    match value::note_name(&n.note) {
         Some(t) => {
             buf.push(b'(');
             buf.extend_from_slice(t.as_bytes());

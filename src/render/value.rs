@@ -177,6 +177,18 @@ fn bare(n: &Node, frame: &[u8], wide: bool, max_value: usize) -> Option<String> 
     Some(v)
 }
 
+/// The name a note gives its value (an error's, an API's, an enumeration value's, a topic's),
+/// shown in parentheses; `None` for the notes [`note_text`] spells otherwise.
+pub fn note_name(note: &Note) -> Option<&str> {
+    match note {
+        Note::Error(c) => Some(c.name().unwrap_or("unknown error code")),
+        Note::Api(k) => k.name(),
+        Note::Named(n) | Note::Enum { name: Some(n), .. } => Some(n),
+        Note::TopicName(n) => Some(n),
+        _ => None,
+    }
+}
+
 /// A tagged field's group as shown: `tag 0, 5 bytes`.
 pub fn tagged(tag: u32, size: usize) -> String {
     match size {
@@ -217,16 +229,19 @@ fn batch_attributes(a: i64) -> String {
 /// The words after a value for its note: `(NOT_LEADER_OR_FOLLOWER)`, `(Metadata)`,
 /// `(0xc8c0edff, CRC-32C valid)`.
 pub fn note_text(note: &Note) -> Option<String> {
+    if let Some(name) = note_name(note) {
+        return Some(format!("({name})"));
+    }
     Some(match note {
-        Note::None => return None,
-        Note::Api(k) => format!(
-            "({})",
-            k.name()
-                .map_or_else(|| format!("ApiKey{}", k.0), str::to_string)
-        ),
-        Note::Error(c) => format!("({})", c.name().unwrap_or("unknown error code")),
+        // Named above, or nothing to say.
+        Note::None
+        | Note::Error(_)
+        | Note::TopicName(_)
+        | Note::Named(_)
+        | Note::Enum { name: Some(_), .. } => return None,
+        // An API key without a name (named ones are `note_name`'s).
+        Note::Api(k) => format!("(ApiKey{})", k.0),
         Note::AclOperations(bits) => format!("({})", names::acl_operations(*bits)),
-        Note::TopicName(n) => format!("({n})"),
         Note::Crc {
             stored,
             computed,
@@ -251,7 +266,6 @@ pub fn note_text(note: &Note) -> Option<String> {
         ),
         Note::TimestampMs(ms) => format!("({})", rfc3339_ms(*ms)),
         Note::Offset(o) => format!("(offset {o})"),
-        Note::Named(n) | Note::Enum { name: Some(n), .. } => format!("({n})"),
         Note::Enum {
             enumeration,
             name: None,

@@ -305,6 +305,7 @@ fn value(n: &Node, frame: &[u8]) -> FieldValue {
         | Value::Array(_)
         | Value::Text(_)
         | Value::Tagged { .. }
+        | Value::Records(_)
         | Value::Blob(_) => FieldValue::Struct,
     }
 }

@@ -174,6 +174,8 @@ pub(crate) struct Decoder<'a> {
     pub(super) topic_layout: Option<&'static super::schema::Layout>,
     /// Record types met in record values that have a layout (metadata records), counted.
     pub(crate) record_types: Vec<(&'static str, u32)>,
+    /// The facts of the record batches kept so far, which records nodes index.
+    pub(crate) batch_facts: Vec<super::facts::BatchFact>,
     /// Nodes a full decode of the current element would have kept but `facts_only` walked
     /// past: the element still counts them against the node budget, so that which elements
     /// are kept does not depend on the option.
@@ -206,7 +208,8 @@ impl<'a> Decoder<'a> {
             flexible: false,
             region,
             opts: DecodeOptions::default(),
-            path: Path::default(),
+            // Deep enough for most bodies (field, index, field, index...): grown past it.
+            path: Path(Vec::with_capacity(8)),
             errors: Vec::new(),
             records: (0, 0),
             level: 0,
@@ -222,6 +225,7 @@ impl<'a> Decoder<'a> {
             embedded: None,
             topic_layout: None,
             record_types: Vec::new(),
+            batch_facts: Vec::new(),
             skipped_nodes: 0,
         }
     }
@@ -333,6 +337,8 @@ impl<'a> Decoder<'a> {
         );
         body.shape = Shape::Body;
         body.desc = Desc::Text(super::node::VersionText::Body.of(version));
+        // One allocation for the fields and the tagged-field count (as for every struct).
+        body.children.reserve(spec.fields.len() + 1);
         let start = self.pos;
         let res = self.fields(&spec.fields, &mut body.children);
         body.len = self.pos - start;
@@ -825,9 +831,9 @@ impl<'a> Decoder<'a> {
         };
         len_node.desc = Desc::BatchBytes(n);
         g.children.push(len_node);
-        let tally = self.batches(start, n, &mut g.children);
-        g.value = Value::Text(tally.text());
-        self.records.0 += tally.records;
+        let set = self.batches(start, n, &mut g.children);
+        self.records.0 += set.tally.records;
+        g.value = Value::Records(set);
         self.records.1 += n;
         self.pos += n;
         g.len = self.pos - start;
@@ -837,7 +843,12 @@ impl<'a> Decoder<'a> {
 
     /// The `n` bytes of record batches at the decoder's position (a `records` field that
     /// starts at `field`), decoded into `out` and counted.
-    fn batches(&mut self, field: usize, n: usize, out: &mut Vec<Node>) -> super::records::Tally {
+    fn batches(
+        &mut self,
+        field: usize,
+        n: usize,
+        out: &mut Vec<Node>,
+    ) -> super::records::RecordSet {
         let opts = super::records::RecordsOptions {
             max_decompressed: self.opts.max_decompressed,
             max_records: self.opts.max_elements,
@@ -856,7 +867,7 @@ impl<'a> Decoder<'a> {
             &mut found,
         );
         self.secrets.append(&mut found.secrets);
-        for (ty, k) in found.types {
+        for (ty, k) in found.types.drain(..) {
             match self.record_types.iter_mut().find(|(t, _)| *t == ty) {
                 Some((_, n)) => *n += k,
                 None => self.record_types.push((ty, k)),
@@ -870,7 +881,10 @@ impl<'a> Decoder<'a> {
             }
         }
         out.extend(batches);
-        tally
+        let first = self.batch_facts.len() as u32;
+        let len = found.batches.len() as u32;
+        self.batch_facts.append(&mut found.batches);
+        super::records::RecordSet { tally, first, len }
     }
 
     fn struct_field(
@@ -989,6 +1003,15 @@ impl<'a> Decoder<'a> {
                 node.value = Value::Array(count);
             }
         }
+        // Kept elements, the length before them and a node for those not kept: one
+        // allocation (the count was checked against the bytes left).
+        let room = match l.len {
+            Some(c) if self.level.saturating_add(1) < self.opts.keep_depth => {
+                c.min(self.opts.max_elements) + 2
+            }
+            _ => 1,
+        };
+        node.children.reserve_exact(room);
         node.children.push(len_node);
         Ok(l.len)
     }
@@ -1012,10 +1035,6 @@ impl<'a> Decoder<'a> {
         // against the node budget.)
         if !shallow_ok && self.walked(|d| d.walk_elements(inner, spec, count)) {
             return Ok(());
-        }
-        if shallow_ok {
-            // Bounded: the count was checked against the bytes left, and by --max-elements.
-            node.children.reserve(count.min(keep) + 1);
         }
         // Elements past `keep` go to a scratch list that is emptied after each one.
         let mut scratch: Vec<Node> = Vec::new();

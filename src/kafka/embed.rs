@@ -333,7 +333,8 @@ impl<'a> Decoder<'a> {
         };
         let res = read.and_then(|()| self.embedded_body(key, direction, version, out));
         if let Some(body) = out.last().filter(|b| b.shape == Shape::Body) {
-            info.facts = super::facts::collect_body(body, direction, Some(key), Some(version));
+            let api = (Some(key), Some(version));
+            info.facts = super::facts::collect_body(body, direction, api, &self.batch_facts);
         }
         info.errors = self.errors_since(errors_from, field_depth);
         if self.depth == 1 {

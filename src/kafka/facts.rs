@@ -479,18 +479,24 @@ fn strings(l: &Node) -> Vec<String> {
 /// The facts of a decoded message.
 pub fn collect(msg: &Message) -> Facts {
     match msg.body() {
-        Some(body) => collect_body(body, msg.direction, msg.api_key, msg.api_version),
+        Some(body) => collect_body(
+            body,
+            msg.direction,
+            (msg.api_key, msg.api_version),
+            &msg.batches,
+        ),
         None => Facts::default(),
     }
 }
 
 /// The facts of a message body of `direction` of (`api_key`, `api_version`): a message's own,
-/// or an embedded one's.
+/// or an embedded one's. `batches` is the message's list of batch facts, which its records
+/// nodes index.
 pub fn collect_body(
     body: &Node,
     direction: Direction,
-    api_key: Option<i16>,
-    api_version: Option<i16>,
+    (api_key, api_version): (Option<i16>, Option<i16>),
+    batches: &[BatchFact],
 ) -> Facts {
     let response = direction == Direction::Response;
     let b = Index::of(body);
@@ -504,7 +510,7 @@ pub fn collect_body(
         coordinator_keys: b.role(Role::CoordinatorKeys).map(strings),
         throttle_ms: b.role(Role::ThrottleTime).and_then(Node::as_int),
         topic_names: b.role(Role::TopicNames).map(name_list),
-        offsets: api_key.map_or_else(Vec::new, |k| offsets(&b, k)),
+        offsets: api_key.map_or_else(Vec::new, |k| offsets(&b, k, batches)),
         members: api_key.map_or_else(Vec::new, |k| members(&b, k, response)),
         replica_id: b
             .role(Role::ReplicaId)
@@ -572,7 +578,7 @@ fn topic_text(t: &Node) -> String {
 }
 
 /// The partition entries of a message of API `key`, with their offsets.
-fn offsets(body: &Index<'_>, key: i16) -> Vec<PartitionFact> {
+fn offsets(body: &Index<'_>, key: i16, batches: &[BatchFact]) -> Vec<PartitionFact> {
     if !OFFSET_APIS.contains(&key) {
         return Vec::new();
     }
@@ -600,14 +606,14 @@ fn offsets(body: &Index<'_>, key: i16) -> Vec<PartitionFact> {
             }
             let topic = topic_text(t);
             for p in parts {
-                out.push(partition_fact(&topic, p));
+                out.push(partition_fact(&topic, p, batches));
             }
         }
     }
     out
 }
 
-fn partition_fact(topic: &str, p: &Node) -> PartitionFact {
+fn partition_fact(topic: &str, p: &Node, all_batches: &[BatchFact]) -> PartitionFact {
     let p = Index::of(p);
     let int = |n: FactField| p.fact(n).and_then(Node::as_int);
     let ranges = [
@@ -642,39 +648,20 @@ fn partition_fact(topic: &str, p: &Node) -> PartitionFact {
         timestamp: int(FactField::Timestamp),
         leader: int(FactField::LeaderId).map(|l| l as i32),
         ranges,
-        batches: p.fact(FactField::Records).map(batches).unwrap_or_default(),
+        batches: p
+            .fact(FactField::Records)
+            .map(|r| batches(r, all_batches))
+            .unwrap_or_default(),
     }
 }
 
-/// The batches of a records field: v2 batches and legacy messages.
-fn batches(records: &Node) -> Vec<BatchFact> {
-    records
-        .children
-        .iter()
-        .filter(|b| b.name == "RecordBatch" || b.name == "Message")
-        .map(|b| {
-            let int = |n: &str| b.child(n).and_then(Node::as_int);
-            let comp = b.child("compressed");
-            let comp_len = comp.map_or(0, |c| c.len);
-            let plain = comp
-                .and_then(|c| c.child("decompressed"))
-                .map_or(comp_len, |d| d.len);
-            let attrs = int("attributes").unwrap_or(0);
-            let base = int("baseOffset").or_else(|| int("offset")).unwrap_or(-1);
-            let records = int("recordsCount").unwrap_or(1);
-            BatchFact {
-                base_offset: base,
-                records,
-                last_offset: int("lastOffsetDelta")
-                    .map_or(base.saturating_add(records.saturating_sub(1)), |d| {
-                        base.saturating_add(d)
-                    }),
-                codec: (attrs & 7) as u8,
-                wire_bytes: b.len,
-                plain_bytes: b.len - comp_len + plain,
-            }
-        })
-        .collect()
+/// The batches of a records field: v2 batches and legacy messages, as the decoder counted
+/// them.
+fn batches(records: &Node, all: &[BatchFact]) -> Vec<BatchFact> {
+    match &records.value {
+        Value::Records(set) => set.batches(all).to_vec(),
+        _ => Vec::new(),
+    }
 }
 
 /// (topic, partitions) of a consumer-protocol or heartbeat topic-partition list.

@@ -52,6 +52,8 @@ pub struct Message {
     /// Records whose values have a layout (the KRaft metadata log's), by type: each type
     /// with how many records of it there are, most first.
     pub record_types: Vec<(&'static str, u32)>,
+    /// The facts of the record batches its records fields keep, which their nodes index.
+    pub batches: Vec<super::facts::BatchFact>,
 }
 
 impl Message {
@@ -339,6 +341,7 @@ fn versioned_body(
     let (start, children, diagnosed) = (d.pos, msg.root.children.len(), d.diagnoses.len());
     let (errors, records) = (d.errors.len(), d.records);
     let types = d.record_types.clone();
+    let batch_facts = d.batch_facts.len();
     let err = body(d, spec, newest, &mut msg.root, frame, end, opts);
     let why = match (&err, d.pos == end, d.diagnoses.len() == diagnosed) {
         (None, true, true) => {
@@ -361,6 +364,7 @@ fn versioned_body(
     d.errors.truncate(errors);
     d.records = records;
     d.record_types = types;
+    d.batch_facts.truncate(batch_facts);
     d.embedded = None;
     d.pos = start;
     Err(unknown(spec, start, why))
@@ -444,6 +448,7 @@ impl Message {
             facts: Default::default(),
             embedded: None,
             record_types: Vec::new(),
+            batches: Vec::new(),
         };
         msg.name_root();
         msg
@@ -509,6 +514,9 @@ fn decode_frame(
             return msg;
         }
     };
+    // The frame's length, header and body, and room for what may follow them (trailing
+    // bytes, an error): one allocation.
+    msg.root.children.reserve(4);
     msg.root.children.push(fg);
     let mut d = Decoder::new(frame, 4, end, Region::RpcHeader);
     d.embedded_api = embedded;
@@ -572,6 +580,7 @@ fn conclude(
     msg.sasl = d.sasl.take();
     msg.embedded = d.embedded.take();
     msg.record_types = std::mem::take(&mut d.record_types);
+    msg.batches = std::mem::take(&mut d.batch_facts);
     // Most first; ties in the order first met.
     msg.record_types.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
     finish(&mut msg.root, &err, d.pos, end, &mut diagnoses);

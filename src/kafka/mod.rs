@@ -38,7 +38,7 @@ pub use health::StreamHealth;
 pub use message::{decode_request, decode_response, Message};
 pub use node::{Desc, Enc, Node, NodeKind, Note, Region, Shape, Value};
 pub use problem::ProblemKind;
-pub use records::{RecordsOptions, MAX_DECOMPRESSED};
+pub use records::{RecordSet, RecordsOptions, Tally, MAX_DECOMPRESSED};
 pub use sasl::{SaslFact, SaslStep};
 pub use schema::{registry, Direction};
 pub use topics::TopicNames;

@@ -58,6 +58,8 @@ pub enum Value {
         tag: u32,
         size: usize,
     },
+    /// A records field's batches, counted.
+    Records(super::records::RecordSet),
     /// Bytes held by the node itself: a record's key or value inside decompressed data, or a
     /// whole decompressed buffer (on its `decompressed` group node).
     Blob(Vec<u8>),

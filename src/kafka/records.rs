@@ -7,6 +7,7 @@
 
 use super::cursor::{Cursor, Prefix, ReadError, Res};
 use super::decode::Diagnosis;
+use super::facts::BatchFact;
 use super::node::{Node, NodeKind, Note, Region, Shape, Value};
 use super::problem::{Detail, Path, ProblemKind};
 use super::schema::{registry, Direction, Layout};
@@ -66,6 +67,75 @@ struct Ctx<'o> {
     /// What the records' keys and values held: secrets in the frame, spans to mask in the
     /// decompressed buffer being read, record types counted.
     found: &'o mut Found,
+    /// What the batch (or legacy message) being read has said so far.
+    seen: Seen,
+}
+
+/// What one batch or legacy message said, noted as each field is read (a damaged one stops
+/// part way): its tally and its facts are computed from this, not searched for in its nodes.
+#[derive(Debug, Clone, Copy, Default)]
+struct Seen {
+    /// A legacy message (magic 0 or 1), not a v2 batch.
+    legacy: bool,
+    /// baseOffset (v2) or offset (legacy).
+    base: Option<i64>,
+    /// recordsCount and lastOffsetDelta (v2).
+    count: Option<i64>,
+    last_delta: Option<i64>,
+    attributes: Option<i64>,
+    /// A v2 batch's compressed block: its size, and what it decompressed to if it did.
+    compressed: Option<(usize, Option<usize>)>,
+    /// A legacy wrapper whose message set was decompressed, and the records of the inner
+    /// messages kept from it.
+    wrapped: bool,
+    inner_records: i64,
+}
+
+impl Seen {
+    /// Records in a legacy message: 1, or for a decompressed wrapper its inner messages'.
+    fn legacy_records(&self) -> i64 {
+        if self.wrapped {
+            self.inner_records
+        } else {
+            1
+        }
+    }
+
+    /// What it adds to the field's tally: a v2 batch counts once its recordsCount is read.
+    fn tally(&self) -> Tally {
+        let mut t = Tally::default();
+        if let Some(c) = self.count {
+            t.batches = 1;
+            t.records = c.max(0);
+        } else if self.legacy {
+            t.messages = 1;
+            t.records = self.legacy_records();
+        }
+        t
+    }
+
+    /// Its facts, for a batch of `wire_bytes` on the wire. A field not read counts as what
+    /// Kafka would assume: offset -1, one record, no compression.
+    fn fact(&self, wire_bytes: usize) -> BatchFact {
+        let base = self.base.unwrap_or(-1);
+        let records = self.count.unwrap_or(1);
+        let (comp, plain) = match self.compressed {
+            Some((c, p)) => (c, p.unwrap_or(c)),
+            None => (0, 0),
+        };
+        BatchFact {
+            base_offset: base,
+            records,
+            last_offset: self
+                .last_delta
+                .map_or(base.saturating_add(records.saturating_sub(1)), |d| {
+                    base.saturating_add(d)
+                }),
+            codec: (self.attributes.unwrap_or(0) & 7) as u8,
+            wire_bytes,
+            plain_bytes: wire_bytes - comp + plain,
+        }
+    }
 }
 
 /// What the keys and values of records held beyond bytes.
@@ -79,6 +149,8 @@ pub struct Found {
     /// Each type of record whose value has a layout (a metadata record, a KRaft control
     /// record), with how many there were, in order of first sight.
     pub types: Vec<(&'static str, u32)>,
+    /// The facts of each batch and legacy message kept as a node, in order.
+    pub batches: Vec<BatchFact>,
 }
 
 impl Found {
@@ -499,46 +571,36 @@ fn lz4_frame_problem(codec: u8, data: &[u8]) -> Option<Detail> {
 /// a wrapper, inner ones included).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Tally {
-    pub batches: usize,
-    pub messages: usize,
+    pub batches: u32,
+    pub messages: u32,
     pub records: i64,
 }
 
+/// What a records field holds, counted as it was decoded: the field's value, which the views
+/// spell out. Plain data (no allocation, nothing to drop) as every node's value is built and
+/// dropped on the hot path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RecordSet {
+    pub tally: Tally,
+    /// The facts of the batches and legacy messages kept as nodes: `first..first + len` of
+    /// the message's [`BatchFact`] list (`Message::batches`).
+    pub first: u32,
+    pub len: u32,
+}
+
+impl RecordSet {
+    /// Its batches' facts, from the list of the message that holds it.
+    pub fn batches<'b>(&self, all: &'b [BatchFact]) -> &'b [BatchFact] {
+        let first = self.first as usize;
+        all.get(first..first + self.len as usize).unwrap_or(&[])
+    }
+}
+
 impl Tally {
-    /// Counts the nodes [`decode`] returned.
-    pub fn of(nodes: &[Node]) -> Tally {
-        let mut t = Tally::default();
-        for n in nodes.iter().filter(|n| n.kind == NodeKind::Group) {
-            if let Some(c) = n.child("recordsCount").and_then(Node::as_int) {
-                t.batches += 1;
-                t.records += c.max(0);
-            } else if n.name == "Message" {
-                t.messages += 1;
-                t.records += legacy_records(n);
-            }
-        }
-        t
-    }
-
     fn add(&mut self, o: Tally) {
-        self.batches += o.batches;
-        self.messages += o.messages;
-        self.records += o.records;
-    }
-
-    /// `2 batches, 14 records`, `3 messages, 3 records`.
-    pub fn text(&self) -> String {
-        let plural =
-            |n: i64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-        let mut parts = Vec::new();
-        if self.batches > 0 || self.messages == 0 {
-            parts.push(plural(self.batches as i64, "batch", "batches"));
-        }
-        if self.messages > 0 {
-            parts.push(plural(self.messages as i64, "message", "messages"));
-        }
-        parts.push(plural(self.records, "record", "records"));
-        parts.join(", ")
+        self.batches = self.batches.saturating_add(o.batches);
+        self.messages = self.messages.saturating_add(o.messages);
+        self.records = self.records.saturating_add(o.records);
     }
 }
 
@@ -577,19 +639,6 @@ pub fn batch_format_problem(
     })
 }
 
-/// Records in one legacy message: 1, or for a compressed wrapper the messages inside it.
-fn legacy_records(n: &Node) -> i64 {
-    match n.child("decompressed") {
-        Some(inner) => inner
-            .children
-            .iter()
-            .filter(|c| c.name == "Message" && c.kind == NodeKind::Group)
-            .map(legacy_records)
-            .sum(),
-        None => 1,
-    }
-}
-
 /// Decodes the bytes of a `records` field, `buf[start..end]`, into batch nodes.
 pub fn decode(
     buf: &[u8],
@@ -609,6 +658,7 @@ pub fn decode(
         tally: Tally::default(),
         nodes: &mut spent.nodes,
         found,
+        seen: Seen::default(),
     };
     let mut r = Src::new(buf, start, end, 0, Region::RecordBatch);
     let mut out = Vec::new();
@@ -625,15 +675,25 @@ fn batches(r: &mut Src<'_>, ctx: &mut Ctx<'_>, out: &mut Vec<Node>, depth: u8) {
             return;
         };
         let mut sub = r.sub(at + total, r.region);
+        // A wrapper's inner messages are read while the wrapper is: each has its own notes.
+        let outer = std::mem::take(&mut ctx.seen);
         let node = match magic {
             2 => batch_v2(&mut sub, ctx, index),
             0 | 1 => legacy_message(&mut sub, ctx, index, magic, depth),
             m => unknown_magic(&sub, ctx, m),
         };
+        let seen = std::mem::replace(&mut ctx.seen, outer);
+        let known = matches!(magic, 0..=2);
+        let wire_bytes = node.len;
+        let kept = keep_batch(r, ctx, out, node, index, (at, at + total));
         if depth == 0 {
-            ctx.tally.add(Tally::of(std::slice::from_ref(&node)));
+            ctx.tally.add(seen.tally());
+            if kept && known {
+                ctx.found.batches.push(seen.fact(wire_bytes));
+            }
+        } else if kept && seen.legacy {
+            ctx.seen.inner_records += seen.legacy_records();
         }
-        keep_batch(r, ctx, out, node, index, (at, at + total));
         r.cur.pos = at + total;
         index += 1;
     }
@@ -713,7 +773,7 @@ fn unknown_magic(r: &Src<'_>, ctx: &mut Ctx<'_>, magic: i8) -> Node {
 }
 
 /// Keeps the node of batch `index`, which spans `at..end`, within the budgets; past them,
-/// the batch joins the one node that sums up the batches left out.
+/// the batch joins the one node that sums up the batches left out. Says whether it was kept.
 fn keep_batch(
     r: &Src<'_>,
     ctx: &mut Ctx<'_>,
@@ -721,11 +781,11 @@ fn keep_batch(
     node: Node,
     index: usize,
     (at, end): (usize, usize),
-) {
+) -> bool {
     if index < ctx.opts.max_records && none_omitted(out) && ctx.in_budget() {
         *ctx.nodes += BATCH_NODES;
         out.push(node);
-        return;
+        return true;
     }
     if none_omitted(out) {
         let mut n = r.leaf(
@@ -742,6 +802,7 @@ fn keep_batch(
     if let Some(last) = out.last_mut().filter(|n| is_omitted_batches(n)) {
         last.len = end - last.offset;
     }
+    false
 }
 
 /// The rest of the bytes, raw, with why they are not decoded.
@@ -857,13 +918,15 @@ fn batch_v2_body(r: &mut Src<'_>, ctx: &mut Ctx<'_>, g: &mut Node) -> Res<()> {
 /// The fields of a v2 batch before its records, baseOffset to recordsCount.
 fn batch_v2_header(r: &mut Src<'_>, ctx: &mut Ctx<'_>, c: &mut Vec<Node>) -> Res<BatchInfo> {
     let base_offset = r.int("baseOffset", Int::Int64, c)?;
+    ctx.seen.base = Some(base_offset);
     r.int("batchLength", Int::Int32, c)?;
     r.int("partitionLeaderEpoch", Int::Int32, c)?;
     r.int("magic", Int::Int8, c)?;
     crc(r, ctx, c, true)?;
     let attrs = r.int("attributes", Int::Int16, c)?;
+    ctx.seen.attributes = Some(attrs);
     note_last(c, Note::BatchAttributes(attrs));
-    r.int("lastOffsetDelta", Int::Int32, c)?;
+    ctx.seen.last_delta = Some(r.int("lastOffsetDelta", Int::Int32, c)?);
     let base_ts = r.int("baseTimestamp", Int::Int64, c)?;
     note_last(c, Note::TimestampMs(base_ts));
     let max_ts = r.int("maxTimestamp", Int::Int64, c)?;
@@ -873,6 +936,7 @@ fn batch_v2_header(r: &mut Src<'_>, ctx: &mut Ctx<'_>, c: &mut Vec<Node>) -> Res
     r.int("producerEpoch", Int::Int16, c)?;
     r.int("baseSequence", Int::Int32, c)?;
     let count = r.int("recordsCount", Int::Int32, c)?;
+    ctx.seen.count = Some(count);
     Ok(BatchInfo {
         base_offset,
         base_ts,
@@ -965,6 +1029,7 @@ fn compressed_records(
     let codec = info.codec;
     let at = r.pos();
     let data = r.cur.take(r.left(), "compressed records")?;
+    ctx.seen.compressed = Some((data.len(), None));
     let mut comp = Node::new(
         "compressed",
         codec_name(codec),
@@ -985,6 +1050,7 @@ fn compressed_records(
         }
         Ok(plain) => {
             let dn = decompressed_records(ctx, info, data, at, plain);
+            ctx.seen.compressed = Some((data.len(), Some(dn.len)));
             comp.value = Value::Text(format!("{} → {} bytes", comp.len, dn.len));
             comp.children.push(dn);
         }
@@ -1295,6 +1361,7 @@ fn legacy_message(r: &mut Src<'_>, ctx: &mut Ctx<'_>, index: usize, magic: i8, d
     let mut g = Node::new("Message", ty, start, Region::RecordBatch, NodeKind::Group);
     g.index = Some(index as u32);
     g.source = r.source;
+    ctx.seen.legacy = true;
     if let Err(e) = legacy_body(r, ctx, magic, depth, &mut g.children) {
         stop(r, &mut g, ctx, e);
     }
@@ -1311,11 +1378,12 @@ fn legacy_body(
     depth: u8,
     c: &mut Vec<Node>,
 ) -> Res<()> {
-    r.int("offset", Int::Int64, c)?;
+    ctx.seen.base = Some(r.int("offset", Int::Int64, c)?);
     r.int("messageSize", Int::Int32, c)?;
     crc(r, ctx, c, false)?;
     r.int("magic", Int::Int8, c)?;
     let attrs = r.int("attributes", Int::Int8, c)?;
+    ctx.seen.attributes = Some(attrs);
     note_last(c, Note::MessageAttributes { attrs, magic });
     if magic == 1 {
         let ts = r.int("timestamp", Int::Int64, c)?;
@@ -1360,6 +1428,7 @@ fn wrapper_value(
         Ok(plain) => {
             lz4_check(ctx, codec, data, at);
             c.push(inner_message_set(ctx, plain, depth));
+            ctx.seen.wrapped = true;
         }
     }
 }
@@ -1439,6 +1508,147 @@ mod tests {
             &mut Found::default(),
         );
         (n, diags, spent.decompress_left, spent.dropped_diagnoses)
+    }
+
+    /// A v2 batch of `count` records (`records`, compressed with `codec` if not 0) at
+    /// `base`, its CRC-32C right.
+    fn v2(base: i64, codec: u8, count: i32, records: &[u8]) -> Vec<u8> {
+        let data = match codec {
+            0 => records.to_vec(),
+            _ => {
+                use std::io::Write;
+                let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                e.write_all(records).unwrap();
+                e.finish().unwrap()
+            }
+        };
+        let mut after_crc = (i16::from(codec)).to_be_bytes().to_vec();
+        after_crc.extend_from_slice(&(count - 1).to_be_bytes());
+        after_crc.extend_from_slice(&[0; 16]); // first and max timestamps
+        after_crc.extend_from_slice(&(-1i64).to_be_bytes());
+        after_crc.extend_from_slice(&(-1i16).to_be_bytes());
+        after_crc.extend_from_slice(&(-1i32).to_be_bytes());
+        after_crc.extend_from_slice(&count.to_be_bytes());
+        after_crc.extend(data);
+        let mut b = base.to_be_bytes().to_vec();
+        b.extend_from_slice(&((after_crc.len() + 9) as i32).to_be_bytes());
+        b.extend_from_slice(&0i32.to_be_bytes());
+        b.push(2);
+        b.extend_from_slice(&crc32c::crc32c(&after_crc).to_be_bytes());
+        b.extend(after_crc);
+        b
+    }
+
+    /// The batch facts and tally as they were once read back from the nodes, by name: what
+    /// the facts noted while decoding must equal.
+    fn by_names(nodes: &[Node]) -> (Vec<BatchFact>, Tally) {
+        fn legacy_records(n: &Node) -> i64 {
+            match n.child("decompressed") {
+                Some(inner) => inner
+                    .children
+                    .iter()
+                    .filter(|c| c.name == "Message" && c.kind == NodeKind::Group)
+                    .map(legacy_records)
+                    .sum(),
+                None => 1,
+            }
+        }
+        let mut t = Tally::default();
+        for n in nodes.iter().filter(|n| n.kind == NodeKind::Group) {
+            if let Some(c) = n.child("recordsCount").and_then(Node::as_int) {
+                t.batches += 1;
+                t.records += c.max(0);
+            } else if n.name == "Message" {
+                t.messages += 1;
+                t.records += legacy_records(n);
+            }
+        }
+        let facts = nodes
+            .iter()
+            .filter(|b| b.name == "RecordBatch" || b.name == "Message")
+            .map(|b| {
+                let int = |n: &str| b.child(n).and_then(Node::as_int);
+                let comp = b.child("compressed");
+                let comp_len = comp.map_or(0, |c| c.len);
+                let plain = comp
+                    .and_then(|c| c.child("decompressed"))
+                    .map_or(comp_len, |d| d.len);
+                let base = int("baseOffset").or_else(|| int("offset")).unwrap_or(-1);
+                let records = int("recordsCount").unwrap_or(1);
+                BatchFact {
+                    base_offset: base,
+                    records,
+                    last_offset: int("lastOffsetDelta")
+                        .map_or(base.saturating_add(records.saturating_sub(1)), |d| {
+                            base.saturating_add(d)
+                        }),
+                    codec: (int("attributes").unwrap_or(0) & 7) as u8,
+                    wire_bytes: b.len,
+                    plain_bytes: b.len - comp_len + plain,
+                }
+            })
+            .collect();
+        (facts, t)
+    }
+
+    #[test]
+    fn batch_facts_noted_while_decoding_match_the_nodes() {
+        let gz = |b: &[u8]| {
+            use std::io::Write;
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(b).unwrap();
+            e.finish().unwrap()
+        };
+        let plain = legacy(0, b"v");
+        let two = [plain.clone(), plain.clone()].concat();
+        let wrapper = legacy(1, &gz(&two));
+        let nested = legacy(1, &gz(&[wrapper.clone(), plain.clone()].concat()));
+        let mut cut_value = legacy(0, b"abc");
+        let at = cut_value.len() - 7; // the value's length
+        cut_value[at..at + 4].copy_from_slice(&100i32.to_be_bytes());
+        let bad_gzip = legacy(1, b"not gzip");
+        let inputs: Vec<(&str, Vec<u8>)> = vec![
+            ("plain v2", v2(7, 0, 0, &[])),
+            ("gzip v2", v2(40, 1, 0, &[])),
+            ("gzip v2 that does not decompress", {
+                let mut b = v2(40, 1, 0, &[]);
+                let n = b.len();
+                b[n - 3] ^= 0xff;
+                b
+            }),
+            ("legacy", [plain.clone(), plain.clone()].concat()),
+            ("wrapper", [wrapper.clone(), plain.clone()].concat()),
+            ("nested wrapper", nested),
+            ("value cut short", cut_value),
+            ("wrapper that does not decompress", bad_gzip),
+            ("v2 then legacy", [v2(3, 0, 0, &[]), wrapper].concat()),
+        ];
+        for (what, bytes) in inputs {
+            let opts = RecordsOptions {
+                max_decompressed: 1 << 20,
+                max_records: 10_000,
+                max_nodes: 1_000_000,
+                records: true,
+                values: None,
+            };
+            let mut found = Found::default();
+            let (nodes, tally) = decode(
+                &bytes,
+                (0, bytes.len()),
+                opts,
+                &mut Vec::new(),
+                &mut 0,
+                &mut Spent {
+                    decompress_left: 1 << 20,
+                    ..Spent::default()
+                },
+                &mut found,
+            );
+            let (facts, named_tally) = by_names(&nodes);
+            assert!(!facts.is_empty(), "{what}: no batch");
+            assert_eq!(found.batches, facts, "{what}");
+            assert_eq!(tally, named_tally, "{what}");
+        }
     }
 
     #[test]

@@ -526,6 +526,23 @@ pub struct MessageSpec {
     /// Some field holds a secret or a SASL message: bytes left undecoded after an error may
     /// hold one too, so they are masked.
     pub has_secrets: bool,
+    /// Some field may hold a topic id: a uuid, or records and embedded messages, which have
+    /// fields of their own. Messages without one have no id to name.
+    pub may_hold_ids: bool,
+}
+
+fn any_id_holder(fields: &[FieldSpec]) -> bool {
+    fields.iter().any(|f| {
+        matches!(f.content, Content::Embedded(_)) || holds_id(&f.ty) || any_id_holder(&f.fields)
+    })
+}
+
+fn holds_id(ty: &FieldType) -> bool {
+    match ty {
+        FieldType::Uuid | FieldType::Records => true,
+        FieldType::Array(inner) => holds_id(inner),
+        _ => false,
+    }
 }
 
 fn any_secret(fields: &[FieldSpec]) -> bool {
@@ -660,6 +677,7 @@ pub fn parse_spec(text: &str) -> Result<MessageSpec, String> {
         valid_versions: raw.valid_versions,
         flexible_versions: raw.flexible_versions,
         has_secrets: any_secret(&fields),
+        may_hold_ids: any_id_holder(&fields),
         fields,
     })
 }
@@ -761,6 +779,14 @@ impl Registry {
     }
 
     /// The spec that has `version`, or else the current one.
+    /// Whether a message of the API in `direction` may hold a topic id, whatever its version
+    /// (true for an API without a spec).
+    pub fn may_hold_ids(&self, api_key: i16, direction: Direction) -> bool {
+        self.specs
+            .get(&(api_key, direction))
+            .is_none_or(|v| v.iter().any(|s| s.may_hold_ids))
+    }
+
     pub fn get_for(
         &self,
         api_key: i16,

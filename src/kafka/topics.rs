@@ -47,7 +47,7 @@ impl TopicNames {
         }
         // The facts are gathered again only if a name was noted: otherwise they are those
         // the message was decoded with.
-        if !self.map.is_empty() && self.annotate(&mut msg.root) {
+        if !self.map.is_empty() && may_hold_ids(msg) && self.annotate(&mut msg.root) {
             msg.refresh_facts();
         }
     }
@@ -102,6 +102,13 @@ impl TopicNames {
         }
         noted
     }
+}
+
+/// Whether the message's API has a field that may hold a topic id; a message of no known API
+/// is walked all the same.
+fn may_hold_ids(msg: &Message) -> bool {
+    msg.api_key
+        .is_none_or(|k| super::registry().may_hold_ids(k, msg.direction))
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ pub(super) struct Mark {
     diagnoses: usize,
     records: (i64, usize),
     record_types: Vec<(&'static str, u32)>,
+    batch_facts: usize,
     spent: super::records::Spent,
     next_source: u16,
     topic_layout: Option<&'static super::schema::Layout>,
@@ -62,6 +63,7 @@ impl<'a> Decoder<'a> {
             diagnoses: self.diagnoses.len(),
             records: self.records,
             record_types: self.record_types.clone(),
+            batch_facts: self.batch_facts.len(),
             spent: self.spent,
             next_source: self.next_source,
             topic_layout: self.topic_layout,
@@ -79,6 +81,7 @@ impl<'a> Decoder<'a> {
         self.diagnoses.truncate(m.diagnoses);
         self.records = m.records;
         self.record_types = m.record_types;
+        self.batch_facts.truncate(m.batch_facts);
         self.spent = m.spent;
         self.next_source = m.next_source;
         self.topic_layout = m.topic_layout;

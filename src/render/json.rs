@@ -222,6 +222,7 @@ fn put_scalar(w: &mut Vec<u8>, n: &Node, frame: &[u8]) {
         }
         Value::Text(t) => put_str(w, t),
         Value::Tagged { tag, size } => put_str(w, &super::value::tagged(*tag, *size)),
+        Value::Records(set) => put_str(w, &super::value::record_set(set)),
     }
 }
 

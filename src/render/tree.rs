@@ -181,6 +181,11 @@ fn push_value(buf: &mut Vec<u8>, n: &Node, frame: &[u8], style: Style) {
             buf.extend_from_slice(t.as_bytes());
             push_enc_and_note(buf, n);
         }
+        Value::Records(set) => {
+            buf.extend_from_slice(b" = ");
+            buf.extend_from_slice(value::record_set(set).as_bytes());
+            push_enc_and_note(buf, n);
+        }
         _ => {
             if let Some(v) = value::text_limited(n, frame, style.wide, style.max_value) {
                 buf.extend_from_slice(b" = ");

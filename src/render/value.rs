@@ -1,6 +1,6 @@
 //! Text of a node's value, shared by the tree and the summary line.
 
-use crate::kafka::{names, Node, Note, Value};
+use crate::kafka::{names, Node, Note, RecordSet, Value};
 use std::fmt::Write;
 
 /// Most bytes a `bytes` value shows as hex in the tree; the span says how many there are.
@@ -173,6 +173,7 @@ fn bare(n: &Node, frame: &[u8], wide: bool, max_value: usize) -> Option<String> 
         Value::Array(n) => format!("{n} elements"),
         Value::Text(t) => t.clone(),
         Value::Tagged { tag, size } => tagged(*tag, *size),
+        Value::Records(set) => record_set(set),
     };
     Some(v)
 }
@@ -195,6 +196,21 @@ pub fn tagged(tag: u32, size: usize) -> String {
         1 => format!("tag {tag}, 1 byte"),
         n => format!("tag {tag}, {n} bytes"),
     }
+}
+
+/// A records field's count as shown: `2 batches, 14 records`, `3 messages, 3 records`.
+pub fn record_set(set: &RecordSet) -> String {
+    let t = &set.tally;
+    let plural = |n: i64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut parts = Vec::new();
+    if t.batches > 0 || t.messages == 0 {
+        parts.push(plural(t.batches as i64, "batch", "batches"));
+    }
+    if t.messages > 0 {
+        parts.push(plural(t.messages as i64, "message", "messages"));
+    }
+    parts.push(plural(t.records, "record", "records"));
+    parts.join(", ")
 }
 
 /// A compression codec's name: the decoder's own table (`kafka::records::codec_name`).

@@ -4,8 +4,9 @@
 //! counts, secret spans, problems, record types and top-level facts are
 //! those of the full decode.
 
+use kdissect::kafka::message::{decode_request_with, decode_response_with, trial_options};
 use kdissect::kafka::stream::{Config, Notice, Record, Sink};
-use kdissect::kafka::{DecodeOptions, Message};
+use kdissect::kafka::{registry, DecodeOptions, Direction, Message};
 use kdissect::pipeline::{CaptureSink, Health, Options};
 use std::path::{Path, PathBuf};
 
@@ -103,4 +104,86 @@ fn shallow_and_full_decodes_leave_the_same() {
         messages += full.len();
     }
     assert!(messages > 1000, "{messages} messages");
+}
+
+/// A frame of a capture as decoded.
+struct Frame {
+    request: bool,
+    bytes: Vec<u8>,
+    api: Option<(i16, i16)>,
+}
+
+#[derive(Default)]
+struct Frames(Vec<Frame>);
+
+impl Sink for Frames {
+    fn message(&mut self, rec: &Record<'_>) {
+        self.0.push(Frame {
+            request: rec.msg.direction == Direction::Request,
+            bytes: rec.bytes.to_vec(),
+            api: rec.msg.api_key.zip(rec.msg.api_version),
+        });
+    }
+    fn notice(&mut self, _: &Notice) {}
+}
+
+impl CaptureSink for Frames {}
+
+/// Framing, pairing guesses and version hints decode frames only to learn whether they decode
+/// cleanly, with the cheap trial options, often as an API or version they are not: the
+/// verdict must be the full decode's. Every frame of every sample is tried as a request, and
+/// each response as every version of its API and as the same version of a few others.
+#[test]
+fn trial_decodes_give_the_full_decodes_verdict() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = captures(&root.join("samples"));
+    files.extend(captures(&root.join("tests/fixtures/samples")));
+    let full = DecodeOptions::default();
+    let (mut tried, mut clean) = (0usize, 0usize);
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let mut frames = Frames::default();
+        let _ = kdissect::pipeline::run(
+            &bytes[..],
+            &Options::default(),
+            &mut frames,
+            &mut Health::default(),
+        );
+        for Frame {
+            request,
+            bytes: frame,
+            api,
+        } in frames.0.iter().take(300)
+        {
+            let a = decode_request_with(frame, trial_options());
+            let b = decode_request_with(frame, full);
+            assert_eq!(
+                (a.is_clean(), a.assumed_version),
+                (b.is_clean(), b.assumed_version),
+                "{}: a frame tried as a request",
+                f.display()
+            );
+            let Some((key, version)) = api.filter(|_| !request) else {
+                continue;
+            };
+            let mut candidates: Vec<(i16, i16)> = registry()
+                .versions(key, Direction::Response)
+                .into_iter()
+                .map(|v| (key, v))
+                .collect();
+            candidates.extend([0, 1, 3, 18].into_iter().map(|k| (k, version)));
+            for (k, v) in candidates {
+                let a = decode_response_with(frame, k, v, trial_options()).is_clean();
+                let b = decode_response_with(frame, k, v, full).is_clean();
+                assert_eq!(a, b, "{}: a response tried as {k} v{v}", f.display());
+                tried += 1;
+                clean += usize::from(a);
+            }
+        }
+    }
+    // Both verdicts must occur for the comparison to mean anything.
+    assert!(
+        tried > 5000 && clean > 500 && tried - clean > 500,
+        "{tried} tried, {clean} clean"
+    );
 }

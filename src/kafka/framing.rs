@@ -3,7 +3,7 @@
 //! the next frame start after damage. Hex input ([`super::frames::Cutter`]) and captures
 //! ([`super::stream::Tracker`]) both cut with it; every limit it uses is named here.
 
-use super::message::{decode_request, decode_response, Message};
+use super::message::{decode_response, request_trial, response_is_clean, Message};
 use super::names;
 use super::pairing::{Asked, Pending};
 use super::schema::{registry, Direction};
@@ -260,13 +260,14 @@ fn request_verdict(rest: &[u8], complete: Option<&[u8]>, max_frame: usize) -> Ve
     };
     let known = super::header::peek_request(frame)
         .is_some_and(|p| registry().knows(p.api_key, p.api_version));
+    let (clean, assumed_version) = request_trial(frame);
     if known {
-        if decode_request(frame).is_clean() {
+        if clean {
             Verdict::Accept { strong: true }
         } else {
             Verdict::Reject
         }
-    } else if decode_request(frame).assumed_version.is_some() {
+    } else if assumed_version.is_some() {
         // A newer version than the tables whose body fits the newest layout exactly.
         Verdict::Accept { strong: true }
     } else if chains_to_end(rest, max_frame, CHAIN_HOPS) {
@@ -297,7 +298,7 @@ fn response_verdict<R: Asked>(
     let Some((k, v)) = paired.map(|r| r.api()) else {
         return lone_response_verdict(rest, frame, side);
     };
-    if decode_response(frame, k, v).is_clean() {
+    if response_is_clean(frame, k, v) {
         Verdict::Accept { strong: true }
     } else if chains_to_end(rest, side.max_frame, CHAIN_HOPS) {
         Verdict::Accept { strong: false }
@@ -320,7 +321,7 @@ fn lone_response_verdict<R>(rest: &[u8], frame: &[u8], side: &Search<'_, R>) -> 
         && side
             .used
             .iter()
-            .any(|&(k, v)| decode_response(frame, k, v).is_clean())
+            .any(|&(k, v)| response_is_clean(frame, k, v))
     {
         Verdict::Accept { strong: true }
     } else {
@@ -347,7 +348,7 @@ fn early_response_verdict<R>(
         || rest
             .get(len..len + SIZE_PREFIX)
             .is_some_and(|b| matches!(prefix(b, side.max_frame), Some(Prefix::Frame(_))));
-    if next_ok && guess_response(frame, side.used).is_some() {
+    if next_ok && guess_response_api(frame, side.used).is_some() {
         Verdict::Accept { strong: true }
     } else {
         Verdict::Reject
@@ -356,23 +357,25 @@ fn early_response_verdict<R>(
 
 /// Decodes a response whose request was not captured: the APIs and versions this connection
 /// used first (most recent first), then every known API and version; the first clean decode
-/// wins.
+/// wins (tried cheaply, then decoded in full).
 pub fn guess_response(frame: &[u8], used: &[(i16, i16)]) -> Option<Message> {
-    for &(k, v) in used.iter().rev() {
-        let m = decode_response(frame, k, v);
-        if m.is_clean() {
-            return Some(m);
-        }
+    guess_response_api(frame, used).map(|(k, v)| decode_response(frame, k, v))
+}
+
+/// The API and version [`guess_response`] decodes a response as.
+fn guess_response_api(frame: &[u8], used: &[(i16, i16)]) -> Option<(i16, i16)> {
+    if let Some(&kv) = used
+        .iter()
+        .rev()
+        .find(|&&(k, v)| response_is_clean(frame, k, v))
+    {
+        return Some(kv);
     }
     let reg = registry();
     for k in reg.api_keys() {
         for v in reg.versions(k, Direction::Response).into_iter().rev() {
-            if used.contains(&(k, v)) {
-                continue;
-            }
-            let m = decode_response(frame, k, v);
-            if m.is_clean() {
-                return Some(m);
+            if !used.contains(&(k, v)) && response_is_clean(frame, k, v) {
+                return Some((k, v));
             }
         }
     }

@@ -384,6 +384,31 @@ pub fn decode_request(frame: &[u8]) -> Message {
     decode_request_with(frame, DecodeOptions::default())
 }
 
+/// How frames are decoded only to learn whether they decode cleanly (frame boundaries,
+/// versions and APIs tried): two levels kept as nodes, the rest walked. Errors and problems do
+/// not depend on the levels kept (tests/shallow_walk.rs), so the verdict is a full decode's at
+/// a fraction of its cost.
+pub fn trial_options() -> DecodeOptions {
+    DecodeOptions {
+        keep_depth: 2,
+        facts_only: true,
+        ..DecodeOptions::default()
+    }
+}
+
+/// Whether a request frame decodes cleanly, with default limits; and the version it was
+/// taken for, when newer than the tables.
+pub(crate) fn request_trial(frame: &[u8]) -> (bool, Option<i16>) {
+    let m = decode_request_with(frame, trial_options());
+    (m.is_clean(), m.assumed_version)
+}
+
+/// Whether a response frame decodes cleanly as (`api_key`, `api_version`), with default
+/// limits.
+pub(crate) fn response_is_clean(frame: &[u8], api_key: i16, api_version: i16) -> bool {
+    decode_response_with(frame, api_key, api_version, trial_options()).is_clean()
+}
+
 /// [`decode_request`] with limits of the caller's choosing.
 pub fn decode_request_with(frame: &[u8], opts: DecodeOptions) -> Message {
     decode_frame(frame, Direction::Request, None, None, opts)

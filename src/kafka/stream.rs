@@ -8,8 +8,8 @@ use super::framing::{
     self, guess_response, plausible_request_at, Prefix, Scan, Search, Want, SIZE_PREFIX,
 };
 use super::message::{
-    decode_request_with, decode_response, decode_response_embedding, decode_response_header_only,
-    peek_request, peek_response_correlation, Message,
+    decode_request_with, decode_response_embedding, decode_response_header_only, peek_request,
+    peek_response_correlation, Message,
 };
 use super::pairing::{self, waits_for_answer, Asked, Pending};
 use super::problem::{Detail, HeaderOnly, Path, ProblemKind};
@@ -1755,7 +1755,7 @@ fn other_version_hint(frame: &[u8], key: i16, version: i16) -> Option<Diagnosis>
     // Nearest versions first.
     candidates.sort_by_key(|v| (i32::from(*v) - i32::from(version)).abs());
     for v in candidates {
-        if decode_response(frame, key, v).is_clean() {
+        if super::message::response_is_clean(frame, key, v) {
             return Some(Diagnosis {
                 kind: ProblemKind::WrongVersionLayout,
                 offset: 0,

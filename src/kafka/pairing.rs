@@ -47,7 +47,8 @@ impl Asked for WithEmbedded {
 #[derive(Debug)]
 pub struct Pending<R> {
     /// Each waiting request with its place in `order`.
-    by_correlation: HashMap<i32, (u64, R)>,
+    /// Hashed with foldhash, seeded per run: looked up for every message.
+    by_correlation: HashMap<i32, (u64, R), foldhash::fast::RandomState>,
     /// (correlation id, place) in the order requests came, to drop the oldest first. A request
     /// answered since leaves its entry behind (removing it would cost a pass over the queue
     /// per response); stale entries are skipped, and swept once they outnumber the live ones.
@@ -67,7 +68,7 @@ impl<R: Asked> Pending<R> {
     /// A table holding at most `max` requests.
     pub fn new(max: usize) -> Pending<R> {
         Pending {
-            by_correlation: HashMap::new(),
+            by_correlation: HashMap::default(),
             order: VecDeque::new(),
             next_place: 0,
             max,
@@ -133,7 +134,7 @@ impl<R: Asked> Pending<R> {
                 all.extend(self.by_correlation.remove(&c).map(|(_, r)| r));
             }
         }
-        self.by_correlation = HashMap::new();
+        self.by_correlation = HashMap::default();
         all
     }
 

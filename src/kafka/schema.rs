@@ -697,7 +697,7 @@ type SpecMap = HashMap<(i16, Direction), Vec<MessageSpec>, foldhash::fast::Rando
 
 pub struct Registry {
     specs: SpecMap,
-    headers: HashMap<Direction, Vec<MessageSpec>>,
+    headers: HashMap<Direction, Vec<MessageSpec>, foldhash::fast::RandomState>,
     /// The data and metadata record specs, parsed on first use: most inputs never need them,
     /// and parsing them costs every run at start-up.
     embedded: OnceLock<EmbeddedSpecs>,
@@ -707,8 +707,8 @@ pub struct Registry {
 /// Specs of messages carried inside others: data messages by name, metadata records by type.
 #[derive(Default)]
 struct EmbeddedSpecs {
-    data: HashMap<String, MessageSpec>,
-    metadata: HashMap<i16, MessageSpec>,
+    data: HashMap<String, MessageSpec, foldhash::fast::RandomState>,
+    metadata: HashMap<i16, MessageSpec, foldhash::fast::RandomState>,
 }
 
 impl EmbeddedSpecs {
@@ -864,7 +864,8 @@ pub fn registry() -> &'static Registry {
     static REG: OnceLock<Registry> = OnceLock::new();
     REG.get_or_init(|| {
         let mut specs = SpecMap::default();
-        let mut headers: HashMap<Direction, Vec<MessageSpec>> = HashMap::new();
+        let mut headers: HashMap<Direction, Vec<MessageSpec>, foldhash::fast::RandomState> =
+            HashMap::default();
         for (file, text) in SPEC_FILES.iter().chain(HEADER_FILES) {
             match parse_spec(text) {
                 Ok(s) if s.kind == SpecKind::Header => {

@@ -812,6 +812,24 @@ mod tests {
     const CLIENT: &str = "10.0.0.1:40000";
     const BROKER: &str = "10.0.0.2:9092";
 
+    #[test]
+    fn endpoints_are_written_as_socket_addr_displays_them() {
+        for a in [
+            "0.0.0.0:0",
+            "255.255.255.255:65535",
+            "10.0.0.1:9092",
+            "127.0.0.1:40000",
+            "192.168.100.7:5",
+            "[::1]:9092",
+            "[fe80::1%2]:80",
+        ] {
+            let a: std::net::SocketAddr = a.parse().expect("address");
+            let mut out = String::from("x");
+            write_addr(&mut out, &a);
+            assert_eq!(out, format!("x{a}"));
+        }
+    }
+
     fn addr(s: &str) -> std::net::SocketAddr {
         s.parse()
             .unwrap_or_else(|_| std::net::SocketAddr::from(([0, 0, 0, 0], 0)))

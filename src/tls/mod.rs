@@ -168,8 +168,8 @@ pub enum Out<'a> {
 #[derive(Debug, Default)]
 pub struct TlsFilter {
     /// Streams whose first bytes were seen, and whether they are TLS.
-    decided: HashMap<u32, bool>,
-    conns: HashMap<u32, Conn>,
+    decided: HashMap<u32, bool, foldhash::fast::RandomState>,
+    conns: HashMap<u32, Conn, foldhash::fast::RandomState>,
     /// The key logs given on the command line.
     given: Arc<KeyLog>,
     /// Secrets the capture itself carries (pcapng Decryption Secrets Blocks).

@@ -652,7 +652,7 @@ impl<'a> Decoder<'a> {
                     n.note = Note::TopicName(name.to_string());
                 }
             }
-            Value::Str(_) if f.entity_type.as_deref() == Some("topicName") => {
+            Value::Str(_) if f.names_topic => {
                 let layouts = super::schema::registry().record_layouts();
                 // Below the kept levels the string is not copied: read its bytes.
                 let name = self

@@ -391,7 +391,7 @@ pub(crate) fn metadata_field(role: Role) -> FieldId {
 impl FieldSpec {
     /// An int16 error code (`ErrorCode`, `PartitionErrorCode`...): listed when not zero.
     pub fn is_error_code(&self) -> bool {
-        self.role == Role::ErrorCode && self.ty == FieldType::Int16
+        self.error_code
     }
 }
 
@@ -478,6 +478,10 @@ pub struct FieldSpec {
     /// The facts (src/kafka/facts.rs) or the topic names read this field: a view that needs
     /// only the facts keeps its node, and walks past the others.
     pub facts: bool,
+    /// An int16 error code (role `ErrorCode`), and a string naming a topic (entity type
+    /// `topicName`): tested for every value decoded, so decided once.
+    pub error_code: bool,
+    pub names_topic: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -607,6 +611,9 @@ fn convert_fields(
             let role = Role::of(&f.name, &ty);
             let fact = super::facts::FactField::of(&f.name);
             Ok(FieldSpec {
+                error_code: role == Role::ErrorCode && ty == FieldType::Int16,
+                names_topic: ty == FieldType::String
+                    && f.entity_type.as_deref() == Some("topicName"),
                 facts: super::facts::reads(fact, role),
                 fact,
                 role,

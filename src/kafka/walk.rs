@@ -264,7 +264,7 @@ impl<'a> Decoder<'a> {
             self.pos += n;
         }
         // A topic's name says which topic the fields after it are about.
-        if spec.is_some_and(|f| f.entity_type.as_deref() == Some("topicName")) {
+        if spec.is_some_and(|f| f.names_topic) {
             let name = len.and_then(|n| std::str::from_utf8(self.slice(at, n)).ok());
             self.topic_layout = super::schema::registry()
                 .record_layouts()

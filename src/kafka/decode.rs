@@ -881,6 +881,10 @@ impl<'a> Decoder<'a> {
             }
         }
         out.extend(batches);
+        // Facts of batches whose node is thrown away are never read: not kept.
+        if self.discard {
+            found.batches.clear();
+        }
         let first = self.batch_facts.len() as u32;
         let len = found.batches.len() as u32;
         self.batch_facts.append(&mut found.batches);

@@ -583,7 +583,9 @@ pub struct Tally {
 pub struct RecordSet {
     pub tally: Tally,
     /// The facts of the batches and legacy messages kept as nodes: `first..first + len` of
-    /// the message's [`BatchFact`] list (`Message::batches`).
+    /// the message's [`BatchFact`] list (`Message::batches`). The range means something only
+    /// against the list of the decoder that read the field: a part decoded apart (a record's
+    /// key or value, `decode_body_with`) keeps no list, and nothing reads its ranges.
     pub first: u32,
     pub len: u32,
 }

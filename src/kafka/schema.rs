@@ -785,7 +785,6 @@ impl Registry {
             .and_then(|v| v.first())
     }
 
-    /// The spec that has `version`, or else the current one.
     /// Whether a message of the API in `direction` may hold a topic id, whatever its version
     /// (true for an API without a spec).
     pub fn may_hold_ids(&self, api_key: i16, direction: Direction) -> bool {
@@ -794,6 +793,7 @@ impl Registry {
             .is_none_or(|v| v.iter().any(|s| s.may_hold_ids))
     }
 
+    /// The spec that has `version`, or else the current one.
     pub fn get_for(
         &self,
         api_key: i16,

@@ -166,10 +166,11 @@ impl<'a> Decoder<'a> {
             FieldType::Records => {
                 let name =
                     spec.map_or(Cow::Borrowed("records"), |f| Cow::Borrowed(f.name.as_str()));
-                let (mut scratch, facts) = (Vec::new(), self.batch_facts.len());
+                // The node is thrown away: decoded as into any scratch list.
+                let mut scratch = Vec::new();
+                let was = std::mem::replace(&mut self.discard, true);
                 let read = self.records_field(name, &mut scratch).map_err(|_| GiveUp);
-                // The node is thrown away, and with it what its batch facts were for.
-                self.batch_facts.truncate(facts);
+                self.discard = was;
                 read
             }
             FieldType::Struct(_) => self.walk_struct(spec.ok_or(GiveUp)?, nullable),

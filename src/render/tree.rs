@@ -176,16 +176,8 @@ fn push_value(buf: &mut Vec<u8>, n: &Node, frame: &[u8], style: Style) {
             buf.extend_from_slice(b" = null");
             push_enc_and_note(buf, n);
         }
-        Value::Text(t) => {
-            buf.extend_from_slice(b" = ");
-            buf.extend_from_slice(t.as_bytes());
-            push_enc_and_note(buf, n);
-        }
-        Value::Records(set) => {
-            buf.extend_from_slice(b" = ");
-            buf.extend_from_slice(value::record_set(set).as_bytes());
-            push_enc_and_note(buf, n);
-        }
+        Value::Text(t) => push_words(buf, t, n),
+        Value::Records(set) => push_words(buf, &value::record_set(set), n),
         _ => {
             if let Some(v) = value::text_limited(n, frame, style.wide, style.max_value) {
                 buf.extend_from_slice(b" = ");
@@ -193,6 +185,13 @@ fn push_value(buf: &mut Vec<u8>, n: &Node, frame: &[u8], style: Style) {
             }
         }
     }
+}
+
+/// ` = words`, never cut, then the length encoding and the note.
+fn push_words(buf: &mut Vec<u8>, words: &str, n: &Node) {
+    buf.extend_from_slice(b" = ");
+    buf.extend_from_slice(words.as_bytes());
+    push_enc_and_note(buf, n);
 }
 
 fn push_int(buf: &mut Vec<u8>, i: impl itoa::Integer) {

@@ -96,6 +96,10 @@ pub struct DecodeOptions {
     /// fields are walked for what they leave. For views that print facts only (the summary
     /// and statistics), never for those that print or filter on the tree.
     pub facts_only: bool,
+    /// Where `facts_only` and two kept levels allow it, gather the body's facts while walking
+    /// it, with no node below the body (src/kafka/collect.rs). On by default; off only to
+    /// compare the two ways (tests/facts_walk.rs).
+    pub walk_facts: bool,
 }
 
 /// Default for [`DecodeOptions::max_elements`].
@@ -127,6 +131,7 @@ impl Default for DecodeOptions {
             keep_depth: usize::MAX,
             records: true,
             facts_only: false,
+            walk_facts: true,
         }
     }
 }
@@ -180,6 +185,9 @@ pub(crate) struct Decoder<'a> {
     /// past: the element still counts them against the node budget, so that which elements
     /// are kept does not depend on the option.
     pub(super) skipped_nodes: usize,
+    /// The facts of the body, when they are gathered while it is walked rather than read
+    /// from its nodes (the summary's decoding; see [`super::collect`]).
+    pub(crate) collector: Option<Box<super::collect::Collector>>,
 }
 
 type R<T> = Result<T, DecodeError>;
@@ -227,6 +235,7 @@ impl<'a> Decoder<'a> {
             record_types: Vec::new(),
             batch_facts: Vec::new(),
             skipped_nodes: 0,
+            collector: None,
         }
     }
 
@@ -337,9 +346,13 @@ impl<'a> Decoder<'a> {
         );
         body.shape = Shape::Body;
         body.desc = Desc::Text(super::node::VersionText::Body.of(version));
+        let start = self.pos;
+        if self.collect_body(spec) {
+            body.len = self.pos - start;
+            return (body, None);
+        }
         // One allocation for the fields and the tagged-field count (as for every struct).
         body.children.reserve(spec.fields.len() + 1);
-        let start = self.pos;
         let res = self.fields(&spec.fields, &mut body.children);
         body.len = self.pos - start;
         (body, res.err())

@@ -54,6 +54,10 @@ pub struct Message {
     pub record_types: Vec<(&'static str, u32)>,
     /// The facts of the record batches its records fields keep, which their nodes index.
     pub batches: Vec<super::facts::BatchFact>,
+    /// Set when the body's facts were gathered as it was walked, with no node kept below the
+    /// body (the summary's and the statistics' decoding): the (TopicId, Name) pairs its
+    /// structs hold, for the topic names to learn.
+    pub topic_pairs: Option<Vec<([u8; 16], String)>>,
 }
 
 impl Message {
@@ -474,6 +478,7 @@ impl Message {
             embedded: None,
             record_types: Vec::new(),
             batches: Vec::new(),
+            topic_pairs: None,
         };
         msg.name_root();
         msg
@@ -613,7 +618,13 @@ fn conclude(
     msg.error = err;
     msg.diagnoses = diagnoses;
     mask_undecoded_secrets(msg);
-    msg.refresh_facts();
+    match d.collector.take() {
+        Some(mut c) => {
+            msg.facts = c.facts(d.buf, msg.api_version);
+            msg.topic_pairs = Some(c.take_pairs(d.buf));
+        }
+        None => msg.refresh_facts(),
+    }
 }
 
 /// A response with only its header decoded and the body raw, for when the API is unknown:

@@ -3,6 +3,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 pub(crate) mod codes;
+pub(crate) mod collect;
 pub(crate) mod cursor;
 pub(crate) mod decode;
 pub(crate) mod embed;

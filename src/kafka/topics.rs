@@ -41,6 +41,16 @@ impl TopicNames {
     pub fn observe(&mut self, msg: &mut Message) {
         // Names come from Metadata and DescribeTopicPartitions responses; any message may carry
         // ids to name, once there are names.
+        if let Some(pairs) = &msg.topic_pairs {
+            // Gathered as the body was walked: no nodes to learn from or to note.
+            for (id, name) in pairs {
+                self.learn_pair(*id, name);
+            }
+            if !self.map.is_empty() && may_hold_ids(msg) {
+                super::collect::name_ids(&mut msg.facts, self);
+            }
+            return;
+        }
         if msg.direction == super::Direction::Response && matches!(msg.api_key, Some(3) | Some(75))
         {
             self.learn(&msg.root);
@@ -68,13 +78,18 @@ impl TopicNames {
             .and_then(|c| c.as_str())
             .filter(|s| !s.is_empty());
         if let (Some(id), Some(name)) = (id, name) {
-            let room = self.map.len() < MAX_TOPIC_NAMES || self.map.contains_key(&id);
-            if room && name.len() <= MAX_NAME {
-                self.map.insert(id, name.to_string());
-            }
+            self.learn_pair(id, name);
         }
         for c in n.children.iter().filter(|c| !c.children.is_empty()) {
             self.learn(c);
+        }
+    }
+
+    /// Learns that `id` is `name`, within the bounds.
+    fn learn_pair(&mut self, id: [u8; 16], name: &str) {
+        let room = self.map.len() < MAX_TOPIC_NAMES || self.map.contains_key(&id);
+        if room && name.len() <= MAX_NAME {
+            self.map.insert(id, name.to_string());
         }
     }
 

@@ -134,14 +134,23 @@ impl<'a> Decoder<'a> {
     }
 
     pub(super) fn walk_field(&mut self, f: &'static FieldSpec) -> W {
+        self.walk_field_as(f, false)
+    }
+
+    /// A field, `tagged` when it is a tagged field's value.
+    fn walk_field_as(&mut self, f: &'static FieldSpec, tagged: bool) -> W {
         self.push_step(Step::Field(FieldId::of(f)));
         let nullable = f.nullable_versions.contains(self.version);
-        self.walk_value(&f.ty, nullable, Some(f))?;
+        if self.collects_here() {
+            self.collect_field(f, nullable, tagged)?;
+        } else {
+            self.walk_value(&f.ty, nullable, Some(f))?;
+        }
         self.pop_step();
         Ok(())
     }
 
-    fn walk_value(
+    pub(super) fn walk_value(
         &mut self,
         ty: &FieldType,
         nullable: bool,
@@ -151,7 +160,7 @@ impl<'a> Decoder<'a> {
             return self.walk_fixed(ty, n, spec);
         }
         match ty {
-            FieldType::String => self.walk_string(nullable, spec),
+            FieldType::String => self.walk_string(nullable, spec).map(|_| ()),
             FieldType::Bytes => match spec.map_or(&Content::Plain, |f| &f.content) {
                 Content::Plain => self.walk_bytes(nullable).map(|_| ()),
                 Content::Secret => {
@@ -210,7 +219,7 @@ impl<'a> Decoder<'a> {
 
     /// A length prefix as the decoder reads it; a null where none is allowed gives up (the
     /// decoder diagnoses it).
-    fn walk_length(
+    pub(super) fn walk_length(
         &mut self,
         classic: super::cursor::Prefix,
         what: &'static str,
@@ -258,7 +267,12 @@ impl<'a> Decoder<'a> {
         Some(len)
     }
 
-    fn walk_string(&mut self, nullable: bool, spec: Option<&'static FieldSpec>) -> W {
+    /// A string: where its bytes lie, `None` for null.
+    pub(super) fn walk_string(
+        &mut self,
+        nullable: bool,
+        spec: Option<&'static FieldSpec>,
+    ) -> Result<Option<(usize, usize)>, GiveUp> {
         let len = self.walk_length(super::cursor::Prefix::Int16, "string", nullable)?;
         let at = self.pos;
         if let Some(n) = len {
@@ -274,7 +288,7 @@ impl<'a> Decoder<'a> {
                 .record_layouts()
                 .topic_values(name, None);
         }
-        Ok(())
+        Ok(len.map(|n| (at, n)))
     }
 
     /// A bytes value: where its data lies, `None` for null.
@@ -292,17 +306,30 @@ impl<'a> Decoder<'a> {
 
     /// A struct (as `Decoder::struct_field` below the kept levels).
     pub(super) fn walk_struct(&mut self, spec: &'static FieldSpec, nullable: bool) -> W {
+        if self.walk_presence(nullable)? {
+            self.walk_struct_fields(spec)?;
+        }
+        Ok(())
+    }
+
+    /// A nullable struct's presence byte, where the encoding has one: false for null.
+    pub(super) fn walk_presence(&mut self, nullable: bool) -> Result<bool, GiveUp> {
         if nullable && self.opts.struct_presence_byte {
             let Some(&p) = self.slice(self.pos, 1).first() else {
                 return Err(GiveUp);
             };
             self.pos += 1;
             match p as i8 {
-                p if p < 0 => return Ok(()),
+                p if p < 0 => return Ok(false),
                 1 => {}
                 _ => return Err(GiveUp),
             }
         }
+        Ok(true)
+    }
+
+    /// A present struct's fields, one level down.
+    pub(super) fn walk_struct_fields(&mut self, spec: &'static FieldSpec) -> W {
         let topic = self.topic_layout;
         self.level += 1;
         self.walk_fields(&spec.fields)?;
@@ -349,6 +376,9 @@ impl<'a> Decoder<'a> {
         if count > self.remaining() / 2 {
             return Err(GiveUp);
         }
+        if self.collects_here() {
+            self.collect_tagged_count(count)?;
+        }
         let mut last_tag: Option<u32> = None;
         for _ in 0..count {
             let tag = self.uvarint().map_err(|_| GiveUp)?;
@@ -376,7 +406,7 @@ impl<'a> Decoder<'a> {
         let (end, region) = (self.end, self.region);
         self.end = data_end;
         self.region = Region::TaggedFields;
-        self.walk_field(f)?;
+        self.walk_field_as(f, true)?;
         self.end = end;
         self.region = region;
         // Bytes the value leaves are diagnosed by the decoder.

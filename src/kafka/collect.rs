@@ -1,0 +1,729 @@
+//! The facts of a message gathered while its body is walked, without building a node: what
+//! the summary and the statistics print, for most messages, at a fraction of the cost of
+//! building the body's first two levels as nodes and reading them back.
+//!
+//! The walk reports every field of the levels a summary keeps (the body's fields, and the
+//! fields of the structs and array elements just below it) that the facts read by fact or by
+//! role. The collector keeps, for each of those structs, the first field of each fact and role
+//! (plain fields before tagged ones, as the tree's index has it), and for each array of the
+//! body what the facts take from its elements. [`Collector::facts`] then answers as
+//! [`super::facts::collect_body`] does on the tree; tests/facts_walk.rs holds the two equal on
+//! every frame of every sample.
+//!
+//! Messages whose facts need more than this (group members and their consumer protocol), or
+//! where the decoder would note a problem, keep the tree's way: the walk gives up and the
+//! decoder reads the body as before.
+
+use super::cursor::Prefix;
+use super::decode::Decoder;
+use super::facts::{
+    FactField, Facts, Scalar, TopicFact, TopicList, TopicRef, IDENTITY, MAX_TOPICS,
+};
+use super::problem::Step;
+use super::schema::{Direction, FieldSpec, FieldType, MessageSpec, Role};
+use super::walk::GiveUp;
+
+/// Levels of the body the collector reads: the body's fields and those one level down, as
+/// the summary's decoding keeps them.
+const KEPT: usize = 2;
+
+/// A value the facts may read, as the walk met it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Val {
+    Int(i64),
+    /// A string's bytes in the frame: (offset, length); `None` for null.
+    Str(Option<(usize, usize)>),
+    Uuid([u8; 16]),
+    /// An array's element count (`None`: null), and for an array of the body the index of
+    /// what its elements gave.
+    Array(Option<usize>, usize),
+    /// A struct, present or null, and for a struct of the body the index of its fields.
+    Struct(bool, usize),
+    /// A value of another type (bytes, a bool, a float).
+    Other,
+}
+
+/// One field of a struct the facts may read.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    fact: FactField,
+    role: Role,
+    tagged: bool,
+    val: Val,
+}
+
+/// The fields of one struct the facts may read, in the order met.
+#[derive(Debug, Default, Clone)]
+struct Frame {
+    slots: Vec<Slot>,
+    /// Fields walked in it (kept or not): what the decoder's node budget would count.
+    fields: usize,
+}
+
+impl Frame {
+    fn fact(&self, f: FactField) -> Option<Val> {
+        if f == FactField::None {
+            return None;
+        }
+        self.slots.iter().find(|s| s.fact == f).map(|s| s.val)
+    }
+
+    fn role(&self, r: Role) -> Option<Val> {
+        if r == Role::Other {
+            return None;
+        }
+        self.slots.iter().find(|s| s.role == r).map(|s| s.val)
+    }
+
+    fn int(&self, f: FactField) -> Option<i64> {
+        int(self.fact(f))
+    }
+
+    /// The first plain field with `role`, as the topic names learn it.
+    fn plain_role(&self, r: Role) -> Option<Val> {
+        self.slots
+            .iter()
+            .find(|s| !s.tagged && s.role == r)
+            .map(|s| s.val)
+    }
+}
+
+fn int(v: Option<Val>) -> Option<i64> {
+    match v {
+        Some(Val::Int(i)) => Some(i),
+        _ => None,
+    }
+}
+
+fn array_len(v: Option<Val>) -> Option<usize> {
+    match v {
+        Some(Val::Array(n, _)) => n,
+        _ => None,
+    }
+}
+
+/// What the elements of one array of the body gave.
+#[derive(Debug, Default, Clone)]
+struct Elements {
+    /// The first few elements as topics.
+    first: Vec<TopicFact>,
+    /// Elements met (each string counted in `strings` too).
+    met: usize,
+    /// Partition entries of its elements' partition arrays.
+    partitions: usize,
+    any_resource_name: bool,
+    /// The array's role: what else its elements are read for.
+    role: Role,
+    strings: Vec<String>,
+    advertised: Vec<(i16, i64, i64)>,
+    node_ids: Vec<i64>,
+}
+
+/// Where the fields being walked at the second level go.
+#[derive(Debug, Clone, Copy)]
+enum Open {
+    /// An element of the body's array `n`.
+    Element(usize),
+    /// The fields of the body's struct `n`.
+    Struct(usize),
+}
+
+/// The facts of one message as its body is walked.
+#[derive(Debug)]
+pub(crate) struct Collector {
+    direction: Direction,
+    api_key: i16,
+    body: Frame,
+    /// The second-level struct being walked.
+    inner: Frame,
+    open: Option<Open>,
+    arrays: Vec<Elements>,
+    structs: Vec<Frame>,
+    /// Whether (TopicId, Name) pairs are learnt from this message.
+    learns: bool,
+    pairs: Vec<([u8; 16], String)>,
+    /// An upper bound of the nodes the decoder would have counted for the elements kept so
+    /// far, to give up before its node budget would have left one out.
+    nodes: usize,
+}
+
+/// Messages whose facts the collector cannot give (members and their consumer protocol):
+/// JoinGroup and SyncGroup, ConsumerGroupHeartbeat and ShareGroupHeartbeat responses.
+pub(super) fn collects(api_key: i16, direction: Direction) -> bool {
+    let response = direction == Direction::Response;
+    !matches!(
+        (api_key, response),
+        (11, true) | (13, false) | (14, _) | (68 | 76, true)
+    )
+}
+
+impl Collector {
+    pub(super) fn new(api_key: i16, direction: Direction) -> Collector {
+        Collector {
+            direction,
+            api_key,
+            body: Frame::default(),
+            inner: Frame::default(),
+            open: None,
+            arrays: Vec::new(),
+            structs: Vec::new(),
+            learns: direction == Direction::Response && matches!(api_key, 3 | 75),
+            pairs: Vec::new(),
+            nodes: 0,
+        }
+    }
+
+    fn frame(&mut self, level: usize) -> &mut Frame {
+        if level == 0 {
+            &mut self.body
+        } else {
+            &mut self.inner
+        }
+    }
+
+    /// A field walked at `level` (0 the body's, 1 the next), with its value.
+    pub(super) fn field(&mut self, level: usize, f: &'static FieldSpec, tagged: bool, val: Val) {
+        let frame = self.frame(level);
+        frame.fields += 1;
+        if f.facts {
+            frame.slots.push(Slot {
+                fact: f.fact,
+                role: f.role,
+                tagged,
+                val,
+            });
+        }
+    }
+
+    /// An array of the body begins: the index its value refers to.
+    pub(super) fn body_array(&mut self, f: &'static FieldSpec) -> usize {
+        self.arrays.push(Elements {
+            role: f.role,
+            ..Elements::default()
+        });
+        self.arrays.len() - 1
+    }
+
+    /// A struct of the body is present: its fields follow.
+    pub(super) fn open_struct(&mut self) -> usize {
+        self.structs.push(Frame::default());
+        self.open = Some(Open::Struct(self.structs.len() - 1));
+        self.inner.slots.clear();
+        self.inner.fields = 0;
+        self.structs.len() - 1
+    }
+
+    /// A struct element of the body's array `array` begins.
+    pub(super) fn open_element(&mut self, array: usize) {
+        self.open = Some(Open::Element(array));
+        self.inner.slots.clear();
+        self.inner.fields = 0;
+    }
+
+    /// The second-level struct ends: what it gave goes where it belongs.
+    pub(super) fn close(&mut self, buf: &[u8]) {
+        self.learn(buf);
+        let own = 2 + 3 * self.inner.fields;
+        match self.open.take() {
+            Some(Open::Struct(n)) => {
+                if let Some(s) = self.structs.get_mut(n) {
+                    std::mem::swap(s, &mut self.inner);
+                }
+            }
+            Some(Open::Element(n)) => {
+                self.nodes = self.nodes.saturating_add(own);
+                if let Some(a) = self.arrays.get_mut(n) {
+                    element(a, &self.inner, buf);
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// A scalar element of the body's array `array`: its string, if it is one.
+    pub(super) fn scalar_element(
+        &mut self,
+        array: usize,
+        s: Option<Option<(usize, usize)>>,
+        buf: &[u8],
+    ) {
+        self.nodes = self.nodes.saturating_add(1);
+        let Some(a) = self.arrays.get_mut(array) else {
+            return;
+        };
+        a.met += 1;
+        if a.first.len() < MAX_TOPICS {
+            a.first.push(TopicFact {
+                topic: TopicRef::Unnamed,
+                error: None,
+            });
+        }
+        let wants = matches!(
+            a.role,
+            Role::Mechanisms | Role::CoordinatorKeys | Role::TopicNames
+        );
+        if let (true, Some(Some(span))) = (wants, s) {
+            a.strings.push(text(buf, span));
+        }
+    }
+
+    /// Nodes the decoder would have counted against its budget so far, at most.
+    pub(super) fn nodes(&self) -> usize {
+        self.nodes
+    }
+
+    /// The (TopicId, Name) pairs of the second-level struct, and of the body when it ends.
+    fn learn(&mut self, buf: &[u8]) {
+        if !self.learns {
+            return;
+        }
+        if let Some(pair) = pair(&self.inner, buf) {
+            self.pairs.push(pair);
+        }
+    }
+
+    /// The (TopicId, Name) pairs learnt, the body's first.
+    pub(crate) fn take_pairs(&mut self, buf: &[u8]) -> Vec<([u8; 16], String)> {
+        let mut pairs = Vec::new();
+        if self.learns {
+            pairs.extend(pair(&self.body, buf));
+        }
+        pairs.append(&mut self.pairs);
+        pairs
+    }
+
+    /// The facts, as [`super::facts::collect_body`] gives them from the tree of the first two
+    /// levels; `buf` is the frame the strings lie in.
+    pub(crate) fn facts(&self, buf: &[u8], api_version: Option<i16>) -> Facts {
+        let b = &self.body;
+        let response = self.direction == Direction::Response;
+        let key = self.api_key;
+        let strings = |v: Option<Val>| self.strings(v);
+        let mut f = Facts {
+            identity: identity(b, buf),
+            partitions: self
+                .elements(b.role(Role::TopicArray))
+                .map_or(0, |a| a.partitions),
+            cursor: self.cursor(b.fact(FactField::Cursor), buf),
+            next_cursor: self.cursor(b.fact(FactField::NextCursor), buf),
+            mechanism: str_of(b.role(Role::Mechanism), buf),
+            mechanisms: strings(b.role(Role::Mechanisms)),
+            coordinator_keys: strings(b.role(Role::CoordinatorKeys)),
+            throttle_ms: int(b.role(Role::ThrottleTime)),
+            topic_names: self.name_list(b.role(Role::TopicNames)),
+            replica_id: int(b.role(Role::ReplicaId)).or_else(|| {
+                self.inner_frame(b.fact(FactField::ReplicaState))
+                    .and_then(|r| int(r.role(Role::ReplicaId)))
+            }),
+            ..Facts::default()
+        };
+        if response {
+            f.error = b
+                .int(FactField::ErrorCode)
+                .filter(|c| *c != 0)
+                .map(|c| c as i16);
+            f.brokers = array_len(b.role(Role::Brokers));
+            f.cluster_id = str_of(b.role(Role::ClusterId), buf);
+            f.api_count = array_len(b.role(Role::ApiKeys));
+            if key == 18 {
+                f.advertised = self
+                    .elements(b.role(Role::ApiKeys))
+                    .map(|a| a.advertised.clone());
+            }
+        } else {
+            f.software = str_of(b.fact(FactField::ClientSoftwareName), buf)
+                .zip(str_of(b.fact(FactField::ClientSoftwareVersion), buf));
+        }
+        if key == 10 && response {
+            f.coordinator = int(b.role(Role::NodeId));
+            f.coordinators = self
+                .elements(b.role(Role::Coordinators))
+                .map(|a| a.node_ids.clone());
+        }
+        if let Some(t) = b.role(Role::TopicArray) {
+            let empty_means_all = !response && key == 3 && api_version == Some(0);
+            f.topics = Some(self.topic_list(t, response, empty_means_all));
+        }
+        if let Some(r) = b
+            .fact(FactField::Resources)
+            .or_else(|| b.fact(FactField::Results))
+        {
+            if self.elements(Some(r)).is_some_and(|a| a.any_resource_name) {
+                f.resources = Some(self.topic_list(r, response, false));
+            }
+        }
+        f
+    }
+
+    fn elements(&self, v: Option<Val>) -> Option<&Elements> {
+        match v {
+            Some(Val::Array(_, n)) => self.arrays.get(n),
+            _ => None,
+        }
+    }
+
+    fn inner_frame(&self, v: Option<Val>) -> Option<&Frame> {
+        match v {
+            Some(Val::Struct(true, n)) => self.structs.get(n),
+            _ => None,
+        }
+    }
+
+    /// A list of strings (`Some` wherever the field is, as the tree's reading has it).
+    fn strings(&self, v: Option<Val>) -> Option<Vec<String>> {
+        v.map(|v| {
+            self.elements(Some(v))
+                .map(|a| a.strings.clone())
+                .unwrap_or_default()
+        })
+    }
+
+    fn name_list(&self, v: Option<Val>) -> Option<TopicList> {
+        let names = self.strings(v)?;
+        Some(TopicList {
+            all: false,
+            total: names.len(),
+            first: names
+                .into_iter()
+                .take(MAX_TOPICS)
+                .map(|n| TopicFact {
+                    topic: TopicRef::Name(n),
+                    error: None,
+                })
+                .collect(),
+        })
+    }
+
+    fn topic_list(&self, v: Val, with_errors: bool, empty_means_all: bool) -> TopicList {
+        let all = match v {
+            Val::Array(None, _) => true,
+            Val::Array(Some(0), _) => empty_means_all,
+            _ => false,
+        };
+        if all {
+            return TopicList {
+                all: true,
+                ..TopicList::default()
+            };
+        }
+        let a = self.elements(Some(v));
+        let first = a.map_or_else(Vec::new, |a| {
+            a.first
+                .iter()
+                .map(|t| TopicFact {
+                    topic: t.topic.clone(),
+                    error: t.error.filter(|_| with_errors),
+                })
+                .collect()
+        });
+        TopicList {
+            all: false,
+            first,
+            total: array_len(Some(v)).unwrap_or_else(|| a.map_or(0, |a| a.met)),
+        }
+    }
+
+    fn cursor(&self, v: Option<Val>, buf: &[u8]) -> Option<(String, i64)> {
+        let c = self.inner_frame(v)?;
+        Some((
+            str_of(c.fact(FactField::TopicName), buf).unwrap_or_else(|| "?".into()),
+            c.int(FactField::PartitionIndex).unwrap_or(-1),
+        ))
+    }
+}
+
+/// What one element (a struct) of a body array gives its array.
+fn element(a: &mut Elements, e: &Frame, buf: &[u8]) {
+    a.met += 1;
+    if a.first.len() < MAX_TOPICS {
+        a.first.push(TopicFact {
+            topic: topic_ref(e, buf),
+            error: e
+                .int(FactField::ErrorCode)
+                .filter(|c| *c != 0)
+                .map(|c| c as i16),
+        });
+    }
+    a.partitions += [
+        FactField::Partitions,
+        FactField::PartitionData,
+        FactField::PartitionResponses,
+        FactField::PartitionIndexes,
+    ]
+    .iter()
+    .find_map(|f| e.fact(*f))
+    .and_then(|v| array_len(Some(v)))
+    .unwrap_or(0);
+    a.any_resource_name |= e.fact(FactField::ResourceName).is_some();
+    match a.role {
+        Role::ApiKeys => {
+            let get = |f: FactField| e.int(f);
+            if let (Some(k), Some(min), Some(max)) = (
+                get(FactField::ApiKey),
+                get(FactField::MinVersion),
+                get(FactField::MaxVersion),
+            ) {
+                a.advertised.push((k as i16, min, max));
+            }
+        }
+        Role::Coordinators => a.node_ids.extend(int(e.role(Role::NodeId))),
+        _ => {}
+    }
+}
+
+/// How an element names its topic (as the tree's `topic_ref`).
+fn topic_ref(t: &Frame, buf: &[u8]) -> TopicRef {
+    let name = [
+        FactField::Name,
+        FactField::TopicName,
+        FactField::Topic,
+        FactField::ResourceName,
+    ]
+    .iter()
+    .find_map(|f| str_of(t.fact(*f), buf))
+    .filter(|s| !s.is_empty());
+    if let Some(n) = name {
+        return TopicRef::Name(n);
+    }
+    match t.fact(FactField::TopicId) {
+        Some(Val::Uuid(u)) => {
+            // The decoder notes the names its record layouts give (the metadata log's).
+            let layouts = super::schema::registry().record_layouts();
+            let known = t
+                .slots
+                .iter()
+                .find(|s| s.fact == FactField::TopicId)
+                .is_some_and(|s| s.role == Role::TopicId);
+            let name = known.then(|| layouts.topic_name(&u)).flatten();
+            TopicRef::Id(u, name.map(str::to_string))
+        }
+        _ => TopicRef::Unnamed,
+    }
+}
+
+fn identity(b: &Frame, buf: &[u8]) -> Vec<(&'static str, Scalar)> {
+    IDENTITY
+        .iter()
+        .filter_map(|(f, label)| {
+            let v = match b.fact(*f)? {
+                Val::Str(Some(span)) if span.1 > 0 => Scalar::Str(text(buf, span)),
+                Val::Int(i) => Scalar::Int(i),
+                _ => return None,
+            };
+            Some((*label, v))
+        })
+        .collect()
+}
+
+/// A (TopicId, Name) pair of one struct: its first plain fields of those roles.
+fn pair(f: &Frame, buf: &[u8]) -> Option<([u8; 16], String)> {
+    let id = match f.plain_role(Role::TopicId)? {
+        Val::Uuid(u) if u != [0; 16] => u,
+        _ => return None,
+    };
+    let name = str_of(f.plain_role(Role::Name), buf).filter(|s| !s.is_empty())?;
+    Some((id, name))
+}
+
+/// A string value's text, as the decoder makes it (invalid UTF-8 replaced).
+fn str_of(v: Option<Val>, buf: &[u8]) -> Option<String> {
+    match v {
+        Some(Val::Str(Some(span))) => Some(text(buf, span)),
+        _ => None,
+    }
+}
+
+fn text(buf: &[u8], (at, n): (usize, usize)) -> String {
+    let bytes = buf.get(at..at.saturating_add(n)).unwrap_or(&[]);
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Names the topic ids of a message's facts with the names learnt since: what the tree's
+/// topic names do to its nodes before the facts are read again.
+pub fn name_ids(facts: &mut Facts, names: &super::topics::TopicNames) {
+    for list in [&mut facts.topics, &mut facts.resources]
+        .into_iter()
+        .flatten()
+    {
+        for t in &mut list.first {
+            if let TopicRef::Id(u, name @ None) = &mut t.topic {
+                *name = names.get(u).map(str::to_string);
+            }
+        }
+    }
+}
+
+/// The walk's side: what it reports, and where it gives up for the collector's sake.
+impl Decoder<'_> {
+    /// Whether the field about to be walked lies in the levels the collector reads.
+    pub(super) fn collects_here(&self) -> bool {
+        self.collector.is_some() && self.level < KEPT
+    }
+
+    /// Walks the body of `spec` for the collector: true if it covered every byte to the
+    /// frame's end; otherwise the decoder is as it was before, for it to read the body.
+    pub(super) fn collect_body(&mut self, spec: &'static MessageSpec) -> bool {
+        let wanted = self.opts.facts_only
+            && self.opts.walk_facts
+            && self.opts.keep_depth == KEPT
+            && self.depth == 0
+            && collects(spec.api_key, spec.direction);
+        if !wanted {
+            return false;
+        }
+        self.collector = Some(Box::new(Collector::new(spec.api_key, spec.direction)));
+        let done = self.walked(|d| {
+            d.walk_fields(&spec.fields)?;
+            if d.pos == d.end {
+                Ok(())
+            } else {
+                Err(GiveUp)
+            }
+        });
+        if !done {
+            self.collector = None;
+        }
+        done
+    }
+
+    /// A field of the levels the collector reads: walked, and its value reported.
+    pub(super) fn collect_field(
+        &mut self,
+        f: &'static FieldSpec,
+        nullable: bool,
+        tagged: bool,
+    ) -> Result<(), GiveUp> {
+        let level = self.level;
+        let val = match &f.ty {
+            FieldType::String => Val::Str(self.walk_string(nullable, Some(f))?),
+            // A records field this high keeps its batches' facts in the tree's way.
+            FieldType::Records => return Err(GiveUp),
+            FieldType::Struct(_) => self.collect_struct(f, nullable)?,
+            FieldType::Array(inner) => self.collect_array(inner, nullable, f)?,
+            ty => {
+                let at = self.pos;
+                self.walk_value(ty, nullable, Some(f))?;
+                fixed_value(ty, self.slice(at, self.pos - at))
+            }
+        };
+        if let Some(c) = self.collector.as_mut() {
+            c.field(level, f, tagged, val);
+        }
+        Ok(())
+    }
+
+    fn collect_struct(&mut self, f: &'static FieldSpec, nullable: bool) -> Result<Val, GiveUp> {
+        if !self.walk_presence(nullable)? {
+            return Ok(Val::Struct(false, 0));
+        }
+        if self.level > 0 {
+            self.walk_struct_fields(f)?;
+            return Ok(Val::Struct(true, 0));
+        }
+        let n = self.collector.as_mut().map_or(0, |c| c.open_struct());
+        self.walk_struct_fields(f)?;
+        let buf = self.buf;
+        if let Some(c) = self.collector.as_mut() {
+            c.close(buf);
+        }
+        Ok(Val::Struct(true, n))
+    }
+
+    fn collect_array(
+        &mut self,
+        inner: &FieldType,
+        nullable: bool,
+        f: &'static FieldSpec,
+    ) -> Result<Val, GiveUp> {
+        let len = self.walk_length(Prefix::Int32, "array", nullable)?;
+        if self.level > 0 {
+            if let Some(n) = len {
+                self.walk_elements(inner, Some(f), n)?;
+            }
+            return Ok(Val::Array(len, 0));
+        }
+        let idx = self.collector.as_mut().map_or(0, |c| c.body_array(f));
+        if let Some(n) = len {
+            // Past the limit the decoder leaves elements out of the tree: its way.
+            if n > self.opts.max_elements {
+                return Err(GiveUp);
+            }
+            self.collect_elements(inner, f, idx, n)?;
+        }
+        Ok(Val::Array(len, idx))
+    }
+
+    /// The elements of the body's array `idx`.
+    fn collect_elements(
+        &mut self,
+        inner: &FieldType,
+        f: &'static FieldSpec,
+        idx: usize,
+        count: usize,
+    ) -> Result<(), GiveUp> {
+        let buf = self.buf;
+        for i in 0..count {
+            // Near the node budget the decoder would leave elements out: its way.
+            let spent = self.collector.as_ref().map_or(0, |c| c.nodes());
+            if self.spent.nodes.saturating_add(spent) >= self.opts.max_nodes {
+                return Err(GiveUp);
+            }
+            self.push_step(Step::Index(i as u32));
+            match inner {
+                FieldType::Struct(_) => {
+                    if let Some(c) = self.collector.as_mut() {
+                        c.open_element(idx);
+                    }
+                    self.walk_struct(f, false)?;
+                    if let Some(c) = self.collector.as_mut() {
+                        c.close(buf);
+                    }
+                }
+                FieldType::String => {
+                    let s = self.walk_string(false, None)?;
+                    if let Some(c) = self.collector.as_mut() {
+                        c.scalar_element(idx, Some(s), buf);
+                    }
+                }
+                other => {
+                    self.walk_value(other, false, None)?;
+                    if let Some(c) = self.collector.as_mut() {
+                        c.scalar_element(idx, None, buf);
+                    }
+                }
+            }
+            self.pop_step();
+        }
+        Ok(())
+    }
+
+    /// A tagged section of the levels the collector reads, of `count` fields.
+    pub(super) fn collect_tagged_count(&mut self, count: usize) -> Result<(), GiveUp> {
+        // Past the limit the decoder sums tagged fields up in one node: its way.
+        if count > self.opts.max_elements {
+            return Err(GiveUp);
+        }
+        let level = self.level;
+        if let Some(c) = self.collector.as_mut() {
+            c.frame(level).fields += count;
+        }
+        Ok(())
+    }
+}
+
+/// The value of a fixed-size field as the facts read it: integers and ids.
+fn fixed_value(ty: &FieldType, data: &[u8]) -> Val {
+    let int = |v: i64| Val::Int(v);
+    match (ty, data) {
+        (FieldType::Int8, &[a]) => int(i64::from(a as i8)),
+        (FieldType::Int16, &[a, b]) => int(i64::from(i16::from_be_bytes([a, b]))),
+        (FieldType::Uint16, &[a, b]) => int(i64::from(u16::from_be_bytes([a, b]))),
+        (FieldType::Int32, &[a, b, c, d]) => int(i64::from(i32::from_be_bytes([a, b, c, d]))),
+        (FieldType::Uint32, &[a, b, c, d]) => int(i64::from(u32::from_be_bytes([a, b, c, d]))),
+        (FieldType::Int64, d) if d.len() == 8 => {
+            int(i64::from_be_bytes(d.try_into().unwrap_or_default()))
+        }
+        (FieldType::Uuid, d) if d.len() == 16 => Val::Uuid(d.try_into().unwrap_or_default()),
+        _ => Val::Other,
+    }
+}

@@ -1,0 +1,232 @@
+//! The summary and statistics views gather a message's facts while its body is walked
+//! (src/kafka/collect.rs) instead of building the body's first two levels as nodes and reading
+//! them back. The two ways must agree on everything a message leaves: its facts (topic names
+//! learnt and noted included), error codes, record counts and batches, secrets, problems and
+//! verdict. Compared here on every frame of every sample, through the whole pipeline, and on
+//! damaged copies of those frames (cut, bytes flipped, lengths overwritten).
+
+use kdissect::kafka::message::{decode_request_with, decode_response_with};
+use kdissect::kafka::stream::{Config, Notice, Record, Sink};
+use kdissect::kafka::{DecodeOptions, Direction, Message};
+use kdissect::pipeline::{CaptureSink, Health, Options};
+use std::path::{Path, PathBuf};
+
+/// Two levels kept, as the summary decodes; `walked` gathers the facts while walking, else
+/// they are read back from the nodes.
+fn options(walked: bool) -> DecodeOptions {
+    DecodeOptions {
+        keep_depth: 2,
+        facts_only: true,
+        walk_facts: walked,
+        records: false,
+        ..DecodeOptions::default()
+    }
+}
+
+/// What a message leaves for the views that print its facts.
+#[derive(Debug, PartialEq)]
+struct Left {
+    frame: u64,
+    facts: String,
+    errors: String,
+    records: (i64, usize),
+    batches: String,
+    secrets: Vec<(usize, usize)>,
+    diagnoses: String,
+    error: String,
+    record_types: Vec<(&'static str, u32)>,
+    assumed_version: Option<i16>,
+    body: bool,
+}
+
+fn left(frame: u64, m: &Message) -> Left {
+    Left {
+        frame,
+        facts: format!("{:?}", m.facts),
+        errors: format!("{:?}", m.errors),
+        records: m.records,
+        batches: format!("{:?}", m.batches),
+        secrets: m.secrets.clone(),
+        diagnoses: format!("{:?}", m.diagnoses),
+        error: format!("{:?}", m.error),
+        record_types: m.record_types.clone(),
+        assumed_version: m.assumed_version,
+        body: m.body().is_some(),
+    }
+}
+
+/// Messages as the pipeline leaves them, and how many had their facts gathered by the walk.
+#[derive(Default)]
+struct Lefts(Vec<Left>, usize, Vec<Frame>);
+
+/// A frame with what its message was decoded as.
+struct Frame {
+    bytes: Vec<u8>,
+    response: Option<(i16, i16)>,
+}
+
+impl Sink for Lefts {
+    fn message(&mut self, rec: &Record<'_>) {
+        self.0.push(left(rec.frame, &rec.msg));
+        self.1 += usize::from(rec.msg.topic_pairs.is_some());
+        if self.2.len() < 200 {
+            self.2.push(Frame {
+                bytes: rec.bytes.to_vec(),
+                response: rec
+                    .msg
+                    .api_key
+                    .zip(rec.msg.api_version)
+                    .filter(|_| rec.msg.direction == Direction::Response),
+            });
+        }
+    }
+    fn notice(&mut self, _: &Notice) {}
+}
+
+impl CaptureSink for Lefts {}
+
+fn run(path: &Path, walked: bool) -> Lefts {
+    let opts = Options {
+        kafka: Config {
+            decode: options(walked),
+            ..Config::default()
+        },
+        ..Options::default()
+    };
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut sink = Lefts::default();
+    // Damaged captures end with an error: what they gave up to there is compared.
+    let _ = kdissect::pipeline::run(&bytes[..], &opts, &mut sink, &mut Health::default());
+    sink
+}
+
+fn captures() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut v: Vec<PathBuf> = ["samples", "tests/fixtures/samples"]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(root.join(d)).ok())
+        .flat_map(|d| d.filter_map(|e| e.ok().map(|e| e.path())))
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("pcap" | "pcapng")
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn walked_and_read_back_facts_agree_on_every_sample() {
+    let files = captures();
+    assert!(files.len() > 20, "{} captures", files.len());
+    let (mut messages, mut walked) = (0, 0);
+    for f in &files {
+        let tree = run(f, false);
+        let walk = run(f, true);
+        assert_eq!(tree.1, 0, "{}: no walk when switched off", f.display());
+        assert_eq!(tree.0.len(), walk.0.len(), "{}", f.display());
+        for (a, b) in tree.0.iter().zip(&walk.0) {
+            assert_eq!(a, b, "{}", f.display());
+        }
+        messages += tree.0.len();
+        walked += walk.1;
+    }
+    // Most messages take the walk; some (group members, SASL, damage) the tree.
+    assert!(messages > 1000, "{messages} messages");
+    assert!(
+        walked * 10 > messages * 7 && walked < messages,
+        "{walked} of {messages} walked"
+    );
+}
+
+/// Decodes `frame` both ways, as a request or as the response it was.
+fn compare(frame: &[u8], response: Option<(i16, i16)>, what: &str) -> bool {
+    let decode = |walked: bool| match response {
+        Some((k, v)) => decode_response_with(frame, k, v, options(walked)),
+        None => decode_request_with(frame, options(walked)),
+    };
+    let (tree, walk) = (decode(false), decode(true));
+    assert_eq!(left(0, &tree), left(0, &walk), "{what}");
+    walk.topic_pairs.is_some()
+}
+
+/// Damaged copies of a frame: cut at several places, one byte flipped at several places, and
+/// a length-like pair of bytes set to large and negative values.
+fn damaged(frame: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let n = frame.len();
+    let mut out = Vec::new();
+    for cut in [n / 3, n / 2, n - 1, n.saturating_sub(5)] {
+        if cut > 4 && cut < n {
+            let mut f = frame[..cut].to_vec();
+            // The size prefix says what is left, as a frame cut by the framing would not.
+            f[..4].copy_from_slice(&((cut - 4) as u32).to_be_bytes());
+            out.push((format!("cut at {cut}"), f));
+        }
+    }
+    for at in (12..n).step_by((n / 7).max(1)).take(8) {
+        for x in [0xff, 0x80, 0x01] {
+            let mut f = frame.to_vec();
+            f[at] ^= x;
+            out.push((format!("byte {at} ^ {x:#x}"), f));
+        }
+    }
+    for at in (12..n.saturating_sub(1)).step_by((n / 5).max(1)).take(5) {
+        for v in [0x7fffu16, 0xffff, 0x0100] {
+            let mut f = frame.to_vec();
+            f[at..at + 2].copy_from_slice(&v.to_be_bytes());
+            out.push((format!("bytes {at}.. = {v:#x}"), f));
+        }
+    }
+    out
+}
+
+#[test]
+fn walked_and_read_back_facts_agree_on_damaged_frames() {
+    let (mut tried, mut walked) = (0, 0);
+    for f in captures() {
+        for frame in run(&f, true).2.iter().step_by(3) {
+            for (what, bytes) in damaged(&frame.bytes) {
+                let what = format!("{}: {what}", f.display());
+                walked += usize::from(compare(&bytes, frame.response, &what));
+                tried += 1;
+            }
+        }
+    }
+    // Both ways must be taken for the comparison to mean anything.
+    assert!(
+        tried > 5000 && walked > 1000 && tried - walked > 1000,
+        "{walked} of {tried} walked"
+    );
+}
+
+/// The smallest limits make the walk leave long arrays and tagged sections to the tree.
+#[test]
+fn walked_and_read_back_facts_agree_under_tight_limits() {
+    let mut walked = 0;
+    let mut tried = 0;
+    for f in captures().iter().step_by(4) {
+        for frame in run(f, true).2 {
+            for (max_elements, max_nodes) in [(1, 300_000), (2, 3), (10_000, 10)] {
+                let decode = |walked: bool| {
+                    let opts = DecodeOptions {
+                        max_elements,
+                        max_nodes,
+                        ..options(walked)
+                    };
+                    match frame.response {
+                        Some((k, v)) => decode_response_with(&frame.bytes, k, v, opts),
+                        None => decode_request_with(&frame.bytes, opts),
+                    }
+                };
+                let (tree, walk) = (decode(false), decode(true));
+                let what = format!("{} limits {max_elements}/{max_nodes}", f.display());
+                assert_eq!(left(0, &tree), left(0, &walk), "{what}");
+                walked += usize::from(walk.topic_pairs.is_some());
+                tried += 1;
+            }
+        }
+    }
+    assert!(tried > 1000 && walked > 100, "{walked} of {tried} walked");
+}

@@ -52,27 +52,76 @@ struct Slot {
     val: Val,
 }
 
-/// The fields of one struct the facts may read, in the order met.
-#[derive(Debug, Default, Clone)]
+/// Slots a frame indexes by fact and by role: one for each fact field, and `FactField::None`.
+const FACTS: usize = super::facts::FACT_FIELDS.len() + 1;
+
+/// The fields of one struct the facts may read, in the order met, with the first of each
+/// fact and role indexed (one more than its slot; 0 for none): the facts ask a body for some
+/// thirty fields, and a scan for each cost more than the walk.
+#[derive(Debug, Clone)]
 struct Frame {
     slots: Vec<Slot>,
+    by_fact: [u8; FACTS],
+    by_role: [u8; Role::COUNT],
     /// Fields walked in it (kept or not): what the decoder's node budget would count.
     fields: usize,
 }
 
+impl Default for Frame {
+    fn default() -> Frame {
+        Frame {
+            slots: Vec::new(),
+            by_fact: [0; FACTS],
+            by_role: [0; Role::COUNT],
+            fields: 0,
+        }
+    }
+}
+
 impl Frame {
+    fn clear(&mut self) {
+        self.slots.clear();
+        self.by_fact = [0; FACTS];
+        self.by_role = [0; Role::COUNT];
+        self.fields = 0;
+    }
+
+    fn push(&mut self, slot: Slot) {
+        // A struct has far fewer fields than this; past it, fields are not indexed.
+        let Ok(n) = u8::try_from(self.slots.len() + 1) else {
+            return;
+        };
+        if let Some(i @ 0) = self.by_fact.get_mut(slot.fact as usize) {
+            *i = n;
+        }
+        if let Some(i @ 0) = self.by_role.get_mut(slot.role as usize) {
+            *i = n;
+        }
+        self.slots.push(slot);
+    }
+
+    fn at(&self, i: u8) -> Option<Val> {
+        let i = usize::from(i).checked_sub(1)?;
+        self.slots.get(i).map(|s| s.val)
+    }
+
     fn fact(&self, f: FactField) -> Option<Val> {
         if f == FactField::None {
             return None;
         }
-        self.slots.iter().find(|s| s.fact == f).map(|s| s.val)
+        self.at(*self.by_fact.get(f as usize)?)
+    }
+
+    fn fact_slot(&self, f: FactField) -> Option<&Slot> {
+        let i = usize::from(*self.by_fact.get(f as usize)?).checked_sub(1)?;
+        self.slots.get(i)
     }
 
     fn role(&self, r: Role) -> Option<Val> {
         if r == Role::Other {
             return None;
         }
-        self.slots.iter().find(|s| s.role == r).map(|s| s.val)
+        self.at(*self.by_role.get(r as usize)?)
     }
 
     fn int(&self, f: FactField) -> Option<i64> {
@@ -137,8 +186,12 @@ pub(crate) struct Collector {
     /// The second-level struct being walked.
     inner: Frame,
     open: Option<Open>,
+    /// The body's arrays met, the first `arrays_met` of `arrays` (the rest are kept from
+    /// earlier messages for their allocations).
     arrays: Vec<Elements>,
+    arrays_met: usize,
     structs: Vec<Frame>,
+    structs_met: usize,
     /// Whether (TopicId, Name) pairs are learnt from this message.
     learns: bool,
     pairs: Vec<([u8; 16], String)>,
@@ -157,20 +210,61 @@ pub(super) fn collects(api_key: i16, direction: Direction) -> bool {
     )
 }
 
+thread_local! {
+    /// A collector kept between messages: its lists are allocated once per thread rather than
+    /// once per message (they cost more than the walk of a small message).
+    static SPARE: std::cell::Cell<Option<Box<Collector>>> = const { std::cell::Cell::new(None) };
+}
+
+impl Elements {
+    fn reset(&mut self, role: Role) {
+        self.role = role;
+        self.first.clear();
+        self.met = 0;
+        self.partitions = 0;
+        self.any_resource_name = false;
+        self.strings.clear();
+        self.advertised.clear();
+        self.node_ids.clear();
+    }
+}
+
 impl Collector {
-    pub(super) fn new(api_key: i16, direction: Direction) -> Collector {
-        Collector {
-            direction,
-            api_key,
-            body: Frame::default(),
-            inner: Frame::default(),
-            open: None,
-            arrays: Vec::new(),
-            structs: Vec::new(),
-            learns: direction == Direction::Response && matches!(api_key, 3 | 75),
-            pairs: Vec::new(),
-            nodes: 0,
-        }
+    /// A collector for a message of `api_key` and `direction`: the thread's spare one, if
+    /// it has one. [`Collector::give_back`] returns it.
+    pub(super) fn take(api_key: i16, direction: Direction) -> Box<Collector> {
+        let mut c = SPARE.take().unwrap_or_else(|| {
+            Box::new(Collector {
+                direction,
+                api_key,
+                body: Frame::default(),
+                inner: Frame::default(),
+                open: None,
+                arrays: Vec::new(),
+                arrays_met: 0,
+                structs: Vec::new(),
+                structs_met: 0,
+                learns: false,
+                pairs: Vec::new(),
+                nodes: 0,
+            })
+        });
+        c.direction = direction;
+        c.api_key = api_key;
+        c.body.clear();
+        c.inner.clear();
+        c.open = None;
+        c.arrays_met = 0;
+        c.structs_met = 0;
+        c.learns = direction == Direction::Response && matches!(api_key, 3 | 75);
+        c.pairs.clear();
+        c.nodes = 0;
+        c
+    }
+
+    /// Keeps `c` for the thread's next message.
+    pub(crate) fn give_back(c: Box<Collector>) {
+        SPARE.set(Some(c));
     }
 
     fn frame(&mut self, level: usize) -> &mut Frame {
@@ -186,7 +280,7 @@ impl Collector {
         let frame = self.frame(level);
         frame.fields += 1;
         if f.facts {
-            frame.slots.push(Slot {
+            frame.push(Slot {
                 fact: f.fact,
                 role: f.role,
                 tagged,
@@ -197,27 +291,34 @@ impl Collector {
 
     /// An array of the body begins: the index its value refers to.
     pub(super) fn body_array(&mut self, f: &'static FieldSpec) -> usize {
-        self.arrays.push(Elements {
-            role: f.role,
-            ..Elements::default()
-        });
-        self.arrays.len() - 1
+        let n = self.arrays_met;
+        match self.arrays.get_mut(n) {
+            Some(a) => a.reset(f.role),
+            None => self.arrays.push(Elements {
+                role: f.role,
+                ..Elements::default()
+            }),
+        }
+        self.arrays_met += 1;
+        n
     }
 
     /// A struct of the body is present: its fields follow.
     pub(super) fn open_struct(&mut self) -> usize {
-        self.structs.push(Frame::default());
-        self.open = Some(Open::Struct(self.structs.len() - 1));
-        self.inner.slots.clear();
-        self.inner.fields = 0;
-        self.structs.len() - 1
+        let n = self.structs_met;
+        if n == self.structs.len() {
+            self.structs.push(Frame::default());
+        }
+        self.structs_met += 1;
+        self.open = Some(Open::Struct(n));
+        self.inner.clear();
+        n
     }
 
     /// A struct element of the body's array `array` begins.
     pub(super) fn open_element(&mut self, array: usize) {
         self.open = Some(Open::Element(array));
-        self.inner.slots.clear();
-        self.inner.fields = 0;
+        self.inner.clear();
     }
 
     /// The second-level struct ends: what it gave goes where it belongs.
@@ -357,14 +458,14 @@ impl Collector {
 
     fn elements(&self, v: Option<Val>) -> Option<&Elements> {
         match v {
-            Some(Val::Array(_, n)) => self.arrays.get(n),
+            Some(Val::Array(_, n)) if n < self.arrays_met => self.arrays.get(n),
             _ => None,
         }
     }
 
     fn inner_frame(&self, v: Option<Val>) -> Option<&Frame> {
         match v {
-            Some(Val::Struct(true, n)) => self.structs.get(n),
+            Some(Val::Struct(true, n)) if n < self.structs_met => self.structs.get(n),
             _ => None,
         }
     }
@@ -490,9 +591,7 @@ fn topic_ref(t: &Frame, buf: &[u8]) -> TopicRef {
             // The decoder notes the names its record layouts give (the metadata log's).
             let layouts = super::schema::registry().record_layouts();
             let known = t
-                .slots
-                .iter()
-                .find(|s| s.fact == FactField::TopicId)
+                .fact_slot(FactField::TopicId)
                 .is_some_and(|s| s.role == Role::TopicId);
             let name = known.then(|| layouts.topic_name(&u)).flatten();
             TopicRef::Id(u, name.map(str::to_string))
@@ -571,7 +670,7 @@ impl Decoder<'_> {
         if !wanted {
             return false;
         }
-        self.collector = Some(Box::new(Collector::new(spec.api_key, spec.direction)));
+        self.collector = Some(Collector::take(spec.api_key, spec.direction));
         let done = self.walked(|d| {
             d.walk_fields(&spec.fields)?;
             if d.pos == d.end {
@@ -581,7 +680,9 @@ impl Decoder<'_> {
             }
         });
         if !done {
-            self.collector = None;
+            if let Some(c) = self.collector.take() {
+                Collector::give_back(c);
+            }
         }
         done
     }

@@ -168,7 +168,7 @@ macro_rules! fact_fields {
         }
 
         /// The spec names of the fields the facts read.
-        const FACT_FIELDS: &[(&str, FactField)] = &[$((stringify!($name), FactField::$name),)*];
+        pub(crate) const FACT_FIELDS: &[(&str, FactField)] = &[$((stringify!($name), FactField::$name),)*];
     };
 }
 

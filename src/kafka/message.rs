@@ -622,6 +622,7 @@ fn conclude(
         Some(mut c) => {
             msg.facts = c.facts(d.buf, msg.api_version);
             msg.topic_pairs = Some(c.take_pairs(d.buf));
+            super::collect::Collector::give_back(c);
         }
         None => msg.refresh_facts(),
     }

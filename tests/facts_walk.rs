@@ -2,7 +2,7 @@
 //! (src/kafka/collect.rs) instead of building the body's first two levels as nodes and reading
 //! them back. The two ways must agree on everything a message leaves: its facts (topic names
 //! learnt and noted included), error codes, record counts and batches, secrets, problems and
-//! verdict. Compared here on every frame of every sample, through the whole pipeline, and on
+//! verdict; the header's values, which those views read in place too. Compared here on every frame of every sample, through the whole pipeline, and on
 //! damaged copies of those frames (cut, bytes flipped, lengths overwritten).
 
 use kdissect::kafka::message::{decode_request_with, decode_response_with};
@@ -37,6 +37,12 @@ struct Left {
     record_types: Vec<(&'static str, u32)>,
     assumed_version: Option<i16>,
     body: bool,
+    header: (
+        Option<i16>,
+        Option<i16>,
+        Option<i32>,
+        Option<Option<String>>,
+    ),
 }
 
 fn left(frame: u64, m: &Message) -> Left {
@@ -52,6 +58,12 @@ fn left(frame: u64, m: &Message) -> Left {
         record_types: m.record_types.clone(),
         assumed_version: m.assumed_version,
         body: m.body().is_some(),
+        header: (
+            m.api_key,
+            m.api_version,
+            m.correlation_id,
+            m.client_id.clone(),
+        ),
     }
 }
 
@@ -165,7 +177,10 @@ fn damaged(frame: &[u8]) -> Vec<(String, Vec<u8>)> {
             out.push((format!("cut at {cut}"), f));
         }
     }
-    for at in (12..n).step_by((n / 7).max(1)).take(8) {
+    // The header's bytes (size, API, version, correlation id, client id's length), then
+    // some of the body's.
+    let header = (4..n.min(16)).step_by(2);
+    for at in header.chain((12..n).step_by((n / 7).max(1)).take(8)) {
         for x in [0xff, 0x80, 0x01] {
             let mut f = frame.to_vec();
             f[at] ^= x;

@@ -190,6 +190,12 @@ pub(crate) fn decode(
     }
     .into();
     let end = d.pos + d.remaining();
+    if opts.facts_only && opts.walk_facts && opts.keep_depth == 2 {
+        if let Some(values) = read_in_place(d, walk, version) {
+            g.len = d.pos - start;
+            return (g, values, Ok(()));
+        }
+    }
     // The header's values are read from its nodes: every one is kept.
     let opts = DecodeOptions {
         facts_only: false,
@@ -210,6 +216,74 @@ pub(crate) fn decode(
     (g, values, result)
 }
 
+/// The header's values read where they lie, with no node, for the views that print none of
+/// it (the summary and the statistics, which read the values only): `None`, with the
+/// decoder where it was, for anything but a whole header of plain values (a cut field, a
+/// null where none is allowed, tagged fields), which the decoder then reads as usual.
+fn read_in_place(d: &mut Decoder<'_>, walk: &Walk, version: i16) -> Option<HeaderValues> {
+    let start = d.pos;
+    let values = read_values(d, walk, version);
+    if values.is_none() {
+        d.pos = start;
+    }
+    values
+}
+
+fn read_values(d: &mut Decoder<'_>, walk: &Walk, version: i16) -> Option<HeaderValues> {
+    let mut v = HeaderValues::default();
+    let present = walk
+        .source
+        .fields
+        .iter()
+        .filter(|f| f.versions.contains(version));
+    for f in present {
+        let value = match f.ty {
+            FieldType::Int16 => Value::Int(i16::from_be_bytes(take(d)?).into()),
+            FieldType::Int32 => Value::Int(i32::from_be_bytes(take(d)?).into()),
+            FieldType::String => {
+                let len = i16::from_be_bytes(take(d)?);
+                match usize::try_from(len) {
+                    Ok(n) if n <= d.remaining() => {
+                        let text = String::from_utf8_lossy(d.slice(d.pos, n)).into_owned();
+                        d.pos += n;
+                        Value::Str(Some(text))
+                    }
+                    _ if len == -1 && f.nullable_versions.contains(version) => Value::Str(None),
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        take_value(&mut v, f, &value);
+    }
+    // A flexible version's tagged section, read in place only when it is empty.
+    if walk.source.is_flexible(version) && take::<1>(d)? != [0] {
+        return None;
+    }
+    Some(v)
+}
+
+/// The next `N` bytes, if there are that many.
+fn take<const N: usize>(d: &mut Decoder<'_>) -> Option<[u8; N]> {
+    if d.remaining() < N {
+        return None;
+    }
+    let bytes = d.slice(d.pos, N).try_into().ok()?;
+    d.pos += N;
+    Some(bytes)
+}
+
+/// Notes the value of header field `f` where it is one the message needs.
+fn take_value(v: &mut HeaderValues, f: &FieldSpec, value: &Value) {
+    match (f.name.as_str(), value) {
+        ("RequestApiKey", Value::Int(k)) => v.api_key = Some(*k as i16),
+        ("RequestApiVersion", Value::Int(x)) => v.api_version = Some(*x as i16),
+        ("CorrelationId", Value::Int(c)) => v.correlation_id = Some(*c as i32),
+        ("ClientId", Value::Str(s)) => v.client_id = Some(s.clone()),
+        _ => {}
+    }
+}
+
 /// The header's leaves as the protocol guide spells them (a nullable string is a
 /// `nullable_string`, the API key names its API), and the values they hold, found by the
 /// spec's own field names.
@@ -224,15 +298,9 @@ fn show_as_guide(walk: &Walk, version: i16, leaves: &mut [Node]) -> HeaderValues
         if f.ty == FieldType::String && f.nullable_versions.contains(version) {
             n.ty = Cow::Borrowed("nullable_string");
         }
-        match (f.name.as_str(), &n.value) {
-            ("RequestApiKey", Value::Int(k)) => {
-                v.api_key = Some(*k as i16);
-                n.note = Note::Api(ApiKey(*k as i16));
-            }
-            ("RequestApiVersion", Value::Int(x)) => v.api_version = Some(*x as i16),
-            ("CorrelationId", Value::Int(c)) => v.correlation_id = Some(*c as i32),
-            ("ClientId", Value::Str(s)) => v.client_id = Some(s.clone()),
-            _ => {}
+        take_value(&mut v, f, &n.value);
+        if let ("RequestApiKey", Value::Int(k)) = (f.name.as_str(), &n.value) {
+            n.note = Note::Api(ApiKey(*k as i16));
         }
     }
     v

@@ -13,7 +13,7 @@
 #   FUZZ_COMMIT=abc123 fuzz/run.sh pipeline 30
 #   fuzz/run.sh hex 1 -runs=1000         # extra flags go to libFuzzer, after these
 #
-# Targets: hex frame frame_registry reassembly pipeline. On a 2-core machine run at most two
+# Targets: hex frame frame_registry facts_walk reassembly pipeline. On a 2-core machine run at most two
 # at once. A finding is replayed with
 #   RUSTC_BOOTSTRAP=1 cargo fuzz run -O --fuzz-dir EXPORT/fuzz TARGET fuzz/artifacts/TARGET/oom-...
 # then minimised into fuzz/regressions/TARGET-NAME and turned into a test in tests/.
@@ -54,9 +54,10 @@ case $target in
   hex)            dict=hex.dict;      max_len=65536;  rss=384; malloc=160; extra=(-only_ascii=1) ;;
   frame)          dict=kafka.dict;    max_len=16384;  rss=384; malloc=160; extra=() ;;
   frame_registry) dict=kafka.dict;    max_len=16384;  rss=384; malloc=160; extra=() ;;
+  facts_walk)     dict=kafka.dict;    max_len=16384;  rss=384; malloc=160; extra=() ;;
   reassembly)     dict=kafka.dict;    max_len=32768;  rss=384; malloc=160; extra=() ;;
   pipeline)       dict=pipeline.dict; max_len=131072; rss=384; malloc=160; extra=() ;;
-  *) echo "fuzz/run.sh: unknown target $target (hex frame frame_registry reassembly pipeline)" >&2; exit 2 ;;
+  *) echo "fuzz/run.sh: unknown target $target (hex frame frame_registry facts_walk reassembly pipeline)" >&2; exit 2 ;;
 esac
 rss=${FUZZ_RSS_MB:-$rss}
 malloc=${FUZZ_MALLOC_MB:-$malloc}

@@ -77,6 +77,8 @@ fn save_frame(table: &[(i16, Vec<i16>)], msg: &Message, key: i16, version: i16, 
             let mut b = vec![ki as u8, vi as u8, resp];
             b.extend_from_slice(frame);
             save("frame_registry", &b);
+            // The same input, for the target that compares the two ways to the facts.
+            save("facts_walk", &b);
         }
     }
 }

@@ -1,0 +1,77 @@
+//! The facts a summary prints, two ways: gathered while the body is walked (what the summary
+//! and statistics views do) and read back from the nodes of the body's first two levels.
+//! Whatever the bytes, both must leave the same facts, error codes, record counts, secrets,
+//! problems, verdict and header values (tests/facts_walk.rs holds them equal on the samples).
+//! Input as `frame_registry`'s: bytes 0 and 1 index the registry's API keys and that API's
+//! versions, byte 2 the direction (odd = response); the rest is the frame.
+#![no_main]
+
+use kdissect::kafka::message::{decode_request_with, decode_response_with};
+use kdissect::kafka::{registry, DecodeOptions, Direction, Message};
+use libfuzzer_sys::fuzz_target;
+use std::sync::OnceLock;
+
+fn table() -> &'static Vec<(i16, Vec<i16>)> {
+    static T: OnceLock<Vec<(i16, Vec<i16>)>> = OnceLock::new();
+    T.get_or_init(|| {
+        let r = registry();
+        r.api_keys()
+            .into_iter()
+            .map(|k| {
+                let mut v = r.versions(k, Direction::Request);
+                v.extend(r.versions(k, Direction::Response));
+                v.sort_unstable();
+                v.dedup();
+                (k, v)
+            })
+            .filter(|(_, v)| !v.is_empty())
+            .collect()
+    })
+}
+
+/// What the summary reads of a message, in one comparable text.
+fn left(m: &Message) -> String {
+    format!(
+        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?} {:?} {:?} {:?}|{}",
+        m.facts,
+        m.errors,
+        m.records,
+        m.batches,
+        m.secrets,
+        m.diagnoses,
+        m.error,
+        m.record_types,
+        m.assumed_version,
+        m.api_key,
+        m.api_version,
+        m.correlation_id,
+        m.client_id,
+        m.body().is_some()
+    )
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((head, frame)) = data.split_at_checked(3) else {
+        return;
+    };
+    let t = table();
+    let (key, versions) = &t[head[0] as usize % t.len()];
+    let version = versions[head[1] as usize % versions.len()];
+    let response = head[2] & 1 == 1;
+    let decode = |walked: bool| {
+        let opts = DecodeOptions {
+            keep_depth: 2,
+            facts_only: true,
+            walk_facts: walked,
+            records: false,
+            ..DecodeOptions::default()
+        };
+        if response {
+            decode_response_with(frame, *key, version, opts)
+        } else {
+            decode_request_with(frame, opts)
+        }
+    };
+    let (tree, walk) = (decode(false), decode(true));
+    assert_eq!(left(&tree), left(&walk));
+});

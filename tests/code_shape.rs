@@ -210,8 +210,7 @@ fn name_tests(path: &Path) -> Vec<(usize, String)> {
 
 /// Files that still test names, with how many lines do: each is a debt, and the count may
 /// only go down (lower it here when it does). A file not listed may have none.
-const NAME_TESTS_ALLOWED: [(&str, usize); 2] =
-    [("src/render/json.rs", 1), ("src/filter/fields.rs", 2)];
+const NAME_TESTS_ALLOWED: [(&str, usize); 0] = [];
 
 #[test]
 fn renderers_filters_and_fact_collectors_do_not_test_names() {
@@ -221,6 +220,7 @@ fn renderers_filters_and_fact_collectors_do_not_test_names() {
         rust_files(&root.join(dir), &mut files);
     }
     files.push(root.join("src/kafka/facts.rs"));
+    files.push(root.join("src/kafka/collect.rs"));
     files.push(root.join("src/kafka/topics.rs"));
     assert!(files.len() > 20, "src/ not found");
     let mut over = Vec::new();

@@ -4,8 +4,9 @@
 use super::parser::FieldName;
 use super::suggest::{did_you_mean, nearest};
 use super::FilterError;
+use crate::kafka::facts::FactField;
 use crate::kafka::names::API_NAMES;
-use crate::kafka::schema::{registry, Direction, FieldSpec, FieldType, MessageSpec};
+use crate::kafka::schema::{registry, Direction, FieldSpec, FieldType, MessageSpec, Role};
 use std::fmt;
 
 /// The built-in fields.
@@ -599,8 +600,9 @@ pub(crate) fn kind_of(f: &FieldSpec) -> Kind {
         t => t,
     };
     match ty {
-        FieldType::Int16 if f.name.ends_with("ErrorCode") => Kind::Error,
-        FieldType::Int16 if f.name == "ApiKey" => Kind::Api,
+        // Roles and fact fields are decided from the names when the specs load.
+        FieldType::Int16 if f.role == Role::ErrorCode => Kind::Error,
+        FieldType::Int16 if f.fact == FactField::ApiKey => Kind::Api,
         FieldType::Int8
         | FieldType::Int16
         | FieldType::Int32

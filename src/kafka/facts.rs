@@ -790,6 +790,16 @@ mod tests {
             unindexed.is_empty(),
             "roles past Role::COUNT: {unindexed:?}"
         );
+        // Readers test roles and fact fields where they tested names: the same fields.
+        for f in specs_fields() {
+            let name = f.name.as_str();
+            assert_eq!(
+                f.role == Role::ErrorCode,
+                name.ends_with("ErrorCode"),
+                "{name}"
+            );
+            assert_eq!(f.fact == FactField::ApiKey, name == "ApiKey", "{name}");
+        }
         assert_eq!(FactField::of("ErrorCode"), FactField::ErrorCode);
         assert_eq!(FactField::of("PartitionErrorCode"), FactField::None);
     }

@@ -419,7 +419,10 @@ fn put_unknown_tags(w: &mut Vec<u8>, unknown: &[&Node], frame: &[u8]) {
         if i > 0 {
             w.push(b',');
         }
-        let tag = c.child("tag").and_then(Node::as_int).unwrap_or(-1);
+        let tag = match c.value {
+            Value::Tagged { tag, .. } => i64::from(tag),
+            _ => -1,
+        };
         w.extend_from_slice(b"{\"tag\":");
         put_int(w, tag);
         w.extend_from_slice(b",\"data\":");
@@ -786,7 +789,16 @@ mod tests {
     }
 
     fn tagged(name: &'static str, tag: i64, data: Node) -> Node {
-        let mut t = leaf(name, "tagged_field", NodeKind::Group, Value::None);
+        let size = 1;
+        let mut t = leaf(
+            name,
+            "tagged_field",
+            NodeKind::Group,
+            Value::Tagged {
+                tag: tag as u32,
+                size,
+            },
+        );
         t.shape = Shape::TaggedField;
         t.children = vec![
             leaf("tag", "uvarint", NodeKind::Field, Value::Int(tag)),

@@ -12,6 +12,7 @@ pub mod summary;
 pub mod table;
 #[cfg(test)]
 mod test_frames;
+pub mod time;
 pub mod tree;
 pub mod tshark;
 pub mod value;

@@ -209,7 +209,7 @@ pub fn text(v: &FieldValue, render: Render) -> Option<String> {
         FieldValue::Uuid(u) => super::value::uuid(u),
         FieldValue::Duration(ns) => seconds(*ns),
         FieldValue::Time(ns) => match render {
-            Render::Plain => super::json::rfc3339(*ns),
+            Render::Plain => super::time::rfc3339(*ns),
             Render::Epoch => seconds(*ns),
             Render::FrameTime => frame_time(*ns),
         },
@@ -294,7 +294,7 @@ pub fn ek_message_doc(f: EkFrame, message_json: &[u8]) -> String {
         doc,
         "\"frame\":{{\"frame_frame_number\":\"{}\",\"frame_frame_time\":\"{}\",\"frame_frame_time_epoch\":\"{}\",\"frame_frame_time_relative\":\"{}\"}},\"kafka\":",
         f.number,
-        super::json::rfc3339(f.ts_nanos),
+        super::time::rfc3339(f.ts_nanos),
         seconds(f.ts_nanos),
         seconds(f.ts_nanos - f.origin)
     );

@@ -219,7 +219,7 @@ pub use crate::kafka::records::codec_name;
 /// Milliseconds since 1970 as RFC 3339 in UTC, always with three digits of milliseconds
 /// (`1970-01-01T00:00:01.000Z`): the nanosecond text with its last six zeros taken off.
 pub fn rfc3339_ms(ms: i64) -> String {
-    super::json::rfc3339(ms.saturating_mul(1_000_000)).replacen("000000Z", "Z", 1)
+    super::time::rfc3339(ms.saturating_mul(1_000_000)).replacen("000000Z", "Z", 1)
 }
 
 /// Record batch v2 attributes spelled out.

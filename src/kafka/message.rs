@@ -370,6 +370,10 @@ fn versioned_body(
     d.record_types = types;
     d.batch_facts.truncate(batch_facts);
     d.embedded = None;
+    // Facts gathered while walking the guess are the guess's too.
+    if let Some(c) = d.collector.take() {
+        super::collect::Collector::give_back(c);
+    }
     d.pos = start;
     Err(unknown(spec, start, why))
 }

@@ -8,26 +8,13 @@
 #[path = "common.rs"]
 mod common;
 
-use kdissect::kafka::{registry, Direction};
+use kdissect::kafka::registry;
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 
 fn table() -> &'static Vec<(i16, Vec<i16>)> {
     static T: OnceLock<Vec<(i16, Vec<i16>)>> = OnceLock::new();
-    T.get_or_init(|| {
-        let r = registry();
-        r.api_keys()
-            .into_iter()
-            .map(|k| {
-                let mut v = r.versions(k, Direction::Request);
-                v.extend(r.versions(k, Direction::Response));
-                v.sort_unstable();
-                v.dedup();
-                (k, v)
-            })
-            .filter(|(_, v)| !v.is_empty())
-            .collect()
-    })
+    T.get_or_init(|| registry().api_versions())
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -231,12 +231,7 @@ fn read_in_place(d: &mut Decoder<'_>, walk: &Walk, version: i16) -> Option<Heade
 
 fn read_values(d: &mut Decoder<'_>, walk: &Walk, version: i16) -> Option<HeaderValues> {
     let mut v = HeaderValues::default();
-    let present = walk
-        .source
-        .fields
-        .iter()
-        .filter(|f| f.versions.contains(version));
-    for f in present {
+    for f in present_fields(walk, version) {
         let value = match f.ty {
             FieldType::Int16 => Value::Int(i16::from_be_bytes(take(d)?).into()),
             FieldType::Int32 => Value::Int(i32::from_be_bytes(take(d)?).into()),
@@ -261,6 +256,12 @@ fn read_values(d: &mut Decoder<'_>, walk: &Walk, version: i16) -> Option<HeaderV
         return None;
     }
     Some(v)
+}
+
+/// The header's fields at `version`, in order.
+fn present_fields(walk: &Walk, version: i16) -> impl Iterator<Item = &'static FieldSpec> {
+    let fields: &'static [FieldSpec] = &walk.source.fields;
+    fields.iter().filter(move |f| f.versions.contains(version))
 }
 
 /// The next `N` bytes, if there are that many.
@@ -289,12 +290,7 @@ fn take_value(v: &mut HeaderValues, f: &FieldSpec, value: &Value) {
 /// spec's own field names.
 fn show_as_guide(walk: &Walk, version: i16, leaves: &mut [Node]) -> HeaderValues {
     let mut v = HeaderValues::default();
-    let present = walk
-        .source
-        .fields
-        .iter()
-        .filter(|f| f.versions.contains(version));
-    for (n, f) in leaves.iter_mut().zip(present) {
+    for (n, f) in leaves.iter_mut().zip(present_fields(walk, version)) {
         if f.ty == FieldType::String && f.nullable_versions.contains(version) {
             n.ty = Cow::Borrowed("nullable_string");
         }

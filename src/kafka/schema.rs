@@ -821,6 +821,22 @@ impl Registry {
         out
     }
 
+    /// Every API key with the versions either direction has, both sorted, keys without a
+    /// version left out: the table the fuzz targets and their seeds index.
+    pub fn api_versions(&self) -> Vec<(i16, Vec<i16>)> {
+        self.api_keys()
+            .into_iter()
+            .map(|k| {
+                let mut v = self.versions(k, Direction::Request);
+                v.extend(self.versions(k, Direction::Response));
+                v.sort_unstable();
+                v.dedup();
+                (k, v)
+            })
+            .filter(|(_, v)| !v.is_empty())
+            .collect()
+    }
+
     /// The API keys that have both a request and a response spec, sorted.
     pub fn api_keys(&self) -> Vec<i16> {
         let mut keys: Vec<i16> = self

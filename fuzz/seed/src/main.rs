@@ -32,18 +32,7 @@ fn files(dir: &str, suffix: &str) -> Vec<PathBuf> {
 
 /// The same table as `fuzz_targets/frame_registry.rs`.
 fn table() -> Vec<(i16, Vec<i16>)> {
-    let r = registry();
-    r.api_keys()
-        .into_iter()
-        .map(|k| {
-            let mut v = r.versions(k, Direction::Request);
-            v.extend(r.versions(k, Direction::Response));
-            v.sort_unstable();
-            v.dedup();
-            (k, v)
-        })
-        .filter(|(_, v)| !v.is_empty())
-        .collect()
+    registry().api_versions()
 }
 
 struct Frames<'a> {

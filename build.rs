@@ -3,7 +3,17 @@
 //! `schema/headers/`, the embedded data messages (`schema/data/`) and the KRaft metadata
 //! records (`schema/metadata/`) are embedded apart, so that every file of the first list is
 //! one direction of one API.
+//!
+//! It also writes one walk per (API, direction, version) from those specs (build/walks.rs).
 use std::{env, fs, path::Path};
+
+// The spec language's version ranges and types, shared with the crate.
+#[allow(dead_code)]
+#[path = "src/kafka/versions.rs"]
+mod versions;
+// The walks generated from the message specs (src/kafka/walk_gen.rs).
+#[path = "build/walks.rs"]
+mod walks;
 
 /// Folders inside `schema/` with specs that are not API messages, and their lists' names.
 const APART: [(&str, &str); 3] = [
@@ -65,6 +75,22 @@ fn main() {
         names = rest;
     }
     out.push_str(&list("SPEC_FILES", &names, ""));
-    let dest = Path::new(&env::var("OUT_DIR").expect("OUT_DIR")).join("spec_files.rs");
-    fs::write(dest, out).expect("write spec_files.rs");
+    let dir = env::var("OUT_DIR").expect("OUT_DIR");
+    fs::write(Path::new(&dir).join("spec_files.rs"), out).expect("write spec_files.rs");
+    fs::write(Path::new(&dir).join("walks.rs"), generate_walks(&names)).expect("write walks.rs");
+}
+
+/// The walks of every message spec, indexed as SPEC_FILES lists them. A spec that does not
+/// parse gets none (the registry reports it when it loads).
+fn generate_walks(names: &[String]) -> String {
+    println!("cargo:rerun-if-changed=build/walks.rs");
+    println!("cargo:rerun-if-changed=src/kafka/versions.rs");
+    let mut g = walks::Gen::default();
+    for (i, n) in names.iter().enumerate() {
+        let text = fs::read_to_string(Path::new("schema").join(n)).expect("read a spec");
+        if let Ok(spec) = walks::parse(&text) {
+            g.spec(i, &spec);
+        }
+    }
+    g.source()
 }

@@ -1,70 +1,27 @@
 //! The summary and statistics views gather a message's facts while its body is walked
 //! (src/kafka/collect.rs) instead of building the body's first two levels as nodes and reading
-//! them back. The two ways must agree on everything a message leaves: its facts (topic names
-//! learnt and noted included), error codes, record counts and batches, secrets, problems and
-//! verdict; the header's values, which those views read in place too. Compared here on every frame of every sample, through the whole pipeline, and on
-//! damaged copies of those frames (cut, bytes flipped, lengths overwritten).
+//! them back, and walk it with the walk generated from its spec (src/kafka/walk_gen.rs)
+//! rather than interpret the spec. The three ways must agree on everything a message leaves:
+//! its facts (topic names learnt and noted included), error codes, record counts and batches,
+//! secrets, problems and verdict; the header's values, which those views read in place too.
+//! Compared here on every frame of every sample, through the whole pipeline; on damaged copies
+//! of those frames (cut, bytes flipped, lengths overwritten); under tight limits; on the
+//! smallest instance of every API, version and direction (`kdissect example`); and on the
+//! fuzz target's findings. tests/roundtrip.rs compares them on every frame it encodes.
 
-use kdissect::kafka::message::{decode_request_with, decode_response_with};
+mod common;
+
+use common::{summary_left, summary_options, walks_agree, walks_agree_with, Way, WAYS};
 use kdissect::kafka::stream::{Config, Notice, Record, Sink};
-use kdissect::kafka::{DecodeOptions, Direction, Message};
+use kdissect::kafka::{DecodeOptions, Direction};
 use kdissect::pipeline::{CaptureSink, Health, Options};
 use std::path::{Path, PathBuf};
 
-/// Two levels kept, as the summary decodes; `walked` gathers the facts while walking, else
-/// they are read back from the nodes.
-fn options(walked: bool) -> DecodeOptions {
-    DecodeOptions {
-        keep_depth: 2,
-        facts_only: true,
-        walk_facts: walked,
-        records: false,
-        ..DecodeOptions::default()
-    }
-}
-
-/// What a message leaves for the views that print its facts.
+/// What a message leaves for the views that print its facts, with its frame number.
 #[derive(Debug, PartialEq)]
 struct Left {
     frame: u64,
-    facts: String,
-    errors: String,
-    records: (i64, usize),
-    batches: String,
-    secrets: Vec<(usize, usize)>,
-    diagnoses: String,
-    error: String,
-    record_types: Vec<(&'static str, u32)>,
-    assumed_version: Option<i16>,
-    body: bool,
-    header: (
-        Option<i16>,
-        Option<i16>,
-        Option<i32>,
-        Option<Option<String>>,
-    ),
-}
-
-fn left(frame: u64, m: &Message) -> Left {
-    Left {
-        frame,
-        facts: format!("{:?}", m.facts),
-        errors: format!("{:?}", m.errors),
-        records: m.records,
-        batches: format!("{:?}", m.batches),
-        secrets: m.secrets.clone(),
-        diagnoses: format!("{:?}", m.diagnoses),
-        error: format!("{:?}", m.error),
-        record_types: m.record_types.clone(),
-        assumed_version: m.assumed_version,
-        body: m.body().is_some(),
-        header: (
-            m.api_key,
-            m.api_version,
-            m.correlation_id,
-            m.client_id.clone(),
-        ),
-    }
+    left: String,
 }
 
 /// Messages as the pipeline leaves them, and how many had their facts gathered by the walk.
@@ -79,7 +36,10 @@ struct Frame {
 
 impl Sink for Lefts {
     fn message(&mut self, rec: &Record<'_>) {
-        self.0.push(left(rec.frame, &rec.msg));
+        self.0.push(Left {
+            frame: rec.frame,
+            left: summary_left(&rec.msg),
+        });
         self.1 += usize::from(rec.msg.topic_pairs.is_some());
         if self.2.len() < 200 {
             self.2.push(Frame {
@@ -97,10 +57,10 @@ impl Sink for Lefts {
 
 impl CaptureSink for Lefts {}
 
-fn run(path: &Path, walked: bool) -> Lefts {
+fn run(path: &Path, way: Way) -> Lefts {
     let opts = Options {
         kafka: Config {
-            decode: options(walked),
+            decode: summary_options(way),
             ..Config::default()
         },
         ..Options::default()
@@ -130,38 +90,62 @@ fn captures() -> Vec<PathBuf> {
 }
 
 #[test]
-fn walked_and_read_back_facts_agree_on_every_sample() {
+fn the_three_ways_agree_on_every_sample() {
     let files = captures();
     assert!(files.len() > 20, "{} captures", files.len());
-    let (mut messages, mut walked) = (0, 0);
+    let (mut messages, mut walked) = (0, [0; 3]);
     for f in &files {
-        let tree = run(f, false);
-        let walk = run(f, true);
+        let [tree, interpreted, generated] = WAYS.map(|w| run(f, w));
         assert_eq!(tree.1, 0, "{}: no walk when switched off", f.display());
-        assert_eq!(tree.0.len(), walk.0.len(), "{}", f.display());
-        for (a, b) in tree.0.iter().zip(&walk.0) {
-            assert_eq!(a, b, "{}", f.display());
+        for (way, other) in [("interpreted", &interpreted), ("generated", &generated)] {
+            assert_eq!(tree.0.len(), other.0.len(), "{way}: {}", f.display());
+            for (a, b) in tree.0.iter().zip(&other.0) {
+                assert_eq!(a, b, "{way} walk: {}", f.display());
+            }
         }
         messages += tree.0.len();
-        walked += walk.1;
+        walked[1] += interpreted.1;
+        walked[2] += generated.1;
     }
-    // Most messages take the walk; some (group members, SASL, damage) the tree.
+    // Most messages take a walk; some (group members, SASL, damage) the tree. The generated
+    // walk takes at least every message the interpreted one takes.
     assert!(messages > 1000, "{messages} messages");
     assert!(
-        walked * 10 > messages * 7 && walked < messages,
-        "{walked} of {messages} walked"
+        walked[1] * 10 > messages * 7 && walked[2] < messages && walked[2] >= walked[1],
+        "{walked:?} of {messages} walked"
     );
 }
 
-/// Decodes `frame` both ways, as a request or as the response it was.
+/// The smallest instance of every API, version and direction, as `kdissect example` builds
+/// it: every field of every version walked at least once.
+#[test]
+fn the_three_ways_agree_on_every_example() {
+    use kdissect::kafka::{example, registry};
+    let (mut tried, mut generated) = (0, 0);
+    for (key, _) in registry().api_versions() {
+        for direction in [Direction::Request, Direction::Response] {
+            for v in registry().versions(key, direction) {
+                let Some(spec) = registry().get_for(key, direction, v) else {
+                    continue;
+                };
+                let frame = example::frame(spec, v);
+                let response = (direction == Direction::Response).then_some((key, v));
+                let what = format!("example {} v{v}", spec.name);
+                generated += usize::from(walks_agree(&frame, response, &what)[2]);
+                tried += 1;
+            }
+        }
+    }
+    assert!(
+        tried > 700 && generated * 10 > tried * 9,
+        "{generated} of {tried} walked"
+    );
+}
+
+/// Decodes `frame` the three ways, as a request or as the response it was: whether the
+/// generated walk took it.
 fn compare(frame: &[u8], response: Option<(i16, i16)>, what: &str) -> bool {
-    let decode = |walked: bool| match response {
-        Some((k, v)) => decode_response_with(frame, k, v, options(walked)),
-        None => decode_request_with(frame, options(walked)),
-    };
-    let (tree, walk) = (decode(false), decode(true));
-    assert_eq!(left(0, &tree), left(0, &walk), "{what}");
-    walk.topic_pairs.is_some()
+    walks_agree(frame, response, what)[2]
 }
 
 /// Damaged copies of a frame: cut at several places, one byte flipped at several places, and
@@ -198,10 +182,10 @@ fn damaged(frame: &[u8]) -> Vec<(String, Vec<u8>)> {
 }
 
 #[test]
-fn walked_and_read_back_facts_agree_on_damaged_frames() {
+fn the_three_ways_agree_on_damaged_frames() {
     let (mut tried, mut walked) = (0, 0);
     for f in captures() {
-        for frame in run(&f, true).2.iter().step_by(3) {
+        for frame in run(&f, Way::Generated).2.iter().step_by(3) {
             for (what, bytes) in damaged(&frame.bytes) {
                 let what = format!("{}: {what}", f.display());
                 walked += usize::from(compare(&bytes, frame.response, &what));
@@ -216,29 +200,22 @@ fn walked_and_read_back_facts_agree_on_damaged_frames() {
     );
 }
 
-/// The smallest limits make the walk leave long arrays and tagged sections to the tree.
+/// The smallest limits make the walks leave long arrays and tagged sections to the tree.
 #[test]
-fn walked_and_read_back_facts_agree_under_tight_limits() {
+fn the_three_ways_agree_under_tight_limits() {
     let mut walked = 0;
     let mut tried = 0;
     for f in captures().iter().step_by(4) {
-        for frame in run(f, true).2 {
+        for frame in run(f, Way::Generated).2 {
             for (max_elements, max_nodes) in [(1, 300_000), (2, 3), (10_000, 10)] {
-                let decode = |walked: bool| {
-                    let opts = DecodeOptions {
-                        max_elements,
-                        max_nodes,
-                        ..options(walked)
-                    };
-                    match frame.response {
-                        Some((k, v)) => decode_response_with(&frame.bytes, k, v, opts),
-                        None => decode_request_with(&frame.bytes, opts),
-                    }
+                let limits = |o: DecodeOptions| DecodeOptions {
+                    max_elements,
+                    max_nodes,
+                    ..o
                 };
-                let (tree, walk) = (decode(false), decode(true));
                 let what = format!("{} limits {max_elements}/{max_nodes}", f.display());
-                assert_eq!(left(0, &tree), left(0, &walk), "{what}");
-                walked += usize::from(walk.topic_pairs.is_some());
+                walked +=
+                    usize::from(walks_agree_with(&frame.bytes, frame.response, limits, &what)[2]);
                 tried += 1;
             }
         }

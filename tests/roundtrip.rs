@@ -1,7 +1,8 @@
 //! Round trips through an independent encoder. Every version of Metadata, ApiVersions,
 //! DescribeCluster and DescribeTopicPartitions, requests and responses, is built with the
 //! `kafka-protocol` crate, framed with its header and size prefix, decoded by kdissect and
-//! compared field by field with what was put in.
+//! compared field by field with what was put in. Each frame's facts are also gathered the
+//! summary's three ways (tree, interpreted walk, generated walk), which must agree.
 
 mod common;
 
@@ -445,6 +446,7 @@ fn request<B: Encodable>(key: ApiKey, v: i16, k: usize, body: &B) -> Got {
     let frame = sized(buf);
     let msg = decode_request(&frame);
     common_checks(&msg, &frame, &ctx, key, v, corr);
+    common::walks_agree(&frame, None, &ctx);
     assert_eq!(
         msg.client_id,
         Some(CLIENT_IDS[k].map(String::from)),
@@ -480,6 +482,7 @@ fn response<B: Encodable>(key: ApiKey, v: i16, k: usize, body: &B) -> Got {
     let frame = sized(buf);
     let msg = decode_response(&frame, key as i16, v);
     common_checks(&msg, &frame, &ctx, key, v, corr);
+    common::walks_agree(&frame, Some((key as i16, v)), &ctx);
     assert_eq!(msg.client_id, None, "{ctx}: client_id");
     let got = Got { msg, frame, ctx };
     let h = &got.msg.root.children[1];

@@ -1,7 +1,8 @@
-//! The facts a summary prints, two ways: gathered while the body is walked (what the summary
-//! and statistics views do) and read back from the nodes of the body's first two levels.
-//! Whatever the bytes, both must leave the same facts, error codes, record counts, secrets,
-//! problems, verdict and header values (tests/facts_walk.rs holds them equal on the samples).
+//! The facts a summary prints, three ways: read back from the nodes of the body's first two
+//! levels, gathered while the spec is interpreted as the body is walked, and gathered by the
+//! walk generated from the spec (what the summary and statistics views do). Whatever the
+//! bytes, all three must leave the same facts, error codes, record counts, secrets, problems,
+//! verdict and header values (tests/facts_walk.rs holds them equal on the samples).
 //! Input as `frame_registry`'s: bytes 0 and 1 index the registry's API keys and that API's
 //! versions, byte 2 the direction (odd = response); the rest is the frame.
 #![no_main]
@@ -45,11 +46,13 @@ fuzz_target!(|data: &[u8]| {
     let (key, versions) = &t[head[0] as usize % t.len()];
     let version = versions[head[1] as usize % versions.len()];
     let response = head[2] & 1 == 1;
-    let decode = |walked: bool| {
+    // (gather while walking, with the generated walk)
+    let decode = |(walked, generated): (bool, bool)| {
         let opts = DecodeOptions {
             keep_depth: 2,
             facts_only: true,
             walk_facts: walked,
+            generated_walk: generated,
             records: false,
             ..DecodeOptions::default()
         };
@@ -59,6 +62,7 @@ fuzz_target!(|data: &[u8]| {
             decode_request_with(frame, opts)
         }
     };
-    let (tree, walk) = (decode(false), decode(true));
-    assert_eq!(left(&tree), left(&walk));
+    let tree = left(&decode((false, false)));
+    assert_eq!(tree, left(&decode((true, false))), "interpreted walk");
+    assert_eq!(tree, left(&decode((true, true))), "generated walk");
 });

@@ -368,6 +368,11 @@ impl Collector {
         }
     }
 
+    /// A tagged section of `count` fields at `level`: what the decoder's node budget counts.
+    pub(super) fn tagged_count(&mut self, level: usize, count: usize) {
+        self.frame(level).fields += count;
+    }
+
     /// Nodes the decoder would have counted against its budget so far, at most.
     pub(super) fn nodes(&self) -> usize {
         self.nodes
@@ -670,21 +675,45 @@ impl Decoder<'_> {
         if !wanted {
             return false;
         }
-        self.collector = Some(Collector::take(spec.api_key, spec.direction));
-        let done = self.walked(|d| {
-            d.walk_fields(&spec.fields)?;
-            if d.pos == d.end {
-                Ok(())
-            } else {
-                Err(GiveUp)
+        let mut c = Collector::take(spec.api_key, spec.direction);
+        let generated = spec.walk.filter(|_| self.opts.generated_walk);
+        let version = self.version;
+        // The generated walk, where there is one; else the spec interpreted, which reports
+        // to the decoder's collector.
+        let done = match generated {
+            Some(file) => self.walked(|d| {
+                super::walk_gen::walk_body(file, version, d, &mut *c, &spec.fields)
+                    .unwrap_or(Err(GiveUp))?;
+                d.at_end()
+            }),
+            None => {
+                self.collector = Some(c);
+                let done = self.walked(|d| {
+                    d.walk_fields(&spec.fields)?;
+                    d.at_end()
+                });
+                match self.collector.take() {
+                    Some(taken) => c = taken,
+                    None => return false,
+                }
+                done
             }
-        });
-        if !done {
-            if let Some(c) = self.collector.take() {
-                Collector::give_back(c);
-            }
+        };
+        if done {
+            self.collector = Some(c);
+        } else {
+            Collector::give_back(c);
         }
         done
+    }
+
+    /// Whether the walk left the decoder at the end of what it walks.
+    fn at_end(&self) -> Result<(), GiveUp> {
+        if self.pos == self.end {
+            Ok(())
+        } else {
+            Err(GiveUp)
+        }
     }
 
     /// A field of the levels the collector reads: walked, and its value reported.
@@ -806,7 +835,7 @@ impl Decoder<'_> {
         }
         let level = self.level;
         if let Some(c) = self.collector.as_mut() {
-            c.frame(level).fields += count;
+            c.tagged_count(level, count);
         }
         Ok(())
     }

@@ -100,6 +100,10 @@ pub struct DecodeOptions {
     /// it, with no node below the body (src/kafka/collect.rs). On by default; off only to
     /// compare the two ways (tests/facts_walk.rs).
     pub walk_facts: bool,
+    /// Where the body's facts are gathered while walking it, use the walk generated from its
+    /// spec (src/kafka/walk_gen.rs) rather than interpret the spec. On by default; off only
+    /// to compare the two walks (tests/facts_walk.rs).
+    pub generated_walk: bool,
 }
 
 /// Default for [`DecodeOptions::max_elements`].
@@ -132,6 +136,7 @@ impl Default for DecodeOptions {
             records: true,
             facts_only: false,
             walk_facts: true,
+            generated_walk: true,
         }
     }
 }

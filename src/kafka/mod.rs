@@ -23,7 +23,9 @@ pub(crate) mod sasl;
 pub mod schema;
 pub mod stream;
 pub(crate) mod topics;
+pub(crate) mod versions;
 pub(crate) mod walk;
+pub(crate) mod walk_gen;
 
 // The stages' interfaces (framing, pairing and the stream of records, the message and its
 // schema) are public modules; the decoder's inner parts are private, and what of them a

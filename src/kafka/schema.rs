@@ -7,131 +7,12 @@ use std::sync::OnceLock;
 
 include!(concat!(env!("OUT_DIR"), "/spec_files.rs"));
 
-/// An inclusive version range as written in the specs: `0+`, `3-5`, `7`, `none`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Versions {
-    pub min: i16,
-    /// `None` means "and every later version".
-    pub max: Option<i16>,
-    pub none: bool,
-}
-
-impl Versions {
-    pub const NONE: Versions = Versions {
-        min: 0,
-        max: None,
-        none: true,
-    };
-
-    pub fn parse(s: &str) -> Result<Versions, String> {
-        let s = s.trim();
-        if s.is_empty() || s == "none" {
-            return Ok(Versions::NONE);
-        }
-        let num = |t: &str| {
-            t.trim()
-                .parse::<i16>()
-                .map_err(|_| format!("bad version range {s:?}"))
-        };
-        if let Some(min) = s.strip_suffix('+') {
-            return Ok(Versions {
-                min: num(min)?,
-                max: None,
-                none: false,
-            });
-        }
-        if let Some((a, b)) = s.split_once('-') {
-            return Ok(Versions {
-                min: num(a)?,
-                max: Some(num(b)?),
-                none: false,
-            });
-        }
-        let v = num(s)?;
-        Ok(Versions {
-            min: v,
-            max: Some(v),
-            none: false,
-        })
-    }
-
-    pub fn contains(&self, v: i16) -> bool {
-        !self.none && v >= self.min && self.max.is_none_or(|m| v <= m)
-    }
-
-    /// Highest version in the range, given the highest version the message has.
-    pub fn highest(&self, valid_max: i16) -> i16 {
-        self.max.unwrap_or(valid_max).min(valid_max)
-    }
-}
+pub use super::versions::{FieldType, Versions};
 
 impl<'de> Deserialize<'de> for Versions {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
         Versions::parse(&s).map_err(serde::de::Error::custom)
-    }
-}
-
-/// The primitive and composite types of the spec language.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FieldType {
-    Bool,
-    Int8,
-    Int16,
-    Int32,
-    Int64,
-    Uint16,
-    Uint32,
-    Float64,
-    String,
-    Bytes,
-    Uuid,
-    Records,
-    /// A struct, by its type name (inline `fields` or a common struct).
-    Struct(std::string::String),
-    Array(Box<FieldType>),
-}
-
-impl FieldType {
-    pub fn parse(s: &str) -> FieldType {
-        if let Some(inner) = s.strip_prefix("[]") {
-            return FieldType::Array(Box::new(FieldType::parse(inner)));
-        }
-        match s {
-            "bool" => FieldType::Bool,
-            "int8" => FieldType::Int8,
-            "int16" => FieldType::Int16,
-            "int32" => FieldType::Int32,
-            "int64" => FieldType::Int64,
-            "uint16" => FieldType::Uint16,
-            "uint32" => FieldType::Uint32,
-            "float64" => FieldType::Float64,
-            "string" => FieldType::String,
-            "bytes" => FieldType::Bytes,
-            "uuid" => FieldType::Uuid,
-            "records" => FieldType::Records,
-            other => FieldType::Struct(other.to_string()),
-        }
-    }
-
-    /// The name used in the tree: `int32`, `[]MetadataRequestTopic`, `Cursor`.
-    pub fn display(&self) -> std::string::String {
-        match self {
-            FieldType::Bool => "bool".into(),
-            FieldType::Int8 => "int8".into(),
-            FieldType::Int16 => "int16".into(),
-            FieldType::Int32 => "int32".into(),
-            FieldType::Int64 => "int64".into(),
-            FieldType::Uint16 => "uint16".into(),
-            FieldType::Uint32 => "uint32".into(),
-            FieldType::Float64 => "float64".into(),
-            FieldType::String => "string".into(),
-            FieldType::Bytes => "bytes".into(),
-            FieldType::Uuid => "uuid".into(),
-            FieldType::Records => "records".into(),
-            FieldType::Struct(n) => n.clone(),
-            FieldType::Array(inner) => format!("[]{}", inner.display()),
-        }
     }
 }
 
@@ -533,6 +414,9 @@ pub struct MessageSpec {
     /// Some field may hold a topic id: a uuid, or records and embedded messages, which have
     /// fields of their own. Messages without one have no id to name.
     pub may_hold_ids: bool,
+    /// The index of its file among the embedded message specs, by which the walks generated
+    /// from it are found (src/kafka/walk_gen.rs); `None` for a spec read at run time.
+    pub walk: Option<u16>,
 }
 
 fn any_id_holder(fields: &[FieldSpec]) -> bool {
@@ -685,6 +569,7 @@ pub fn parse_spec(text: &str) -> Result<MessageSpec, String> {
         flexible_versions: raw.flexible_versions,
         has_secrets: any_secret(&fields),
         may_hold_ids: any_id_holder(&fields),
+        walk: None,
         fields,
     })
 }
@@ -889,12 +774,16 @@ pub fn registry() -> &'static Registry {
         let mut specs = SpecMap::default();
         let mut headers: HashMap<Direction, Vec<MessageSpec>, foldhash::fast::RandomState> =
             HashMap::default();
-        for (file, text) in SPEC_FILES.iter().chain(HEADER_FILES) {
+        for (i, (file, text)) in SPEC_FILES.iter().chain(HEADER_FILES).enumerate() {
             match parse_spec(text) {
                 Ok(s) if s.kind == SpecKind::Header => {
                     headers.entry(s.direction).or_default().push(s)
                 }
-                Ok(s) => specs.entry((s.api_key, s.direction)).or_default().push(s),
+                Ok(mut s) => {
+                    // The build script generated the walks of SPEC_FILES in this order.
+                    s.walk = u16::try_from(i).ok().filter(|_| i < SPEC_FILES.len());
+                    specs.entry((s.api_key, s.direction)).or_default().push(s)
+                }
                 Err(e) => eprintln!("kdissect: internal spec {file} is invalid: {e}"),
             }
         }

@@ -573,3 +573,79 @@ pub mod kp {
         sized(&response_payload(key, v, corr, body))
     }
 }
+
+/// The summary's and the statistics' three ways to a message's facts: read back from the
+/// nodes of the body's first two levels, gathered while the spec is interpreted as the body
+/// is walked, and gathered by the walk generated from the spec (src/kafka/walk_gen.rs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Way {
+    Tree,
+    Interpreted,
+    Generated,
+}
+
+pub const WAYS: [Way; 3] = [Way::Tree, Way::Interpreted, Way::Generated];
+
+/// Two levels kept, records not decoded, as the summary decodes, the facts gathered `way`.
+pub fn summary_options(way: Way) -> kdissect::kafka::DecodeOptions {
+    kdissect::kafka::DecodeOptions {
+        keep_depth: 2,
+        facts_only: true,
+        walk_facts: way != Way::Tree,
+        generated_walk: way == Way::Generated,
+        records: false,
+        ..kdissect::kafka::DecodeOptions::default()
+    }
+}
+
+/// What a message leaves for the views that print its facts, in one comparable text: its
+/// facts (topic names noted), error codes, record counts and batches, secrets, problems,
+/// verdict, record types, assumed version and header values.
+pub fn summary_left(m: &Message) -> String {
+    format!(
+        "facts {:?}\nerrors {:?}\nrecords {:?} {:?}\nsecrets {:?}\ndiagnoses {:?}\nerror {:?}\ntypes {:?}\nassumed {:?}\nheader {:?} {:?} {:?} {:?}\nbody {}",
+        m.facts,
+        m.errors,
+        m.records,
+        m.batches,
+        m.secrets,
+        m.diagnoses,
+        m.error,
+        m.record_types,
+        m.assumed_version,
+        m.api_key,
+        m.api_version,
+        m.correlation_id,
+        m.client_id,
+        m.body().is_some()
+    )
+}
+
+/// Decodes `frame` (a request, or the response of `response`'s API and version) the three
+/// ways with `opts` changed by `limits`, asserts they leave the same, and says which ways
+/// took a walk (whose messages carry their topic pairs).
+pub fn walks_agree_with(
+    frame: &[u8],
+    response: Option<(i16, i16)>,
+    limits: impl Fn(kdissect::kafka::DecodeOptions) -> kdissect::kafka::DecodeOptions,
+    what: &str,
+) -> [bool; 3] {
+    use kdissect::kafka::message::{decode_request_with, decode_response_with};
+    let decode = |way: Way| {
+        let opts = limits(summary_options(way));
+        match response {
+            Some((k, v)) => decode_response_with(frame, k, v, opts),
+            None => decode_request_with(frame, opts),
+        }
+    };
+    let [tree, interpreted, generated] = WAYS.map(decode);
+    let want = summary_left(&tree);
+    assert_eq!(want, summary_left(&interpreted), "interpreted walk: {what}");
+    assert_eq!(want, summary_left(&generated), "generated walk: {what}");
+    [&tree, &interpreted, &generated].map(|m| m.topic_pairs.is_some())
+}
+
+/// [`walks_agree_with`] at the default limits.
+pub fn walks_agree(frame: &[u8], response: Option<(i16, i16)>, what: &str) -> [bool; 3] {
+    walks_agree_with(frame, response, |o| o, what)
+}

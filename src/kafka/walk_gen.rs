@@ -1,0 +1,249 @@
+//! The walks generated from the specs when the crate is built (build/walks.rs): one function
+//! per (API, direction, version), and per struct it holds, that reads a body for what the
+//! summary and the statistics need, reports the fields of the body's first two levels to a
+//! [`Visit`]or, and gives up wherever the interpreted walk (src/kafka/walk.rs and
+//! src/kafka/collect.rs) gives up, so that the decoder reads those bodies.
+//!
+//! Which fields a version has, whether they are tagged, how their lengths are written and
+//! what their types are, the interpreted walk decides for every field of every message; a
+//! generated walk had it decided when it was written. tests/facts_walk.rs and the
+//! `facts_walk` fuzz target hold the two walks to the same facts, problems and verdicts.
+
+use super::collect::{Collector, Val};
+use super::cursor::Prefix;
+use super::decode::Decoder;
+use super::node::Region;
+use super::problem::{ErrorEntry, Step};
+use super::schema::{FieldId, FieldSpec, Role};
+use super::walk::GiveUp;
+use std::borrow::Cow;
+
+type W = Result<(), GiveUp>;
+
+/// What a walk reports of the body's first two levels, in the order it meets them: the
+/// interface between walking a body and gathering anything from it.
+pub(super) trait Visit {
+    /// A field at `level` (0 the body's, 1 the next), with its value; `tagged` when it was
+    /// a tagged field.
+    fn field(&mut self, level: usize, f: &'static FieldSpec, tagged: bool, val: Val);
+    /// An array of the body begins: the index its value will refer to.
+    fn body_array(&mut self, f: &'static FieldSpec) -> usize;
+    /// A struct of the body is present: the index its value will refer to.
+    fn open_struct(&mut self) -> usize;
+    /// A struct element of the body's array `array` begins.
+    fn open_element(&mut self, array: usize);
+    /// The second-level struct ends; `buf` is the frame its strings lie in.
+    fn close(&mut self, buf: &[u8]);
+    /// A scalar element of the body's array `array`, with its span if it is a string.
+    fn scalar_element(&mut self, array: usize, s: Option<Option<(usize, usize)>>, buf: &[u8]);
+    /// A tagged section of `count` fields at `level`.
+    fn tagged_count(&mut self, level: usize, count: usize);
+    /// Nodes the decoder would have counted so far for the elements reported.
+    fn nodes(&self) -> usize;
+}
+
+impl Visit for Collector {
+    fn field(&mut self, level: usize, f: &'static FieldSpec, tagged: bool, val: Val) {
+        Collector::field(self, level, f, tagged, val)
+    }
+    fn body_array(&mut self, f: &'static FieldSpec) -> usize {
+        Collector::body_array(self, f)
+    }
+    fn open_struct(&mut self) -> usize {
+        Collector::open_struct(self)
+    }
+    fn open_element(&mut self, array: usize) {
+        Collector::open_element(self, array)
+    }
+    fn close(&mut self, buf: &[u8]) {
+        Collector::close(self, buf)
+    }
+    fn scalar_element(&mut self, array: usize, s: Option<Option<(usize, usize)>>, buf: &[u8]) {
+        Collector::scalar_element(self, array, s, buf)
+    }
+    fn tagged_count(&mut self, level: usize, count: usize) {
+        Collector::tagged_count(self, level, count)
+    }
+    fn nodes(&self) -> usize {
+        Collector::nodes(self)
+    }
+}
+
+/// Field `i` of a struct's spec fields (the generator numbers them as the spec lists them).
+fn field(fs: &'static [FieldSpec], i: usize) -> Result<&'static FieldSpec, GiveUp> {
+    fs.get(i).ok_or(GiveUp)
+}
+
+/// Whether one more element of a body array stays within the decoder's node budget: near
+/// it the decoder would leave elements out, which is its way.
+fn room<V: Visit>(d: &Decoder<'_>, v: &V) -> bool {
+    d.spent.nodes.saturating_add(v.nodes()) < d.opts.max_nodes
+}
+
+impl Decoder<'_> {
+    /// Steps over `n` bytes of fixed-size values.
+    fn skip_fixed(&mut self, n: usize) -> W {
+        if n > self.remaining() {
+            return Err(GiveUp);
+        }
+        self.pos += n;
+        Ok(())
+    }
+
+    /// The next `N` bytes.
+    fn fixed<const N: usize>(&mut self) -> Result<[u8; N], GiveUp> {
+        let at = self.pos;
+        if N > self.remaining() {
+            return Err(GiveUp);
+        }
+        self.pos += N;
+        self.slice(at, N).try_into().map_err(|_| GiveUp)
+    }
+
+    fn read_i8(&mut self) -> Result<i8, GiveUp> {
+        self.fixed().map(i8::from_be_bytes)
+    }
+    fn read_i16(&mut self) -> Result<i16, GiveUp> {
+        self.fixed().map(i16::from_be_bytes)
+    }
+    fn read_u16(&mut self) -> Result<u16, GiveUp> {
+        self.fixed().map(u16::from_be_bytes)
+    }
+    fn read_i32(&mut self) -> Result<i32, GiveUp> {
+        self.fixed().map(i32::from_be_bytes)
+    }
+    fn read_i64(&mut self) -> Result<i64, GiveUp> {
+        self.fixed().map(i64::from_be_bytes)
+    }
+    fn read_uuid(&mut self) -> Result<[u8; 16], GiveUp> {
+        self.fixed()
+    }
+
+    /// A non-zero int16 of field `f`: listed with its path when `f` is an error code.
+    fn error_code(&mut self, f: &'static FieldSpec, code: i16) {
+        if f.is_error_code() {
+            self.push_step(Step::Field(FieldId::of(f)));
+            self.errors.push(ErrorEntry {
+                path: self.path().clone(),
+                code,
+            });
+            self.pop_step();
+        }
+    }
+
+    /// A topic id: the topic the fields after it are about, for records whose values have a
+    /// layout by topic.
+    fn follow_topic_id(&mut self, f: &'static FieldSpec, u: &[u8; 16]) {
+        if f.role == Role::TopicId {
+            self.topic_layout = super::schema::registry()
+                .record_layouts()
+                .topic_values(None, Some(u));
+        }
+    }
+
+    /// A records field below the top two levels: decoded by the records decoder into nodes
+    /// that are thrown away (its counts, CRC checks and problems are what is left).
+    fn walk_records(&mut self, f: &'static FieldSpec) -> W {
+        let mut scratch = Vec::new();
+        let was = std::mem::replace(&mut self.discard, true);
+        let read = self
+            .records_field(Cow::Borrowed(f.name.as_str()), &mut scratch)
+            .map_err(|_| GiveUp);
+        self.discard = was;
+        read
+    }
+
+    /// A length prefix of a flexible version: an unsigned varint holding the length plus
+    /// one, 0 for null. The one-byte form is read here; longer ones, as every bad length, go
+    /// through the cursor's reader, so what is accepted is what the decoder accepts.
+    #[inline]
+    fn len_compact(&mut self, nullable: bool) -> Result<Option<usize>, GiveUp> {
+        let at = self.pos;
+        let b = match self.buf.get(at) {
+            Some(&b) if b < 0x80 && at < self.end => b,
+            _ => return self.walk_length(Prefix::Int32, "length", nullable),
+        };
+        self.measured(at + 1, i64::from(b) - 1, nullable)
+    }
+
+    /// A classic length prefix of `N` bytes (int16 for strings, int32 for the rest), -1
+    /// for null.
+    #[inline]
+    fn len_classic<const N: usize>(&mut self, nullable: bool) -> Result<Option<usize>, GiveUp> {
+        let at = self.pos;
+        let raw: [u8; N] = self.fixed()?;
+        let n = match *raw.as_slice() {
+            [a, b] => i64::from(i16::from_be_bytes([a, b])),
+            [a, b, c, d] => i64::from(i32::from_be_bytes([a, b, c, d])),
+            _ => return Err(GiveUp),
+        };
+        self.measured(at + N, n, nullable)
+    }
+
+    /// A length `n` read from a prefix that ends at `after`: null (-1) where allowed, or a
+    /// length that fits the bytes after it.
+    #[inline]
+    fn measured(&mut self, after: usize, n: i64, nullable: bool) -> Result<Option<usize>, GiveUp> {
+        let left = self.end.saturating_sub(after);
+        let len = match n {
+            -1 if nullable => None,
+            n if n >= 0 && n as u64 <= left as u64 => Some(n as usize),
+            _ => return Err(GiveUp),
+        };
+        self.pos = after;
+        Ok(len)
+    }
+
+    /// A string or bytes value after its length (read by `len`): where its bytes lie,
+    /// `None` for null. The length was checked against the bytes left.
+    #[inline]
+    fn span(&mut self, len: Option<usize>) -> Option<(usize, usize)> {
+        let n = len?;
+        let at = self.pos;
+        self.pos += n;
+        Some((at, n))
+    }
+
+    /// The number of tagged fields of a struct; each takes at least two bytes.
+    fn tag_count(&mut self) -> Result<usize, GiveUp> {
+        let count = self.short_uvarint()? as usize;
+        if count > self.remaining() / 2 {
+            return Err(GiveUp);
+        }
+        Ok(count)
+    }
+
+    /// An unsigned varint: the one-byte form read here, longer ones by the cursor's reader.
+    #[inline]
+    fn short_uvarint(&mut self) -> Result<u32, GiveUp> {
+        match self.buf.get(self.pos) {
+            Some(&b) if b < 0x80 && self.pos < self.end => {
+                self.pos += 1;
+                Ok(u32::from(b))
+            }
+            _ => self.uvarint().map_err(|_| GiveUp),
+        }
+    }
+
+    /// A tagged field's tag and where its data ends; tags must rise and sizes fit.
+    fn tag_head(&mut self, last: &mut Option<u32>) -> Result<(u32, usize), GiveUp> {
+        let tag = self.short_uvarint()?;
+        let size = self.short_uvarint()? as usize;
+        if size > self.remaining() || last.is_some_and(|t| tag <= t) {
+            return Err(GiveUp);
+        }
+        *last = Some(tag);
+        Ok((tag, self.pos + size))
+    }
+}
+
+// The generated code: one function per distinct struct walk, and `walk_body`, which picks a
+// body's by spec file and version. Warnings that only its regularity causes are allowed (a
+// field fetched that a walk does not read, code after a `return` where a version gives up).
+#[allow(unused_variables, unreachable_code, clippy::needless_return)]
+mod generated {
+    use super::*;
+    include!(concat!(env!("OUT_DIR"), "/walks.rs"));
+}
+
+pub(super) use generated::walk_body;

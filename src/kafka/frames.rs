@@ -12,6 +12,9 @@ use super::message::{decode_request_with, decode_response_embedding, decode_resp
 use super::pairing::{self, Pending};
 use super::problem::HeaderOnly;
 use super::schema::registry;
+use super::stream::{Notice, Record, Sink};
+use super::topics::TopicNames;
+use std::net::{Ipv4Addr, SocketAddr};
 
 /// One frame's place in a buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -346,6 +349,66 @@ impl Cutter {
             bytes,
             truncated: true,
         })
+    }
+}
+
+/// Hex input's cuts handed to a sink as a capture's messages are: each frame decoded, told
+/// a request or a response, its topic ids named, and passed on as a [`Record`] placed by its
+/// input offset; bytes passed over as a [`Notice::InputSkipped`]. One conversation runs over
+/// every input read, as frames count over them all.
+#[derive(Debug)]
+pub struct Reader {
+    conv: Conversation,
+    topics: TopicNames,
+    /// Frames read so far: the records' frame numbers.
+    frames: u64,
+}
+
+/// Where hex input's records come from and go to: it has no addresses.
+const NOWHERE: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0);
+
+impl Reader {
+    pub fn new(opts: DecodeOptions) -> Reader {
+        Reader {
+            conv: Conversation::with_options(opts),
+            topics: TopicNames::default(),
+            frames: 0,
+        }
+    }
+
+    /// One cut, to `sink`; `hint` says what a frame with nothing else to go by is.
+    pub fn cut(&mut self, cut: Cut, hint: &ResponseHint, sink: &mut impl Sink) {
+        match cut {
+            Cut::Frame { offset, bytes, .. } => self.frame(offset, &bytes, hint, sink),
+            Cut::Skipped { offset, len, size } => sink.notice(&Notice::InputSkipped {
+                offset,
+                skipped: len,
+                size,
+            }),
+        }
+    }
+
+    fn frame(&mut self, offset: u64, bytes: &[u8], hint: &ResponseHint, sink: &mut impl Sink) {
+        let mut msg = self.conv.decode(bytes, hint);
+        self.topics.observe(&mut msg);
+        self.frames += 1;
+        sink.message(&Record {
+            stream: 0,
+            frame: self.frames,
+            first_frame: self.frames,
+            last_frame: self.frames,
+            ts_nanos: 0,
+            src: NOWHERE,
+            dst: NOWHERE,
+            msg,
+            bytes,
+            request: None,
+            assumed: false,
+            partial: false,
+            ended: None,
+            tls: false,
+            input_offset: Some(offset),
+        });
     }
 }
 

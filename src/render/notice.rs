@@ -81,6 +81,10 @@ pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
             prefix(clock, at.frame, at.ts_nanos, src, dst, *stream),
             count(*present as u64, "byte")
         ),
+        Notice::InputSkipped { offset, skipped, size } => format!(
+            "!! input offset 0x{offset:04x}: size prefix {size} cannot start a frame (negative, too small, or over --max-frame): skipped {} to the next frame",
+            count(*skipped, "byte")
+        ),
         Notice::Retransmission { .. }
         | Notice::Connection { .. }
         | Notice::PickedUp { .. } => return None,

@@ -496,6 +496,43 @@ mod cutter_tests {
         assert_eq!(got.len(), 3);
     }
 
+    /// What a sink is handed: records' (frame, input offset), and notices.
+    #[derive(Default)]
+    struct Seen(Vec<(u64, Option<u64>)>, Vec<Notice>);
+
+    impl Sink for Seen {
+        fn message(&mut self, rec: &Record<'_>) {
+            assert!(rec.msg.is_clean(), "{:?}", rec.msg.error);
+            self.0.push((rec.frame, rec.input_offset));
+        }
+        fn notice(&mut self, n: &Notice) {
+            self.1.push(n.clone());
+        }
+    }
+
+    #[test]
+    fn the_reader_hands_frames_as_records_and_skips_as_notices() {
+        let mut c = Cutter::new(1 << 20);
+        let (a, b) = (request(1), request(2));
+        let input = [a.clone(), vec![0xff; 4], b].concat();
+        c.push(&input);
+        let mut reader = Reader::new(DecodeOptions::default());
+        let mut seen = Seen::default();
+        for cut in cut_all(&mut c) {
+            reader.cut(cut, &ResponseHint::default(), &mut seen);
+        }
+        let after = a.len() as u64;
+        assert_eq!(seen.0, vec![(1, Some(0)), (2, Some(after + 4))]);
+        assert_eq!(
+            seen.1,
+            vec![Notice::InputSkipped {
+                offset: after,
+                skipped: 4,
+                size: -1
+            }]
+        );
+    }
+
     #[test]
     fn endless_zeros_are_held_in_bounded_memory() {
         let mut c = Cutter::new(1 << 20);

@@ -1,7 +1,7 @@
 //! `kdissect completions`, `kdissect man`, `kdissect help` and `kdissect example`.
 
 use crate::flags::{Cli, ColorChoice, Commands, Shell};
-use crate::hex_run::{print_message, Views};
+use crate::sinks::titled::{self, Views};
 use crate::{fail, write_failed};
 use clap::CommandFactory;
 use kdissect::kafka::{names, Direction, Node, NodeKind};
@@ -207,7 +207,7 @@ fn example(
             if print_hex {
                 writeln!(out, "{}", ::hex::encode(&frame))?;
             }
-            print_message(&mut out, &msg, &frame, 0, views, style)
+            titled::write(&mut out, &msg, &frame, 0, views, style)
         })();
         if let Err(e) = r {
             return write_failed(&e);

@@ -193,6 +193,79 @@ fn unreadable_file_is_exit_2() {
     assert!(text(&o.stderr).contains("cannot read /nonexistent/frame.hex"));
 }
 
+/// Hex input goes through the capture run's sinks: `-c` stops after N frames, as after N
+/// captured messages, and what comes after them is not read (nor judged).
+#[test]
+fn hex_frames_are_counted_by_c() {
+    let two = format!("{METADATA_REQ}\n{METADATA_REQ}\n");
+    let all = run(&["--hex", "--json"], &two);
+    assert_eq!(text(&all.stdout).lines().count(), 2);
+    let one = run(&["--hex", "--json", "-c", "1"], &two);
+    assert_eq!(one.status.code(), Some(0), "{}", text(&one.stderr));
+    let out = text(&one.stdout);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(out.starts_with("{\"frame\":1,\"input_offset\":0,"), "{out}");
+    let o = run(
+        &["--hex", "-c", "1"],
+        &format!("{METADATA_REQ} ff ff ff ff 00 00"),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stderr), "");
+    assert!(!text(&o.stdout).contains("size prefix"));
+}
+
+/// `-q` prints no frame, as it prints no captured message: the closing line and the exit
+/// status still say what was wrong.
+#[test]
+fn hex_quiet_prints_only_the_closing_line() {
+    let o = run(&["--hex", "-q"], &format!("{METADATA_REQ} 00 00 00 01"));
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(text(&o.stdout), "");
+    assert_eq!(
+        text(&o.stderr),
+        "kdissect: 1 frame, none malformed; 4 bytes skipped in 1 place where no size prefix could start a frame\n"
+    );
+    let o = run(&["--hex", "-q"], METADATA_REQ);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(text(&o.stdout), "");
+    assert_eq!(text(&o.stderr), "");
+}
+
+/// What needs a capture's time, streams, addresses or packets is refused with --hex rather
+/// than ignored.
+#[test]
+fn hex_refuses_what_needs_a_capture() {
+    let dir = std::env::temp_dir().join(format!("kdissect-hex-refuses-{}", std::process::id()));
+    let cut = dir.join("never.pcapng");
+    let page = dir.join("never.html");
+    let (cut, page) = (cut.to_str().expect("path"), page.to_str().expect("path"));
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["--hex", "--correlation-id", "1"],
+            "the exchange filters work on captures",
+        ),
+        (
+            &["--hex", "--api", "metadata"],
+            "the exchange filters work on captures",
+        ),
+        (
+            &["--hex", "--stats"],
+            "the exchange filters work on captures",
+        ),
+        (&["--hex", "-w", cut], "-w and --report"),
+        (&["--hex", "--report", page], "-w and --report"),
+        (&["--hex", "--at", "3", "-c", "1"], "not with -c"),
+    ];
+    for (args, want) in cases {
+        let o = run(args, METADATA_REQ);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(text(&o.stdout), "", "{args:?}");
+    }
+    assert!(!dir.exists(), "nothing written");
+}
+
 #[test]
 fn truncated_frame_is_shown_and_marked() {
     // Size prefix says 0x21 bytes, 12 are present.

@@ -48,11 +48,6 @@ pub(crate) struct Live {
 pub(crate) struct Hex {
     /// How to read a response whose request is not in the input.
     pub(crate) hint: ResponseHint,
-    /// `--at OFFSET`.
-    pub(crate) at: Option<usize>,
-    /// Tree and byte layout: both unless one (or --json) is asked for.
-    pub(crate) tree: bool,
-    pub(crate) bytes: bool,
 }
 
 /// The views of each message.
@@ -68,6 +63,8 @@ pub(crate) struct Show {
     pub(crate) fields: Option<Projection>,
     /// `-T fields` or `-T ek`.
     pub(crate) tshark: Option<tshark::View>,
+    /// `--at OFFSET` (hex input): only the field at this byte of the input.
+    pub(crate) at: Option<u64>,
 }
 
 /// Which messages `--stats` counts.
@@ -174,13 +171,16 @@ impl TryFrom<&Cli> for Settings {
                 named
             },
             show: Show {
-                summary: !cli.tree && !cli.bytes,
-                tree: cli.tree,
-                bytes: cli.bytes,
+                // Hex input has no summary line: its frames show both views unless one (or
+                // --json) is asked for.
+                summary: !cli.tree && !cli.bytes && !cli.hex,
+                tree: cli.tree || (cli.hex && !(cli.bytes || json)),
+                bytes: cli.bytes || (cli.hex && !(cli.tree || json)),
                 json,
                 spans: cli.json_spans,
                 fields,
                 tshark,
+                at: cli.at.map(|a| a as u64),
             },
             quiet: cli.quiet,
             style: style(cli),
@@ -274,6 +274,7 @@ fn hex_mode(cli: &Cli) -> Result<Hex, String> {
     }
     let filtered = !cli.api.is_empty()
         || cli.stream.is_some()
+        || cli.correlation_id.is_some()
         || cli.client_id.is_some()
         || cli.errors
         || cli.topic.is_some()
@@ -284,15 +285,20 @@ fn hex_mode(cli: &Cli) -> Result<Hex, String> {
     if cli.stats || filtered {
         return Err("--stats and the exchange filters work on captures, not on --hex input".into());
     }
+    if cli.write.is_some() || cli.report.is_some() {
+        return Err(
+            "-w and --report write a capture's packets and statistics: not with --hex".into(),
+        );
+    }
+    if cli.at.is_some() && cli.count.is_some() {
+        return Err("--at shows the one frame that holds the offset: not with -c".into());
+    }
     Ok(Hex {
         hint: ResponseHint {
             api_key,
             api_version: cli.api_version,
             force_response: cli.response,
         },
-        at: cli.at,
-        tree: cli.tree || !(cli.bytes || cli.json),
-        bytes: cli.bytes || !(cli.tree || cli.json),
     })
 }
 

@@ -12,6 +12,9 @@ use super::message::{decode_request_with, decode_response_embedding, decode_resp
 use super::pairing::{self, Pending};
 use super::problem::HeaderOnly;
 use super::schema::registry;
+use super::stream::{Notice, Record, Sink};
+use super::topics::TopicNames;
+use std::net::{Ipv4Addr, SocketAddr};
 
 /// One frame's place in a buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -349,6 +352,66 @@ impl Cutter {
     }
 }
 
+/// Hex input's cuts handed to a sink as a capture's messages are: each frame decoded, told
+/// a request or a response, its topic ids named, and passed on as a [`Record`] placed by its
+/// input offset; bytes passed over as a [`Notice::InputSkipped`]. One conversation runs over
+/// every input read, as frames count over them all.
+#[derive(Debug)]
+pub struct Reader {
+    conv: Conversation,
+    topics: TopicNames,
+    /// Frames read so far: the records' frame numbers.
+    frames: u64,
+}
+
+/// Where hex input's records come from and go to: it has no addresses.
+const NOWHERE: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0);
+
+impl Reader {
+    pub fn new(opts: DecodeOptions) -> Reader {
+        Reader {
+            conv: Conversation::with_options(opts),
+            topics: TopicNames::default(),
+            frames: 0,
+        }
+    }
+
+    /// One cut, to `sink`; `hint` says what a frame with nothing else to go by is.
+    pub fn cut(&mut self, cut: Cut, hint: &ResponseHint, sink: &mut impl Sink) {
+        match cut {
+            Cut::Frame { offset, bytes, .. } => self.frame(offset, &bytes, hint, sink),
+            Cut::Skipped { offset, len, size } => sink.notice(&Notice::InputSkipped {
+                offset,
+                skipped: len,
+                size,
+            }),
+        }
+    }
+
+    fn frame(&mut self, offset: u64, bytes: &[u8], hint: &ResponseHint, sink: &mut impl Sink) {
+        let mut msg = self.conv.decode(bytes, hint);
+        self.topics.observe(&mut msg);
+        self.frames += 1;
+        sink.message(&Record {
+            stream: 0,
+            frame: self.frames,
+            first_frame: self.frames,
+            last_frame: self.frames,
+            ts_nanos: 0,
+            src: NOWHERE,
+            dst: NOWHERE,
+            msg,
+            bytes,
+            request: None,
+            assumed: false,
+            partial: false,
+            ended: None,
+            tls: false,
+            input_offset: Some(offset),
+        });
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod cutter_tests {
@@ -431,6 +494,43 @@ mod cutter_tests {
             }
         ));
         assert_eq!(got.len(), 3);
+    }
+
+    /// What a sink is handed: records' (frame, input offset), and notices.
+    #[derive(Default)]
+    struct Seen(Vec<(u64, Option<u64>)>, Vec<Notice>);
+
+    impl Sink for Seen {
+        fn message(&mut self, rec: &Record<'_>) {
+            assert!(rec.msg.is_clean(), "{:?}", rec.msg.error);
+            self.0.push((rec.frame, rec.input_offset));
+        }
+        fn notice(&mut self, n: &Notice) {
+            self.1.push(n.clone());
+        }
+    }
+
+    #[test]
+    fn the_reader_hands_frames_as_records_and_skips_as_notices() {
+        let mut c = Cutter::new(1 << 20);
+        let (a, b) = (request(1), request(2));
+        let input = [a.clone(), vec![0xff; 4], b].concat();
+        c.push(&input);
+        let mut reader = Reader::new(DecodeOptions::default());
+        let mut seen = Seen::default();
+        for cut in cut_all(&mut c) {
+            reader.cut(cut, &ResponseHint::default(), &mut seen);
+        }
+        let after = a.len() as u64;
+        assert_eq!(seen.0, vec![(1, Some(0)), (2, Some(after + 4))]);
+        assert_eq!(
+            seen.1,
+            vec![Notice::InputSkipped {
+                offset: after,
+                skipped: 4,
+                size: -1
+            }]
+        );
     }
 
     #[test]

@@ -95,6 +95,12 @@ impl StreamHealth {
             Notice::Unanswered { .. } => self.unanswered += 1,
             Notice::PendingDropped { .. } => self.pending_dropped += 1,
             Notice::FrameDropped { .. } => self.frames_dropped += 1,
+            // A capture's `BadSize` and `Resync` in one.
+            Notice::InputSkipped { skipped, .. } => {
+                self.bad_sizes += 1;
+                self.resyncs += 1;
+                self.skipped_bytes += *skipped;
+            }
             Notice::Connection { .. } => {}
         }
     }

@@ -103,6 +103,9 @@ pub struct Record<'a> {
     pub ended: Option<EndKind>,
     /// The frame came decrypted out of a TLS connection; offsets are in the plaintext.
     pub tls: bool,
+    /// A frame cut from hex input: where it starts in the input. Hex input has no packets,
+    /// times, streams or addresses: `frame` counts the frames read, the rest is zero.
+    pub input_offset: Option<u64>,
 }
 
 impl Record<'_> {
@@ -196,6 +199,14 @@ pub enum Notice {
         at: At,
         present: usize,
     },
+    /// Hex input: a size prefix at input offset `offset` that cannot start a frame, and the
+    /// `skipped` bytes from it passed over to the next frame start (or to the end). A capture
+    /// tells the same with a `BadSize` and a `Resync`; hex input has no stream to name.
+    InputSkipped {
+        offset: u64,
+        skipped: u64,
+        size: i64,
+    },
 }
 
 impl Notice {
@@ -213,7 +224,9 @@ impl Notice {
             Notice::Unanswered { request, .. } | Notice::PendingDropped { request, .. } => {
                 Some(request.frame)
             }
-            Notice::Connection { .. } | Notice::PickedUp { .. } => None,
+            Notice::Connection { .. } | Notice::PickedUp { .. } | Notice::InputSkipped { .. } => {
+                None
+            }
         }
     }
 }
@@ -1307,6 +1320,7 @@ impl KConn {
             partial: cut.is_some(),
             ended: cut.and_then(Cut::end),
             tls: self.tls,
+            input_offset: None,
         });
         self.flush_deferred(cx, sink);
     }
@@ -1389,6 +1403,7 @@ impl KConn {
             partial: cut.is_some(),
             ended: cut.and_then(Cut::end),
             tls: self.tls,
+            input_offset: None,
         });
     }
 

@@ -22,7 +22,7 @@ pub struct Meta {
     pub assumed: bool,
     pub partial: bool,
     /// Offset of the frame in hex input.
-    pub input_offset: Option<usize>,
+    pub input_offset: Option<u64>,
     /// The frame was decrypted out of a TLS connection.
     pub tls: bool,
 }

@@ -81,10 +81,19 @@ pub fn notice_line(n: &Notice, clock: &Clock) -> Option<String> {
             prefix(clock, at.frame, at.ts_nanos, src, dst, *stream),
             count(*present as u64, "byte")
         ),
+        Notice::InputSkipped { offset, skipped, size } => input_skipped(*offset, *skipped, *size),
         Notice::Retransmission { .. }
         | Notice::Connection { .. }
         | Notice::PickedUp { .. } => return None,
     })
+}
+
+/// Hex input: where bytes were skipped, from the size prefix that could not start a frame.
+fn input_skipped(offset: u64, skipped: u64, size: i64) -> String {
+    format!(
+        "!! input offset 0x{offset:04x}: size prefix {size} cannot start a frame (negative, too small, or over --max-frame): skipped {} to the next frame",
+        count(skipped, "byte")
+    )
 }
 
 /// How a stream came to end inside a frame.

@@ -872,6 +872,7 @@ mod tests {
             partial: false,
             ended: None,
             tls: false,
+            input_offset: None,
         }
     }
 

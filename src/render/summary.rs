@@ -852,6 +852,7 @@ mod tests {
             partial: false,
             ended: None,
             tls: false,
+            input_offset: None,
         }
     }
 
@@ -880,6 +881,7 @@ mod tests {
             partial: false,
             ended: None,
             tls: false,
+            input_offset: None,
         }
     }
 

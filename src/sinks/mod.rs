@@ -7,10 +7,11 @@ mod order;
 mod printer;
 mod select;
 mod tally;
+pub(crate) mod titled;
 
 pub(crate) use printer::Printer;
 pub(crate) use select::{Exchanges, Part, Selection};
-pub(crate) use tally::Tally;
+pub(crate) use tally::{Judging, Tally};
 
 use crate::flags::{Settings, StatsScope};
 use crate::interrupt;
@@ -98,8 +99,9 @@ impl<W: Write> Output<W> {
             })
         };
         let live = matches!(s.mode, crate::flags::Mode::Live(_));
+        let hex = matches!(s.mode, crate::flags::Mode::Hex(_));
         Output {
-            tally: Tally::default(),
+            tally: Tally::new(if hex { Judging::Hex } else { Judging::Capture }),
             all_stats: stats(StatsScope::All),
             exchanges: Exchanges::new(std::mem::take(&mut s.selection)),
             order: order::InOrder::default(),
@@ -266,13 +268,17 @@ fn notice_time(n: &Notice) -> Option<i64> {
         Notice::Unanswered { request, .. } | Notice::PendingDropped { request, .. } => {
             Some(request.ts_nanos)
         }
-        Notice::EndedInFrame { .. } | Notice::Connection { .. } | Notice::PickedUp { .. } => None,
+        Notice::EndedInFrame { .. }
+        | Notice::Connection { .. }
+        | Notice::PickedUp { .. }
+        | Notice::InputSkipped { .. } => None,
     }
 }
 
 /// The TCP stream a notice belongs to.
 pub(crate) fn notice_stream(n: &Notice) -> Option<u32> {
     match n {
+        Notice::InputSkipped { .. } => None,
         Notice::LostInGap { stream, .. }
         | Notice::Resync { stream, .. }
         | Notice::BadSize { stream, .. }

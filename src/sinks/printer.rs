@@ -1,6 +1,7 @@
 //! The printer: writes each shown message in the chosen views, and the notices, as they come.
 //! The first write error is kept and stops the run.
 
+use super::titled::{self, Place, Views};
 use super::Part;
 use crate::flags::Show;
 use kdissect::filter::RecordFields;
@@ -78,7 +79,13 @@ impl<W: Write> Printer<W> {
         if self.silent() {
             return;
         }
-        if let Some(line) = notice::notice_line(n, &self.clock) {
+        let Some(line) = notice::notice_line(n, &self.clock) else {
+            return;
+        };
+        if matches!(n, Notice::InputSkipped { .. }) {
+            // Between hex input's frames, a block as each of them is: a blank line after it.
+            self.notice_block(line);
+        } else {
             self.notice_text(line);
         }
     }
@@ -105,7 +112,7 @@ impl<W: Write> Printer<W> {
         }
     }
 
-    /// A notice in red; NDJSON on stdout holds only messages, so there it goes to stderr.
+    /// A notice in red.
     fn notice_text(&mut self, line: String) {
         let line = if self.style.color {
             use owo_colors::OwoColorize;
@@ -113,6 +120,18 @@ impl<W: Write> Printer<W> {
         } else {
             line
         };
+        self.put_notice(&line, "");
+    }
+
+    /// A notice that stands as a block between blocks, as hex input's frames do: uncoloured,
+    /// as their title lines are, and a blank line after it.
+    fn notice_block(&mut self, line: String) {
+        self.put_notice(&line, "\n");
+    }
+
+    /// A notice line, and `after` it; NDJSON on stdout holds only messages, so there the line
+    /// goes to stderr alone.
+    fn put_notice(&mut self, line: &str, after: &str) {
         let r = if self.machine() {
             let file = self
                 .file
@@ -120,7 +139,7 @@ impl<W: Write> Printer<W> {
                 .map_or(String::new(), |f| format!("{f}: "));
             writeln!(io::stderr(), "kdissect: {file}{}", line.trim_start())
         } else {
-            writeln!(self.out, "{line}").and_then(|()| self.flushed())
+            writeln!(self.out, "{line}{after}").and_then(|()| self.flushed())
         };
         self.keep_error(r);
     }
@@ -141,11 +160,28 @@ impl<W: Write> Printer<W> {
     }
 
     fn write_record(&mut self, rec: &Record<'_>, part: Part) -> io::Result<()> {
+        if let Some(at) = self.show.at {
+            return self.write_at(rec, at);
+        }
         if self.show.tshark.is_some() {
             return self.write_tshark(rec, part);
         }
         if self.show.json {
             return self.write_json(rec, part);
+        }
+        if let Some(offset) = rec.input_offset {
+            let views = Views {
+                tree: self.show.tree,
+                bytes: self.show.bytes,
+            };
+            return titled::write(
+                &mut self.out,
+                &rec.msg,
+                rec.bytes,
+                offset,
+                views,
+                self.style,
+            );
         }
         self.line.clear();
         summary::write_line(&mut self.line, rec, &self.clock, self.style.color);
@@ -173,6 +209,28 @@ impl<W: Write> Printer<W> {
             writeln!(self.out, "!! malformed at 0x{:04x}: {m}", d.offset)?;
         }
         writeln!(self.out)
+    }
+
+    /// `--at`: of the frames of hex input, only the one that holds the byte is written, as the
+    /// field there.
+    fn write_at(&mut self, rec: &Record<'_>, at: u64) -> io::Result<()> {
+        let Some(start) = rec.input_offset else {
+            return Ok(());
+        };
+        let Some(byte) = at
+            .checked_sub(start)
+            .and_then(|b| usize::try_from(b).ok())
+            .filter(|b| *b < rec.bytes.len())
+        else {
+            return Ok(());
+        };
+        let shown = render::masked(&rec.msg, rec.bytes, self.style);
+        let place = Place {
+            input_offset: start,
+            frame_number: rec.frame,
+            byte,
+        };
+        titled::write_at(&mut self.out, &rec.msg, &shown, place, self.style)
     }
 
     /// A record's fields as filters read them, with what the run knows beside the record.
@@ -239,6 +297,15 @@ impl<W: Write> Printer<W> {
 
 /// What `--json` says of a record beside its message.
 fn meta(rec: &Record<'_>, file: Option<String>) -> Meta {
+    if let Some(offset) = rec.input_offset {
+        // Hex input has no time, stream or addresses: where the frame starts instead.
+        return Meta {
+            file,
+            frame: rec.frame,
+            input_offset: Some(offset),
+            ..Meta::default()
+        };
+    }
     Meta {
         file,
         frame: rec.frame,

@@ -256,6 +256,7 @@ pub(crate) struct Held {
     partial: bool,
     ended: Option<EndKind>,
     tls: bool,
+    input_offset: Option<u64>,
     /// Memory it takes, as `HELD_MEMORY` counts it: frame bytes and tree nodes.
     pub(crate) cost: usize,
 }
@@ -285,6 +286,7 @@ impl Held {
             partial: r.partial,
             ended: r.ended,
             tls: r.tls,
+            input_offset: r.input_offset,
         }
     }
 
@@ -306,6 +308,7 @@ impl Held {
             partial: self.partial,
             ended: self.ended,
             tls: self.tls,
+            input_offset: self.input_offset,
         })
     }
 }

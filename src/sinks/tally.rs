@@ -1,6 +1,7 @@
 //! The exit-status tally: every message and notice counted, whatever the filters show, for
 //! the closing report on stderr and the exit status. The counting itself is the library's
-//! [`StreamHealth`], the same the statistics use.
+//! [`StreamHealth`], the same the statistics use; captures and hex input are judged from it
+//! as [`Judging`] says.
 
 use kdissect::kafka::stream::{Notice, Record};
 use kdissect::kafka::StreamHealth;
@@ -8,8 +9,22 @@ use kdissect::render::words::count;
 use kdissect::tls::TlsConnection;
 use std::process::ExitCode;
 
+/// How the counts are judged.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Judging {
+    /// A capture is traffic: a message of an API or version without tables is what kdissect
+    /// cannot read yet, reported apart; damage is what the capture or the bytes broke.
+    #[default]
+    Capture,
+    /// Hex input is frames handed in to be decoded: one that does not decode (no tables for
+    /// it, or a response with nothing to tell its API) fails the run as a malformed one does.
+    /// Frames and skipped bytes are reported in frames, not in a capture's terms.
+    Hex,
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Tally {
+    judging: Judging,
     health: StreamHealth,
     /// TLS connections on Kafka ports.
     tls: u64,
@@ -18,6 +33,13 @@ pub(crate) struct Tally {
 }
 
 impl Tally {
+    pub(crate) fn new(judging: Judging) -> Tally {
+        Tally {
+            judging,
+            ..Tally::default()
+        }
+    }
+
     pub(crate) fn message(&mut self, rec: &Record<'_>) {
         self.health.message(rec);
     }
@@ -46,6 +68,9 @@ impl Tally {
 
     /// The closing lines for stderr; `trouble` says an input could not be read whole.
     pub(crate) fn report(&self, trouble: bool) -> Vec<String> {
+        if self.judging == Judging::Hex {
+            return self.frames().line().into_iter().collect();
+        }
         let h = &self.health;
         let mut lines = Vec::new();
         if self.tls_elsewhere.0 > 0 {
@@ -88,10 +113,112 @@ impl Tally {
 
     /// 1 when something was damaged or unreadable, 0 otherwise.
     pub(crate) fn exit_code(&self, trouble: bool) -> ExitCode {
-        if self.health.damaged() > 0 || trouble {
+        let failed = match self.judging {
+            Judging::Capture => self.health.damaged() > 0,
+            Judging::Hex => self.frames().failed(),
+        };
+        if failed || trouble {
             ExitCode::from(1)
         } else {
             ExitCode::SUCCESS
         }
+    }
+}
+
+/// Hex input's counts: frames, those that did not decode cleanly, and the places and bytes
+/// skipped where no frame could start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Frames {
+    frames: u64,
+    malformed: u64,
+    skipped: u64,
+    skipped_bytes: u64,
+}
+
+impl Tally {
+    fn frames(&self) -> Frames {
+        let h = &self.health;
+        Frames {
+            frames: h.messages,
+            // Disjoint counts, which together are the frames not decoded cleanly.
+            malformed: h.partial + h.malformed + h.undecoded,
+            skipped: h.resyncs,
+            skipped_bytes: h.skipped_bytes,
+        }
+    }
+}
+
+impl Frames {
+    fn failed(&self) -> bool {
+        self.malformed > 0 || self.skipped > 0
+    }
+
+    /// The closing line, when something was wrong: frames malformed, bytes skipped where no
+    /// frame could start, or no frame at all. Skipped bytes are not frames, so they are
+    /// counted apart (an input of garbage alone has no frame to be "1 of 0").
+    fn line(&self) -> Option<String> {
+        let skips = || {
+            format!(
+                "{} skipped in {} where no size prefix could start a frame",
+                count(self.skipped_bytes, "byte"),
+                count(self.skipped, "place")
+            )
+        };
+        match (self.frames, self.malformed, self.skipped) {
+            (0, _, 0) => None,
+            (0, _, _) => Some(format!("no Kafka frame found: {}", skips())),
+            (_, 0, 0) => None,
+            (n, 0, _) => Some(format!(
+                "{}, none malformed; {}",
+                count(n, "frame"),
+                skips()
+            )),
+            (n, m, 0) => Some(format!(
+                "{m} of {} malformed or undecodable",
+                count(n, "frame")
+            )),
+            (n, m, _) => Some(format!(
+                "{m} of {} malformed or undecodable; {}",
+                count(n, "frame"),
+                skips()
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Frames;
+
+    fn line(frames: u64, malformed: u64, skipped: u64, skipped_bytes: u64) -> Option<String> {
+        Frames {
+            frames,
+            malformed,
+            skipped,
+            skipped_bytes,
+        }
+        .line()
+    }
+
+    #[test]
+    fn the_hex_closing_line_counts_frames_and_skipped_bytes_apart() {
+        assert_eq!(line(3, 0, 0, 0), None);
+        assert_eq!(line(0, 0, 0, 0), None);
+        assert_eq!(
+            line(1, 1, 0, 0).as_deref(),
+            Some("1 of 1 frame malformed or undecodable")
+        );
+        assert_eq!(
+            line(0, 0, 1, 6).as_deref(),
+            Some("no Kafka frame found: 6 bytes skipped in 1 place where no size prefix could start a frame")
+        );
+        assert_eq!(
+            line(4, 0, 2, 1).as_deref(),
+            Some("4 frames, none malformed; 1 byte skipped in 2 places where no size prefix could start a frame")
+        );
+        assert_eq!(
+            line(4, 2, 1, 9).as_deref(),
+            Some("2 of 4 frames malformed or undecodable; 9 bytes skipped in 1 place where no size prefix could start a frame")
+        );
     }
 }

@@ -143,8 +143,22 @@ fn the_three_ways_agree_on_every_example() {
 }
 
 /// Decodes `frame` the three ways, as a request or as the response it was: whether the
-/// generated walk took it.
+/// generated walk took it. The verdict framing and guessing take (first from the generated
+/// walk alone) is a full decode's too.
 fn compare(frame: &[u8], response: Option<(i16, i16)>, what: &str) -> bool {
+    use kdissect::kafka::message::*;
+    let full = DecodeOptions::default();
+    match response {
+        Some((k, v)) => {
+            let want = decode_response_with(frame, k, v, full).is_clean();
+            assert_eq!(response_is_clean(frame, k, v), want, "verdict: {what}");
+        }
+        None => {
+            let m = decode_request_with(frame, full);
+            let want = (m.is_clean(), m.assumed_version);
+            assert_eq!(request_trial(frame), want, "verdict: {what}");
+        }
+    }
     walks_agree(frame, response, what)[2]
 }
 

@@ -4,7 +4,9 @@
 //! counts, secret spans, problems, record types and top-level facts are
 //! those of the full decode.
 
-use kdissect::kafka::message::{decode_request_with, decode_response_with, trial_options};
+use kdissect::kafka::message::{
+    decode_request_with, decode_response_with, request_trial, response_is_clean, trial_options,
+};
 use kdissect::kafka::stream::{Config, Notice, Record, Sink};
 use kdissect::kafka::{registry, DecodeOptions, Direction, Message};
 use kdissect::pipeline::{CaptureSink, Health, Options};
@@ -130,8 +132,8 @@ impl Sink for Frames {
 impl CaptureSink for Frames {}
 
 /// Framing, pairing guesses and version hints decode frames only to learn whether they decode
-/// cleanly, with the cheap trial options, often as an API or version they are not: the
-/// verdict must be the full decode's. Every frame of every sample is tried as a request, and
+/// cleanly, with the cheap trial options (and first the generated walk alone, with no
+/// visitor), often as an API or version they are not: the verdict must be the full decode's. Every frame of every sample is tried as a request, and
 /// each response as every version of its API and as the same version of a few others.
 #[test]
 fn trial_decodes_give_the_full_decodes_verdict() {
@@ -157,10 +159,17 @@ fn trial_decodes_give_the_full_decodes_verdict() {
         {
             let a = decode_request_with(frame, trial_options());
             let b = decode_request_with(frame, full);
+            let want = (b.is_clean(), b.assumed_version);
             assert_eq!(
                 (a.is_clean(), a.assumed_version),
-                (b.is_clean(), b.assumed_version),
+                want,
                 "{}: a frame tried as a request",
+                f.display()
+            );
+            assert_eq!(
+                request_trial(frame),
+                want,
+                "{}: the verdict on a frame tried as a request",
                 f.display()
             );
             let Some((key, version)) = api.filter(|_| !request) else {
@@ -176,6 +185,8 @@ fn trial_decodes_give_the_full_decodes_verdict() {
                 let a = decode_response_with(frame, k, v, trial_options()).is_clean();
                 let b = decode_response_with(frame, k, v, full).is_clean();
                 assert_eq!(a, b, "{}: a response tried as {k} v{v}", f.display());
+                let verdict = response_is_clean(frame, k, v);
+                assert_eq!(verdict, b, "{}: the verdict on {k} v{v}", f.display());
                 tried += 1;
                 clean += usize::from(a);
             }

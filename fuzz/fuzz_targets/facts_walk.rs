@@ -2,12 +2,15 @@
 //! levels, gathered while the spec is interpreted as the body is walked, and gathered by the
 //! walk generated from the spec (what the summary and statistics views do). Whatever the
 //! bytes, all three must leave the same facts, error codes, record counts, secrets, problems,
-//! verdict and header values (tests/facts_walk.rs holds them equal on the samples).
+//! verdict and header values (tests/facts_walk.rs holds them equal on the samples); and the
+//! verdict framing and guessing take must be a full decode's.
 //! Input as `frame_registry`'s: bytes 0 and 1 index the registry's API keys and that API's
 //! versions, byte 2 the direction (odd = response); the rest is the frame.
 #![no_main]
 
-use kdissect::kafka::message::{decode_request_with, decode_response_with};
+use kdissect::kafka::message::{
+    decode_request_with, decode_response_with, request_trial, response_is_clean,
+};
 use kdissect::kafka::{registry, DecodeOptions, Message};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
@@ -62,6 +65,17 @@ fuzz_target!(|data: &[u8]| {
             decode_request_with(frame, opts)
         }
     };
+    // The verdict framing and guessing take, first from the generated walk alone.
+    let full = if response {
+        decode_response_with(frame, *key, version, DecodeOptions::default())
+    } else {
+        decode_request_with(frame, DecodeOptions::default())
+    };
+    if response {
+        assert_eq!(response_is_clean(frame, *key, version), full.is_clean(), "verdict");
+    } else {
+        assert_eq!(request_trial(frame), (full.is_clean(), full.assumed_version), "verdict");
+    }
     let tree = left(&decode((false, false)));
     assert_eq!(tree, left(&decode((true, false))), "interpreted walk");
     assert_eq!(tree, left(&decode((true, true))), "generated walk");

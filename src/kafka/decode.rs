@@ -327,13 +327,13 @@ impl<'a> Decoder<'a> {
         self.read(|c| c.length(prefix, prefix.ty(), what))
     }
 
-    /// Decodes a message body (`spec` at `version`) as one struct node.
-    pub(crate) fn message_body(
+    /// Sets the decoder up to read a body of `spec` at `version`.
+    pub(crate) fn prepare_body(
         &mut self,
         spec: &'static MessageSpec,
         version: i16,
         opts: DecodeOptions,
-    ) -> (Node, Option<DecodeError>) {
+    ) {
         self.version = version;
         self.flexible = spec.is_flexible(version);
         self.opts = opts;
@@ -342,6 +342,16 @@ impl<'a> Decoder<'a> {
         if self.depth == 0 {
             self.spent.decompress_left = opts.max_decompressed;
         }
+    }
+
+    /// Decodes a message body (`spec` at `version`) as one struct node.
+    pub(crate) fn message_body(
+        &mut self,
+        spec: &'static MessageSpec,
+        version: i16,
+        opts: DecodeOptions,
+    ) -> (Node, Option<DecodeError>) {
+        self.prepare_body(spec, version, opts);
         let mut body = Node::new(
             spec.name.as_str(),
             "struct",

@@ -216,6 +216,16 @@ pub(crate) fn decode(
     (g, values, result)
 }
 
+/// The values of a header of `direction` at `version`, read in place from the decoder's
+/// position (as [`read_in_place`]): `None` for anything but a whole header of plain values.
+pub(crate) fn values_in_place(
+    d: &mut Decoder<'_>,
+    direction: Direction,
+    version: i16,
+) -> Option<HeaderValues> {
+    read_in_place(d, walk_for(direction, version)?, version)
+}
+
 /// The header's values read where they lie, with no node, for the views that print none of
 /// it (the summary and the statistics, which read the values only): `None`, with the
 /// decoder where it was, for anything but a whole header of plain values (a cut field, a

@@ -8,6 +8,7 @@ use super::names;
 use super::node::{Node, NodeKind, Region, Shape, Value};
 use super::problem::{Detail, HeaderOnly, Path, ProblemKind, Step, Tried};
 use super::schema::{registry, Direction, FieldSpec, FieldType, MessageSpec};
+use super::walk_gen::Validate;
 use std::borrow::Cow;
 
 pub use super::header::{
@@ -406,15 +407,56 @@ pub fn trial_options() -> DecodeOptions {
 
 /// Whether a request frame decodes cleanly, with default limits; and the version it was
 /// taken for, when newer than the tables.
-pub(crate) fn request_trial(frame: &[u8]) -> (bool, Option<i16>) {
+pub fn request_trial(frame: &[u8]) -> (bool, Option<i16>) {
+    if walked_verdict(frame, Direction::Request, None) {
+        return (true, None);
+    }
     let m = decode_request_with(frame, trial_options());
     (m.is_clean(), m.assumed_version)
 }
 
 /// Whether a response frame decodes cleanly as (`api_key`, `api_version`), with default
 /// limits.
-pub(crate) fn response_is_clean(frame: &[u8], api_key: i16, api_version: i16) -> bool {
-    decode_response_with(frame, api_key, api_version, trial_options()).is_clean()
+pub fn response_is_clean(frame: &[u8], api_key: i16, api_version: i16) -> bool {
+    walked_verdict(frame, Direction::Response, Some((api_key, api_version)))
+        || decode_response_with(frame, api_key, api_version, trial_options()).is_clean()
+}
+
+/// Whether the generated walk alone shows a frame clean: a whole frame whose header reads in
+/// place and whose body, of a version with a table, the walk covers to its last byte with no
+/// problem noted (record batches note theirs as it reads them). False says nothing: the walk
+/// gives up on whatever the decoder would diagnose, and on much that is clean, and the
+/// decoder then decides. tests/shallow_walk.rs holds the verdicts to full decodes.
+fn walked_verdict(frame: &[u8], direction: Direction, api: Option<(i16, i16)>) -> bool {
+    let whole = frame.get(0..4).is_some_and(|b| {
+        usize::try_from(crate::be::i32_at(b, 0))
+            .is_ok_and(|n| n.checked_add(4) == Some(frame.len()))
+    });
+    if !whole {
+        return false;
+    }
+    let mut d = Decoder::new(frame, 4, frame.len(), Region::RpcHeader);
+    let named = api.or_else(|| header::peek_request_api(d.slice(4, d.remaining())));
+    let hv = header::header_version(direction, named);
+    let Some(values) = header::values_in_place(&mut d, direction, hv) else {
+        return false;
+    };
+    let Some((key, version)) = api.or(values.api_key.zip(values.api_version)) else {
+        return false;
+    };
+    let spec = registry()
+        .get_for(key, direction, version)
+        .filter(|s| s.valid_versions.contains(version));
+    let Some((spec, file)) = spec.and_then(|s| Some((s, s.walk?))) else {
+        return false;
+    };
+    d.region = match direction {
+        Direction::Request => Region::RequestBody,
+        Direction::Response => Region::ResponseBody,
+    };
+    d.prepare_body(spec, version, trial_options());
+    let walked = super::walk_gen::walk_body(file, version, &mut d, &mut Validate, &spec.fields);
+    matches!(walked, Some(Ok(()))) && d.pos == d.end && d.diagnoses.is_empty()
 }
 
 /// [`decode_request`] with limits of the caller's choosing.

@@ -69,6 +69,27 @@ impl Visit for Collector {
     }
 }
 
+/// The visitor of a walk that only validates: nothing is gathered. Frame verification and
+/// response guessing ask only whether a frame decodes cleanly.
+pub(super) struct Validate;
+
+impl Visit for Validate {
+    fn field(&mut self, _: usize, _: &'static FieldSpec, _: bool, _: Val) {}
+    fn body_array(&mut self, _: &'static FieldSpec) -> usize {
+        0
+    }
+    fn open_struct(&mut self) -> usize {
+        0
+    }
+    fn open_element(&mut self, _: usize) {}
+    fn close(&mut self, _: &[u8]) {}
+    fn scalar_element(&mut self, _: usize, _: Option<Option<(usize, usize)>>, _: &[u8]) {}
+    fn tagged_count(&mut self, _: usize, _: usize) {}
+    fn nodes(&self) -> usize {
+        0
+    }
+}
+
 /// Field `i` of a struct's spec fields (the generator numbers them as the spec lists them).
 fn field(fs: &'static [FieldSpec], i: usize) -> Result<&'static FieldSpec, GiveUp> {
     fs.get(i).ok_or(GiveUp)

@@ -9,7 +9,7 @@ use std::{env, fs, path::Path};
 
 // The spec language's version ranges and types, shared with the crate.
 #[allow(dead_code)]
-#[path = "src/kafka/versions.rs"]
+#[path = "src/kafka/spec/versions.rs"]
 mod versions;
 // The walks generated from the message specs (src/kafka/walk_gen.rs).
 #[path = "build/walks.rs"]
@@ -84,7 +84,7 @@ fn main() {
 /// parse gets none (the registry reports it when it loads).
 fn generate_walks(names: &[String]) -> String {
     println!("cargo:rerun-if-changed=build/walks.rs");
-    println!("cargo:rerun-if-changed=src/kafka/versions.rs");
+    println!("cargo:rerun-if-changed=src/kafka/spec/versions.rs");
     let mut g = walks::Gen::default();
     for (i, n) in names.iter().enumerate() {
         let text = fs::read_to_string(Path::new("schema").join(n)).expect("read a spec");

@@ -219,9 +219,9 @@ fn renderers_filters_and_fact_collectors_do_not_test_names() {
     for dir in ["src/render", "src/filter", "src/analyses"] {
         rust_files(&root.join(dir), &mut files);
     }
-    files.push(root.join("src/kafka/facts.rs"));
-    files.push(root.join("src/kafka/collect.rs"));
-    files.push(root.join("src/kafka/topics.rs"));
+    files.push(root.join("src/kafka/meaning/facts.rs"));
+    files.push(root.join("src/kafka/walk/collect.rs"));
+    files.push(root.join("src/kafka/conversation/topics.rs"));
     assert!(files.len() > 20, "src/ not found");
     let mut over = Vec::new();
     let mut under = Vec::new();

@@ -2,7 +2,7 @@
 //! header, its facts and the values the analyses need) into an [`Event`] of their own, so
 //! that a change to how messages are decoded and kept touches this file only.
 
-use crate::kafka::facts::{MemberFact, PartitionFact, Scalar};
+use crate::kafka::meaning::facts::{MemberFact, PartitionFact, Scalar};
 use crate::kafka::stream::Record;
 use crate::kafka::Direction;
 use std::net::SocketAddr;

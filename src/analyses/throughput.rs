@@ -6,7 +6,7 @@
 use super::adapter::Event;
 use super::series::{at_text, ms, ms_text, Buckets};
 use super::{MAX_KEYS, MAX_SAMPLES};
-use crate::kafka::facts::BatchFact;
+use crate::kafka::meaning::facts::BatchFact;
 use crate::render::table::{Cell, Grid};
 use serde_json::{json, Value as J};
 use std::collections::{BTreeMap, HashMap};

@@ -4,7 +4,7 @@
 use super::parser::FieldName;
 use super::suggest::{did_you_mean, nearest};
 use super::FilterError;
-use crate::kafka::facts::FactField;
+use crate::kafka::meaning::facts::FactField;
 use crate::kafka::names::API_NAMES;
 use crate::kafka::schema::{registry, Direction, FieldSpec, FieldType, MessageSpec, Role};
 use std::fmt;

@@ -4,8 +4,8 @@
 //! field holding one empty 61-byte RecordBatch v2 (or, in the versions that predate batches,
 //! Produce v0-2 and Fetch v0-3, one empty 26-byte legacy message).
 
-use super::message::{request_header_version, response_header_version};
-use super::schema::{Direction, FieldSpec, FieldType, MessageSpec};
+use crate::kafka::spec::schema::{Direction, FieldSpec, FieldType, MessageSpec};
+use crate::kafka::walk::message::{request_header_version, response_header_version};
 
 struct Enc {
     out: Vec<u8>,
@@ -136,7 +136,11 @@ pub fn body(spec: &MessageSpec, version: i16) -> Vec<u8> {
         out: Vec::new(),
         version,
         flexible: spec.is_flexible(version),
-        message_sets: super::records::carries_message_sets(spec.api_key, spec.direction, version),
+        message_sets: crate::kafka::records::carries_message_sets(
+            spec.api_key,
+            spec.direction,
+            version,
+        ),
     };
     e.fields(&spec.fields);
     e.out

@@ -1,47 +1,50 @@
 //! Kafka: framing, headers, schema-driven decoding, request/response pairing.
+//!
+//! Five rooms, read in the order data moves through them, with arrows that go one way
+//! (tests/code_shape.rs checks them):
+//!
+//! - `spec`: the spec tables and names. Uses nothing else of Kafka's.
+//! - `meaning`: what decoded messages mean, as data (codes, problems, facts). Uses `spec`.
+//! - `walk`: a frame's bytes walked against the specs, into a tree or straight into facts.
+//!   Uses `spec` and `meaning`.
+//! - `records`: record batches and legacy message sets inside a `records` field. Uses
+//!   `walk` (its cursor, nodes and, for keys and values that hold messages, its decoder),
+//!   `spec` and `meaning`; the walk reaches it only through `Decoder::records_field`, which
+//!   this room defines.
+//! - `conversation`: frames cut from connections, requests paired with responses, topic
+//!   names learnt. Uses all the others.
+//!
+//! `example` builds the smallest instance of any message, for the command line and tests.
 // Input-derived values never index, unwrap or expect here: a hostile capture must not panic.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-pub(crate) mod codes;
-pub(crate) mod collect;
-pub(crate) mod cursor;
-pub(crate) mod decode;
-pub(crate) mod embed;
+pub mod conversation;
 pub mod example;
-pub(crate) mod facts;
-pub mod frames;
-pub mod framing;
-pub(crate) mod header;
-pub(crate) mod health;
-pub mod message;
-pub mod names;
-pub(crate) mod node;
-pub mod pairing;
-pub mod problem;
+pub mod meaning;
 pub(crate) mod records;
-pub(crate) mod sasl;
-pub mod schema;
-pub mod stream;
-pub(crate) mod topics;
-pub(crate) mod versions;
-pub(crate) mod walk;
-pub(crate) mod walk_gen;
+pub mod spec;
+pub mod walk;
 
 // The stages' interfaces (framing, pairing and the stream of records, the message and its
-// schema) are public modules; the decoder's inner parts are private, and what of them a
-// caller sees is named here.
-pub use codes::{ApiKey, ErrorCode};
-pub use cursor::ReadError;
-pub use decode::{DecodeError, DecodeOptions, Diagnosis, ErrorKind, MAX_ELEMENTS, MAX_NODES};
-pub use embed::EmbeddedMessage;
-pub use facts::{
+// schema) keep the paths callers know; the decoder's inner parts are private, and what of
+// them a caller sees is named here.
+pub use conversation::{frames, framing, pairing, stream};
+pub use meaning::problem;
+pub use spec::{names, schema};
+pub use walk::message;
+
+pub use conversation::health::StreamHealth;
+pub use conversation::topics::TopicNames;
+pub use meaning::codes::{ApiKey, ErrorCode};
+pub use meaning::facts::{
     BatchFact, Facts, MemberFact, PartitionFact, Scalar, TopicFact, TopicList, TopicRef,
 };
-pub use health::StreamHealth;
-pub use message::{decode_request, decode_response, Message};
-pub use node::{Desc, Enc, Node, NodeKind, Note, Region, Shape, Value};
-pub use problem::ProblemKind;
+pub use meaning::problem::ProblemKind;
 pub use records::{RecordSet, RecordsOptions, Tally, MAX_DECOMPRESSED};
-pub use sasl::{SaslFact, SaslStep};
-pub use schema::{registry, Direction};
-pub use topics::TopicNames;
+pub use spec::schema::{registry, Direction};
+pub use walk::cursor::ReadError;
+pub use walk::decode::{DecodeError, DecodeOptions, Diagnosis, ErrorKind, MAX_ELEMENTS, MAX_NODES};
+pub use walk::embed::EmbeddedMessage;
+pub use walk::message::{decode_request, decode_response, Message};
+pub use walk::node::{Desc, Enc, Node, NodeKind, Note, Region, Shape, Value};
+pub use walk::sasl::{SaslFact, SaslStep};

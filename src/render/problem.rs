@@ -1,8 +1,8 @@
 //! Problems in words: the paths, and the details the decoder records as data.
 
-use crate::kafka::decode::{DecodeError, Diagnosis};
 use crate::kafka::problem::{Detail, HeaderOnly, Path, Step, Tried};
 use crate::kafka::ReadError;
+use crate::kafka::{DecodeError, Diagnosis};
 use std::fmt;
 
 /// `Topics[0].Partitions[2].ErrorCode`: field names joined by dots, element indices in

@@ -3,9 +3,9 @@
 
 use super::summary::latency_text;
 use super::table::{Cell as TCell, Grid};
-use crate::kafka::health::StreamHealth;
 use crate::kafka::message::api_display_name;
 use crate::kafka::stream::{Notice, Record};
+use crate::kafka::StreamHealth;
 use crate::kafka::{names, Direction};
 use serde_json::{json, Value as J};
 use std::collections::{BTreeMap, BTreeSet};

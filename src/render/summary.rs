@@ -2,7 +2,7 @@
 //! direction, correlation id, and the essentials of the body.
 
 use super::value::quote;
-use crate::kafka::facts::{Facts, Scalar, TopicList, TopicRef, MAX_TOPICS};
+use crate::kafka::meaning::facts::{Facts, Scalar, TopicList, TopicRef, MAX_TOPICS};
 use crate::kafka::problem::{ErrorEntry, Path, Step};
 use crate::kafka::stream::Record;
 use crate::kafka::EmbeddedMessage;

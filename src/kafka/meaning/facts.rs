@@ -6,9 +6,9 @@
 //! elements, the counts of arrays below them, and fields that name groups, members, producers,
 //! cursors and coordinators in whichever API has them.
 
-use super::message::Message;
-use super::node::{Node, NodeKind, Note, Shape, Value};
-use super::schema::{Direction, Role};
+use crate::kafka::spec::schema::{Direction, Role};
+use crate::kafka::walk::message::Message;
+use crate::kafka::walk::node::{Node, NodeKind, Note, Shape, Value};
 
 /// Topics kept by name or id; the rest are counted.
 pub const MAX_TOPICS: usize = 5;
@@ -747,7 +747,7 @@ fn members(body: &Index<'_>, key: i16, response: bool) -> Vec<MemberFact> {
 mod tests {
     use super::*;
 
-    use crate::kafka::schema::FieldSpec;
+    use crate::kafka::spec::schema::FieldSpec;
 
     /// Every field of the API and data specs, at every depth.
     fn specs_fields() -> impl Iterator<Item = &'static FieldSpec> {
@@ -758,7 +758,7 @@ mod tests {
             }
         }
         let mut all = Vec::new();
-        let reg = crate::kafka::registry();
+        let reg = crate::kafka::spec::schema::registry();
         for key in reg.api_keys() {
             let specs = [Direction::Request, Direction::Response].map(|d| reg.get(key, d));
             for s in specs.into_iter().flatten() {
@@ -807,7 +807,7 @@ mod tests {
     #[test]
     fn a_metadata_v13_response_names_its_cluster_brokers_and_topics() {
         // The seed vector: decode it and read the facts.
-        let text = include_str!("../../tests/fixtures/vectors/metadata-v13-response.hex");
+        let text = include_str!("../../../tests/fixtures/vectors/metadata-v13-response.hex");
         let bytes = crate::capture::hex::parse(text).unwrap();
         let m = crate::kafka::decode_response(&bytes, 3, 13);
         let f = collect(&m);

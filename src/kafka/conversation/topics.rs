@@ -1,9 +1,9 @@
 //! Topic ids to names. Metadata v10+ and DescribeTopicPartitions responses carry both; later
 //! messages that carry only an id get the name beside it, in every view.
 
-use super::node::{Node, Value};
-use super::schema::Role;
-use super::Message;
+use crate::kafka::spec::schema::Role;
+use crate::kafka::walk::message::Message;
+use crate::kafka::walk::node::{Node, Value};
 use std::collections::HashMap;
 
 #[derive(Debug, Default, Clone)]
@@ -47,11 +47,12 @@ impl TopicNames {
                 self.learn_pair(*id, name);
             }
             if !self.map.is_empty() && may_hold_ids(msg) {
-                super::collect::name_ids(&mut msg.facts, self);
+                crate::kafka::walk::collect::name_ids(&mut msg.facts, self);
             }
             return;
         }
-        if msg.direction == super::Direction::Response && matches!(msg.api_key, Some(3) | Some(75))
+        if msg.direction == crate::kafka::spec::schema::Direction::Response
+            && matches!(msg.api_key, Some(3) | Some(75))
         {
             self.learn(&msg.root);
         }
@@ -103,9 +104,9 @@ impl TopicNames {
         let mut noted = false;
         for c in n.children.iter_mut() {
             if let Value::Uuid(u) = c.value {
-                if !named && c.note == super::node::Note::None {
+                if !named && c.note == crate::kafka::walk::node::Note::None {
                     if let Some(name) = self.map.get(&u) {
-                        c.note = super::node::Note::TopicName(name.clone());
+                        c.note = crate::kafka::walk::node::Note::TopicName(name.clone());
                         noted = true;
                     }
                 }
@@ -123,7 +124,7 @@ impl TopicNames {
 /// is walked all the same.
 fn may_hold_ids(msg: &Message) -> bool {
     msg.api_key
-        .is_none_or(|k| super::registry().may_hold_ids(k, msg.direction))
+        .is_none_or(|k| crate::kafka::spec::schema::registry().may_hold_ids(k, msg.direction))
 }
 
 #[cfg(test)]
@@ -139,10 +140,10 @@ mod tests {
         let mut t = Node::new("Topics", "struct", 0, Region::ResponseBody, NodeKind::Group);
         let mut tid = Node::new("TopicId", "uuid", 0, Region::ResponseBody, NodeKind::Field);
         tid.value = Value::Uuid(id);
-        tid.field = Some(crate::kafka::schema::metadata_field(Role::TopicId));
+        tid.field = Some(crate::kafka::spec::schema::metadata_field(Role::TopicId));
         let mut n = Node::new("Name", "string", 0, Region::ResponseBody, NodeKind::Field);
         n.value = Value::Str(Some(name.to_string()));
-        n.field = Some(crate::kafka::schema::metadata_field(Role::Name));
+        n.field = Some(crate::kafka::spec::schema::metadata_field(Role::Name));
         t.children = vec![tid, n];
         t
     }

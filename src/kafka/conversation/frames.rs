@@ -2,18 +2,20 @@
 //! framing core, [`super::framing`]), and telling requests from responses when nothing but the
 //! bytes is known (pairing with the pairing core, [`super::pairing`]).
 
-use super::decode::{DecodeOptions, ErrorKind};
 use super::framing::{self, Prefix};
-use super::message::peek_request;
-use super::message::{
-    decode_request, decode_response_header_only, peek_response_correlation, Message,
-};
-use super::message::{decode_request_with, decode_response_embedding, decode_response_with};
 use super::pairing::{self, Pending};
-use super::problem::HeaderOnly;
-use super::schema::registry;
 use super::stream::{Notice, Record, Sink};
 use super::topics::TopicNames;
+use crate::kafka::meaning::problem::HeaderOnly;
+use crate::kafka::spec::schema::registry;
+use crate::kafka::walk::decode::{DecodeOptions, ErrorKind};
+use crate::kafka::walk::message::peek_request;
+use crate::kafka::walk::message::{
+    decode_request, decode_response_header_only, peek_response_correlation, Message,
+};
+use crate::kafka::walk::message::{
+    decode_request_with, decode_response_embedding, decode_response_with,
+};
 use std::net::{Ipv4Addr, SocketAddr};
 
 /// One frame's place in a buffer.

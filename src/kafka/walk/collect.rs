@@ -7,7 +7,7 @@
 //! role. The collector keeps, for each of those structs, the first field of each fact and role
 //! (plain fields before tagged ones, as the tree's index has it), and for each array of the
 //! body what the facts take from its elements. [`Collector::facts`] then answers as
-//! [`super::facts::collect_body`] does on the tree; tests/facts_walk.rs holds the two equal on
+//! [`crate::kafka::meaning::facts::collect_body`] does on the tree; tests/facts_walk.rs holds the two equal on
 //! every frame of every sample.
 //!
 //! Messages whose facts need more than this (group members and their consumer protocol), or
@@ -16,12 +16,12 @@
 
 use super::cursor::Prefix;
 use super::decode::Decoder;
-use super::facts::{
+use super::interpreted::GiveUp;
+use crate::kafka::meaning::facts::{
     FactField, Facts, Scalar, TopicFact, TopicList, TopicRef, IDENTITY, MAX_TOPICS,
 };
-use super::problem::Step;
-use super::schema::{Direction, FieldSpec, FieldType, MessageSpec, Role};
-use super::walk::GiveUp;
+use crate::kafka::meaning::problem::Step;
+use crate::kafka::spec::schema::{Direction, FieldSpec, FieldType, MessageSpec, Role};
 
 /// Levels of the body the collector reads: the body's fields and those one level down, as
 /// the summary's decoding keeps them.
@@ -53,7 +53,7 @@ struct Slot {
 }
 
 /// Slots a frame indexes by fact and by role: one for each fact field, and `FactField::None`.
-const FACTS: usize = super::facts::FACT_FIELDS.len() + 1;
+const FACTS: usize = crate::kafka::meaning::facts::FACT_FIELDS.len() + 1;
 
 /// The fields of one struct the facts may read, in the order met, with the first of each
 /// fact and role indexed (one more than its slot; 0 for none): the facts ask a body for some
@@ -398,7 +398,7 @@ impl Collector {
         pairs
     }
 
-    /// The facts, as [`super::facts::collect_body`] gives them from the tree of the first two
+    /// The facts, as [`crate::kafka::meaning::facts::collect_body`] gives them from the tree of the first two
     /// levels; `buf` is the frame the strings lie in.
     pub(crate) fn facts(&self, buf: &[u8], api_version: Option<i16>) -> Facts {
         let b = &self.body;
@@ -594,7 +594,7 @@ fn topic_ref(t: &Frame, buf: &[u8]) -> TopicRef {
     match t.fact(FactField::TopicId) {
         Some(Val::Uuid(u)) => {
             // The decoder notes the names its record layouts give (the metadata log's).
-            let layouts = super::schema::registry().record_layouts();
+            let layouts = crate::kafka::spec::schema::registry().record_layouts();
             let known = t
                 .fact_slot(FactField::TopicId)
                 .is_some_and(|s| s.role == Role::TopicId);
@@ -644,7 +644,7 @@ fn text(buf: &[u8], (at, n): (usize, usize)) -> String {
 
 /// Names the topic ids of a message's facts with the names learnt since: what the tree's
 /// topic names do to its nodes before the facts are read again.
-pub fn name_ids(facts: &mut Facts, names: &super::topics::TopicNames) {
+pub fn name_ids(facts: &mut Facts, names: &crate::kafka::conversation::topics::TopicNames) {
     for list in [&mut facts.topics, &mut facts.resources]
         .into_iter()
         .flatten()
@@ -682,7 +682,7 @@ impl Decoder<'_> {
         // to the decoder's collector.
         let done = match generated {
             Some(file) => self.walked(|d| {
-                super::walk_gen::walk_body(file, version, d, &mut *c, &spec.fields)
+                super::generated::walk_body(file, version, d, &mut *c, &spec.fields)
                     .unwrap_or(Err(GiveUp))?;
                 d.at_end()
             }),

@@ -95,7 +95,7 @@ impl ProblemKind {
     }
 }
 
-use super::schema::FieldId;
+use crate::kafka::spec::schema::FieldId;
 
 /// One step of a path into a message body: a field of the spec tables, or an element index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -343,7 +343,7 @@ pub enum Tried {
     /// Decoding stopped.
     Stopped {
         newest: i16,
-        error: Box<super::decode::DecodeError>,
+        error: Box<crate::kafka::walk::decode::DecodeError>,
     },
     LeftOver {
         newest: i16,

@@ -5,11 +5,11 @@
 //! against the bytes that remain before anything is sized by them, and every failure is a
 //! typed error with the offset where it happened, to which the decoder adds the field's path.
 
-use super::codes::{ApiKey, ErrorCode};
 use super::cursor::{self, Cursor, Length, Prefix, ReadError};
 use super::node::{Desc, Enc, Node, NodeKind, Note, Region, Shape, Value};
-use super::problem::{Detail, ErrorEntry, Path, ProblemKind, Step};
-use super::schema::{Content, FieldId, FieldSpec, FieldType, MessageSpec, Role};
+use crate::kafka::meaning::codes::{ApiKey, ErrorCode};
+use crate::kafka::meaning::problem::{Detail, ErrorEntry, Path, ProblemKind, Step};
+use crate::kafka::spec::schema::{Content, FieldId, FieldSpec, FieldType, MessageSpec, Role};
 use std::borrow::Cow;
 
 /// What kind of stop: damage in the bytes, or an API or version kdissect has no table for.
@@ -130,7 +130,7 @@ impl Default for DecodeOptions {
         DecodeOptions {
             struct_presence_byte: true,
             max_elements: MAX_ELEMENTS,
-            max_decompressed: super::records::MAX_DECOMPRESSED,
+            max_decompressed: crate::kafka::records::MAX_DECOMPRESSED,
             max_nodes: MAX_NODES,
             keep_depth: usize::MAX,
             records: true,
@@ -168,10 +168,10 @@ pub(crate) struct Decoder<'a> {
     /// The SASL message met in a field that carries one.
     pub(crate) sasl: Option<super::sasl::SaslFact>,
     /// The message being decoded: (API key, direction).
-    pub(super) message: Option<(i16, super::schema::Direction)>,
+    pub(super) message: Option<(i16, crate::kafka::spec::schema::Direction)>,
     /// What the message has used of its budgets: decompressed bytes, diagnoses past the
     /// bound, nodes kept in its arrays and record batches.
-    pub(crate) spent: super::records::Spent,
+    pub(crate) spent: crate::kafka::records::Spent,
     /// Messages embedded in the one being decoded, around the current position (0 at the top).
     pub(super) depth: u8,
     /// For a response: the API and version of the request its paired request embedded
@@ -181,11 +181,11 @@ pub(crate) struct Decoder<'a> {
     pub(crate) embedded: Option<Box<super::embed::EmbeddedMessage>>,
     /// The topic the fields being decoded are about (the last topic name or id met in the
     /// structs around), for records whose layout depends on their topic.
-    pub(super) topic_layout: Option<&'static super::schema::Layout>,
+    pub(super) topic_layout: Option<&'static crate::kafka::spec::schema::Layout>,
     /// Record types met in record values that have a layout (metadata records), counted.
     pub(crate) record_types: Vec<(&'static str, u32)>,
     /// The facts of the record batches kept so far, which records nodes index.
-    pub(crate) batch_facts: Vec<super::facts::BatchFact>,
+    pub(crate) batch_facts: Vec<crate::kafka::meaning::facts::BatchFact>,
     /// Nodes a full decode of the current element would have kept but `facts_only` walked
     /// past: the element still counts them against the node budget, so that which elements
     /// are kept does not depend on the option.
@@ -286,7 +286,7 @@ impl<'a> Decoder<'a> {
     }
 
     pub(super) fn diag(&mut self, kind: ProblemKind, offset: usize, detail: Detail) {
-        if self.diagnoses.len() >= super::records::MAX_DIAGNOSES {
+        if self.diagnoses.len() >= crate::kafka::records::MAX_DIAGNOSES {
             self.spent.dropped_diagnoses += 1;
             return;
         }
@@ -674,14 +674,14 @@ impl<'a> Decoder<'a> {
     fn track_topic(&mut self, f: &FieldSpec, n: &mut Node) {
         match &n.value {
             Value::Uuid(u) if f.role == Role::TopicId => {
-                let layouts = super::schema::registry().record_layouts();
+                let layouts = crate::kafka::spec::schema::registry().record_layouts();
                 self.topic_layout = layouts.topic_values(None, Some(u));
                 if let (Some(name), Note::None) = (layouts.topic_name(u), &n.note) {
                     n.note = Note::TopicName(name.to_string());
                 }
             }
             Value::Str(_) if f.names_topic => {
-                let layouts = super::schema::registry().record_layouts();
+                let layouts = crate::kafka::spec::schema::registry().record_layouts();
                 // Below the kept levels the string is not copied: read its bytes.
                 let name = self
                     .string_data(n)
@@ -876,16 +876,16 @@ impl<'a> Decoder<'a> {
         field: usize,
         n: usize,
         out: &mut Vec<Node>,
-    ) -> super::records::RecordSet {
-        let opts = super::records::RecordsOptions {
+    ) -> crate::kafka::records::RecordSet {
+        let opts = crate::kafka::records::RecordsOptions {
             max_decompressed: self.opts.max_decompressed,
             max_records: self.opts.max_elements,
             max_nodes: self.opts.max_nodes,
             records: self.opts.records,
             values: self.topic_layout,
         };
-        let mut found = super::records::Found::default();
-        let (batches, tally) = super::records::decode(
+        let mut found = crate::kafka::records::Found::default();
+        let (batches, tally) = crate::kafka::records::decode(
             self.buf,
             (self.pos, self.pos + n),
             opts,
@@ -903,7 +903,7 @@ impl<'a> Decoder<'a> {
         }
         if let Some((key, direction)) = self.message {
             if let Some(why) =
-                super::records::batch_format_problem(key, direction, self.version, &tally)
+                crate::kafka::records::batch_format_problem(key, direction, self.version, &tally)
             {
                 self.diag(ProblemKind::Interop, field, why);
             }
@@ -916,7 +916,7 @@ impl<'a> Decoder<'a> {
         let first = self.batch_facts.len() as u32;
         let len = found.batches.len() as u32;
         self.batch_facts.append(&mut found.batches);
-        super::records::RecordSet { tally, first, len }
+        crate::kafka::records::RecordSet { tally, first, len }
     }
 
     fn struct_field(

@@ -355,7 +355,7 @@ pub struct FieldSpec {
     /// What the field is for (from its name and type, once).
     pub role: Role,
     /// Which field the facts read this one as, from its name (once).
-    pub fact: super::facts::FactField,
+    pub fact: crate::kafka::meaning::facts::FactField,
     /// The facts (src/kafka/facts.rs) or the topic names read this field: a view that needs
     /// only the facts keeps its node, and walks past the others.
     pub facts: bool,
@@ -493,12 +493,12 @@ fn convert_fields(
                 other => other.display(),
             };
             let role = Role::of(&f.name, &ty);
-            let fact = super::facts::FactField::of(&f.name);
+            let fact = crate::kafka::meaning::facts::FactField::of(&f.name);
             Ok(FieldSpec {
                 error_code: role == Role::ErrorCode && ty == FieldType::Int16,
                 names_topic: ty == FieldType::String
                     && f.entity_type.as_deref() == Some("topicName"),
-                facts: super::facts::reads(fact, role),
+                facts: crate::kafka::meaning::facts::reads(fact, role),
                 fact,
                 role,
                 type_name,
@@ -805,7 +805,7 @@ pub fn registry() -> &'static Registry {
 }
 
 /// kdissect's own rules for record keys and values (schema-src/records.json).
-static RECORD_LAYOUTS: &str = include_str!("../../schema-src/records.json");
+static RECORD_LAYOUTS: &str = include_str!("../../../schema-src/records.json");
 
 /// Where record keys and values hold messages rather than plain bytes: control records'
 /// keys and values, and the records of a topic whose values have a layout (the KRaft
@@ -934,15 +934,15 @@ mod tests {
     fn tables_apart_match_their_manifests() {
         for (manifest, files) in [
             (
-                include_str!("../../schema/headers/MANIFEST.txt"),
+                include_str!("../../../schema/headers/MANIFEST.txt"),
                 hashed(header_files()),
             ),
             (
-                include_str!("../../schema/data/MANIFEST.txt"),
+                include_str!("../../../schema/data/MANIFEST.txt"),
                 hashed(data_files()),
             ),
             (
-                include_str!("../../schema/metadata/MANIFEST.txt"),
+                include_str!("../../../schema/metadata/MANIFEST.txt"),
                 hashed(metadata_files()),
             ),
         ] {

@@ -3,12 +3,12 @@
 //! body of the API and version the header or the request names.
 
 use super::decode::{DecodeError, DecodeOptions, Decoder, Diagnosis, ErrorKind};
+use super::generated::Validate;
 use super::header::{self, HeaderValues};
-use super::names;
 use super::node::{Node, NodeKind, Region, Shape, Value};
-use super::problem::{Detail, HeaderOnly, Path, ProblemKind, Step, Tried};
-use super::schema::{registry, Direction, FieldSpec, FieldType, MessageSpec};
-use super::walk_gen::Validate;
+use crate::kafka::meaning::problem::{Detail, HeaderOnly, Path, ProblemKind, Step, Tried};
+use crate::kafka::spec::names;
+use crate::kafka::spec::schema::{registry, Direction, FieldSpec, FieldType, MessageSpec};
 use std::borrow::Cow;
 
 pub use super::header::{
@@ -34,7 +34,7 @@ pub struct Message {
     pub size: usize,
     /// Every non-zero error code in the body, with its path (`Topics[0].ErrorCode`), found while
     /// decoding (also below the levels a summary keeps).
-    pub errors: Vec<super::problem::ErrorEntry>,
+    pub errors: Vec<crate::kafka::meaning::problem::ErrorEntry>,
     /// Records in the message's record batches, and the batches' bytes.
     pub records: (i64, usize),
     /// The version is newer than kdissect's tables and the body was read with the layout of
@@ -46,7 +46,7 @@ pub struct Message {
     /// The SASL message in a SaslAuthenticate body.
     pub sasl: Option<super::sasl::SaslFact>,
     /// What the message is about (topics, group, cursor...), gathered once decoded.
-    pub facts: super::facts::Facts,
+    pub facts: crate::kafka::meaning::facts::Facts,
     /// The request or response carried inside (an Envelope's), when there is one.
     /// (Boxed: most messages carry none, and messages are moved often.)
     pub embedded: Option<Box<super::embed::EmbeddedMessage>>,
@@ -54,7 +54,7 @@ pub struct Message {
     /// with how many records of it there are, most first.
     pub record_types: Vec<(&'static str, u32)>,
     /// The facts of the record batches its records fields keep, which their nodes index.
-    pub batches: Vec<super::facts::BatchFact>,
+    pub batches: Vec<crate::kafka::meaning::facts::BatchFact>,
     /// Set when the body's facts were gathered as it was walked, with no node kept below the
     /// body (the summary's and the statistics' decoding): the (TopicId, Name) pairs its
     /// structs hold, for the topic names to learn.
@@ -93,7 +93,7 @@ impl Message {
 
     /// Gathers the facts again (after topic names were learnt and noted on ids).
     pub fn refresh_facts(&mut self) {
-        self.facts = super::facts::collect(self);
+        self.facts = crate::kafka::meaning::facts::collect(self);
     }
 
     /// The message body node, if the header decoded.
@@ -455,7 +455,7 @@ fn walked_verdict(frame: &[u8], direction: Direction, api: Option<(i16, i16)>) -
         Direction::Response => Region::ResponseBody,
     };
     d.prepare_body(spec, version, trial_options());
-    let walked = super::walk_gen::walk_body(file, version, &mut d, &mut Validate, &spec.fields);
+    let walked = super::generated::walk_body(file, version, &mut d, &mut Validate, &spec.fields);
     matches!(walked, Some(Ok(()))) && d.pos == d.end && d.diagnoses.is_empty()
 }
 

@@ -12,10 +12,10 @@
 use super::collect::{Collector, Val};
 use super::cursor::Prefix;
 use super::decode::Decoder;
+use super::interpreted::GiveUp;
 use super::node::Region;
-use super::problem::{ErrorEntry, Step};
-use super::schema::{FieldId, FieldSpec, Role};
-use super::walk::GiveUp;
+use crate::kafka::meaning::problem::{ErrorEntry, Step};
+use crate::kafka::spec::schema::{FieldId, FieldSpec, Role};
 use std::borrow::Cow;
 
 type W = Result<(), GiveUp>;
@@ -156,7 +156,7 @@ impl Decoder<'_> {
     /// layout by topic.
     fn follow_topic_id(&mut self, f: &'static FieldSpec, u: &[u8; 16]) {
         if f.role == Role::TopicId {
-            self.topic_layout = super::schema::registry()
+            self.topic_layout = crate::kafka::spec::schema::registry()
                 .record_layouts()
                 .topic_values(None, Some(u));
         }
@@ -262,9 +262,9 @@ impl Decoder<'_> {
 // body's by spec file and version. Warnings that only its regularity causes are allowed (a
 // field fetched that a walk does not read, code after a `return` where a version gives up).
 #[allow(unused_variables, unreachable_code, clippy::needless_return)]
-mod generated {
+mod code {
     use super::*;
     include!(concat!(env!("OUT_DIR"), "/walks.rs"));
 }
 
-pub(super) use generated::walk_body;
+pub(super) use code::walk_body;

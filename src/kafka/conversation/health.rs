@@ -2,7 +2,7 @@
 //! exit status and the statistics read the same counters.
 
 use super::stream::{Notice, Record};
-use super::Direction;
+use crate::kafka::spec::schema::Direction;
 use crate::tcp::EndKind;
 
 /// Names of APIs not decoded, kept for the report: at most this many.

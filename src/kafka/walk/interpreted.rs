@@ -12,8 +12,8 @@
 
 use super::decode::Decoder;
 use super::node::Region;
-use super::problem::{ErrorEntry, Step};
-use super::schema::{Content, FieldId, FieldSpec, FieldType, Role};
+use crate::kafka::meaning::problem::{ErrorEntry, Step};
+use crate::kafka::spec::schema::{Content, FieldId, FieldSpec, FieldType, Role};
 use std::borrow::Cow;
 
 /// The walk met something only the decoder handles.
@@ -33,9 +33,9 @@ pub(super) struct Mark {
     records: (i64, usize),
     record_types: Vec<(&'static str, u32)>,
     batch_facts: usize,
-    spent: super::records::Spent,
+    spent: crate::kafka::records::Spent,
     next_source: u16,
-    topic_layout: Option<&'static super::schema::Layout>,
+    topic_layout: Option<&'static crate::kafka::spec::schema::Layout>,
     level: usize,
 }
 
@@ -210,7 +210,7 @@ impl<'a> Decoder<'a> {
             }
         } else if *ty == FieldType::Uuid && f.role == Role::TopicId {
             let u: [u8; 16] = data.try_into().map_err(|_| GiveUp)?;
-            self.topic_layout = super::schema::registry()
+            self.topic_layout = crate::kafka::spec::schema::registry()
                 .record_layouts()
                 .topic_values(None, Some(&u));
         }
@@ -284,7 +284,7 @@ impl<'a> Decoder<'a> {
         // A topic's name says which topic the fields after it are about.
         if spec.is_some_and(|f| f.names_topic) {
             let name = len.and_then(|n| std::str::from_utf8(self.slice(at, n)).ok());
-            self.topic_layout = super::schema::registry()
+            self.topic_layout = crate::kafka::spec::schema::registry()
                 .record_layouts()
                 .topic_values(name, None);
         }

@@ -3,10 +3,10 @@
 //! the next frame start after damage. Hex input ([`super::frames::Cutter`]) and captures
 //! ([`super::stream::Tracker`]) both cut with it; every limit it uses is named here.
 
-use super::message::{decode_response, request_trial, response_is_clean, Message};
-use super::names;
 use super::pairing::{Asked, Pending};
-use super::schema::{registry, Direction};
+use crate::kafka::spec::names;
+use crate::kafka::spec::schema::{registry, Direction};
+use crate::kafka::walk::message::{decode_response, request_trial, response_is_clean, Message};
 use std::ops::RangeInclusive;
 
 /// Bytes of the int32 size prefix in front of every frame.
@@ -80,7 +80,7 @@ pub fn plausible_request_at(buf: &[u8], max_frame: usize) -> bool {
     if size < MIN_REQUEST || size as usize > max_frame {
         return false;
     }
-    let Some(p) = super::header::peek_request(buf) else {
+    let Some(p) = crate::kafka::walk::header::peek_request(buf) else {
         return false;
     };
     let known_version = match registry().get(p.api_key, Direction::Request) {
@@ -258,7 +258,7 @@ fn request_verdict(rest: &[u8], complete: Option<&[u8]>, max_frame: usize) -> Ve
     let Some(frame) = complete else {
         return Verdict::Wait;
     };
-    let known = super::header::peek_request(frame)
+    let known = crate::kafka::walk::header::peek_request(frame)
         .is_some_and(|p| registry().knows(p.api_key, p.api_version));
     let (clean, assumed_version) = request_trial(frame);
     if known {
@@ -464,9 +464,10 @@ fn scan_on<R: Asked>(data: &[u8], side: &Search<'_, R>, scan: &mut Scan) -> Opti
 /// a response whose correlation id is pending.
 fn strong_header<R: Asked>(rest: &[u8], requests: bool, pending: &Pending<R>) -> bool {
     if requests {
-        super::header::peek_request(rest)
+        crate::kafka::walk::header::peek_request(rest)
             .is_some_and(|p| registry().plausible(p.api_key, p.api_version))
     } else {
-        super::header::peek_response_correlation(rest).is_some_and(|c| pending.contains(c))
+        crate::kafka::walk::header::peek_response_correlation(rest)
+            .is_some_and(|c| pending.contains(c))
     }
 }

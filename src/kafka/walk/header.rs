@@ -2,11 +2,13 @@
 //! specs by the generic decoder that reads bodies. Header versions are chosen from the API key
 //! and version exactly as Kafka chooses them.
 
-use super::codes::ApiKey;
 use super::decode::{DecodeError, DecodeOptions, Decoder};
 use super::node::{Node, NodeKind, Note, Region, Shape, Value};
-use super::problem::{Detail, Path, Step};
-use super::schema::{registry, Direction, FieldSpec, FieldType, MessageSpec, Versions};
+use crate::kafka::meaning::codes::ApiKey;
+use crate::kafka::meaning::problem::{Detail, Path, Step};
+use crate::kafka::spec::schema::{
+    registry, Direction, FieldSpec, FieldType, MessageSpec, Versions,
+};
 use std::borrow::Cow;
 use std::sync::OnceLock;
 

@@ -8,11 +8,11 @@
 //! message that carries it. It is diagnosed, and the rest of the field is shown raw.
 
 use super::decode::{leaf, DecodeError, DecodeOptions, Decoder, Diagnosis, ErrorKind};
-use super::facts::Facts;
 use super::header;
 use super::node::{Node, NodeKind, Note, Region, Shape, Value};
-use super::problem::{Detail, Path, ProblemKind};
-use super::schema::{registry, Direction, Layout, MessageSpec};
+use crate::kafka::meaning::facts::Facts;
+use crate::kafka::meaning::problem::{Detail, Path, ProblemKind};
+use crate::kafka::spec::schema::{registry, Direction, Layout, MessageSpec};
 use std::borrow::Cow;
 
 /// The byte a masked secret shows as (the renderers' own mask, `*`).
@@ -26,7 +26,7 @@ const MAX_DEPTH: u8 = 2;
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct EmbeddedMessage {
     /// The field that carries it (`RequestData`).
-    pub field: super::problem::Path,
+    pub field: crate::kafka::meaning::problem::Path,
     pub direction: Option<Direction>,
     pub api_key: Option<i16>,
     pub api_version: Option<i16>,
@@ -36,7 +36,7 @@ pub struct EmbeddedMessage {
     /// What the embedded message is about.
     pub facts: Facts,
     /// Its non-zero error codes, with paths inside its own body.
-    pub errors: Vec<super::problem::ErrorEntry>,
+    pub errors: Vec<crate::kafka::meaning::problem::ErrorEntry>,
 }
 
 /// What the decoder was doing before it entered an embedded message.
@@ -219,12 +219,16 @@ impl<'a> Decoder<'a> {
 
     /// The error codes met since the `from`-th, with paths inside the embedded body (the
     /// field that embeds it, `RequestData.`, left out), as in a message of its own.
-    fn errors_since(&self, from: usize, depth: usize) -> Vec<super::problem::ErrorEntry> {
+    fn errors_since(
+        &self,
+        from: usize,
+        depth: usize,
+    ) -> Vec<crate::kafka::meaning::problem::ErrorEntry> {
         self.errors
             .get(from..)
             .unwrap_or_default()
             .iter()
-            .map(|e| super::problem::ErrorEntry {
+            .map(|e| crate::kafka::meaning::problem::ErrorEntry {
                 path: e.path.below(depth),
                 code: e.code,
             })
@@ -334,7 +338,8 @@ impl<'a> Decoder<'a> {
         let res = read.and_then(|()| self.embedded_body(key, direction, version, out));
         if let Some(body) = out.last().filter(|b| b.shape == Shape::Body) {
             let api = (Some(key), Some(version));
-            info.facts = super::facts::collect_body(body, direction, api, &self.batch_facts);
+            info.facts =
+                crate::kafka::meaning::facts::collect_body(body, direction, api, &self.batch_facts);
         }
         info.errors = self.errors_since(errors_from, field_depth);
         if self.depth == 1 {

@@ -3,9 +3,9 @@
 //! ([`super::frames::Conversation`]) and captures ([`super::stream::Tracker`], one table per
 //! connection) both pair with it.
 
-use super::message::Message;
-use super::names;
-use super::schema::registry;
+use crate::kafka::spec::names;
+use crate::kafka::spec::schema::registry;
+use crate::kafka::walk::message::Message;
 use std::collections::{HashMap, VecDeque};
 
 /// Requests waiting for a response (per connection, or per hex input) before the oldest is

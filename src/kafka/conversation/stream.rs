@@ -3,19 +3,19 @@
 //! its request by correlation id. Frames are cut and searched for with the framing core
 //! ([`super::framing`]) and paired with the pairing core ([`super::pairing`]), as hex input is.
 
-use super::decode::{DecodeOptions, ErrorKind};
 use super::framing::{
     self, guess_response, plausible_request_at, Prefix, Scan, Search, Want, SIZE_PREFIX,
 };
-use super::message::{
+use super::pairing::{self, waits_for_answer, Asked, Pending};
+use super::topics::TopicNames;
+use crate::kafka::meaning::problem::{Detail, HeaderOnly, Path, ProblemKind};
+use crate::kafka::spec::schema::{registry, Direction};
+use crate::kafka::walk::decode::Diagnosis;
+use crate::kafka::walk::decode::{DecodeOptions, ErrorKind};
+use crate::kafka::walk::message::{
     decode_request_with, decode_response_embedding, decode_response_header_only, peek_request,
     peek_response_correlation, Message,
 };
-use super::pairing::{self, waits_for_answer, Asked, Pending};
-use super::problem::{Detail, HeaderOnly, Path, ProblemKind};
-use super::schema::{registry, Direction};
-use super::topics::TopicNames;
-use super::Diagnosis;
 use crate::side::{Side, Sides};
 use crate::tcp::{At, EndKind, Event, GapKind};
 use std::collections::HashMap;
@@ -1770,7 +1770,7 @@ fn other_version_hint(frame: &[u8], key: i16, version: i16) -> Option<Diagnosis>
     // Nearest versions first.
     candidates.sort_by_key(|v| (i32::from(*v) - i32::from(version)).abs());
     for v in candidates {
-        if super::message::response_is_clean(frame, key, v) {
+        if crate::kafka::walk::message::response_is_clean(frame, key, v) {
             return Some(Diagnosis {
                 kind: ProblemKind::WrongVersionLayout,
                 offset: 0,

@@ -5,7 +5,7 @@
 //! Every read checks the bytes that remain before it takes anything or sizes anything by a
 //! length from the input, and a failed read says where and why; none panics or allocates.
 
-use super::problem::{Detail, ProblemKind};
+use crate::kafka::meaning::problem::{Detail, ProblemKind};
 
 /// Why a read stopped: where in its byte source, what kind of problem, and the detail (put
 /// into words when printed).

@@ -1,6 +1,6 @@
 //! The decoded tree: every node knows its byte span, its type, its value and what it means.
 
-use super::codes::{ApiKey, ErrorCode};
+use crate::kafka::meaning::codes::{ApiKey, ErrorCode};
 use std::borrow::Cow;
 
 /// What part of a frame a byte belongs to; the byte layout colours bytes by it.
@@ -59,7 +59,7 @@ pub enum Value {
         size: usize,
     },
     /// A records field's batches, counted.
-    Records(super::records::RecordSet),
+    Records(crate::kafka::records::RecordSet),
     /// Bytes held by the node itself: a record's key or value inside decompressed data, or a
     /// whole decompressed buffer (on its `decompressed` group node).
     Blob(Vec<u8>),
@@ -132,7 +132,7 @@ pub enum Note {
     Named(&'static str),
     /// A value of an enumeration, with its name (`None`: a value the enumeration lacks).
     Enum {
-        enumeration: &'static super::names::Enum,
+        enumeration: &'static crate::kafka::spec::names::Enum,
         name: Option<&'static str>,
     },
 }
@@ -141,7 +141,7 @@ impl Note {
     /// The note for `value` of `enumeration`: its name, or for a value the enumeration lacks
     /// an unknown name (none at all for a plain value of a field whose enumeration lists only
     /// sentinels).
-    pub fn of_enum(enumeration: &'static super::names::Enum, value: i64) -> Note {
+    pub fn of_enum(enumeration: &'static crate::kafka::spec::names::Enum, value: i64) -> Note {
         match enumeration.name_of(value) {
             None if enumeration.sentinels => Note::None,
             name => Note::Enum { enumeration, name },
@@ -198,7 +198,7 @@ pub struct Node {
     /// the message (held by its `decompressed` group node).
     pub source: u16,
     /// The field of the spec tables the node decodes, for a field's own node.
-    pub field: Option<super::schema::FieldId>,
+    pub field: Option<crate::kafka::spec::schema::FieldId>,
     /// What the node is in the wire's structure, beyond its kind: readers test this rather
     /// than its type's name.
     pub shape: Shape,
@@ -335,14 +335,14 @@ impl Node {
         }
     }
 
-    /// The role of the node's field ([`Role::Other`](super::schema::Role) for a node that is
+    /// The role of the node's field ([`Role::Other`](crate::kafka::spec::schema::Role) for a node that is
     /// not a field's).
-    pub fn role(&self) -> super::schema::Role {
+    pub fn role(&self) -> crate::kafka::spec::schema::Role {
         self.field.map(|f| f.role()).unwrap_or_default()
     }
 
     /// The fact field its spec is, if the facts read it by itself.
-    pub(crate) fn fact(&self) -> super::facts::FactField {
+    pub(crate) fn fact(&self) -> crate::kafka::meaning::facts::FactField {
         self.field.map(|f| f.spec().fact).unwrap_or_default()
     }
 

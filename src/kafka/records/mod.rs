@@ -5,12 +5,12 @@
 //! Batches sit inside a length-prefixed field, so damage here never stops the message: it is
 //! reported and the rest of the field is shown raw.
 
-use super::cursor::{Cursor, Prefix, ReadError, Res};
-use super::decode::Diagnosis;
-use super::facts::BatchFact;
-use super::node::{Node, NodeKind, Note, Region, Shape, Value};
-use super::problem::{Detail, Path, ProblemKind};
-use super::schema::{registry, Direction, Layout};
+use crate::kafka::meaning::facts::BatchFact;
+use crate::kafka::meaning::problem::{Detail, Path, ProblemKind};
+use crate::kafka::spec::schema::{registry, Direction, Layout};
+use crate::kafka::walk::cursor::{Cursor, Prefix, ReadError, Res};
+use crate::kafka::walk::decode::Diagnosis;
+use crate::kafka::walk::node::{Node, NodeKind, Note, Region, Shape, Value};
 use std::io::Read;
 
 /// What the records decoder may spend.
@@ -1322,14 +1322,14 @@ fn embed_last(
     if matches!(last.value, Value::Bytes(None)) {
         return None;
     }
-    let opts = super::decode::DecodeOptions {
+    let opts = crate::kafka::walk::decode::DecodeOptions {
         max_elements: ctx.opts.max_records,
         max_nodes: ctx.opts.max_nodes.saturating_sub(*ctx.nodes),
         max_decompressed: *ctx.budget,
         ..Default::default()
     };
     let span = (last.offset, last.end());
-    let mut part = super::embed::record_part(r.cur.buf, span, name, layout, opts);
+    let mut part = crate::kafka::walk::embed::record_part(r.cur.buf, span, name, layout, opts);
     for d in part.diagnoses.drain(..) {
         let inner = Detail::InRecord {
             part: name,
@@ -1341,7 +1341,7 @@ fn embed_last(
     if r.source == 0 {
         ctx.found.secrets.extend_from_slice(&part.secrets);
     } else {
-        super::embed::into_source(&mut part.node, r.source, r.cur.buf, &part.secrets);
+        crate::kafka::walk::embed::into_source(&mut part.node, r.source, r.cur.buf, &part.secrets);
         ctx.found.hidden.extend_from_slice(&part.secrets);
     }
     part.node.region = last.region;

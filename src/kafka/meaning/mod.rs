@@ -1,0 +1,7 @@
+//! What decoded messages mean, as data: the codes every message is about (`codes`), the
+//! problems found in them (`problem`) and the facts a message is about (`facts`). The walk
+//! and the conversation fill these in; the views put them into words.
+
+pub(crate) mod codes;
+pub(crate) mod facts;
+pub mod problem;

@@ -11,7 +11,7 @@ use std::{env, fs, path::Path};
 #[allow(dead_code)]
 #[path = "src/kafka/spec/versions.rs"]
 mod versions;
-// The walks generated from the message specs (src/kafka/walk_gen.rs).
+// The walks generated from the message specs (src/kafka/walk/generated.rs).
 #[path = "build/walks.rs"]
 mod walks;
 

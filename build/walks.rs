@@ -1,6 +1,6 @@
-//! Generates the walks of src/kafka/walk_gen.rs: one function per (API, direction, version)
+//! Generates the walks of src/kafka/walk/generated.rs: one function per (API, direction, version)
 //! and per struct it holds, written from the message specs, so that what the interpreted walk
-//! (src/kafka/walk.rs, src/kafka/collect.rs) decides for every field of every message (is the
+//! (src/kafka/walk/interpreted.rs, src/kafka/walk/collect.rs) decides for every field of every message (is the
 //! field in this version, is it tagged, how is its length written, which type is it, what does
 //! the collector want of it) is decided here, once, when the crate is built.
 //!

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from collections import defaultdict
 
-NAMES_RS = "src/kafka/names.rs"
+NAMES_RS = "src/kafka/spec/names.rs"
 
 
 def api_names():

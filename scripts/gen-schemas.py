@@ -21,7 +21,7 @@ for the two headers (RequestHeader, ResponseHeader: "type": "header", no apiKey)
 Fields named in schema-src/content.json get a "content" key of ours: "sasl" (the bytes are a
 SASL message, split into parts) or "secret" (masked in output unless secrets are asked for).
 Integer fields named in schema-src/enums.json get an "enum" key: the name of the enumeration
-(src/kafka/names.rs) whose names their values have. An entry of either file that names no
+(src/kafka/spec/names.rs) whose names their values have. An entry of either file that names no
 field of any table is an error.
 
 Kept: apiKey (not in headers), type, name, validVersions, flexibleVersions, and for each field name, type,

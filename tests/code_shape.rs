@@ -6,8 +6,9 @@
 //! as rustfmt writes it. Unit tests (after `mod tests`) are left out.
 //!
 //! Also the layering: nothing under src/capture, src/tcp, src/tls or src/kafka uses render,
-//! flags, sinks or the CLI; and no renderer, filter or fact collector tests a node's name or
-//! type against a literal beyond the debts listed in `NAME_TESTS_ALLOWED`, which only shrink.
+//! flags, sinks or the CLI; the rooms of src/kafka use one another one way only (`ROOMS`); and
+//! no renderer, filter or fact collector tests a node's name or type against a literal beyond
+//! the debts listed in `NAME_TESTS_ALLOWED`, which only shrink.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -160,6 +161,84 @@ fn capture_tcp_tls_and_kafka_use_nothing_of_the_outer_side() {
     );
 }
 
+/// The rooms of src/kafka, in the order data moves through them, and the rooms each may use:
+/// arrows go one way (src/kafka/mod.rs says why each arrow is there).
+const ROOMS: [(&str, &[&str]); 5] = [
+    ("spec", &[]),
+    ("meaning", &["spec"]),
+    ("walk", &["spec", "meaning"]),
+    ("records", &["spec", "meaning", "walk"]),
+    ("conversation", &["spec", "meaning", "walk", "records"]),
+];
+
+/// Lines of `path`, a file of room `room`, that reach a room it may not use (by a
+/// `crate::kafka::ROOM` path), or leave their room by `super::` (in a room's `mod.rs`) or
+/// `super::super::` (in its other files), or use what src/kafka/mod.rs re-exports (which
+/// hides the room it comes from). Unit tests are left out.
+fn room_trespasses(path: &Path, room: &str, allowed: &[&str]) -> Vec<(usize, String)> {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    let top = path.file_name().is_some_and(|n| n == "mod.rs");
+    let mut found = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        if t.starts_with("mod tests") {
+            break;
+        }
+        if t.starts_with("//") {
+            continue;
+        }
+        let escapes = if top {
+            line.contains("super::")
+        } else {
+            line.contains("super::super")
+        };
+        let reaches = line.match_indices("crate::kafka::").any(|(at, m)| {
+            let rest = &line[at + m.len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            name != room && !allowed.contains(&name.as_str())
+        });
+        if escapes || reaches {
+            found.push((i + 1, t.to_string()));
+        }
+    }
+    found
+}
+
+#[test]
+fn the_rooms_of_kafka_use_one_another_one_way() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/kafka");
+    let mut checked = 0;
+    let mut found = Vec::new();
+    for (room, allowed) in ROOMS {
+        let mut files = Vec::new();
+        rust_files(&root.join(room), &mut files);
+        assert!(!files.is_empty(), "no room {room}");
+        for f in &files {
+            checked += 1;
+            found.extend(
+                room_trespasses(f, room, allowed)
+                    .into_iter()
+                    .map(|(n, l)| format!("{}:{n}: {l}", f.display())),
+            );
+        }
+    }
+    // Every file of src/kafka but mod.rs and example.rs lies in a room.
+    let mut all = Vec::new();
+    rust_files(&root, &mut all);
+    assert_eq!(
+        checked + 2,
+        all.len(),
+        "a file of src/kafka outside the rooms"
+    );
+    assert!(
+        found.is_empty(),
+        "arrows between rooms the wrong way: {found:#?}"
+    );
+}
+
 /// Tests of a node's (or a field's) name or type against a literal: what renderers, filters
 /// and fact collectors must not do (they read a node's kind and the role of its field).
 const NAME_TESTS: [&str; 14] = [
@@ -286,5 +365,27 @@ fn the_scans_find_an_outward_use_and_a_name_test() {
     .unwrap();
     assert!(name_tests(&clean).is_empty(), "{:?}", name_tests(&clean));
     assert_eq!(name_tests(&names).len(), 3, "{:?}", name_tests(&names));
+    let walk = dir.join("walk.rs");
+    fs::write(
+        &walk,
+        "use crate::kafka::spec::schema::Role;
+use crate::kafka::conversation::stream::Tracker;
+         use super::super::records;
+use crate::kafka::Direction;
+use super::node::Node;
+         // crate::kafka::conversation in a comment
+#[cfg(test)]
+mod tests {
+             use crate::kafka::conversation::frames;
+}
+",
+    )
+    .unwrap();
+    let found = room_trespasses(&walk, "walk", &["spec", "meaning"]);
+    assert_eq!(
+        found.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+        [2, 3, 4],
+        "{found:?}"
+    );
     let _ = fs::remove_dir_all(&dir);
 }

@@ -1,6 +1,6 @@
 //! The summary and statistics views gather a message's facts while its body is walked
-//! (src/kafka/collect.rs) instead of building the body's first two levels as nodes and reading
-//! them back, and walk it with the walk generated from its spec (src/kafka/walk_gen.rs)
+//! (src/kafka/walk/collect.rs) instead of building the body's first two levels as nodes and reading
+//! them back, and walk it with the walk generated from its spec (src/kafka/walk/generated.rs)
 //! rather than interpret the spec. The three ways must agree on everything a message leaves:
 //! its facts (topic names learnt and noted included), error codes, record counts and batches,
 //! secrets, problems and verdict; the header's values, which those views read in place too.

@@ -1,5 +1,5 @@
 //! The summary and statistics views decode two levels of each body and read the rest with the
-//! validate-only walk (src/kafka/walk.rs). What a message leaves behind must not depend on
+//! validate-only walk (src/kafka/walk/interpreted.rs). What a message leaves behind must not depend on
 //! that: on every sample and on hostile traffic, the shallow decode's error codes, record
 //! counts, secret spans, problems, record types and top-level facts are
 //! those of the full decode.

@@ -576,7 +576,7 @@ pub mod kp {
 
 /// The summary's and the statistics' three ways to a message's facts: read back from the
 /// nodes of the body's first two levels, gathered while the spec is interpreted as the body
-/// is walked, and gathered by the walk generated from the spec (src/kafka/walk_gen.rs).
+/// is walked, and gathered by the walk generated from the spec (src/kafka/walk/generated.rs).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Way {
     Tree,

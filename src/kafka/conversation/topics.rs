@@ -1,6 +1,7 @@
 //! Topic ids to names. Metadata v10+ and DescribeTopicPartitions responses carry both; later
 //! messages that carry only an id get the name beside it, in every view.
 
+use crate::kafka::meaning::facts::{Facts, TopicRef};
 use crate::kafka::spec::schema::Role;
 use crate::kafka::walk::message::Message;
 use crate::kafka::walk::node::{Node, Value};
@@ -47,7 +48,7 @@ impl TopicNames {
                 self.learn_pair(*id, name);
             }
             if !self.map.is_empty() && may_hold_ids(msg) {
-                crate::kafka::walk::collect::name_ids(&mut msg.facts, self);
+                name_ids(&mut msg.facts, self);
             }
             return;
         }
@@ -125,6 +126,21 @@ impl TopicNames {
 fn may_hold_ids(msg: &Message) -> bool {
     msg.api_key
         .is_none_or(|k| crate::kafka::spec::schema::registry().may_hold_ids(k, msg.direction))
+}
+
+/// Names the topic ids of a message's facts with the names learnt since: what the tree's
+/// topic names do to its nodes before the facts are read again.
+fn name_ids(facts: &mut Facts, names: &TopicNames) {
+    for list in [&mut facts.topics, &mut facts.resources]
+        .into_iter()
+        .flatten()
+    {
+        for t in &mut list.first {
+            if let TopicRef::Id(u, name @ None) = &mut t.topic {
+                *name = names.get(u).map(str::to_string);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,9 +1,9 @@
 //! The two numbers every Kafka message is about, as types: the API key (what is asked) and the
 //! error code (how it went).
 
+use crate::kafka::spec::headers::{request_header_version, response_header_version};
 use crate::kafka::spec::names;
 use crate::kafka::spec::schema::{registry, Direction};
-use crate::kafka::walk::message::{request_header_version, response_header_version};
 use std::fmt;
 
 /// An API key: names itself and knows its header versions and flexible versions.

@@ -343,7 +343,7 @@ pub enum Tried {
     /// Decoding stopped.
     Stopped {
         newest: i16,
-        error: Box<crate::kafka::walk::decode::DecodeError>,
+        error: Box<DecodeError>,
     },
     LeftOver {
         newest: i16,
@@ -371,4 +371,61 @@ pub enum HeaderOnly {
     StreamEnded,
     /// No request captured, and no known API and version decodes the body cleanly.
     NoGuess,
+}
+
+/// What kind of stop: damage in the bytes, or an API or version kdissect has no table for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ErrorKind {
+    #[default]
+    Malformed,
+    UnknownApi,
+    UnknownVersion,
+    /// A response whose request is not in the input, so its API and version are unknown.
+    Unpaired,
+}
+
+impl ErrorKind {
+    /// The problem kind this stop is reported as.
+    pub fn problem(self) -> ProblemKind {
+        match self {
+            ErrorKind::Malformed => ProblemKind::Malformed,
+            ErrorKind::UnknownApi => ProblemKind::UnknownApi,
+            ErrorKind::UnknownVersion => ProblemKind::UnknownVersion,
+            ErrorKind::Unpaired => ProblemKind::Unpaired,
+        }
+    }
+
+    /// The stop a read error of this problem kind is (damage, unless it says otherwise).
+    pub fn of(kind: ProblemKind) -> ErrorKind {
+        match kind {
+            ProblemKind::UnknownApi => ErrorKind::UnknownApi,
+            ProblemKind::UnknownVersion => ErrorKind::UnknownVersion,
+            ProblemKind::Unpaired => ErrorKind::Unpaired,
+            _ => ErrorKind::Malformed,
+        }
+    }
+}
+
+/// Why decoding stopped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodeError {
+    pub kind: ErrorKind,
+    /// Offset in the frame where the offending item starts.
+    pub offset: usize,
+    /// The field being decoded: `Topics[0].Name`.
+    pub path: Path,
+    pub detail: Detail,
+}
+
+impl std::error::Error for DecodeError {}
+
+/// A problem that did not stop decoding (a null where the schema forbids one, a tagged field
+/// whose size disagrees with its content).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnosis {
+    pub kind: ProblemKind,
+    pub offset: usize,
+    /// The field it is about (empty for the frame, a batch, the message as a whole).
+    pub path: Path,
+    pub detail: Detail,
 }

@@ -5,12 +5,16 @@
 //! Batches sit inside a length-prefixed field, so damage here never stops the message: it is
 //! reported and the rest of the field is shown raw.
 
+pub use crate::kafka::meaning::facts::{RecordSet, Tally};
+pub use crate::kafka::walk::decode::MAX_DECOMPRESSED;
+
 use crate::kafka::meaning::facts::BatchFact;
 use crate::kafka::meaning::problem::{Detail, Path, ProblemKind};
 use crate::kafka::spec::schema::{registry, Direction, Layout};
 use crate::kafka::walk::cursor::{Cursor, Prefix, ReadError, Res};
-use crate::kafka::walk::decode::Diagnosis;
-use crate::kafka::walk::node::{Node, NodeKind, Note, Region, Shape, Value};
+use crate::kafka::walk::decode::{Decoder, Diagnosis, Spent, MAX_DIAGNOSES, R};
+use crate::kafka::walk::node::{Desc, Enc, Node, NodeKind, Note, Region, Shape, Value};
+use std::borrow::Cow;
 use std::io::Read;
 
 /// What the records decoder may spend.
@@ -28,8 +32,6 @@ pub struct RecordsOptions {
     /// log): such records are decoded whatever `records` says, for their types are counted.
     pub values: Option<&'static Layout>,
 }
-
-pub const MAX_DECOMPRESSED: usize = 64 * 1024 * 1024;
 
 /// Nesting of compressed legacy messages (a wrapper holding compressed wrappers).
 const MAX_DEPTH: u8 = 2;
@@ -187,21 +189,6 @@ impl Ctx<'_> {
         *self.nodes < self.opts.max_nodes
     }
 }
-
-/// What one message has used of its budgets, over all its record fields.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Spent {
-    /// Bytes its batches may still decompress to.
-    pub decompress_left: usize,
-    /// Diagnoses past the bound, counted only.
-    pub dropped_diagnoses: usize,
-    /// Nodes kept so far.
-    pub nodes: usize,
-}
-
-/// Diagnoses listed per message; past it they are counted. A hostile message set can hold
-/// millions of faults, and each listed one costs memory.
-pub const MAX_DIAGNOSES: usize = 64;
 
 impl Ctx<'_> {
     /// Lists a problem, or past [`MAX_DIAGNOSES`] counts it.
@@ -563,38 +550,6 @@ fn lz4_frame_problem(codec: u8, data: &[u8]) -> Option<Detail> {
         None => Some(Detail::Lz4CutInChecksum),
         Some(0) => None,
         Some(n) => Some(Detail::Lz4Trailing { n }),
-    }
-}
-
-/// What a `records` field held: v2 batches, legacy messages (outer ones: a compressed
-/// wrapper counts once) and records (a v2 batch's count, or every legacy message that is not
-/// a wrapper, inner ones included).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tally {
-    pub batches: u32,
-    pub messages: u32,
-    pub records: i64,
-}
-
-/// What a records field holds, counted as it was decoded: the field's value, which the views
-/// spell out. Plain data (no allocation, nothing to drop) as every node's value is built and
-/// dropped on the hot path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct RecordSet {
-    pub tally: Tally,
-    /// The facts of the batches and legacy messages kept as nodes: `first..first + len` of
-    /// the message's [`BatchFact`] list (`Message::batches`). The range means something only
-    /// against the list of the decoder that read the field: a part decoded apart (a record's
-    /// key or value, `decode_body_with`) keeps no list, and nothing reads its ranges.
-    pub first: u32,
-    pub len: u32,
-}
-
-impl RecordSet {
-    /// Its batches' facts, from the list of the message that holds it.
-    pub fn batches<'b>(&self, all: &'b [BatchFact]) -> &'b [BatchFact] {
-        let first = self.first as usize;
-        all.get(first..first + self.len as usize).unwrap_or(&[])
     }
 }
 
@@ -1449,6 +1404,92 @@ fn inner_message_set(ctx: &mut Ctx<'_>, plain: Vec<u8>, depth: u8) -> Node {
         Value::None
     };
     dn
+}
+
+/// The records room's door: the decoder meets a `records` field and reads it here.
+impl Decoder<'_> {
+    /// A `records` field: its length prefix, then the batches inside, decoded.
+    pub(in crate::kafka) fn records_field(
+        &mut self,
+        name: Cow<'static, str>,
+        out: &mut Vec<Node>,
+    ) -> R<()> {
+        let start = self.pos;
+        let l = self.length(Prefix::Int32, "records")?;
+        let mut len_node = self.length_node(l);
+        if self.flexible {
+            len_node.enc = if l.len.is_none() {
+                Enc::CompactNull
+            } else {
+                Enc::CompactLenPlusOne
+            };
+        }
+        let mut g = Node::new(name, "records", start, Region::RecordBatch, NodeKind::Group);
+        g.shape = Shape::Records;
+        let Some(n) = l.len else {
+            len_node.desc = "null: no records".into();
+            g.value = Value::Null;
+            g.children.push(len_node);
+            g.len = self.pos - start;
+            out.push(g);
+            return Ok(());
+        };
+        len_node.desc = Desc::BatchBytes(n);
+        g.children.push(len_node);
+        let set = self.batches(start, n, &mut g.children);
+        self.records.0 += set.tally.records;
+        g.value = Value::Records(set);
+        self.records.1 += n;
+        self.pos += n;
+        g.len = self.pos - start;
+        out.push(g);
+        Ok(())
+    }
+
+    /// The `n` bytes of record batches at the decoder's position (a `records` field that
+    /// starts at `field`), decoded into `out` and counted.
+    fn batches(&mut self, field: usize, n: usize, out: &mut Vec<Node>) -> RecordSet {
+        let opts = crate::kafka::records::RecordsOptions {
+            max_decompressed: self.opts.max_decompressed,
+            max_records: self.opts.max_elements,
+            max_nodes: self.opts.max_nodes,
+            records: self.opts.records,
+            values: self.topic_layout,
+        };
+        let mut found = crate::kafka::records::Found::default();
+        let (batches, tally) = crate::kafka::records::decode(
+            self.buf,
+            (self.pos, self.pos + n),
+            opts,
+            &mut self.diagnoses,
+            &mut self.next_source,
+            &mut self.spent,
+            &mut found,
+        );
+        self.secrets.append(&mut found.secrets);
+        for (ty, k) in found.types.drain(..) {
+            match self.record_types.iter_mut().find(|(t, _)| *t == ty) {
+                Some((_, n)) => *n += k,
+                None => self.record_types.push((ty, k)),
+            }
+        }
+        if let Some((key, direction)) = self.message {
+            if let Some(why) =
+                crate::kafka::records::batch_format_problem(key, direction, self.version, &tally)
+            {
+                self.diag(ProblemKind::Interop, field, why);
+            }
+        }
+        out.extend(batches);
+        // Facts of batches whose node is thrown away are never read: not kept.
+        if self.discard {
+            found.batches.clear();
+        }
+        let first = self.batch_facts.len() as u32;
+        let len = found.batches.len() as u32;
+        self.batch_facts.append(&mut found.batches);
+        RecordSet { tally, first, len }
+    }
 }
 
 #[cfg(test)]

@@ -355,8 +355,8 @@ pub struct FieldSpec {
     /// What the field is for (from its name and type, once).
     pub role: Role,
     /// Which field the facts read this one as, from its name (once).
-    pub fact: crate::kafka::meaning::facts::FactField,
-    /// The facts (src/kafka/facts.rs) or the topic names read this field: a view that needs
+    pub fact: super::fact_field::FactField,
+    /// The facts (src/kafka/meaning/facts.rs) or the topic names read this field: a view that needs
     /// only the facts keeps its node, and walks past the others.
     pub facts: bool,
     /// An int16 error code (role `ErrorCode`), and a string naming a topic (entity type
@@ -415,7 +415,7 @@ pub struct MessageSpec {
     /// fields of their own. Messages without one have no id to name.
     pub may_hold_ids: bool,
     /// The index of its file among the embedded message specs, by which the walks generated
-    /// from it are found (src/kafka/walk_gen.rs); `None` for a spec read at run time.
+    /// from it are found (src/kafka/walk/generated.rs); `None` for a spec read at run time.
     pub walk: Option<u16>,
 }
 
@@ -493,12 +493,12 @@ fn convert_fields(
                 other => other.display(),
             };
             let role = Role::of(&f.name, &ty);
-            let fact = crate::kafka::meaning::facts::FactField::of(&f.name);
+            let fact = super::fact_field::FactField::of(&f.name);
             Ok(FieldSpec {
                 error_code: role == Role::ErrorCode && ty == FieldType::Int16,
                 names_topic: ty == FieldType::String
                     && f.entity_type.as_deref() == Some("topicName"),
-                facts: crate::kafka::meaning::facts::reads(fact, role),
+                facts: super::fact_field::reads(fact, role),
                 fact,
                 role,
                 type_name,

@@ -1,6 +1,6 @@
 //! The two words of the spec language every reader of the specs needs: version ranges and
 //! field types. Kept free of the crate's other modules, because the build script reads the
-//! specs too (it generates the walks of src/kafka/walk_gen.rs from them) and includes this
+//! specs too (it generates the walks of src/kafka/walk/generated.rs from them) and includes this
 //! file as it is.
 
 /// An inclusive version range as written in the specs: `0+`, `3-5`, `7`, `none`.

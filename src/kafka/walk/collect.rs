@@ -7,7 +7,7 @@
 //! role. The collector keeps, for each of those structs, the first field of each fact and role
 //! (plain fields before tagged ones, as the tree's index has it), and for each array of the
 //! body what the facts take from its elements. [`Collector::facts`] then answers as
-//! [`crate::kafka::meaning::facts::collect_body`] does on the tree; tests/facts_walk.rs holds the two equal on
+//! [`super::tree_facts::collect_body`] does on the tree; tests/facts_walk.rs holds the two equal on
 //! every frame of every sample.
 //!
 //! Messages whose facts need more than this (group members and their consumer protocol), or
@@ -53,7 +53,7 @@ struct Slot {
 }
 
 /// Slots a frame indexes by fact and by role: one for each fact field, and `FactField::None`.
-const FACTS: usize = crate::kafka::meaning::facts::FACT_FIELDS.len() + 1;
+const FACTS: usize = crate::kafka::spec::fact_field::FACT_FIELDS.len() + 1;
 
 /// The fields of one struct the facts may read, in the order met, with the first of each
 /// fact and role indexed (one more than its slot; 0 for none): the facts ask a body for some
@@ -398,7 +398,7 @@ impl Collector {
         pairs
     }
 
-    /// The facts, as [`crate::kafka::meaning::facts::collect_body`] gives them from the tree of the first two
+    /// The facts, as [`super::tree_facts::collect_body`] gives them from the tree of the first two
     /// levels; `buf` is the frame the strings lie in.
     pub(crate) fn facts(&self, buf: &[u8], api_version: Option<i16>) -> Facts {
         let b = &self.body;
@@ -640,21 +640,6 @@ fn str_of(v: Option<Val>, buf: &[u8]) -> Option<String> {
 fn text(buf: &[u8], (at, n): (usize, usize)) -> String {
     let bytes = buf.get(at..at.saturating_add(n)).unwrap_or(&[]);
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Names the topic ids of a message's facts with the names learnt since: what the tree's
-/// topic names do to its nodes before the facts are read again.
-pub fn name_ids(facts: &mut Facts, names: &crate::kafka::conversation::topics::TopicNames) {
-    for list in [&mut facts.topics, &mut facts.resources]
-        .into_iter()
-        .flatten()
-    {
-        for t in &mut list.first {
-            if let TopicRef::Id(u, name @ None) = &mut t.topic {
-                *name = names.get(u).map(str::to_string);
-            }
-        }
-    }
 }
 
 /// The walk's side: what it reports, and where it gives up for the collector's sake.

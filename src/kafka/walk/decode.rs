@@ -8,66 +8,10 @@
 use super::cursor::{self, Cursor, Length, Prefix, ReadError};
 use super::node::{Desc, Enc, Node, NodeKind, Note, Region, Shape, Value};
 use crate::kafka::meaning::codes::{ApiKey, ErrorCode};
+pub use crate::kafka::meaning::problem::{DecodeError, Diagnosis, ErrorKind};
 use crate::kafka::meaning::problem::{Detail, ErrorEntry, Path, ProblemKind, Step};
 use crate::kafka::spec::schema::{Content, FieldId, FieldSpec, FieldType, MessageSpec, Role};
 use std::borrow::Cow;
-
-/// What kind of stop: damage in the bytes, or an API or version kdissect has no table for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ErrorKind {
-    #[default]
-    Malformed,
-    UnknownApi,
-    UnknownVersion,
-    /// A response whose request is not in the input, so its API and version are unknown.
-    Unpaired,
-}
-
-impl ErrorKind {
-    /// The problem kind this stop is reported as.
-    pub fn problem(self) -> ProblemKind {
-        match self {
-            ErrorKind::Malformed => ProblemKind::Malformed,
-            ErrorKind::UnknownApi => ProblemKind::UnknownApi,
-            ErrorKind::UnknownVersion => ProblemKind::UnknownVersion,
-            ErrorKind::Unpaired => ProblemKind::Unpaired,
-        }
-    }
-
-    /// The stop a read error of this problem kind is (damage, unless it says otherwise).
-    pub fn of(kind: ProblemKind) -> ErrorKind {
-        match kind {
-            ProblemKind::UnknownApi => ErrorKind::UnknownApi,
-            ProblemKind::UnknownVersion => ErrorKind::UnknownVersion,
-            ProblemKind::Unpaired => ErrorKind::Unpaired,
-            _ => ErrorKind::Malformed,
-        }
-    }
-}
-
-/// Why decoding stopped.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DecodeError {
-    pub kind: ErrorKind,
-    /// Offset in the frame where the offending item starts.
-    pub offset: usize,
-    /// The field being decoded: `Topics[0].Name`.
-    pub path: Path,
-    pub detail: Detail,
-}
-
-impl std::error::Error for DecodeError {}
-
-/// A problem that did not stop decoding (a null where the schema forbids one, a tagged field
-/// whose size disagrees with its content).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Diagnosis {
-    pub kind: ProblemKind,
-    pub offset: usize,
-    /// The field it is about (empty for the frame, a batch, the message as a whole).
-    pub path: Path,
-    pub detail: Detail,
-}
 
 /// Options that change how the wire is read.
 #[derive(Debug, Clone, Copy)]
@@ -97,17 +41,35 @@ pub struct DecodeOptions {
     /// and statistics), never for those that print or filter on the tree.
     pub facts_only: bool,
     /// Where `facts_only` and two kept levels allow it, gather the body's facts while walking
-    /// it, with no node below the body (src/kafka/collect.rs). On by default; off only to
+    /// it, with no node below the body (src/kafka/walk/collect.rs). On by default; off only to
     /// compare the two ways (tests/facts_walk.rs).
     pub walk_facts: bool,
     /// Where the body's facts are gathered while walking it, use the walk generated from its
-    /// spec (src/kafka/walk_gen.rs) rather than interpret the spec. On by default; off only
+    /// spec (src/kafka/walk/generated.rs) rather than interpret the spec. On by default; off only
     /// to compare the two walks (tests/facts_walk.rs).
     pub generated_walk: bool,
 }
 
 /// Default for [`DecodeOptions::max_elements`].
 pub const MAX_ELEMENTS: usize = 10_000;
+
+/// Bytes the record batches of one message may decompress to, together, by default.
+pub const MAX_DECOMPRESSED: usize = 64 * 1024 * 1024;
+
+/// What one message has used of its budgets, over all its record fields.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Spent {
+    /// Bytes its batches may still decompress to.
+    pub decompress_left: usize,
+    /// Diagnoses past the bound, counted only.
+    pub dropped_diagnoses: usize,
+    /// Nodes kept so far.
+    pub nodes: usize,
+}
+
+/// Diagnoses listed per message; past it they are counted. A hostile message set can hold
+/// millions of faults, and each listed one costs memory.
+pub const MAX_DIAGNOSES: usize = 64;
 
 /// Default for [`DecodeOptions::max_nodes`]: about 75 MB of tree for the largest message.
 pub const MAX_NODES: usize = 300_000;
@@ -130,7 +92,7 @@ impl Default for DecodeOptions {
         DecodeOptions {
             struct_presence_byte: true,
             max_elements: MAX_ELEMENTS,
-            max_decompressed: crate::kafka::records::MAX_DECOMPRESSED,
+            max_decompressed: MAX_DECOMPRESSED,
             max_nodes: MAX_NODES,
             keep_depth: usize::MAX,
             records: true,
@@ -142,13 +104,13 @@ impl Default for DecodeOptions {
 }
 
 pub(crate) struct Decoder<'a> {
-    pub(super) buf: &'a [u8],
+    pub(in crate::kafka) buf: &'a [u8],
     pub(crate) pos: usize,
-    pub(super) end: usize,
-    pub(super) version: i16,
-    pub(super) flexible: bool,
+    pub(in crate::kafka) end: usize,
+    pub(in crate::kafka) version: i16,
+    pub(in crate::kafka) flexible: bool,
     pub(crate) region: Region,
-    pub(super) opts: DecodeOptions,
+    pub(in crate::kafka) opts: DecodeOptions,
     /// Where decoding is, for error messages: field names and element indexes (no allocation
     /// per field; the text is made only when needed).
     path: Path,
@@ -157,23 +119,23 @@ pub(crate) struct Decoder<'a> {
     /// Records and record-batch bytes met so far.
     pub(crate) records: (i64, usize),
     /// Struct and array nesting below the message body.
-    pub(super) level: usize,
+    pub(in crate::kafka) level: usize,
     /// Decoding into a scratch list that is thrown away: string values need not be copied.
-    pub(super) discard: bool,
+    pub(in crate::kafka) discard: bool,
     pub(crate) diagnoses: Vec<Diagnosis>,
     /// Decompressed byte sources handed out so far in this message.
-    pub(super) next_source: u16,
+    pub(in crate::kafka) next_source: u16,
     /// Spans of the buffer that hold secrets (passwords, tokens), for renderers to mask.
     pub(crate) secrets: Vec<(usize, usize)>,
     /// The SASL message met in a field that carries one.
     pub(crate) sasl: Option<super::sasl::SaslFact>,
     /// The message being decoded: (API key, direction).
-    pub(super) message: Option<(i16, crate::kafka::spec::schema::Direction)>,
+    pub(in crate::kafka) message: Option<(i16, crate::kafka::spec::schema::Direction)>,
     /// What the message has used of its budgets: decompressed bytes, diagnoses past the
     /// bound, nodes kept in its arrays and record batches.
-    pub(crate) spent: crate::kafka::records::Spent,
+    pub(crate) spent: Spent,
     /// Messages embedded in the one being decoded, around the current position (0 at the top).
-    pub(super) depth: u8,
+    pub(in crate::kafka) depth: u8,
     /// For a response: the API and version of the request its paired request embedded
     /// (Envelope), to decode the response embedded in it.
     pub(crate) embedded_api: Option<(i16, i16)>,
@@ -181,7 +143,7 @@ pub(crate) struct Decoder<'a> {
     pub(crate) embedded: Option<Box<super::embed::EmbeddedMessage>>,
     /// The topic the fields being decoded are about (the last topic name or id met in the
     /// structs around), for records whose layout depends on their topic.
-    pub(super) topic_layout: Option<&'static crate::kafka::spec::schema::Layout>,
+    pub(in crate::kafka) topic_layout: Option<&'static crate::kafka::spec::schema::Layout>,
     /// Record types met in record values that have a layout (metadata records), counted.
     pub(crate) record_types: Vec<(&'static str, u32)>,
     /// The facts of the record batches kept so far, which records nodes index.
@@ -189,15 +151,15 @@ pub(crate) struct Decoder<'a> {
     /// Nodes a full decode of the current element would have kept but `facts_only` walked
     /// past: the element still counts them against the node budget, so that which elements
     /// are kept does not depend on the option.
-    pub(super) skipped_nodes: usize,
+    pub(in crate::kafka) skipped_nodes: usize,
     /// The facts of the body, when they are gathered while it is walked rather than read
     /// from its nodes (the summary's decoding; see [`super::collect`]).
     pub(crate) collector: Option<Box<super::collect::Collector>>,
 }
 
-type R<T> = Result<T, DecodeError>;
+pub(in crate::kafka) type R<T> = Result<T, DecodeError>;
 
-pub(super) fn leaf(
+pub(in crate::kafka) fn leaf(
     name: impl Into<Cow<'static, str>>,
     ty: &'static str,
     offset: usize,
@@ -249,25 +211,25 @@ impl<'a> Decoder<'a> {
     }
 
     /// Steps of the path to the field being decoded.
-    pub(super) fn path_depth(&self) -> usize {
+    pub(in crate::kafka) fn path_depth(&self) -> usize {
         self.path.0.len()
     }
 
     /// Back to the first `n` steps of the path.
-    pub(super) fn truncate_path(&mut self, n: usize) {
+    pub(in crate::kafka) fn truncate_path(&mut self, n: usize) {
         self.path.0.truncate(n);
     }
 
     /// Where decoding is.
-    pub(super) fn path(&self) -> &Path {
+    pub(in crate::kafka) fn path(&self) -> &Path {
         &self.path
     }
 
-    pub(super) fn push_step(&mut self, step: Step) {
+    pub(in crate::kafka) fn push_step(&mut self, step: Step) {
         self.path.0.push(step);
     }
 
-    pub(super) fn pop_step(&mut self) {
+    pub(in crate::kafka) fn pop_step(&mut self) {
         self.path.0.pop();
     }
 
@@ -281,12 +243,12 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    pub(super) fn err(&self, offset: usize, detail: Detail) -> DecodeError {
+    pub(in crate::kafka) fn err(&self, offset: usize, detail: Detail) -> DecodeError {
         self.stop(ReadError::malformed(offset, detail))
     }
 
-    pub(super) fn diag(&mut self, kind: ProblemKind, offset: usize, detail: Detail) {
-        if self.diagnoses.len() >= crate::kafka::records::MAX_DIAGNOSES {
+    pub(in crate::kafka) fn diag(&mut self, kind: ProblemKind, offset: usize, detail: Detail) {
+        if self.diagnoses.len() >= MAX_DIAGNOSES {
             self.spent.dropped_diagnoses += 1;
             return;
         }
@@ -300,7 +262,10 @@ impl<'a> Decoder<'a> {
 
     /// Runs one read on the cursor at the decoder's position and moves the decoder to where
     /// the read left it; a failed read stops the message at the field being decoded.
-    pub(super) fn read<T>(&mut self, f: impl FnOnce(&mut Cursor<'a>) -> cursor::Res<T>) -> R<T> {
+    pub(in crate::kafka) fn read<T>(
+        &mut self,
+        f: impl FnOnce(&mut Cursor<'a>) -> cursor::Res<T>,
+    ) -> R<T> {
         let mut c = Cursor::new(self.buf, self.pos, self.end);
         let r = f(&mut c);
         self.pos = c.pos;
@@ -318,7 +283,7 @@ impl<'a> Decoder<'a> {
 
     /// A length prefix as this version writes it: compact in flexible versions, else
     /// `classic` (int16 for strings, int32 for the rest), checked against the bytes left.
-    pub(super) fn length(&mut self, classic: Prefix, what: &'static str) -> R<Length> {
+    pub(in crate::kafka) fn length(&mut self, classic: Prefix, what: &'static str) -> R<Length> {
         let prefix = if self.flexible {
             Prefix::Compact
         } else {
@@ -373,7 +338,11 @@ impl<'a> Decoder<'a> {
         (body, res.err())
     }
 
-    pub(super) fn fields(&mut self, fields: &'static [FieldSpec], out: &mut Vec<Node>) -> R<()> {
+    pub(in crate::kafka) fn fields(
+        &mut self,
+        fields: &'static [FieldSpec],
+        out: &mut Vec<Node>,
+    ) -> R<()> {
         for f in fields {
             if !f.versions.contains(self.version) {
                 continue;
@@ -761,7 +730,7 @@ impl<'a> Decoder<'a> {
         Ok(node)
     }
 
-    pub(super) fn bytes(&mut self, name: Cow<'static, str>, nullable: bool) -> R<Node> {
+    pub(in crate::kafka) fn bytes(&mut self, name: Cow<'static, str>, nullable: bool) -> R<Node> {
         let l = self.length(Prefix::Int32, "bytes")?;
         let value = match l.len {
             None => {
@@ -822,7 +791,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// The node of an array's or a `records` field's length prefix, just read.
-    fn length_node(&self, l: Length) -> Node {
+    pub(in crate::kafka) fn length_node(&self, l: Length) -> Node {
         let mut n = leaf(
             "length",
             l.prefix.ty(),
@@ -833,90 +802,6 @@ impl<'a> Decoder<'a> {
         n.kind = NodeKind::Length;
         n.value = Value::Int(l.raw);
         n
-    }
-
-    /// A `records` field: its length prefix, then the batches inside, decoded.
-    pub(super) fn records_field(&mut self, name: Cow<'static, str>, out: &mut Vec<Node>) -> R<()> {
-        let start = self.pos;
-        let l = self.length(Prefix::Int32, "records")?;
-        let mut len_node = self.length_node(l);
-        if self.flexible {
-            len_node.enc = if l.len.is_none() {
-                Enc::CompactNull
-            } else {
-                Enc::CompactLenPlusOne
-            };
-        }
-        let mut g = Node::new(name, "records", start, Region::RecordBatch, NodeKind::Group);
-        g.shape = Shape::Records;
-        let Some(n) = l.len else {
-            len_node.desc = "null: no records".into();
-            g.value = Value::Null;
-            g.children.push(len_node);
-            g.len = self.pos - start;
-            out.push(g);
-            return Ok(());
-        };
-        len_node.desc = Desc::BatchBytes(n);
-        g.children.push(len_node);
-        let set = self.batches(start, n, &mut g.children);
-        self.records.0 += set.tally.records;
-        g.value = Value::Records(set);
-        self.records.1 += n;
-        self.pos += n;
-        g.len = self.pos - start;
-        out.push(g);
-        Ok(())
-    }
-
-    /// The `n` bytes of record batches at the decoder's position (a `records` field that
-    /// starts at `field`), decoded into `out` and counted.
-    fn batches(
-        &mut self,
-        field: usize,
-        n: usize,
-        out: &mut Vec<Node>,
-    ) -> crate::kafka::records::RecordSet {
-        let opts = crate::kafka::records::RecordsOptions {
-            max_decompressed: self.opts.max_decompressed,
-            max_records: self.opts.max_elements,
-            max_nodes: self.opts.max_nodes,
-            records: self.opts.records,
-            values: self.topic_layout,
-        };
-        let mut found = crate::kafka::records::Found::default();
-        let (batches, tally) = crate::kafka::records::decode(
-            self.buf,
-            (self.pos, self.pos + n),
-            opts,
-            &mut self.diagnoses,
-            &mut self.next_source,
-            &mut self.spent,
-            &mut found,
-        );
-        self.secrets.append(&mut found.secrets);
-        for (ty, k) in found.types.drain(..) {
-            match self.record_types.iter_mut().find(|(t, _)| *t == ty) {
-                Some((_, n)) => *n += k,
-                None => self.record_types.push((ty, k)),
-            }
-        }
-        if let Some((key, direction)) = self.message {
-            if let Some(why) =
-                crate::kafka::records::batch_format_problem(key, direction, self.version, &tally)
-            {
-                self.diag(ProblemKind::Interop, field, why);
-            }
-        }
-        out.extend(batches);
-        // Facts of batches whose node is thrown away are never read: not kept.
-        if self.discard {
-            found.batches.clear();
-        }
-        let first = self.batch_facts.len() as u32;
-        let len = found.batches.len() as u32;
-        self.batch_facts.append(&mut found.batches);
-        crate::kafka::records::RecordSet { tally, first, len }
     }
 
     fn struct_field(
@@ -1236,7 +1121,7 @@ fn tagged_group(head: &TagHead, known: Option<&'static FieldSpec>) -> Node {
 
 /// How a string's or bytes' length was written, for the byte layout. The number came from a
 /// prefix of that width, so the casts keep it whole.
-pub(super) fn enc(l: Length) -> Enc {
+pub(in crate::kafka) fn enc(l: Length) -> Enc {
     match l.prefix {
         Prefix::Compact => Enc::CompactLen(l.raw as u32),
         Prefix::Int16 => Enc::Int16Len(l.raw as i16),

@@ -338,8 +338,7 @@ impl<'a> Decoder<'a> {
         let res = read.and_then(|()| self.embedded_body(key, direction, version, out));
         if let Some(body) = out.last().filter(|b| b.shape == Shape::Body) {
             let api = (Some(key), Some(version));
-            info.facts =
-                crate::kafka::meaning::facts::collect_body(body, direction, api, &self.batch_facts);
+            info.facts = super::tree_facts::collect_body(body, direction, api, &self.batch_facts);
         }
         info.errors = self.errors_since(errors_from, field_depth);
         if self.depth == 1 {

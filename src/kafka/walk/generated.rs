@@ -1,8 +1,8 @@
 //! The walks generated from the specs when the crate is built (build/walks.rs): one function
 //! per (API, direction, version), and per struct it holds, that reads a body for what the
 //! summary and the statistics need, reports the fields of the body's first two levels to a
-//! [`Visit`]or, and gives up wherever the interpreted walk (src/kafka/walk.rs and
-//! src/kafka/collect.rs) gives up, so that the decoder reads those bodies.
+//! [`Visit`]or, and gives up wherever the interpreted walk (src/kafka/walk/interpreted.rs and
+//! src/kafka/walk/collect.rs) gives up, so that the decoder reads those bodies.
 //!
 //! Which fields a version has, whether they are tagged, how their lengths are written and
 //! what their types are, the interpreted walk decides for every field of every message; a

@@ -33,7 +33,7 @@ pub(super) struct Mark {
     records: (i64, usize),
     record_types: Vec<(&'static str, u32)>,
     batch_facts: usize,
-    spent: crate::kafka::records::Spent,
+    spent: super::decode::Spent,
     next_source: u16,
     topic_layout: Option<&'static crate::kafka::spec::schema::Layout>,
     level: usize,

@@ -93,7 +93,7 @@ impl Message {
 
     /// Gathers the facts again (after topic names were learnt and noted on ids).
     pub fn refresh_facts(&mut self) {
-        self.facts = crate::kafka::meaning::facts::collect(self);
+        self.facts = super::tree_facts::collect(self);
     }
 
     /// The message body node, if the header decoded.

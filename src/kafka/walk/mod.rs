@@ -1,7 +1,7 @@
 //! The walk of a frame's bytes: the one cursor (`cursor`), the decoded tree (`node`), the
 //! generic decoder that interprets a spec and builds the tree (`decode`), the interpreted
 //! and the generated walks that build nothing (`interpreted`, `generated`), the visitor that
-//! gathers facts while walking (`collect`), the headers (`header`), SASL exchanges and
+//! gathers facts while walking (`collect`) and the facts read from a tree (`tree_facts`), the headers (`header`), SASL exchanges and
 //! embedded messages (`sasl`, `embed`), and a whole frame into a `Message` (`message`).
 
 pub(crate) mod collect;
@@ -14,3 +14,4 @@ pub(crate) mod interpreted;
 pub mod message;
 pub(crate) mod node;
 pub(crate) mod sasl;
+pub(crate) mod tree_facts;

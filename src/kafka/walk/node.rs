@@ -59,7 +59,7 @@ pub enum Value {
         size: usize,
     },
     /// A records field's batches, counted.
-    Records(crate::kafka::records::RecordSet),
+    Records(crate::kafka::meaning::facts::RecordSet),
     /// Bytes held by the node itself: a record's key or value inside decompressed data, or a
     /// whole decompressed buffer (on its `decompressed` group node).
     Blob(Vec<u8>),

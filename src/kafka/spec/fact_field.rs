@@ -1,0 +1,97 @@
+//! Which spec fields the facts read: one name per field, set on each field's spec when the
+//! specs load, so that the facts find a field by what it is rather than by its node's text.
+
+use super::schema::Role;
+
+/// Declares [`FactField`], one variant per spec field name, and `FACT_FIELDS`, the name of
+/// each: the names are written once.
+macro_rules! fact_fields {
+    ($($name:ident,)*) => {
+        /// A field the facts read, one variant per field name of Kafka's specs: set on each
+        /// field's spec when the specs are loaded ([`FactField::of`]), so that the facts find a
+        /// field by what it is rather than by the text of its node's name. Names are unique
+        /// within a struct, and so are these.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub enum FactField {
+            /// A field the facts do not read by itself (they may read it by its [`Role`]).
+            #[default]
+            None,
+            $($name,)*
+        }
+
+        /// The spec names of the fields the facts read.
+        pub(crate) const FACT_FIELDS: &[(&str, FactField)] = &[$((stringify!($name), FactField::$name),)*];
+    };
+}
+
+fact_fields! {
+    AcknowledgementBatches,
+    Acks,
+    AcquiredRecords,
+    ApiKey,
+    AssignedPartitions,
+    Assignment,
+    Assignments,
+    BaseOffset,
+    ClientSoftwareName,
+    ClientSoftwareVersion,
+    CommittedOffset,
+    Cursor,
+    ErrorCode,
+    FetchOffset,
+    FirstOffset,
+    GenerationId,
+    GenerationIdOrMemberEpoch,
+    GroupId,
+    HighWatermark,
+    Index,
+    Key,
+    LastOffset,
+    LeaderId,
+    MaxVersion,
+    MemberEpoch,
+    MemberId,
+    Members,
+    Metadata,
+    MinVersion,
+    Name,
+    NextCursor,
+    Offset,
+    OwnedPartitions,
+    Partition,
+    PartitionData,
+    PartitionIndex,
+    PartitionIndexes,
+    PartitionResponses,
+    Partitions,
+    ProducerId,
+    ProtocolName,
+    Records,
+    ReplicaState,
+    ResourceName,
+    Resources,
+    Results,
+    Timestamp,
+    Topic,
+    TopicId,
+    TopicName,
+    TopicPartitions,
+    Topics,
+    TransactionalId,
+}
+
+impl FactField {
+    /// The fact field a spec field called `name` is, if any.
+    pub fn of(name: &str) -> FactField {
+        FACT_FIELDS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(FactField::None, |(_, f)| *f)
+    }
+}
+
+/// Whether the facts (or the topic names) read a field with `fact` and `role`: a view that
+/// needs only the facts keeps these nodes.
+pub(crate) fn reads(fact: FactField, role: Role) -> bool {
+    role != Role::Other || fact != FactField::None
+}

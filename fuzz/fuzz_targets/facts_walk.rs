@@ -72,9 +72,17 @@ fuzz_target!(|data: &[u8]| {
         decode_request_with(frame, DecodeOptions::default())
     };
     if response {
-        assert_eq!(response_is_clean(frame, *key, version), full.is_clean(), "verdict");
+        assert_eq!(
+            response_is_clean(frame, *key, version),
+            full.is_clean(),
+            "verdict"
+        );
     } else {
-        assert_eq!(request_trial(frame), (full.is_clean(), full.assumed_version), "verdict");
+        assert_eq!(
+            request_trial(frame),
+            (full.is_clean(), full.assumed_version),
+            "verdict"
+        );
     }
     let tree = left(&decode((false, false)));
     assert_eq!(tree, left(&decode((true, false))), "interpreted walk");

@@ -75,21 +75,48 @@ fn main() {
         names = rest;
     }
     out.push_str(&list("SPEC_FILES", &names, ""));
+    println!("cargo:rerun-if-changed=build/walks.rs");
+    println!("cargo:rerun-if-changed=src/kafka/spec/versions.rs");
+    let specs: Vec<Option<walks::Spec>> = names
+        .iter()
+        .map(|n| {
+            let text = fs::read_to_string(Path::new("schema").join(n)).expect("read a spec");
+            walks::parse(&text).ok()
+        })
+        .collect();
+    out.push_str(&heads(&specs));
     let dir = env::var("OUT_DIR").expect("OUT_DIR");
     fs::write(Path::new(&dir).join("spec_files.rs"), out).expect("write spec_files.rs");
-    fs::write(Path::new(&dir).join("walks.rs"), generate_walks(&names)).expect("write walks.rs");
+    fs::write(Path::new(&dir).join("walks.rs"), generate_walks(&specs)).expect("write walks.rs");
+}
+
+/// `SPEC_HEADS`, beside SPEC_FILES: each file's API key, whether it is a response, and its
+/// valid versions, so that the registry parses a file only when its spec is asked for.
+/// `None` for a file that is not a request or a response, or does not parse (the registry
+/// reports it).
+fn heads(specs: &[Option<walks::Spec>]) -> String {
+    let mut out =
+        String::from("pub(crate) static SPEC_HEADS: &[Option<(i16, bool, Versions)>] = &[\n");
+    for s in specs {
+        match s.as_ref().and_then(|s| Some((s.head?, s.valid))) {
+            Some(((key, response), v)) => out.push_str(&format!(
+                "    Some(({key}, {response}, Versions {{ min: {}, max: {:?}, none: {} }})),\n",
+                v.min, v.max, v.none
+            )),
+            None => out.push_str("    None,\n"),
+        }
+    }
+    out.push_str("];\n");
+    out
 }
 
 /// The walks of every message spec, indexed as SPEC_FILES lists them. A spec that does not
 /// parse gets none (the registry reports it when it loads).
-fn generate_walks(names: &[String]) -> String {
-    println!("cargo:rerun-if-changed=build/walks.rs");
-    println!("cargo:rerun-if-changed=src/kafka/spec/versions.rs");
+fn generate_walks(specs: &[Option<walks::Spec>]) -> String {
     let mut g = walks::Gen::default();
-    for (i, n) in names.iter().enumerate() {
-        let text = fs::read_to_string(Path::new("schema").join(n)).expect("read a spec");
-        if let Ok(spec) = walks::parse(&text) {
-            g.spec(i, &spec);
+    for (i, spec) in specs.iter().enumerate() {
+        if let Some(spec) = spec {
+            g.spec(i, spec);
         }
     }
     g.source()

@@ -39,9 +39,11 @@ struct Field {
     fields: Vec<Field>,
 }
 
-/// A message spec: its versions and fields.
+/// A message spec: its API, direction, versions and fields.
 pub struct Spec {
-    valid: Versions,
+    /// The API key, and whether it is the response; `None` for a spec of another kind.
+    pub head: Option<(i16, bool)>,
+    pub valid: Versions,
     flexible: Versions,
     fields: Vec<Field>,
 }
@@ -116,7 +118,17 @@ pub fn parse(text: &str) -> Result<Spec, String> {
             common.insert(n.to_string(), f);
         }
     }
+    let key = v
+        .get("apiKey")
+        .and_then(Value::as_i64)
+        .and_then(|k| i16::try_from(k).ok());
+    let head = match v.get("type").and_then(Value::as_str) {
+        Some("request") => key.map(|k| (k, false)),
+        Some("response") => key.map(|k| (k, true)),
+        _ => None,
+    };
     Ok(Spec {
+        head,
         valid: versions(&v, "validVersions")?,
         flexible: versions(&v, "flexibleVersions")?,
         fields: fields(v.get("fields").ok_or("no fields")?, &common, 0)?,

@@ -585,7 +585,44 @@ pub const NEWER_VERSIONS: i16 = 8;
 /// ControlledShutdown v0 uses, is legacy).
 /// The spec tables by API and direction; looked up several times a message, so hashed with
 /// foldhash (the keys are the project's own, not the input's).
-type SpecMap = HashMap<(i16, Direction), Vec<MessageSpec>, foldhash::fast::RandomState>;
+type SpecMap = HashMap<(i16, Direction), Vec<Lazy>, foldhash::fast::RandomState>;
+
+/// A message spec file, parsed on first use: a run meets a few APIs of the ~250 files, and
+/// parsing them all cost some 27 M instructions at start-up. Its API, direction and versions
+/// come from the build script (`SPEC_HEADS`), so that choosing a spec by version parses only
+/// the one chosen.
+struct Lazy {
+    /// Its index in `SPEC_FILES`.
+    file: usize,
+    valid: Versions,
+    spec: OnceLock<Option<MessageSpec>>,
+}
+
+impl Lazy {
+    /// The spec, parsed the first time; `None` (reported once) if it does not parse.
+    fn spec(&self) -> Option<&MessageSpec> {
+        self.spec
+            .get_or_init(|| {
+                let (name, text) = SPEC_FILES.get(self.file)?;
+                match parse_spec(text) {
+                    Ok(mut s) => {
+                        // The build script generated the walks of SPEC_FILES in this order.
+                        s.walk = u16::try_from(self.file).ok();
+                        Some(s)
+                    }
+                    Err(e) => {
+                        eprintln!("kdissect: internal spec {name} is invalid: {e}");
+                        None
+                    }
+                }
+            })
+            .as_ref()
+    }
+
+    fn max_version(&self) -> i16 {
+        self.valid.max.unwrap_or(self.valid.min)
+    }
+}
 
 pub struct Registry {
     specs: SpecMap,
@@ -663,11 +700,14 @@ impl Registry {
         self.headers.values().flatten()
     }
 
+    /// The current spec file of an API (the one with valid versions, preferring the newest).
+    fn current(&self, api_key: i16, direction: Direction) -> Option<&Lazy> {
+        self.specs.get(&(api_key, direction))?.first()
+    }
+
     /// The current spec of an API (the one with valid versions, preferring the newest).
     pub fn get(&self, api_key: i16, direction: Direction) -> Option<&MessageSpec> {
-        self.specs
-            .get(&(api_key, direction))
-            .and_then(|v| v.first())
+        self.current(api_key, direction)?.spec()
     }
 
     /// Whether a message of the API in `direction` may hold a topic id, whatever its version
@@ -675,7 +715,7 @@ impl Registry {
     pub fn may_hold_ids(&self, api_key: i16, direction: Direction) -> bool {
         self.specs
             .get(&(api_key, direction))
-            .is_none_or(|v| v.iter().any(|s| s.may_hold_ids))
+            .is_none_or(|v| v.iter().any(|l| l.spec().is_some_and(|s| s.may_hold_ids)))
     }
 
     /// The spec that has `version`, or else the current one.
@@ -687,8 +727,14 @@ impl Registry {
     ) -> Option<&MessageSpec> {
         let v = self.specs.get(&(api_key, direction))?;
         v.iter()
-            .find(|s| s.valid_versions.contains(version))
-            .or_else(|| v.first())
+            .find(|l| l.valid.contains(version))
+            .or_else(|| v.first())?
+            .spec()
+    }
+
+    /// Every message spec, current and legacy (each parsed, if it was not yet).
+    pub fn message_specs(&self) -> impl Iterator<Item = &MessageSpec> {
+        self.specs.values().flatten().filter_map(Lazy::spec)
     }
 
     /// Every version any spec of the API has, ascending.
@@ -698,8 +744,8 @@ impl Registry {
             .get(&(api_key, direction))
             .into_iter()
             .flatten()
-            .filter(|s| !s.valid_versions.none)
-            .flat_map(|s| s.valid_versions.min..=s.max_version())
+            .filter(|l| !l.valid.none)
+            .flat_map(|l| l.valid.min..=l.max_version())
             .collect();
         out.sort_unstable();
         out.dedup();
@@ -744,9 +790,15 @@ impl Registry {
         direction: Direction,
         version: i16,
     ) -> Option<(&MessageSpec, i16)> {
-        let spec = self.get(api_key, direction)?;
-        (!spec.valid_versions.none && version > spec.max_version())
-            .then(|| (spec, spec.max_version()))
+        let newest = self.newest_below(api_key, direction, version)?;
+        Some((self.get(api_key, direction)?, newest))
+    }
+
+    /// The newest version of the current table of an API, when `version` is newer (no spec
+    /// is parsed for this).
+    fn newest_below(&self, api_key: i16, direction: Direction, version: i16) -> Option<i16> {
+        let current = self.current(api_key, direction)?;
+        (!current.valid.none && version > current.max_version()).then(|| current.max_version())
     }
 
     /// Whether a request header with (key, version) is worth treating as one: a version with a
@@ -754,15 +806,15 @@ impl Registry {
     pub fn plausible(&self, api_key: i16, version: i16) -> bool {
         self.knows(api_key, version)
             || self
-                .newest_layout(api_key, Direction::Request, version)
-                .is_some_and(|(_, newest)| version - newest <= NEWER_VERSIONS)
+                .newest_below(api_key, Direction::Request, version)
+                .is_some_and(|newest| version - newest <= NEWER_VERSIONS)
     }
 
     /// Whether (key, version) is a request this project can decode.
     pub fn knows(&self, api_key: i16, version: i16) -> bool {
         self.specs
             .get(&(api_key, Direction::Request))
-            .is_some_and(|v| v.iter().any(|s| s.valid_versions.contains(version)))
+            .is_some_and(|v| v.iter().any(|l| l.valid.contains(version)))
     }
 }
 
@@ -772,23 +824,36 @@ pub fn registry() -> &'static Registry {
     static REG: OnceLock<Registry> = OnceLock::new();
     REG.get_or_init(|| {
         let mut specs = SpecMap::default();
+        for (file, head) in SPEC_HEADS.iter().enumerate() {
+            let Some((api_key, response, valid)) = *head else {
+                let name = SPEC_FILES.get(file).map_or("?", |f| f.0);
+                eprintln!("kdissect: internal spec {name} is not a request or a response");
+                continue;
+            };
+            let direction = if response {
+                Direction::Response
+            } else {
+                Direction::Request
+            };
+            specs.entry((api_key, direction)).or_default().push(Lazy {
+                file,
+                valid,
+                spec: OnceLock::new(),
+            });
+        }
         let mut headers: HashMap<Direction, Vec<MessageSpec>, foldhash::fast::RandomState> =
             HashMap::default();
-        for (i, (file, text)) in SPEC_FILES.iter().chain(HEADER_FILES).enumerate() {
+        for (file, text) in HEADER_FILES {
             match parse_spec(text) {
-                Ok(s) if s.kind == SpecKind::Header => {
-                    headers.entry(s.direction).or_default().push(s)
-                }
-                Ok(mut s) => {
-                    // The build script generated the walks of SPEC_FILES in this order.
-                    s.walk = u16::try_from(i).ok().filter(|_| i < SPEC_FILES.len());
-                    specs.entry((s.api_key, s.direction)).or_default().push(s)
-                }
+                Ok(s) => headers.entry(s.direction).or_default().push(s),
                 Err(e) => eprintln!("kdissect: internal spec {file} is invalid: {e}"),
             }
         }
         // Current (highest versions, then non-empty) first.
-        for v in specs.values_mut().chain(headers.values_mut()) {
+        for v in specs.values_mut() {
+            v.sort_by_key(|l| std::cmp::Reverse((!l.valid.none, l.max_version())));
+        }
+        for v in headers.values_mut() {
             v.sort_by_key(|s| std::cmp::Reverse((!s.valid_versions.none, s.max_version())));
         }
         let records = RecordLayouts::parse(RECORD_LAYOUTS).unwrap_or_else(|e| {
@@ -974,7 +1039,7 @@ mod tests {
                 walk(&f.fields, out);
             }
         }
-        for v in reg.specs.values().flatten() {
+        for v in reg.message_specs() {
             walk(&v.fields, &mut layouts);
         }
         assert!(layouts.len() >= 9, "{layouts:?}");

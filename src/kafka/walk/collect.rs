@@ -163,6 +163,9 @@ struct Elements {
     any_resource_name: bool,
     /// The array's role: what else its elements are read for.
     role: Role,
+    /// Its elements are read as topics (the topic array, or resources and results, which may
+    /// name topics): only then do the first ones and their partitions count.
+    topics: bool,
     strings: Vec<String>,
     advertised: Vec<(i16, i64, i64)>,
     node_ids: Vec<i64>,
@@ -217,8 +220,9 @@ thread_local! {
 }
 
 impl Elements {
-    fn reset(&mut self, role: Role) {
+    fn reset(&mut self, role: Role, topics: bool) {
         self.role = role;
+        self.topics = topics;
         self.first.clear();
         self.met = 0;
         self.partitions = 0;
@@ -292,10 +296,13 @@ impl Collector {
     /// An array of the body begins: the index its value refers to.
     pub(super) fn body_array(&mut self, f: &'static FieldSpec) -> usize {
         let n = self.arrays_met;
+        let topics = f.role == Role::TopicArray
+            || matches!(f.fact, FactField::Resources | FactField::Results);
         match self.arrays.get_mut(n) {
-            Some(a) => a.reset(f.role),
+            Some(a) => a.reset(f.role, topics),
             None => self.arrays.push(Elements {
                 role: f.role,
+                topics,
                 ..Elements::default()
             }),
         }
@@ -541,6 +548,28 @@ impl Collector {
 /// What one element (a struct) of a body array gives its array.
 fn element(a: &mut Elements, e: &Frame, buf: &[u8]) {
     a.met += 1;
+    if a.topics {
+        topic_element(a, e, buf);
+    }
+    match a.role {
+        Role::ApiKeys => {
+            let get = |f: FactField| e.int(f);
+            if let (Some(k), Some(min), Some(max)) = (
+                get(FactField::ApiKey),
+                get(FactField::MinVersion),
+                get(FactField::MaxVersion),
+            ) {
+                a.advertised.push((k as i16, min, max));
+            }
+        }
+        Role::Coordinators => a.node_ids.extend(int(e.role(Role::NodeId))),
+        _ => {}
+    }
+}
+
+/// What an element of an array read as topics gives it: the topic (among the first few) with
+/// its error, its partitions, whether it names a resource.
+fn topic_element(a: &mut Elements, e: &Frame, buf: &[u8]) {
     if a.first.len() < MAX_TOPICS {
         a.first.push(TopicFact {
             topic: topic_ref(e, buf),
@@ -561,20 +590,6 @@ fn element(a: &mut Elements, e: &Frame, buf: &[u8]) {
     .and_then(|v| array_len(Some(v)))
     .unwrap_or(0);
     a.any_resource_name |= e.fact(FactField::ResourceName).is_some();
-    match a.role {
-        Role::ApiKeys => {
-            let get = |f: FactField| e.int(f);
-            if let (Some(k), Some(min), Some(max)) = (
-                get(FactField::ApiKey),
-                get(FactField::MinVersion),
-                get(FactField::MaxVersion),
-            ) {
-                a.advertised.push((k as i16, min, max));
-            }
-        }
-        Role::Coordinators => a.node_ids.extend(int(e.role(Role::NodeId))),
-        _ => {}
-    }
 }
 
 /// How an element names its topic (as the tree's `topic_ref`).

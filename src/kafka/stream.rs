@@ -18,7 +18,7 @@ use super::topics::TopicNames;
 use super::Diagnosis;
 use crate::side::{Side, Sides};
 use crate::tcp::{At, EndKind, Event, GapKind};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 
 #[derive(Debug, Clone)]
@@ -257,42 +257,71 @@ impl Asked for RequestInfo {
 /// stands.
 #[derive(Debug, Default)]
 struct KHalf {
-    buf: Vec<u8>,
-    pos: usize,
+    /// Made when bytes must wait to be cut (a frame going on in a later packet, or bytes
+    /// searched for a boundary), given back once none wait: a side between frames costs a
+    /// pointer, not its buffer, marks and search.
+    cutting: Option<Box<Cutting>>,
     /// The stream position is unknown: look for the next plausible frame start.
     resync: bool,
     why: Option<ResyncReason>,
-    scan: Scan,
     /// Packet of the last bytes added, for messages completed when the connection ends.
     last_at: At,
     /// Bytes already dropped while looking for a frame boundary (the search window is
     /// bounded), told in the resync notice with the rest.
     dropped: usize,
+}
+
+/// The bytes of a side waiting to be cut.
+#[derive(Debug, Default)]
+struct Cutting {
+    buf: Vec<u8>,
+    pos: usize,
+    scan: Scan,
     /// Where each packet's bytes begin in `buf`, with its frame number and time: which
     /// packets a message came in (for `-w`), and the packet that completed it. Only marks at
     /// or after `pos` (and the one before) are kept.
-    marks: std::collections::VecDeque<(usize, At)>,
+    marks: VecDeque<(usize, At)>,
 }
 
+/// What a side without bytes waiting reads.
+static NOT_CUTTING: Cutting = Cutting {
+    buf: Vec::new(),
+    pos: 0,
+    scan: Scan::NEW,
+    marks: VecDeque::new(),
+};
+
 impl KHalf {
+    /// The bytes waiting, read (none when nothing waits).
+    fn cutting(&self) -> &Cutting {
+        self.cutting.as_deref().unwrap_or(&NOT_CUTTING)
+    }
+
+    /// The bytes waiting, to change: made on first use.
+    fn cutting_mut(&mut self) -> &mut Cutting {
+        self.cutting.get_or_insert_with(Box::default)
+    }
+
     /// Appends a packet's bytes.
     fn push(&mut self, bytes: &[u8], at: At) {
-        self.marks.push_back((self.buf.len(), at));
+        let c = self.cutting_mut();
+        c.marks.push_back((c.buf.len(), at));
         // Grow by doubling while small, then by at most GROW_STEP past what is needed: a
         // 100 MiB frame then takes about 100 MiB, not the 128 MiB doubling would reach, and
         // the memory budget counts what is there. (The frame's size prefix is not trusted
         // to size the buffer.)
-        let need = self.buf.len() + bytes.len();
-        if need > self.buf.capacity() {
-            let extra = self.buf.capacity().min(GROW_STEP);
-            self.buf.reserve_exact(need + extra - self.buf.len());
+        let need = c.buf.len() + bytes.len();
+        if need > c.buf.capacity() {
+            let extra = c.buf.capacity().min(GROW_STEP);
+            c.buf.reserve_exact(need + extra - c.buf.len());
         }
-        self.buf.extend_from_slice(bytes);
+        c.buf.extend_from_slice(bytes);
     }
 
     /// The bytes not cut yet.
     fn unconsumed(&self) -> &[u8] {
-        self.buf.get(self.pos..).unwrap_or(&[])
+        let c = self.cutting();
+        c.buf.get(c.pos..).unwrap_or(&[])
     }
 
     /// The packet that carried the byte at `off` of `buf`.
@@ -302,7 +331,8 @@ impl KHalf {
 
     /// The packet (frame and time) that carried the byte at `off` of `buf`.
     fn at_of(&self, off: usize) -> At {
-        self.marks
+        self.cutting()
+            .marks
             .iter()
             .take_while(|(o, _)| *o <= off)
             .last()
@@ -315,7 +345,8 @@ impl KHalf {
     /// message.
     fn frames_of(&self, start: usize, end: usize) -> (u64, u64) {
         let first = self.frame_at(start);
-        self.marks
+        self.cutting()
+            .marks
             .iter()
             .skip_while(|(o, _)| *o <= start)
             .take_while(|(o, _)| *o < end)
@@ -324,16 +355,114 @@ impl KHalf {
             })
     }
 
-    /// Forgets marks of packets wholly before `pos`.
-    fn prune_marks(&mut self) {
-        while self.marks.len() > 1 && self.marks.get(1).is_some_and(|(o, _)| *o <= self.pos) {
-            self.marks.pop_front();
-        }
+    /// The memory the side's buffer takes: its bytes as allocated and, for each packet they
+    /// came in, a mark of 24 bytes (a frame of 100 MiB in 100-byte segments has a million).
+    fn footprint(&self) -> usize {
+        let c = self.cutting();
+        c.buf.capacity() + c.marks.capacity() * MARK_COST
     }
 
     /// Drops the consumed bytes once they are the larger part of the buffer, and gives back
     /// the memory a large frame left behind: a direction that once carried a 100 MiB frame
     /// would otherwise keep 100 MiB for as long as its connection lasts.
+    fn compact(&mut self) {
+        if let Some(c) = self.cutting.as_deref_mut() {
+            c.compact();
+        }
+    }
+
+    /// Gives the buffer and its marks back once nothing in them is waiting to be cut (the
+    /// last mark is the packet of `last_at`, which dates what follows as the mark did), so
+    /// that a side between frames holds no memory. A search under way keeps its place.
+    fn release(&mut self) {
+        let Some(c) = self.cutting.as_deref_mut() else {
+            return;
+        };
+        if c.scan.is_fresh() {
+            self.cutting = None;
+        } else {
+            c.buf = Vec::new();
+            c.marks = VecDeque::new();
+            c.pos = 0;
+        }
+    }
+
+    /// Forgets everything buffered (keeping the buffer's room).
+    fn clear(&mut self) {
+        if let Some(c) = self.cutting.as_deref_mut() {
+            c.buf.clear();
+            c.marks.clear();
+            c.pos = 0;
+        }
+    }
+
+    /// Gives back everything buffered, bytes and room: the search starts afresh.
+    fn drop_buffer(&mut self) {
+        self.cutting = None;
+    }
+
+    /// Why the bytes being passed over are skipped.
+    fn reason(&self) -> ResyncReason {
+        self.why.unwrap_or(ResyncReason::Gap)
+    }
+
+    /// The size prefix at `pos` cannot be a frame's: its first byte is skipped, and the bytes
+    /// after it are searched for the next frame start.
+    fn skip_bad_prefix(&mut self) {
+        let c = self.cutting_mut();
+        c.pos += 1;
+        c.scan = Scan::default();
+        self.dropped += 1;
+        self.resync = true;
+        self.why = Some(ResyncReason::BadSize);
+    }
+
+    /// A frame boundary verified `skip` bytes on: cutting goes on from there.
+    fn resume_at(&mut self, skip: usize) {
+        let c = self.cutting_mut();
+        c.pos += skip;
+        c.scan = Scan::default();
+        self.resync = false;
+        self.why = None;
+    }
+
+    /// Moves the position `n` bytes on.
+    fn advance(&mut self, n: usize) {
+        if n > 0 {
+            self.cutting_mut().pos += n;
+        }
+    }
+
+    /// Still no boundary: past the search window all but the last few bytes are dropped
+    /// (and counted as skipped), so memory stays bounded while a boundary may still be ahead.
+    fn bound_window(&mut self) {
+        let n = self.unconsumed().len();
+        if n > framing::RESYNC_WINDOW {
+            let drop = n - framing::RESYNC_KEEP;
+            let c = self.cutting_mut();
+            c.pos += drop;
+            c.scan = Scan::default();
+            self.dropped += drop;
+        }
+    }
+
+    /// After a gap nothing buffered is of use: the next frame start is to be searched for.
+    fn restart_after_gap(&mut self, kind: GapKind) {
+        self.clear();
+        if let Some(c) = self.cutting.as_deref_mut() {
+            c.scan = Scan::default();
+        }
+        self.resync = true;
+        self.why = Some(match kind {
+            GapKind::MidStream => ResyncReason::MidStream,
+            GapKind::LeftOut(_) => ResyncReason::LeftOut,
+            GapKind::Lost(_) | GapKind::Truncated(_) => ResyncReason::Gap,
+        });
+    }
+}
+
+impl Cutting {
+    /// See `KHalf::compact`.
     fn compact(&mut self) {
         if self.pos > 0 && self.pos * 2 >= self.buf.len() {
             self.prune_marks();
@@ -351,67 +480,11 @@ impl KHalf {
         }
     }
 
-    /// Gives the buffer and its marks back once nothing in them is waiting to be cut (the
-    /// last mark is the packet of `last_at`, which dates what follows as the mark did), so
-    /// that a side between frames holds no memory.
-    fn release(&mut self) {
-        self.buf = Vec::new();
-        self.marks = std::collections::VecDeque::new();
-        self.pos = 0;
-    }
-
-    /// Forgets everything buffered.
-    fn clear(&mut self) {
-        self.buf.clear();
-        self.marks.clear();
-        self.pos = 0;
-    }
-
-    /// Why the bytes being passed over are skipped.
-    fn reason(&self) -> ResyncReason {
-        self.why.unwrap_or(ResyncReason::Gap)
-    }
-
-    /// The size prefix at `pos` cannot be a frame's: its first byte is skipped, and the bytes
-    /// after it are searched for the next frame start.
-    fn skip_bad_prefix(&mut self) {
-        self.pos += 1;
-        self.dropped += 1;
-        self.resync = true;
-        self.scan = Scan::default();
-        self.why = Some(ResyncReason::BadSize);
-    }
-
-    /// A frame boundary verified `skip` bytes on: cutting goes on from there.
-    fn resume_at(&mut self, skip: usize) {
-        self.pos += skip;
-        self.resync = false;
-        self.why = None;
-        self.scan = Scan::default();
-    }
-
-    /// Still no boundary: past the search window all but the last few bytes are dropped
-    /// (and counted as skipped), so memory stays bounded while a boundary may still be ahead.
-    fn bound_window(&mut self) {
-        let n = self.unconsumed().len();
-        if n > framing::RESYNC_WINDOW {
-            let drop = n - framing::RESYNC_KEEP;
-            self.pos += drop;
-            self.dropped += drop;
-            self.scan = Scan::default();
+    /// Forgets marks of packets wholly before `pos`.
+    fn prune_marks(&mut self) {
+        while self.marks.len() > 1 && self.marks.get(1).is_some_and(|(o, _)| *o <= self.pos) {
+            self.marks.pop_front();
         }
-    }
-
-    /// After a gap nothing buffered is of use: the next frame start is to be searched for.
-    fn restart_after_gap(&mut self, kind: GapKind) {
-        self.clear();
-        self.resync = true;
-        self.scan = Scan::default();
-        self.why = Some(match kind {
-            GapKind::MidStream => ResyncReason::MidStream,
-            GapKind::LeftOut(_) => ResyncReason::LeftOut,
-            GapKind::Lost(_) | GapKind::Truncated(_) => ResyncReason::Gap,
-        });
     }
 }
 
@@ -425,7 +498,8 @@ enum State {
 #[derive(Debug)]
 struct KConn {
     addrs: Sides<SocketAddr>,
-    broker: Option<SocketAddr>,
+    /// The broker's side, once known (`KConn::broker`).
+    broker: Option<Side>,
     state: State,
     halves: Sides<KHalf>,
     pending: Pending<RequestInfo>,
@@ -437,7 +511,7 @@ struct KConn {
     /// A response whose request came before the capture, on a connection that had used no
     /// API yet, held until the client's first request says which versions it speaks (or
     /// `DEFER_PACKETS` packets pass).
-    deferred: Option<Deferred>,
+    deferred: Option<Box<Deferred>>,
     /// The frame of `deferred` as `Tracker::deferred` last entered it.
     deferred_at: Option<u64>,
     /// A direction started without its beginning (a mid-stream gap), and whether that was
@@ -470,20 +544,14 @@ impl KConn {
         self.halves
             .iter()
             .filter(|h| !h.unconsumed().is_empty())
-            .filter_map(|h| h.marks.front().map(|(_, a)| a.frame))
+            .filter_map(|h| h.cutting().marks.front().map(|(_, a)| a.frame))
             .min()
     }
 
     /// The memory the connection holds: both directions' buffers as allocated, and its
     /// requests waiting.
     fn footprint(&self) -> usize {
-        // A frame's bytes and, for each packet they came in, a mark of 24 bytes (a frame of
-        // 100 MiB in 100-byte segments has a million).
-        let bufs: usize = self
-            .halves
-            .iter()
-            .map(|h| h.buf.capacity() + h.marks.capacity() * MARK_COST)
-            .sum();
+        let bufs: usize = self.halves.iter().map(KHalf::footprint).sum();
         let deferred = self.deferred.as_ref().map_or(0, |d| d.bytes.capacity());
         bufs.saturating_add(self.pending.entries().saturating_mul(PENDING_COST))
             .saturating_add(deferred)
@@ -561,7 +629,7 @@ const KEEP_UNANSWERED: usize = 100_000;
 /// The requests of a connection still waiting for a response, in frame order (requests of one
 /// packet in the order they came).
 fn unanswered_of(stream: u32, c: &KConn) -> Vec<Notice> {
-    let Some(broker) = c.broker else {
+    let Some(broker) = c.broker() else {
         return Vec::new();
     };
     let client = c.addrs[c.addrs.side_of(&broker).other()];
@@ -717,8 +785,8 @@ impl Tracker {
             });
         }
         let conn = KConn {
+            broker: broker.map(|b| addrs.side_of(&b)),
             addrs,
-            broker,
             state,
             halves: Sides::default(),
             pending: Pending::new(self.cfg.max_pending),
@@ -951,10 +1019,10 @@ impl Tracker {
         for d in Side::BOTH {
             let (src, dst) = (c.addrs[d], c.addrs[d.other()]);
             let h = &mut c.halves[d];
-            if h.buf.capacity() == 0 {
+            if h.cutting().buf.capacity() == 0 {
                 continue;
             }
-            let present = h.buf.len().saturating_sub(h.pos);
+            let present = h.unconsumed().len();
             let kafka = c.state == State::Kafka;
             if kafka && present > 0 && h.resync {
                 h.dropped = h.dropped.saturating_add(present);
@@ -970,10 +1038,7 @@ impl Tracker {
                 h.why = Some(ResyncReason::Gap);
             }
             // Give the memory back, not just the bytes.
-            h.buf = Vec::new();
-            h.marks = std::collections::VecDeque::new();
-            h.pos = 0;
-            h.scan = Scan::default();
+            h.drop_buffer();
         }
     }
 
@@ -994,6 +1059,11 @@ impl Tracker {
 }
 
 impl KConn {
+    /// The broker's address, once known.
+    fn broker(&self) -> Option<SocketAddr> {
+        self.broker.map(|side| self.addrs[side])
+    }
+
     /// (sender, receiver) of what a side sends.
     fn ends(&self, side: Side) -> (SocketAddr, SocketAddr) {
         (self.addrs[side], self.addrs[side.other()])
@@ -1001,7 +1071,7 @@ impl KConn {
 
     /// Which frames a side sends: requests on any side but the broker's.
     fn want(&self, side: Side) -> Want {
-        want_from(self.broker != Some(self.addrs[side]))
+        want_from(self.broker() != Some(self.addrs[side]))
     }
 
     /// Bytes of a connection on no broker port: Kafka once a side starts with a plausible
@@ -1021,7 +1091,7 @@ impl KConn {
         h.push(bytes, at);
         if plausible_request_at(h.unconsumed(), cx.cfg.max_frame) {
             self.state = State::Kafka;
-            self.broker = Some(dst);
+            self.broker = Some(self.addrs.side_of(&dst));
             sink.notice(&Notice::Connection {
                 stream: cx.stream,
                 client: src,
@@ -1033,7 +1103,10 @@ impl KConn {
             self.cut(cx, side, at, sink);
             self.cut(cx, side.other(), at, sink);
         } else if self.data_events > DETECT_EVENTS
-            || self.halves.iter().any(|h| h.buf.len() > DETECT_BUFFER)
+            || self
+                .halves
+                .iter()
+                .any(|h| h.cutting().buf.len() > DETECT_BUFFER)
         {
             self.state = State::NotKafka;
             self.halves = Sides::default();
@@ -1082,7 +1155,7 @@ impl KConn {
         };
         loop {
             let h = &self.halves[side];
-            if h.resync || !h.buf.is_empty() {
+            if h.resync || !h.cutting().buf.is_empty() {
                 return bytes;
             }
             let Some(Prefix::Frame(len)) = framing::prefix(bytes, cx.cfg.max_frame) else {
@@ -1117,14 +1190,13 @@ impl KConn {
         if !h.resync {
             return true;
         }
-        let KHalf {
+        let why = h.why;
+        let Cutting {
             buf,
             pos,
             marks,
             scan,
-            why,
-            ..
-        } = h;
+        } = h.cutting_mut();
         let data = buf.get(*pos..).unwrap_or(&[]);
         // Picked up mid-stream, a broker side's first frame may answer a request sent before
         // the capture: it is looked for where packets begin.
@@ -1174,8 +1246,8 @@ impl KConn {
             Some(Prefix::Frame(len)) if have < len => Next::More,
             Some(Prefix::Frame(len)) => {
                 let h = &mut self.halves[side];
-                let start = h.pos;
-                h.pos += len;
+                let start = h.cutting().pos;
+                h.advance(len);
                 Next::Frame { start, len }
             }
         }
@@ -1218,10 +1290,10 @@ impl KConn {
         let span = Span { first, last, at };
         // The frame is decoded from the connection's buffer; move it out of the way of the
         // mutable borrows below by swapping the buffer temporarily.
-        let buf = std::mem::take(&mut self.halves[side].buf);
+        let buf = std::mem::take(&mut self.halves[side].cutting_mut().buf);
         let frame = buf.get(start..start + len).unwrap_or(&[]);
         self.decode_cut(cx, side, frame, span, sink);
-        self.halves[side].buf = buf;
+        self.halves[side].cutting_mut().buf = buf;
     }
 
     /// Decodes a frame cut from a side, as a request or a response by the side.
@@ -1339,11 +1411,11 @@ impl KConn {
             // An answer to a request sent before the capture, on a connection that has used
             // nothing yet: its client's next request will say which version it speaks.
             self.flush_deferred(cx, sink);
-            self.deferred = Some(Deferred {
+            self.deferred = Some(Box::new(Deferred {
                 bytes: frame.to_vec(),
                 ends,
                 span,
-            });
+            }));
             return;
         }
         self.answer(cx, ends, frame, span, (cut, request), sink);
@@ -1403,7 +1475,7 @@ impl KConn {
         sink: &mut impl Sink,
     ) {
         let side = self.addrs.side_of(&ends.0);
-        let want = want_from(self.broker != Some(ends.0));
+        let want = want_from(self.broker() != Some(ends.0));
         if kind == GapKind::MidStream {
             self.picked_up.0 = true;
             self.tell_picked_up(cx, sink);
@@ -1463,7 +1535,7 @@ impl KConn {
                 },
             );
         }
-        h.pos += i;
+        h.advance(i);
         h.resync = false;
     }
 
@@ -1512,12 +1584,11 @@ impl KConn {
         sink: &mut impl Sink,
     ) {
         let h = &mut self.halves[side];
-        let span = Span {
-            first: h.frames_of(h.pos, h.buf.len()).0,
-            last: h.frames_of(h.pos, h.buf.len()).1,
-            at,
-        };
-        let part = h.buf.split_off(h.pos);
+        let (pos, len) = (h.cutting().pos, h.cutting().buf.len());
+        let (first, last) = h.frames_of(pos, len);
+        let span = Span { first, last, at };
+        let c = h.cutting_mut();
+        let part = c.buf.split_off(c.pos);
         if want == Want::Requests {
             self.on_request(cx, ends, &part, span, Some(cut), sink);
         } else {
@@ -1583,7 +1654,7 @@ impl KConn {
                 },
             );
         }
-        h.pos += i;
+        h.advance(i);
         h.resync = false;
         h.why = None;
         self.cut(cx, side, at, sink);
@@ -1648,7 +1719,7 @@ impl KConn {
 }
 
 /// Whether a packet's bytes begin at `off` of a side's buffer (`KHalf::marks`).
-fn is_packet_start(marks: &std::collections::VecDeque<(usize, At)>, off: usize) -> bool {
+fn is_packet_start(marks: &VecDeque<(usize, At)>, off: usize) -> bool {
     marks.binary_search_by_key(&off, |m| m.0).is_ok()
 }
 
@@ -1800,7 +1871,11 @@ mod tests {
     fn buffered(t: &Tracker) -> (usize, usize, usize) {
         t.conns.get(&0).map_or((0, 0, 0), |c| {
             let h = &c.halves[c.addrs.side_of(&client())];
-            (h.unconsumed().len(), h.buf.capacity(), h.marks.len())
+            (
+                h.unconsumed().len(),
+                h.cutting().buf.capacity(),
+                h.cutting().marks.len(),
+            )
         })
     }
 

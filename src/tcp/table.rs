@@ -75,7 +75,7 @@ pub(super) struct Table {
     memory: BTreeMap<(usize, u32, Side), Slot>,
     /// The sum of `memory`: what all connections buffer and hold together.
     total: usize,
-    /// Every direction with pieces waiting or held by `(since, id, side)` (`Half::since`): the
+    /// Every direction with pieces waiting or held by `(since, id, side)` (`Holes::since`): the
     /// first came in the oldest packet.
     kept: BTreeMap<(u64, u32, Side), Slot>,
     /// The connections keeping a copy of their last bytes, by `(last_seen, id)`; a connection
@@ -139,8 +139,9 @@ impl Table {
             self.recent.remove(&(c.last_seen, c.id));
         }
         for side in Side::BOTH {
-            self.uncharge(c.charged[side], c.id, side);
-            if let Some(f) = c.kept_since[side] {
+            let h = c.halves[side].holes();
+            self.uncharge(h.charged, c.id, side);
+            if let Some(f) = h.kept_since {
                 self.kept.remove(&(f, c.id, side));
             }
         }
@@ -190,12 +191,13 @@ impl Table {
         self.kept.first_key_value().map(|(&(f, _, _), _)| f)
     }
 
-    /// What all connections buffer and hold, in the units of `Half::memory`.
+    /// What all connections buffer and hold, in the units of `Holes::memory`.
     pub(super) fn total(&self) -> usize {
         self.total
     }
 
-    /// Brings the memory order and total up to date with what the connection now buffers.
+    /// Brings the memory order and total up to date with what the connection now buffers,
+    /// and gives back the holes of a direction that has none left.
     pub(super) fn settle(&mut self, slot: Slot) {
         let Some(c) = self
             .slots
@@ -205,14 +207,21 @@ impl Table {
             return;
         };
         let id = c.id;
-        let moved = Side::BOTH.map(|side| {
-            let was = std::mem::replace(&mut c.charged[side], c.halves[side].memory());
-            (side, was, c.charged[side])
+        // A direction without holes was charged nothing and kept nothing: it stays so.
+        let changes = Side::BOTH.map(|side| {
+            let half = &mut c.halves[side];
+            let change = half.holes.as_deref_mut().map(|h| {
+                let memory = h.memory();
+                let charged = (std::mem::replace(&mut h.charged, memory), memory);
+                let since = (std::mem::replace(&mut h.kept_since, h.since), h.since);
+                (charged, since)
+            });
+            half.give_back_idle_holes();
+            let ((was, now), (was_kept, now_kept)) = change.unwrap_or(((0, 0), (None, None)));
+            ((side, was, now), (side, was_kept, now_kept))
         });
-        let kept = Side::BOTH.map(|side| {
-            let now = c.halves[side].since;
-            (side, std::mem::replace(&mut c.kept_since[side], now), now)
-        });
+        let moved = changes.map(|(m, _)| m);
+        let kept = changes.map(|(_, k)| k);
         for (side, was, now) in moved {
             if was != now {
                 self.uncharge(was, id, side);
@@ -319,7 +328,7 @@ impl Table {
         let mut sum = 0;
         for (&(bytes, id, side), &k) in &self.memory {
             let c = self.conn(k);
-            assert!(c.is_some_and(|c| c.id == id && c.charged[side] == bytes));
+            assert!(c.is_some_and(|c| c.id == id && c.halves[side].holes().charged == bytes));
             sum += bytes;
         }
         assert_eq!(sum, self.total);
@@ -331,24 +340,31 @@ impl Table {
         let in_recent = self.slots.iter().flatten().filter(|c| c.in_recent).count();
         assert_eq!(in_recent, self.recent.len());
         for c in self.slots.iter().flatten() {
-            for (half, &charged) in c.halves.iter().zip(c.charged.iter()) {
-                assert_eq!(half.memory(), charged, "stream {}", c.id);
+            for half in c.halves.iter() {
+                assert_eq!(
+                    half.holes().memory(),
+                    half.holes().charged,
+                    "stream {}",
+                    c.id
+                );
+                assert!(half.holes.as_deref().is_none_or(|h| !h.is_idle()));
             }
         }
         for (&(f, id, side), &k) in &self.kept {
             let c = self.conn(k);
-            assert!(c.is_some_and(|c| c.id == id && c.kept_since[side] == Some(f)));
+            assert!(c.is_some_and(|c| c.id == id && c.halves[side].holes().kept_since == Some(f)));
         }
         for c in self.slots.iter().flatten() {
-            for (half, &kept) in c.halves.iter().zip(c.kept_since.iter()) {
-                assert_eq!(half.since, kept, "stream {}", c.id);
-                let oldest = half
+            for half in c.halves.iter() {
+                let h = half.holes();
+                assert_eq!(h.since, h.kept_since, "stream {}", c.id);
+                let oldest = h
                     .ooo
                     .values()
                     .map(|w| w.at.frame)
-                    .chain(half.held.iter().map(|h| h.at.frame))
+                    .chain(h.held.iter().map(|h| h.at.frame))
                     .min();
-                assert!(oldest.is_none_or(|o| half.since.is_some_and(|s| s <= o)));
+                assert!(oldest.is_none_or(|o| h.since.is_some_and(|s| s <= o)));
             }
         }
     }

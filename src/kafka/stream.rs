@@ -19,7 +19,7 @@ use super::Diagnosis;
 use crate::side::{Side, Sides};
 use crate::tcp::{At, EndKind, Event, GapKind};
 use std::collections::{HashMap, VecDeque};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -617,7 +617,7 @@ pub struct Tracker {
     held: usize,
     topics: TopicNames,
     /// Requests of ended connections that never got a response, listed at the end.
-    unanswered: Vec<Notice>,
+    unanswered: Vec<Unanswered>,
     /// Connections holding a deferred response, or bytes not yet known to be Kafka, by the
     /// frame of what they hold (`KConn::deferred_at`).
     deferred: std::collections::BTreeSet<(u64, u32)>,
@@ -626,23 +626,53 @@ pub struct Tracker {
 /// Unanswered requests of ended connections held back for the final list.
 const KEEP_UNANSWERED: usize = 100_000;
 
+/// A request that never got its response, kept for the final list (`Tracker::finish`) in 80
+/// bytes where its notice takes 112: a long capture keeps up to `KEEP_UNANSWERED` of them.
+#[derive(Debug, Clone, Copy)]
+struct Unanswered {
+    request: RequestInfo,
+    /// Client and broker. Addresses come from packets, which carry no IPv6 flow label or
+    /// scope: address and port are all there is to keep.
+    ends: [(IpAddr, u16); 2],
+    stream: u32,
+    /// Its place in the list it is in: the requests of one packet stay in the order they
+    /// came.
+    place: u32,
+}
+
+impl Unanswered {
+    fn notice(&self) -> Notice {
+        let [src, dst] = self.ends.map(|(ip, port)| SocketAddr::new(ip, port));
+        Notice::Unanswered {
+            stream: self.stream,
+            src,
+            dst,
+            request: self.request,
+        }
+    }
+}
+
 /// The requests of a connection still waiting for a response, in frame order (requests of one
-/// packet in the order they came).
-fn unanswered_of(stream: u32, c: &KConn) -> Vec<Notice> {
+/// packet in the order they came), put at the end of `list`.
+fn unanswered_of(stream: u32, c: &KConn, list: &mut Vec<Unanswered>) {
     let Some(broker) = c.broker() else {
-        return Vec::new();
+        return;
     };
     let client = c.addrs[c.addrs.side_of(&broker).other()];
-    let mut reqs: Vec<RequestInfo> = c.pending.waiting().copied().collect();
-    reqs.sort_by_key(|r| r.frame);
-    reqs.into_iter()
-        .map(|request| Notice::Unanswered {
-            stream,
-            src: client,
-            dst: broker,
-            request,
-        })
-        .collect()
+    let ends = [(client.ip(), client.port()), (broker.ip(), broker.port())];
+    let from = list.len();
+    list.extend(c.pending.waiting().map(|&request| Unanswered {
+        request,
+        ends,
+        stream,
+        place: 0,
+    }));
+    if let Some(added) = list.get_mut(from..) {
+        added.sort_by_key(|u| u.request.frame);
+        for (i, u) in added.iter_mut().enumerate() {
+            u.place = u32::try_from(from + i).unwrap_or(u32::MAX);
+        }
+    }
 }
 
 impl Tracker {
@@ -900,29 +930,39 @@ impl Tracker {
             self.deferred.remove(&(f, stream));
         }
         self.held = self.held.saturating_sub(c.charged);
-        for n in unanswered_of(stream, &c) {
+        let mut ended = Vec::new();
+        unanswered_of(stream, &c, &mut ended);
+        for u in ended {
             if self.unanswered.len() < KEEP_UNANSWERED {
-                self.unanswered.push(n);
+                self.keep_unanswered(u);
             } else {
-                sink.notice(&n);
+                sink.notice(&u.notice());
             }
         }
+    }
+
+    /// Keeps a request for the final list, growing the list by a quarter at a time: doubling
+    /// would leave up to half of a list of `KEEP_UNANSWERED` unused.
+    fn keep_unanswered(&mut self, mut u: Unanswered) {
+        let list = &mut self.unanswered;
+        if list.len() == list.capacity() {
+            list.reserve_exact((list.len() / 4).max(1024));
+        }
+        u.place = u32::try_from(list.len()).unwrap_or(u32::MAX);
+        list.push(u);
     }
 
     /// Lists the requests still waiting for a response, in frame order.
     pub fn finish(&mut self, sink: &mut impl Sink) {
         let mut all = std::mem::take(&mut self.unanswered);
         for (&id, c) in &self.conns {
-            all.extend(unanswered_of(id, c));
+            unanswered_of(id, c, &mut all);
         }
-        all.sort_by_key(|n| match n {
-            Notice::Unanswered {
-                stream, request, ..
-            } => (request.frame, *stream),
-            _ => (u64::MAX, u32::MAX),
-        });
-        for n in &all {
-            sink.notice(n);
+        // By frame and stream, then place: as a stable sort by frame and stream would put
+        // them, without the copy of the list a stable sort makes.
+        all.sort_unstable_by_key(|u| (u.request.frame, u.stream, u.place));
+        for u in &all {
+            sink.notice(&u.notice());
         }
         self.conns.clear();
         self.deferred.clear();

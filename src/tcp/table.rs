@@ -14,15 +14,18 @@
 //! on each of its packets unless it is last already (`touch`); its memory entries move when what
 //! it buffers changes (`settle`, called after each packet has been dealt with).
 //!
-//! Connections live boxed in slots; a hash map from the compact 4-tuple [`Key`] finds a
-//! packet's slot once, and the orders hold slots, so a packet costs one hash lookup.
+//! Connections live boxed in slots; a hash table of slots, hashed by the compact 4-tuple
+//! [`Key`] and compared with the connection's own, finds a packet's slot once (4 bytes a
+//! bucket: the key is not kept twice), and the orders hold slots, so a packet costs one hash
+//! lookup.
 // Input-derived values never index, unwrap or expect here: a hostile capture must not panic.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use super::Conn;
 use crate::side::Side;
-use std::collections::{BTreeMap, HashMap};
-use std::hash::{Hash, Hasher};
+use hashbrown::HashTable;
+use std::collections::BTreeMap;
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::net::{IpAddr, SocketAddr};
 
 /// Connections that keep a copy of their last bytes: the most recently active. At 64 KiB a
@@ -63,9 +66,18 @@ impl Hash for Key {
 /// Where a connection is kept in the table, from its first packet to its removal.
 pub(super) type Slot = u32;
 
+/// The key of the connection in `slot`.
+fn key_in(slots: &[Option<Box<Conn>>], slot: Slot) -> Option<Key> {
+    let c = slots.get(slot as usize)?.as_deref()?;
+    Some(Key::of(c.addrs[Side::A], c.addrs[Side::B]))
+}
+
 #[derive(Debug, Default)]
 pub(super) struct Table {
-    index: HashMap<Key, Slot, foldhash::fast::RandomState>,
+    /// The slot of every connection, by its key.
+    index: HashTable<Slot>,
+    /// Seeded per run: a capture's 4-tuples are chosen by whoever made it.
+    hasher: foldhash::fast::RandomState,
     /// The connections, boxed (an empty slot costs a pointer), and the empty slots.
     slots: Vec<Option<Box<Conn>>>,
     free: Vec<Slot>,
@@ -90,7 +102,10 @@ impl Table {
 
     /// The slot of the connection under `k`.
     pub(super) fn find(&self, k: &Key) -> Option<Slot> {
-        self.index.get(k).copied()
+        let slots = &self.slots;
+        self.index
+            .find(self.hasher.hash_one(k), |&s| key_in(slots, s) == Some(*k))
+            .copied()
     }
 
     pub(super) fn get(&self, k: &Key) -> Option<&Conn> {
@@ -124,14 +139,21 @@ impl Table {
             *place = Some(Box::new(conn));
         }
         self.idle.insert(entry, slot);
-        self.index.insert(k, slot);
+        let (slots, hasher) = (&self.slots, &self.hasher);
+        self.index.insert_unique(hasher.hash_one(k), slot, |&s| {
+            key_in(slots, s).map_or(0, |k| hasher.hash_one(k))
+        });
         self.settle(slot);
         slot
     }
 
     /// Stops tracking a connection, taking it out of every order.
     pub(super) fn remove(&mut self, k: &Key) -> Option<Conn> {
-        let slot = self.index.remove(k)?;
+        let slots = &self.slots;
+        let found = self
+            .index
+            .find_entry(self.hasher.hash_one(k), |&s| key_in(slots, s) == Some(*k));
+        let (slot, _) = found.ok()?.remove();
         let c = *self.slots.get_mut(slot as usize)?.take()?;
         self.free.push(slot);
         self.idle.remove(&(c.last_seen, c.id));
@@ -287,7 +309,7 @@ impl Table {
         self.memory.clear();
         self.kept.clear();
         self.total = 0;
-        self.index.clear();
+        self.index = HashTable::new();
         self.free.clear();
         let mut all: Vec<Box<Conn>> = self.slots.drain(..).flatten().collect();
         all.sort_by_key(|c| c.id);
@@ -314,9 +336,9 @@ impl Table {
     /// Checks that both orders and the total agree with the connections.
     pub(super) fn check(&self) {
         assert_eq!(self.idle.len(), self.index.len());
-        for (k, &slot) in &self.index {
-            let c = self.conn(slot);
-            assert!(c.is_some_and(|c| Key::of(c.addrs[Side::A], c.addrs[Side::B]) == *k));
+        for &slot in &self.index {
+            let k = key_in(&self.slots, slot);
+            assert!(k.is_some_and(|k| self.find(&k) == Some(slot)));
         }
         let live = self.slots.iter().filter(|s| s.is_some()).count();
         assert_eq!(live, self.index.len());

@@ -19,7 +19,7 @@ use super::Diagnosis;
 use crate::side::{Side, Sides};
 use crate::tcp::{At, EndKind, Event, GapKind};
 use std::collections::{HashMap, VecDeque};
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -626,23 +626,46 @@ pub struct Tracker {
 /// Unanswered requests of ended connections held back for the final list.
 const KEEP_UNANSWERED: usize = 100_000;
 
-/// A request that never got its response, kept for the final list (`Tracker::finish`) in 80
+/// A request that never got its response, kept for the final list (`Tracker::finish`) in 56
 /// bytes where its notice takes 112: a long capture keeps up to `KEEP_UNANSWERED` of them.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Unanswered {
     request: RequestInfo,
-    /// Client and broker. Addresses come from packets, which carry no IPv6 flow label or
-    /// scope: address and port are all there is to keep.
-    ends: [(IpAddr, u16); 2],
+    ends: Ends,
     stream: u32,
     /// Its place in the list it is in: the requests of one packet stay in the order they
     /// came.
     place: u32,
 }
 
+/// Client and broker: in 12 bytes when both are IPv4 (as in most captures), else boxed.
+#[derive(Debug, Clone)]
+enum Ends {
+    V4([u8; 4], u16, [u8; 4], u16),
+    Other(Box<[SocketAddr; 2]>),
+}
+
+impl Ends {
+    fn of(client: SocketAddr, broker: SocketAddr) -> Ends {
+        match (client, broker) {
+            (SocketAddr::V4(c), SocketAddr::V4(b)) => {
+                Ends::V4(c.ip().octets(), c.port(), b.ip().octets(), b.port())
+            }
+            _ => Ends::Other(Box::new([client, broker])),
+        }
+    }
+
+    fn addrs(&self) -> [SocketAddr; 2] {
+        match self {
+            Ends::V4(c, cp, b, bp) => [(*c, *cp).into(), (*b, *bp).into()],
+            Ends::Other(both) => **both,
+        }
+    }
+}
+
 impl Unanswered {
     fn notice(&self) -> Notice {
-        let [src, dst] = self.ends.map(|(ip, port)| SocketAddr::new(ip, port));
+        let [src, dst] = self.ends.addrs();
         Notice::Unanswered {
             stream: self.stream,
             src,
@@ -659,11 +682,10 @@ fn unanswered_of(stream: u32, c: &KConn, list: &mut Vec<Unanswered>) {
         return;
     };
     let client = c.addrs[c.addrs.side_of(&broker).other()];
-    let ends = [(client.ip(), client.port()), (broker.ip(), broker.port())];
     let from = list.len();
     list.extend(c.pending.waiting().map(|&request| Unanswered {
         request,
-        ends,
+        ends: Ends::of(client, broker),
         stream,
         place: 0,
     }));
@@ -1917,6 +1939,13 @@ mod tests {
                 h.cutting().marks.len(),
             )
         })
+    }
+
+    /// The final list keeps up to `KEEP_UNANSWERED` of these: the size its comment gives.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn an_unanswered_request_is_kept_in_56_bytes() {
+        assert_eq!(std::mem::size_of::<super::Unanswered>(), 56);
     }
 
     fn client() -> SocketAddr {

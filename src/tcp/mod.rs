@@ -218,7 +218,7 @@ struct Half {
     fin: bool,
     /// What only a capture that lost, reordered, merged or cut this direction needs: made on
     /// first use and given back once it holds nothing (`Table::settle`), so that a direction
-    /// in step costs a pointer here, not the 200 bytes of its maps and queues.
+    /// in step costs a pointer here, not the 176 bytes of its maps and queues.
     holes: Option<Box<Holes>>,
 }
 
@@ -853,14 +853,14 @@ impl Reassembler {
     ) -> bool {
         let mut hit = false;
         loop {
-            let half = conn.halves[side].holes();
-            if half.memory() <= max {
+            let holes = conn.halves[side].holes();
+            if holes.memory() <= max {
                 return hit;
             }
             hit = true;
-            if !half.held.is_empty() {
+            if !holes.held.is_empty() {
                 Self::unblock(conn, side, emit);
-            } else if !half.ooo.is_empty() {
+            } else if !holes.ooo.is_empty() {
                 let dir = Self::dir(conn, side);
                 Self::skip_hole(&mut conn.halves[side], None, at, &dir, emit);
             } else {
@@ -970,11 +970,11 @@ impl Reassembler {
     /// loss is dated by the held piece: its acknowledgement showed it, as when an answer
     /// declared a hole at once.
     fn unblock(conn: &mut Conn, side: Side, emit: &mut impl FnMut(Event<'_>)) {
-        let half = conn.halves[side].holes();
-        let Some((ack, at)) = half.held.front().map(|h| (h.ack, h.at)) else {
+        let holes = conn.halves[side].holes();
+        let Some((ack, at)) = holes.held.front().map(|h| (h.ack, h.at)) else {
             return;
         };
-        let before = half.held.len();
+        let before = holes.held.len();
         if let Some(ack) = ack {
             let peer = Self::dir(conn, side.other());
             Self::skip_to(&mut conn.halves[side.other()], ack, at, &peer, emit);

@@ -106,6 +106,9 @@ pub trait CaptureSink: Sink {
     /// The input is read: what comes now (connections flushed, requests left unanswered) may
     /// be dated anywhere in it, until `finished`.
     fn finishing(&mut self) {}
+    /// What comes now until `finished` (the requests left unanswered) comes in frame order:
+    /// nothing is dated before what came last.
+    fn in_frame_order(&mut self) {}
     /// Nothing more comes from this input.
     fn finished(&mut self) {}
 }
@@ -214,6 +217,7 @@ pub fn run_source<P: PacketSource, S: CaptureSink>(
     health.evicted_connections += tcp.evicted;
     health.buffer_limit_hits += tcp.buffer_limit_hits;
     health.buffer_total_hits += tcp.total_limit_hits;
+    sink.in_frame_order();
     kafka.finish(sink);
     sink.finished();
     error.map_or(Ok(()), Err)

@@ -8,8 +8,9 @@ use crate::kafka::stream::{Notice, Record};
 use crate::kafka::StreamHealth;
 use crate::kafka::{names, Direction};
 use serde_json::{json, Value as J};
-use std::collections::{BTreeMap, BTreeSet};
-use std::net::SocketAddr;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::net::{IpAddr, SocketAddr};
+use std::rc::Rc;
 
 #[derive(Debug, Default, Clone)]
 struct ApiRow {
@@ -220,13 +221,25 @@ impl Check {
     }
 }
 
+/// A connection's row, in 72 bytes: up to `CONN_ROWS` are kept, so its addresses are
+/// formatted only when shown and its client id is shared with the other rows that have it.
 #[derive(Debug, Default, Clone)]
 struct ConnRow {
-    client: String,
-    broker: String,
-    client_id: Option<String>,
+    /// Client and broker, once a message said which is which (its first).
+    ends: Option<[(IpAddr, u16); 2]>,
+    client_id: Option<Rc<str>>,
     messages: u64,
     bytes: u64,
+}
+
+impl ConnRow {
+    /// Client and broker as shown (addresses come from packets: no IPv6 flow label or
+    /// scope is lost by keeping only address and port).
+    fn ends_text(&self) -> [String; 2] {
+        self.ends.map_or_else(Default::default, |e| {
+            e.map(|(ip, port)| SocketAddr::new(ip, port).to_string())
+        })
+    }
 }
 
 /// How the tables are laid out.
@@ -254,7 +267,9 @@ impl Default for Layout {
 pub struct Stats {
     apis: BTreeMap<(i16, i16), ApiRow>,
     /// By (input file, stream): streams count per file.
-    conns: BTreeMap<(usize, u32), ConnRow>,
+    conns: BTreeMap<(u32, u32), ConnRow>,
+    /// The client ids of the rows, each kept once.
+    client_ids: HashSet<Rc<str>>,
     /// The input files read, the one being read last.
     files: Vec<String>,
     /// Messages and bytes of the connections past CONN_ROWS.
@@ -302,34 +317,8 @@ impl Stats {
         if let Some(a) = self.analyses.as_mut() {
             a.message(rec);
         }
+        self.count_connection(rec);
         let m = &rec.msg;
-        let key = (self.file(), rec.stream);
-        let conn = if self.conns.len() < CONN_ROWS || self.conns.contains_key(&key) {
-            self.conns.entry(key).or_default()
-        } else {
-            &mut self.other_conns
-        };
-        conn.messages += 1;
-        conn.bytes += rec.bytes.len() as u64;
-        match m.direction {
-            // Addresses are written once: formatting them per message costs more than the rest.
-            Direction::Request => {
-                if conn.client.is_empty() {
-                    conn.client = rec.src.to_string();
-                    conn.broker = rec.dst.to_string();
-                }
-                if conn.client_id.is_none() {
-                    if let Some(Some(c)) = &m.client_id {
-                        conn.client_id = Some(c.clone());
-                    }
-                }
-            }
-            Direction::Response if conn.client.is_empty() => {
-                conn.client = rec.dst.to_string();
-                conn.broker = rec.src.to_string();
-            }
-            Direction::Response => {}
-        }
         self.health.message(rec);
         let (Some(k), Some(v)) = (m.api_key, m.api_version) else {
             return;
@@ -376,6 +365,38 @@ impl Stats {
                     }
                 }
             }
+        }
+    }
+
+    /// The message in its connection's row (or the row of those past `CONN_ROWS`).
+    fn count_connection(&mut self, rec: &Record<'_>) {
+        let m = &rec.msg;
+        let key = (u32::try_from(self.file()).unwrap_or(u32::MAX), rec.stream);
+        let conn = if self.conns.len() < CONN_ROWS || self.conns.contains_key(&key) {
+            self.conns.entry(key).or_default()
+        } else {
+            &mut self.other_conns
+        };
+        conn.messages += 1;
+        conn.bytes += rec.bytes.len() as u64;
+        let (client, broker) = match m.direction {
+            Direction::Request => (rec.src, rec.dst),
+            Direction::Response => (rec.dst, rec.src),
+        };
+        conn.ends
+            .get_or_insert([(client.ip(), client.port()), (broker.ip(), broker.port())]);
+        if let (Direction::Request, None, Some(Some(c))) =
+            (m.direction, &conn.client_id, &m.client_id)
+        {
+            let shared = match self.client_ids.get(c.as_str()) {
+                Some(id) => id.clone(),
+                None => {
+                    let id: Rc<str> = Rc::from(c.as_str());
+                    self.client_ids.insert(id.clone());
+                    id
+                }
+            };
+            conn.client_id = Some(shared);
         }
     }
 
@@ -522,19 +543,20 @@ impl Stats {
             "bytes",
         ];
         let mut g = Grid::new(header.get(usize::from(!several)..).unwrap_or(&[]));
-        let mut conns: Vec<(&(usize, u32), &ConnRow)> = self.conns.iter().collect();
+        let mut conns: Vec<(&(u32, u32), &ConnRow)> = self.conns.iter().collect();
         conns.sort_by(|a, b| b.1.messages.cmp(&a.1.messages).then(a.0.cmp(b.0)));
         let (top, rest) = conns.split_at(shown.unwrap_or(usize::MAX).min(conns.len()));
         for (&(file, id), c) in top {
             let mut row = Vec::new();
             if several {
-                row.push(TCell::whole(file + 1));
+                row.push(TCell::whole(u64::from(file) + 1));
             }
+            let [client, broker] = c.ends_text();
             row.extend([
                 TCell::whole(id),
                 TCell::atom(c.client_id.as_deref().unwrap_or("-")),
-                TCell::whole(&c.client),
-                TCell::whole(&c.broker),
+                TCell::whole(client),
+                TCell::whole(broker),
                 TCell::num(c.messages),
                 TCell::num(c.bytes),
             ]);
@@ -597,8 +619,9 @@ impl Stats {
             .conns
             .iter()
             .map(|(&(file, id), c)| {
-                let row = json!({"stream": id, "client_id": c.client_id, "client": c.client, "broker": c.broker, "messages": c.messages, "bytes": c.bytes});
-                match (self.file_name(file), row) {
+                let [client, broker] = c.ends_text();
+                let row = json!({"stream": id, "client_id": c.client_id.as_deref(), "client": client, "broker": broker, "messages": c.messages, "bytes": c.bytes});
+                match (self.file_name(file as usize), row) {
                     (Some(f), J::Object(o)) => {
                         let mut with = serde_json::Map::new();
                         with.insert("file".into(), J::String(f.into()));

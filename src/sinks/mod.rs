@@ -225,6 +225,10 @@ impl<W: Write> CaptureSink for Output<W> {
         self.order.finishing();
     }
 
+    fn in_frame_order(&mut self) {
+        self.order.in_frame_order();
+    }
+
     fn finished(&mut self) {
         self.order.finished(&mut self.shown);
     }

@@ -48,8 +48,8 @@ impl Default for Limits {
         Limits {
             max_buffered: 16 * 1024 * 1024,
             max_buffered_total: 256 * 1024 * 1024,
-            // About 5 KiB each with the Kafka layer's state: 20 000 keep a capture of that
-            // many idle connections near 110 MB.
+            // Under 1 KiB each idle, with the Kafka layer's state (about 2.5 KiB once every
+            // part made on first use is there): 20 000 idle connections take about 14 MB.
             max_connections: 20_000,
             reorder_window: 16,
         }
@@ -213,12 +213,22 @@ struct Half {
     next: Option<u32>,
     /// Stream offset of `next` (bytes put in order or skipped so far).
     next_off: u64,
-    /// Out-of-order segments by stream offset.
-    ooo: BTreeMap<u64, Waiting>,
-    ooo_bytes: usize,
     /// The last bytes put in order, ending at `next_off`.
     recent: Vec<u8>,
     fin: bool,
+    /// What only a capture that lost, reordered, merged or cut this direction needs: made on
+    /// first use and given back once it holds nothing (`Table::settle`), so that a direction
+    /// in step costs a pointer here, not the 176 bytes of its maps and queues.
+    holes: Option<Box<Holes>>,
+}
+
+/// A direction's holes: the pieces waiting for them, the pieces held behind the other
+/// direction's, what the peer acknowledged past them and what a cut noted it left out.
+#[derive(Debug, Default)]
+struct Holes {
+    /// Out-of-order segments by stream offset.
+    ooo: BTreeMap<u64, Waiting>,
+    ooo_bytes: usize,
     /// Set when the peer acknowledged bytes past `next` that we have not seen: the packet
     /// count at that moment.
     acked_hole_since: Option<u32>,
@@ -231,7 +241,7 @@ struct Half {
     /// piece here is older, so no event it will still cause is dated before it.
     since: Option<u64>,
     /// A cut noted that it left out this direction's start (and where the stream began, when
-    /// it knew).
+    /// it knew); both are read only until the direction starts.
     starts_left_out: bool,
     start_at: Option<u32>,
     /// A cut noted that it left out what this direction sends after this sequence number:
@@ -240,12 +250,33 @@ struct Half {
     /// Sequence ranges a cut noted it left out and that may still be ahead: a hole within
     /// them is declared left out, not lost (at most `LEFT_OUT_RANGES`).
     left_out: Vec<(u32, u32)>,
+    /// `memory()` as the table last counted it, and `since` as it last entered it; changed
+    /// only by `Table::settle`.
+    charged: usize,
+    kept_since: Option<u64>,
 }
+
+/// What a direction without holes reads: nothing waits, nothing is held, nothing left out.
+static NO_HOLES: Holes = Holes {
+    ooo: BTreeMap::new(),
+    ooo_bytes: 0,
+    acked_hole_since: None,
+    acked_to: None,
+    held: VecDeque::new(),
+    held_bytes: 0,
+    since: None,
+    starts_left_out: false,
+    start_at: None,
+    left_out_after: None,
+    left_out: Vec::new(),
+    charged: 0,
+    kept_since: None,
+};
 
 /// Left-out ranges a direction remembers; past it the oldest are forgotten.
 const LEFT_OUT_RANGES: usize = 64;
 
-impl Half {
+impl Holes {
     /// The memory this direction takes waiting for holes, as `max_buffered` counts it: the
     /// bytes out of order and held, plus `PIECE_OVERHEAD` for each piece (a held gap too).
     fn memory(&self) -> usize {
@@ -255,20 +286,70 @@ impl Half {
             .saturating_add(pieces.saturating_mul(PIECE_OVERHEAD))
     }
 
+    /// Whether it holds nothing that is not as a direction without holes has it (and so can
+    /// be given back).
+    fn is_idle(&self) -> bool {
+        self.ooo.is_empty()
+            && self.ooo_bytes == 0
+            && self.acked_hole_since.is_none()
+            && self.acked_to.is_none()
+            && self.held.is_empty()
+            && self.held_bytes == 0
+            && self.since.is_none()
+            && !self.starts_left_out
+            && self.start_at.is_none()
+            && self.left_out_after.is_none()
+            && self.left_out.is_empty()
+            && self.charged == 0
+            && self.kept_since.is_none()
+    }
+}
+
+impl Half {
+    /// The direction's holes, read (those of none when it has had none).
+    fn holes(&self) -> &Holes {
+        self.holes.as_deref().unwrap_or(&NO_HOLES)
+    }
+
+    /// The direction's holes, to change: made on first use.
+    fn holes_mut(&mut self) -> &mut Holes {
+        self.holes.get_or_insert_with(Box::default)
+    }
+
+    /// No hole the peer acknowledged is open any longer. (Nothing is made for a direction
+    /// that had none: this runs for every segment.)
+    fn forget_acked_hole(&mut self) {
+        if let Some(h) = self.holes.as_deref_mut() {
+            h.acked_hole_since = None;
+            h.acked_to = None;
+        }
+    }
+
+    /// Gives the holes back once they hold nothing; `Table::settle` calls it once it has
+    /// counted them.
+    fn give_back_idle_holes(&mut self) {
+        if self.holes.as_deref().is_some_and(Holes::is_idle) {
+            self.holes = None;
+        }
+    }
+
     /// A cut left these ranges out; those already behind are forgotten.
     fn note_left_out(&mut self, ranges: &[(u32, u32)]) {
-        self.left_out.extend_from_slice(ranges);
-        if let Some(next) = self.next {
-            self.left_out.retain(|&(_, b)| seq_diff(b, next) > 0);
+        let next = self.next;
+        let h = self.holes_mut();
+        h.left_out.extend_from_slice(ranges);
+        if let Some(next) = next {
+            h.left_out.retain(|&(_, b)| seq_diff(b, next) > 0);
         }
-        let over = self.left_out.len().saturating_sub(LEFT_OUT_RANGES);
-        self.left_out.drain(..over);
+        let over = h.left_out.len().saturating_sub(LEFT_OUT_RANGES);
+        h.left_out.drain(..over);
     }
 
     /// How far the stream reaches from `from` through ranges a cut left out.
     fn left_out_reach(&self, from: u32) -> u32 {
         let mut cur = from;
         while let Some(&(_, b)) = self
+            .holes()
             .left_out
             .iter()
             .find(|&&(a, b)| seq_diff(cur, a) >= 0 && seq_diff(b, cur) > 0)
@@ -280,28 +361,28 @@ impl Half {
 
     /// Whether the bytes `from..to` are all in ranges a cut left out.
     fn left_out_covers(&self, from: u32, to: u32) -> bool {
-        !self.left_out.is_empty() && seq_diff(self.left_out_reach(from), to) >= 0
+        !self.holes().left_out.is_empty() && seq_diff(self.left_out_reach(from), to) >= 0
     }
 
     /// A piece of packet `frame` now waits (out of order) or is held.
     fn keeps(&mut self, frame: u64) {
-        self.since = Some(self.since.map_or(frame, |f| f.min(frame)));
+        let h = self.holes_mut();
+        h.since = Some(h.since.map_or(frame, |f| f.min(frame)));
     }
 
     /// A piece left: once none waits or is held, nothing older is kept.
     fn let_go(&mut self) {
-        if self.ooo.is_empty() && self.held.is_empty() {
-            self.since = None;
+        if let Some(h) = self.holes.as_deref_mut() {
+            if h.ooo.is_empty() && h.held.is_empty() {
+                h.since = None;
+            }
         }
     }
 
     /// What of this direction has gone out: the start of the first held piece, else `next`.
     fn sent(&self) -> Option<u32> {
-        self.held
-            .front()
-            .map(|h| h.seq)
-            .or(self.next)
-            .or(self.start_at)
+        let h = self.holes();
+        h.held.front().map(|h| h.seq).or(self.next).or(h.start_at)
     }
 }
 
@@ -357,12 +438,6 @@ struct Conn {
     /// no other connection has had a packet since (the place is the same). Changed only by
     /// `Table::touch`.
     last_seen: u64,
-    /// The memory of each direction as the table last counted it (`Half::memory`); changed
-    /// only by `Table::settle`.
-    charged: Sides<usize>,
-    /// Each direction's `Half::since` as the table last entered it; changed only by
-    /// `Table::settle`.
-    kept_since: Sides<Option<u64>>,
     rst: bool,
     had_data: bool,
     /// Ended and reported; kept (without buffers) so that late retransmissions are known
@@ -518,8 +593,6 @@ impl Reassembler {
                 halves: Sides::default(),
                 packets: 0,
                 last_seen: at.frame,
-                charged: Sides::default(),
-                kept_since: Sides::default(),
                 rst: false,
                 had_data: false,
                 closed: false,
@@ -543,7 +616,7 @@ impl Reassembler {
         }
         // Both directions have ended: what held pieces wait for will not come.
         Self::flush_held(conn, emit);
-        let done = conn.rst || conn.halves.iter().all(|h| h.ooo.is_empty());
+        let done = conn.rst || conn.halves.iter().all(|h| h.holes().ooo.is_empty());
         if done && !conn.closed {
             let end = if conn.rst {
                 EndKind::Reset
@@ -615,14 +688,14 @@ impl Reassembler {
         let other = &mut conn.halves[d.other()];
         let Some(next) = other.next else { return };
         if seq_diff(seg.ack, next) > 0 {
-            other.acked_hole_since.get_or_insert(packets);
-            other.acked_to = Some(match other.acked_to {
+            let h = other.holes_mut();
+            h.acked_hole_since.get_or_insert(packets);
+            h.acked_to = Some(match h.acked_to {
                 Some(t) if seq_diff(t, seg.ack) > 0 => t,
                 _ => seg.ack,
             });
         } else {
-            other.acked_hole_since = None;
-            other.acked_to = None;
+            other.forget_acked_hole();
         }
     }
 
@@ -638,6 +711,7 @@ impl Reassembler {
         let half = &mut conn.halves[d];
         if seg.syn {
             half.next = Some(seg.seq.wrapping_add(1));
+            Self::started(half);
         } else if !seg.payload.is_empty() || seg.missing > 0 {
             conn.had_data = true;
             Self::data(half, seg, at, &dir, emit);
@@ -672,8 +746,9 @@ impl Reassembler {
                 Span::Start(seq) => {
                     let half = &mut conn.halves[side];
                     if half.next.is_none() {
-                        half.starts_left_out = true;
-                        half.start_at = Some(*seq);
+                        let h = half.holes_mut();
+                        h.starts_left_out = true;
+                        h.start_at = Some(*seq);
                     }
                     continue;
                 }
@@ -683,15 +758,14 @@ impl Reassembler {
             let half = &mut conn.halves[side];
             half.note_left_out(ranges);
             let Some(next) = half.next else {
-                half.starts_left_out = true;
+                half.holes_mut().starts_left_out = true;
                 continue;
             };
             let reach = half.left_out_reach(next);
-            if seq_diff(reach, next) > 0 && half.ooo.is_empty() {
+            if seq_diff(reach, next) > 0 && half.holes().ooo.is_empty() {
                 let gap = seq_diff(reach, next) as u64;
                 Self::gap(half, gap, GapKind::LeftOut(gap), None, at, &dir, emit);
-                half.acked_hole_since = None;
-                half.acked_to = None;
+                half.forget_acked_hole();
             }
         }
     }
@@ -705,7 +779,7 @@ impl Reassembler {
         if after {
             let d = conn.addrs.side_of(&seg.src);
             let end = seg.seq.wrapping_add(seg.payload.len() as u32);
-            conn.halves[d].left_out_after = Some(end);
+            conn.halves[d].holes_mut().left_out_after = Some(end);
         }
     }
 
@@ -715,13 +789,13 @@ impl Reassembler {
         for side in Side::BOTH {
             let dir = Self::dir(conn, side);
             let half = &mut conn.halves[side];
-            let (Some(end), Some(next)) = (half.left_out_after, half.next) else {
+            let (Some(end), Some(next)) = (half.holes().left_out_after, half.next) else {
                 continue;
             };
-            if !(now || (half.ooo.is_empty() && seq_diff(next, end) >= 0)) {
+            if !(now || (half.holes().ooo.is_empty() && seq_diff(next, end) >= 0)) {
                 continue;
             }
-            half.left_out_after = None;
+            half.holes_mut().left_out_after = None;
             let piece = Piece::Gap(GapKind::LeftOut(0));
             if now {
                 emit(dir.event(piece, at));
@@ -736,7 +810,8 @@ impl Reassembler {
         for side in Side::BOTH {
             let dir = Self::dir(conn, side);
             let half = &mut conn.halves[side];
-            if let (Some(since), Some(to)) = (half.acked_hole_since, half.acked_to) {
+            if let (Some(since), Some(to)) = (half.holes().acked_hole_since, half.holes().acked_to)
+            {
                 if dir.packets.wrapping_sub(since) >= window {
                     Self::skip_hole(half, Some(to), at, &dir, emit);
                 }
@@ -749,6 +824,7 @@ impl Reassembler {
     fn expire_held(conn: &mut Conn, window: u32, emit: &mut impl FnMut(Event<'_>)) {
         for side in Side::BOTH {
             while conn.halves[side]
+                .holes()
                 .held
                 .front()
                 .is_some_and(|h| conn.packets.wrapping_sub(h.since) >= window)
@@ -766,7 +842,7 @@ impl Reassembler {
     }
 
     /// Keeps a direction's out-of-order and held pieces within `max` bytes of memory
-    /// (`Half::memory`): held pieces stop waiting first, then holes in the out-of-order buffer
+    /// (`Holes::memory`): held pieces stop waiting first, then holes in the out-of-order buffer
     /// are declared lost. Returns whether the limit was hit.
     fn enforce_limit(
         conn: &mut Conn,
@@ -777,14 +853,14 @@ impl Reassembler {
     ) -> bool {
         let mut hit = false;
         loop {
-            let half = &conn.halves[side];
-            if half.memory() <= max {
+            let holes = conn.halves[side].holes();
+            if holes.memory() <= max {
                 return hit;
             }
             hit = true;
-            if !half.held.is_empty() {
+            if !holes.held.is_empty() {
                 Self::unblock(conn, side, emit);
-            } else if !half.ooo.is_empty() {
+            } else if !holes.ooo.is_empty() {
                 let dir = Self::dir(conn, side);
                 Self::skip_hole(&mut conn.halves[side], None, at, &dir, emit);
             } else {
@@ -806,18 +882,19 @@ impl Reassembler {
         dir: &Dir,
         emit: &mut impl FnMut(Event<'_>),
     ) {
-        if half.held.is_empty() && dir.answered(ack) {
+        if half.holes().held.is_empty() && dir.answered(ack) {
             emit(dir.event(piece, at));
             return;
         }
+        let h = half.holes_mut();
         let piece = match piece {
             Piece::Data(b) => {
-                half.held_bytes += b.len();
+                h.held_bytes += b.len();
                 HeldPiece::Data(b.to_vec())
             }
             Piece::Gap(kind) => HeldPiece::Gap(kind),
         };
-        half.held.push_back(Held {
+        h.held.push_back(Held {
             piece,
             at,
             seq,
@@ -831,13 +908,18 @@ impl Reassembler {
     fn send_first(conn: &mut Conn, side: Side, emit: &mut impl FnMut(Event<'_>)) {
         let dir = Self::dir(conn, side);
         let half = &mut conn.halves[side];
-        let Some(h) = half.held.pop_front() else {
+        let Some(holes) = half.holes.as_deref_mut() else {
             return;
         };
+        let Some(h) = holes.held.pop_front() else {
+            return;
+        };
+        if let HeldPiece::Data(b) = &h.piece {
+            holes.held_bytes -= b.len();
+        }
         half.let_go();
         match &h.piece {
             HeldPiece::Data(b) => {
-                half.held_bytes -= b.len();
                 emit(dir.event(Piece::Data(b), h.at));
             }
             HeldPiece::Gap(kind) => emit(dir.event(Piece::Gap(*kind), h.at)),
@@ -848,7 +930,7 @@ impl Reassembler {
     fn ready_side(conn: &Conn) -> Option<Side> {
         let mut best: Option<(Side, u32)> = None;
         for side in Side::BOTH {
-            let Some(h) = conn.halves[side].held.front() else {
+            let Some(h) = conn.halves[side].holes().held.front() else {
                 continue;
             };
             let age = conn.packets.wrapping_sub(h.since);
@@ -864,7 +946,7 @@ impl Reassembler {
     /// impossible but for retransmissions; without this they would wait out the window.
     fn deadlocked_side(conn: &Conn) -> Option<Side> {
         let (a, b) = (&conn.halves[Side::A], &conn.halves[Side::B]);
-        let (ha, hb) = (a.held.front()?, b.held.front()?);
+        let (ha, hb) = (a.holes().held.front()?, b.holes().held.front()?);
         let arrived = |ack: Option<u32>, peer: &Half| match (ack, peer.next) {
             (Some(x), Some(n)) => seq_diff(x, n) <= 0,
             _ => true,
@@ -888,17 +970,17 @@ impl Reassembler {
     /// loss is dated by the held piece: its acknowledgement showed it, as when an answer
     /// declared a hole at once.
     fn unblock(conn: &mut Conn, side: Side, emit: &mut impl FnMut(Event<'_>)) {
-        let half = &conn.halves[side];
-        let Some((ack, at)) = half.held.front().map(|h| (h.ack, h.at)) else {
+        let holes = conn.halves[side].holes();
+        let Some((ack, at)) = holes.held.front().map(|h| (h.ack, h.at)) else {
             return;
         };
-        let before = half.held.len();
+        let before = holes.held.len();
         if let Some(ack) = ack {
             let peer = Self::dir(conn, side.other());
             Self::skip_to(&mut conn.halves[side.other()], ack, at, &peer, emit);
         }
         Self::release(conn, emit);
-        if conn.halves[side].held.len() == before {
+        if conn.halves[side].holes().held.len() == before {
             Self::send_first(conn, side, emit);
             Self::release(conn, emit);
         }
@@ -916,15 +998,24 @@ impl Reassembler {
         if let Some(n) = half.next {
             return n;
         }
-        let start = half.start_at.unwrap_or(seg.seq);
+        let start = half.holes().start_at.unwrap_or(seg.seq);
         half.next = Some(start);
-        let kind = if half.starts_left_out {
+        let kind = if half.holes().starts_left_out {
             GapKind::LeftOut(0)
         } else {
             GapKind::MidStream
         };
+        Self::started(half);
         Self::put(half, Piece::Gap(kind), start, None, at, dir, emit);
         start
+    }
+
+    /// The direction has started: where a cut said it began is of no more use.
+    fn started(half: &mut Half) {
+        if let Some(h) = half.holes.as_deref_mut() {
+            h.starts_left_out = false;
+            h.start_at = None;
+        }
     }
 
     fn data(
@@ -937,7 +1028,7 @@ impl Reassembler {
         let ack = seg.has_ack.then_some(seg.ack);
         let next = Self::start(half, seg, at, dir, emit);
         let mut delta = seq_diff(seg.seq, next);
-        if delta > 0 && half.ooo.is_empty() && half.left_out_covers(next, seg.seq) {
+        if delta > 0 && half.holes().ooo.is_empty() && half.left_out_covers(next, seg.seq) {
             // The bytes before it are those a cut left out: no hole to wait on.
             let n = delta as u64;
             Self::gap(half, n, GapKind::LeftOut(n), ack, at, dir, emit);
@@ -946,8 +1037,9 @@ impl Reassembler {
         let len = seg.payload.len() as i64;
         if delta > 0 {
             let off = half.next_off + delta as u64;
-            if let Entry::Vacant(e) = half.ooo.entry(off) {
-                half.ooo_bytes += seg.payload.len();
+            let h = half.holes_mut();
+            if let Entry::Vacant(e) = h.ooo.entry(off) {
+                h.ooo_bytes += seg.payload.len();
                 e.insert(Waiting {
                     bytes: seg.payload.to_vec(),
                     missing: seg.missing,
@@ -1054,8 +1146,7 @@ impl Reassembler {
             half.recent.reserve_exact(cap - half.recent.len());
         }
         half.recent.extend_from_slice(add);
-        half.acked_hole_since = None;
-        half.acked_to = None;
+        half.forget_acked_hole();
         Self::put(half, Piece::Data(bytes), seq, ack, at, dir, emit);
     }
 
@@ -1080,14 +1171,17 @@ impl Reassembler {
 
     /// Delivers buffered segments that now continue the stream.
     fn drain(half: &mut Half, dir: &Dir, emit: &mut impl FnMut(Event<'_>)) {
-        while let Some((&off, _)) = half.ooo.iter().next() {
+        while let Some(holes) = half.holes.as_deref_mut() {
+            let Some((&off, _)) = holes.ooo.iter().next() else {
+                break;
+            };
             if off > half.next_off {
                 break;
             }
-            let Some(w) = half.ooo.remove(&off) else {
+            let Some(w) = holes.ooo.remove(&off) else {
                 break;
             };
-            half.ooo_bytes -= w.bytes.len();
+            holes.ooo_bytes -= w.bytes.len();
             half.let_go();
             let skip = (half.next_off - off) as usize;
             let total_end = off + (w.bytes.len() + w.missing) as u64;
@@ -1125,7 +1219,7 @@ impl Reassembler {
         emit: &mut impl FnMut(Event<'_>),
     ) {
         let Some(next) = half.next else { return };
-        let first = half.ooo.keys().next().copied();
+        let first = half.holes().ooo.keys().next().copied();
         let to_off = to.map(|t| half.next_off + seq_diff(t, next).max(0) as u64);
         let target = match (first, to_off) {
             (Some(f), Some(t)) => f.min(t),
@@ -1142,8 +1236,7 @@ impl Reassembler {
             };
             Self::gap(half, n, kind, None, at, dir, emit);
         }
-        half.acked_hole_since = None;
-        half.acked_to = None;
+        half.forget_acked_hole();
         Self::drain(half, dir, emit);
     }
 
@@ -1172,7 +1265,7 @@ impl Reassembler {
             Self::flush_held(c, emit);
             let Some(side) = Side::BOTH
                 .into_iter()
-                .find(|&s| !c.halves[s].ooo.is_empty())
+                .find(|&s| !c.halves[s].holes().ooo.is_empty())
             else {
                 break;
             };
@@ -1182,7 +1275,9 @@ impl Reassembler {
         Self::reach_left_out_after(c, at, true, emit);
         for half in c.halves.iter_mut() {
             half.recent = Vec::new();
-            half.held = VecDeque::new();
+            if let Some(h) = half.holes.as_deref_mut() {
+                h.held = VecDeque::new();
+            }
             half.let_go();
         }
         c.closed = true;
@@ -1196,7 +1291,7 @@ impl Reassembler {
     /// The side whose first held piece was held first.
     fn oldest_held(c: &Conn) -> Option<Side> {
         let (a, b) = (&c.halves[Side::A], &c.halves[Side::B]);
-        match (a.held.front(), b.held.front()) {
+        match (a.holes().held.front(), b.holes().held.front()) {
             (Some(x), Some(y)) => {
                 let age = |h: &Held| c.packets.wrapping_sub(h.since);
                 Some(if age(y) > age(x) { Side::B } else { Side::A })

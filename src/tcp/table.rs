@@ -14,15 +14,18 @@
 //! on each of its packets unless it is last already (`touch`); its memory entries move when what
 //! it buffers changes (`settle`, called after each packet has been dealt with).
 //!
-//! Connections live boxed in slots; a hash map from the compact 4-tuple [`Key`] finds a
-//! packet's slot once, and the orders hold slots, so a packet costs one hash lookup.
+//! Connections live boxed in slots; a hash table of slots, hashed by the compact 4-tuple
+//! [`Key`] and compared with the connection's own, finds a packet's slot once (4 bytes a
+//! bucket: the key is not kept twice), and the orders hold slots, so a packet costs one hash
+//! lookup.
 // Input-derived values never index, unwrap or expect here: a hostile capture must not panic.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use super::Conn;
 use crate::side::Side;
-use std::collections::{BTreeMap, HashMap};
-use std::hash::{Hash, Hasher};
+use hashbrown::HashTable;
+use std::collections::BTreeMap;
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::net::{IpAddr, SocketAddr};
 
 /// Connections that keep a copy of their last bytes: the most recently active. At 64 KiB a
@@ -63,9 +66,18 @@ impl Hash for Key {
 /// Where a connection is kept in the table, from its first packet to its removal.
 pub(super) type Slot = u32;
 
+/// The key of the connection in `slot`.
+fn key_in(slots: &[Option<Box<Conn>>], slot: Slot) -> Option<Key> {
+    let c = slots.get(slot as usize)?.as_deref()?;
+    Some(Key::of(c.addrs[Side::A], c.addrs[Side::B]))
+}
+
 #[derive(Debug, Default)]
 pub(super) struct Table {
-    index: HashMap<Key, Slot, foldhash::fast::RandomState>,
+    /// The slot of every connection, by its key.
+    index: HashTable<Slot>,
+    /// Seeded per run: a capture's 4-tuples are chosen by whoever made it.
+    hasher: foldhash::fast::RandomState,
     /// The connections, boxed (an empty slot costs a pointer), and the empty slots.
     slots: Vec<Option<Box<Conn>>>,
     free: Vec<Slot>,
@@ -75,7 +87,7 @@ pub(super) struct Table {
     memory: BTreeMap<(usize, u32, Side), Slot>,
     /// The sum of `memory`: what all connections buffer and hold together.
     total: usize,
-    /// Every direction with pieces waiting or held by `(since, id, side)` (`Half::since`): the
+    /// Every direction with pieces waiting or held by `(since, id, side)` (`Holes::since`): the
     /// first came in the oldest packet.
     kept: BTreeMap<(u64, u32, Side), Slot>,
     /// The connections keeping a copy of their last bytes, by `(last_seen, id)`; a connection
@@ -90,7 +102,10 @@ impl Table {
 
     /// The slot of the connection under `k`.
     pub(super) fn find(&self, k: &Key) -> Option<Slot> {
-        self.index.get(k).copied()
+        let slots = &self.slots;
+        self.index
+            .find(self.hasher.hash_one(k), |&s| key_in(slots, s) == Some(*k))
+            .copied()
     }
 
     pub(super) fn get(&self, k: &Key) -> Option<&Conn> {
@@ -124,14 +139,21 @@ impl Table {
             *place = Some(Box::new(conn));
         }
         self.idle.insert(entry, slot);
-        self.index.insert(k, slot);
+        let (slots, hasher) = (&self.slots, &self.hasher);
+        self.index.insert_unique(hasher.hash_one(k), slot, |&s| {
+            key_in(slots, s).map_or(0, |k| hasher.hash_one(k))
+        });
         self.settle(slot);
         slot
     }
 
     /// Stops tracking a connection, taking it out of every order.
     pub(super) fn remove(&mut self, k: &Key) -> Option<Conn> {
-        let slot = self.index.remove(k)?;
+        let slots = &self.slots;
+        let found = self
+            .index
+            .find_entry(self.hasher.hash_one(k), |&s| key_in(slots, s) == Some(*k));
+        let (slot, _) = found.ok()?.remove();
         let c = *self.slots.get_mut(slot as usize)?.take()?;
         self.free.push(slot);
         self.idle.remove(&(c.last_seen, c.id));
@@ -139,8 +161,9 @@ impl Table {
             self.recent.remove(&(c.last_seen, c.id));
         }
         for side in Side::BOTH {
-            self.uncharge(c.charged[side], c.id, side);
-            if let Some(f) = c.kept_since[side] {
+            let h = c.halves[side].holes();
+            self.uncharge(h.charged, c.id, side);
+            if let Some(f) = h.kept_since {
                 self.kept.remove(&(f, c.id, side));
             }
         }
@@ -190,12 +213,13 @@ impl Table {
         self.kept.first_key_value().map(|(&(f, _, _), _)| f)
     }
 
-    /// What all connections buffer and hold, in the units of `Half::memory`.
+    /// What all connections buffer and hold, in the units of `Holes::memory`.
     pub(super) fn total(&self) -> usize {
         self.total
     }
 
-    /// Brings the memory order and total up to date with what the connection now buffers.
+    /// Brings the memory order and total up to date with what the connection now buffers,
+    /// and gives back the holes of a direction that has none left.
     pub(super) fn settle(&mut self, slot: Slot) {
         let Some(c) = self
             .slots
@@ -205,14 +229,21 @@ impl Table {
             return;
         };
         let id = c.id;
-        let moved = Side::BOTH.map(|side| {
-            let was = std::mem::replace(&mut c.charged[side], c.halves[side].memory());
-            (side, was, c.charged[side])
+        // A direction without holes was charged nothing and kept nothing: it stays so.
+        let changes = Side::BOTH.map(|side| {
+            let half = &mut c.halves[side];
+            let change = half.holes.as_deref_mut().map(|h| {
+                let memory = h.memory();
+                let charged = (std::mem::replace(&mut h.charged, memory), memory);
+                let since = (std::mem::replace(&mut h.kept_since, h.since), h.since);
+                (charged, since)
+            });
+            half.give_back_idle_holes();
+            let ((was, now), (was_kept, now_kept)) = change.unwrap_or(((0, 0), (None, None)));
+            ((side, was, now), (side, was_kept, now_kept))
         });
-        let kept = Side::BOTH.map(|side| {
-            let now = c.halves[side].since;
-            (side, std::mem::replace(&mut c.kept_since[side], now), now)
-        });
+        let moved = changes.map(|(m, _)| m);
+        let kept = changes.map(|(_, k)| k);
         for (side, was, now) in moved {
             if was != now {
                 self.uncharge(was, id, side);
@@ -278,7 +309,7 @@ impl Table {
         self.memory.clear();
         self.kept.clear();
         self.total = 0;
-        self.index.clear();
+        self.index = HashTable::new();
         self.free.clear();
         let mut all: Vec<Box<Conn>> = self.slots.drain(..).flatten().collect();
         all.sort_by_key(|c| c.id);
@@ -305,9 +336,9 @@ impl Table {
     /// Checks that both orders and the total agree with the connections.
     pub(super) fn check(&self) {
         assert_eq!(self.idle.len(), self.index.len());
-        for (k, &slot) in &self.index {
-            let c = self.conn(slot);
-            assert!(c.is_some_and(|c| Key::of(c.addrs[Side::A], c.addrs[Side::B]) == *k));
+        for &slot in &self.index {
+            let k = key_in(&self.slots, slot);
+            assert!(k.is_some_and(|k| self.find(&k) == Some(slot)));
         }
         let live = self.slots.iter().filter(|s| s.is_some()).count();
         assert_eq!(live, self.index.len());
@@ -319,7 +350,7 @@ impl Table {
         let mut sum = 0;
         for (&(bytes, id, side), &k) in &self.memory {
             let c = self.conn(k);
-            assert!(c.is_some_and(|c| c.id == id && c.charged[side] == bytes));
+            assert!(c.is_some_and(|c| c.id == id && c.halves[side].holes().charged == bytes));
             sum += bytes;
         }
         assert_eq!(sum, self.total);
@@ -331,24 +362,31 @@ impl Table {
         let in_recent = self.slots.iter().flatten().filter(|c| c.in_recent).count();
         assert_eq!(in_recent, self.recent.len());
         for c in self.slots.iter().flatten() {
-            for (half, &charged) in c.halves.iter().zip(c.charged.iter()) {
-                assert_eq!(half.memory(), charged, "stream {}", c.id);
+            for half in c.halves.iter() {
+                assert_eq!(
+                    half.holes().memory(),
+                    half.holes().charged,
+                    "stream {}",
+                    c.id
+                );
+                assert!(half.holes.as_deref().is_none_or(|h| !h.is_idle()));
             }
         }
         for (&(f, id, side), &k) in &self.kept {
             let c = self.conn(k);
-            assert!(c.is_some_and(|c| c.id == id && c.kept_since[side] == Some(f)));
+            assert!(c.is_some_and(|c| c.id == id && c.halves[side].holes().kept_since == Some(f)));
         }
         for c in self.slots.iter().flatten() {
-            for (half, &kept) in c.halves.iter().zip(c.kept_since.iter()) {
-                assert_eq!(half.since, kept, "stream {}", c.id);
-                let oldest = half
+            for half in c.halves.iter() {
+                let h = half.holes();
+                assert_eq!(h.since, h.kept_since, "stream {}", c.id);
+                let oldest = h
                     .ooo
                     .values()
                     .map(|w| w.at.frame)
-                    .chain(half.held.iter().map(|h| h.at.frame))
+                    .chain(h.held.iter().map(|h| h.at.frame))
                     .min();
-                assert!(oldest.is_none_or(|o| half.since.is_some_and(|s| s <= o)));
+                assert!(oldest.is_none_or(|o| h.since.is_some_and(|s| s <= o)));
             }
         }
     }

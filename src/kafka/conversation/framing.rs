@@ -201,6 +201,17 @@ pub struct Scan {
 }
 
 impl Scan {
+    /// A search not begun.
+    pub const NEW: Scan = Scan {
+        next: 0,
+        waiting: Vec::new(),
+    };
+
+    /// Whether the search has not begun (or was started afresh): nothing of it to keep.
+    pub fn is_fresh(&self) -> bool {
+        self.next == 0 && self.waiting.is_empty()
+    }
+
     /// The first offset the search still needs: bytes before it were judged and can go.
     pub fn low_water(&self) -> usize {
         self.waiting.iter().copied().fold(self.next, usize::min)

@@ -99,10 +99,17 @@ impl<R: Asked> Pending<R> {
         dropped
     }
 
-    /// The request a response with this correlation id answers, no longer waiting.
+    /// The request a response with this correlation id answers, no longer waiting. The last
+    /// one answered, the table's memory is given back: a connection between requests (most
+    /// of them, most of the time) holds none.
     pub fn take(&mut self, correlation_id: i32) -> Option<R> {
         let (_, r) = self.by_correlation.remove(&correlation_id)?;
-        self.sweep();
+        if self.by_correlation.is_empty() {
+            self.by_correlation = HashMap::default();
+            self.order = VecDeque::new();
+        } else {
+            self.sweep();
+        }
         Some(r)
     }
 

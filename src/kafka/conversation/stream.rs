@@ -18,7 +18,7 @@ use crate::kafka::walk::message::{
 };
 use crate::side::{Side, Sides};
 use crate::tcp::{At, EndKind, Event, GapKind};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 
 #[derive(Debug, Clone)]
@@ -270,42 +270,71 @@ impl Asked for RequestInfo {
 /// stands.
 #[derive(Debug, Default)]
 struct KHalf {
-    buf: Vec<u8>,
-    pos: usize,
+    /// Made when bytes must wait to be cut (a frame going on in a later packet, or bytes
+    /// searched for a boundary), given back once none wait: a side between frames costs a
+    /// pointer, not its buffer, marks and search.
+    cutting: Option<Box<Cutting>>,
     /// The stream position is unknown: look for the next plausible frame start.
     resync: bool,
     why: Option<ResyncReason>,
-    scan: Scan,
     /// Packet of the last bytes added, for messages completed when the connection ends.
     last_at: At,
     /// Bytes already dropped while looking for a frame boundary (the search window is
     /// bounded), told in the resync notice with the rest.
     dropped: usize,
+}
+
+/// The bytes of a side waiting to be cut.
+#[derive(Debug, Default)]
+struct Cutting {
+    buf: Vec<u8>,
+    pos: usize,
+    scan: Scan,
     /// Where each packet's bytes begin in `buf`, with its frame number and time: which
     /// packets a message came in (for `-w`), and the packet that completed it. Only marks at
     /// or after `pos` (and the one before) are kept.
-    marks: std::collections::VecDeque<(usize, At)>,
+    marks: VecDeque<(usize, At)>,
 }
 
+/// What a side without bytes waiting reads.
+static NOT_CUTTING: Cutting = Cutting {
+    buf: Vec::new(),
+    pos: 0,
+    scan: Scan::NEW,
+    marks: VecDeque::new(),
+};
+
 impl KHalf {
+    /// The bytes waiting, read (none when nothing waits).
+    fn cutting(&self) -> &Cutting {
+        self.cutting.as_deref().unwrap_or(&NOT_CUTTING)
+    }
+
+    /// The bytes waiting, to change: made on first use.
+    fn cutting_mut(&mut self) -> &mut Cutting {
+        self.cutting.get_or_insert_with(Box::default)
+    }
+
     /// Appends a packet's bytes.
     fn push(&mut self, bytes: &[u8], at: At) {
-        self.marks.push_back((self.buf.len(), at));
+        let c = self.cutting_mut();
+        c.marks.push_back((c.buf.len(), at));
         // Grow by doubling while small, then by at most GROW_STEP past what is needed: a
         // 100 MiB frame then takes about 100 MiB, not the 128 MiB doubling would reach, and
         // the memory budget counts what is there. (The frame's size prefix is not trusted
         // to size the buffer.)
-        let need = self.buf.len() + bytes.len();
-        if need > self.buf.capacity() {
-            let extra = self.buf.capacity().min(GROW_STEP);
-            self.buf.reserve_exact(need + extra - self.buf.len());
+        let need = c.buf.len() + bytes.len();
+        if need > c.buf.capacity() {
+            let extra = c.buf.capacity().min(GROW_STEP);
+            c.buf.reserve_exact(need + extra - c.buf.len());
         }
-        self.buf.extend_from_slice(bytes);
+        c.buf.extend_from_slice(bytes);
     }
 
     /// The bytes not cut yet.
     fn unconsumed(&self) -> &[u8] {
-        self.buf.get(self.pos..).unwrap_or(&[])
+        let c = self.cutting();
+        c.buf.get(c.pos..).unwrap_or(&[])
     }
 
     /// The packet that carried the byte at `off` of `buf`.
@@ -315,7 +344,8 @@ impl KHalf {
 
     /// The packet (frame and time) that carried the byte at `off` of `buf`.
     fn at_of(&self, off: usize) -> At {
-        self.marks
+        self.cutting()
+            .marks
             .iter()
             .take_while(|(o, _)| *o <= off)
             .last()
@@ -328,7 +358,8 @@ impl KHalf {
     /// message.
     fn frames_of(&self, start: usize, end: usize) -> (u64, u64) {
         let first = self.frame_at(start);
-        self.marks
+        self.cutting()
+            .marks
             .iter()
             .skip_while(|(o, _)| *o <= start)
             .take_while(|(o, _)| *o < end)
@@ -337,16 +368,114 @@ impl KHalf {
             })
     }
 
-    /// Forgets marks of packets wholly before `pos`.
-    fn prune_marks(&mut self) {
-        while self.marks.len() > 1 && self.marks.get(1).is_some_and(|(o, _)| *o <= self.pos) {
-            self.marks.pop_front();
-        }
+    /// The memory the side's buffer takes: its bytes as allocated and, for each packet they
+    /// came in, a mark of 24 bytes (a frame of 100 MiB in 100-byte segments has a million).
+    fn footprint(&self) -> usize {
+        let c = self.cutting();
+        c.buf.capacity() + c.marks.capacity() * MARK_COST
     }
 
     /// Drops the consumed bytes once they are the larger part of the buffer, and gives back
     /// the memory a large frame left behind: a direction that once carried a 100 MiB frame
     /// would otherwise keep 100 MiB for as long as its connection lasts.
+    fn compact(&mut self) {
+        if let Some(c) = self.cutting.as_deref_mut() {
+            c.compact();
+        }
+    }
+
+    /// Gives the buffer and its marks back once nothing in them is waiting to be cut (the
+    /// last mark is the packet of `last_at`, which dates what follows as the mark did), so
+    /// that a side between frames holds no memory. A search under way keeps its place.
+    fn release(&mut self) {
+        let Some(c) = self.cutting.as_deref_mut() else {
+            return;
+        };
+        if c.scan.is_fresh() {
+            self.cutting = None;
+        } else {
+            c.buf = Vec::new();
+            c.marks = VecDeque::new();
+            c.pos = 0;
+        }
+    }
+
+    /// Forgets everything buffered (keeping the buffer's room).
+    fn clear(&mut self) {
+        if let Some(c) = self.cutting.as_deref_mut() {
+            c.buf.clear();
+            c.marks.clear();
+            c.pos = 0;
+        }
+    }
+
+    /// Gives back everything buffered, bytes and room: the search starts afresh.
+    fn drop_buffer(&mut self) {
+        self.cutting = None;
+    }
+
+    /// Why the bytes being passed over are skipped.
+    fn reason(&self) -> ResyncReason {
+        self.why.unwrap_or(ResyncReason::Gap)
+    }
+
+    /// The size prefix at `pos` cannot be a frame's: its first byte is skipped, and the bytes
+    /// after it are searched for the next frame start.
+    fn skip_bad_prefix(&mut self) {
+        let c = self.cutting_mut();
+        c.pos += 1;
+        c.scan = Scan::default();
+        self.dropped += 1;
+        self.resync = true;
+        self.why = Some(ResyncReason::BadSize);
+    }
+
+    /// A frame boundary verified `skip` bytes on: cutting goes on from there.
+    fn resume_at(&mut self, skip: usize) {
+        let c = self.cutting_mut();
+        c.pos += skip;
+        c.scan = Scan::default();
+        self.resync = false;
+        self.why = None;
+    }
+
+    /// Moves the position `n` bytes on.
+    fn advance(&mut self, n: usize) {
+        if n > 0 {
+            self.cutting_mut().pos += n;
+        }
+    }
+
+    /// Still no boundary: past the search window all but the last few bytes are dropped
+    /// (and counted as skipped), so memory stays bounded while a boundary may still be ahead.
+    fn bound_window(&mut self) {
+        let n = self.unconsumed().len();
+        if n > framing::RESYNC_WINDOW {
+            let drop = n - framing::RESYNC_KEEP;
+            let c = self.cutting_mut();
+            c.pos += drop;
+            c.scan = Scan::default();
+            self.dropped += drop;
+        }
+    }
+
+    /// After a gap nothing buffered is of use: the next frame start is to be searched for.
+    fn restart_after_gap(&mut self, kind: GapKind) {
+        self.clear();
+        if let Some(c) = self.cutting.as_deref_mut() {
+            c.scan = Scan::default();
+        }
+        self.resync = true;
+        self.why = Some(match kind {
+            GapKind::MidStream => ResyncReason::MidStream,
+            GapKind::LeftOut(_) => ResyncReason::LeftOut,
+            GapKind::Lost(_) | GapKind::Truncated(_) => ResyncReason::Gap,
+        });
+    }
+}
+
+impl Cutting {
+    /// See `KHalf::compact`.
     fn compact(&mut self) {
         if self.pos > 0 && self.pos * 2 >= self.buf.len() {
             self.prune_marks();
@@ -364,67 +493,11 @@ impl KHalf {
         }
     }
 
-    /// Gives the buffer and its marks back once nothing in them is waiting to be cut (the
-    /// last mark is the packet of `last_at`, which dates what follows as the mark did), so
-    /// that a side between frames holds no memory.
-    fn release(&mut self) {
-        self.buf = Vec::new();
-        self.marks = std::collections::VecDeque::new();
-        self.pos = 0;
-    }
-
-    /// Forgets everything buffered.
-    fn clear(&mut self) {
-        self.buf.clear();
-        self.marks.clear();
-        self.pos = 0;
-    }
-
-    /// Why the bytes being passed over are skipped.
-    fn reason(&self) -> ResyncReason {
-        self.why.unwrap_or(ResyncReason::Gap)
-    }
-
-    /// The size prefix at `pos` cannot be a frame's: its first byte is skipped, and the bytes
-    /// after it are searched for the next frame start.
-    fn skip_bad_prefix(&mut self) {
-        self.pos += 1;
-        self.dropped += 1;
-        self.resync = true;
-        self.scan = Scan::default();
-        self.why = Some(ResyncReason::BadSize);
-    }
-
-    /// A frame boundary verified `skip` bytes on: cutting goes on from there.
-    fn resume_at(&mut self, skip: usize) {
-        self.pos += skip;
-        self.resync = false;
-        self.why = None;
-        self.scan = Scan::default();
-    }
-
-    /// Still no boundary: past the search window all but the last few bytes are dropped
-    /// (and counted as skipped), so memory stays bounded while a boundary may still be ahead.
-    fn bound_window(&mut self) {
-        let n = self.unconsumed().len();
-        if n > framing::RESYNC_WINDOW {
-            let drop = n - framing::RESYNC_KEEP;
-            self.pos += drop;
-            self.dropped += drop;
-            self.scan = Scan::default();
+    /// Forgets marks of packets wholly before `pos`.
+    fn prune_marks(&mut self) {
+        while self.marks.len() > 1 && self.marks.get(1).is_some_and(|(o, _)| *o <= self.pos) {
+            self.marks.pop_front();
         }
-    }
-
-    /// After a gap nothing buffered is of use: the next frame start is to be searched for.
-    fn restart_after_gap(&mut self, kind: GapKind) {
-        self.clear();
-        self.resync = true;
-        self.scan = Scan::default();
-        self.why = Some(match kind {
-            GapKind::MidStream => ResyncReason::MidStream,
-            GapKind::LeftOut(_) => ResyncReason::LeftOut,
-            GapKind::Lost(_) | GapKind::Truncated(_) => ResyncReason::Gap,
-        });
     }
 }
 
@@ -438,7 +511,8 @@ enum State {
 #[derive(Debug)]
 struct KConn {
     addrs: Sides<SocketAddr>,
-    broker: Option<SocketAddr>,
+    /// The broker's side, once known (`KConn::broker`).
+    broker: Option<Side>,
     state: State,
     halves: Sides<KHalf>,
     pending: Pending<RequestInfo>,
@@ -450,7 +524,7 @@ struct KConn {
     /// A response whose request came before the capture, on a connection that had used no
     /// API yet, held until the client's first request says which versions it speaks (or
     /// `DEFER_PACKETS` packets pass).
-    deferred: Option<Deferred>,
+    deferred: Option<Box<Deferred>>,
     /// The frame of `deferred` as `Tracker::deferred` last entered it.
     deferred_at: Option<u64>,
     /// A direction started without its beginning (a mid-stream gap), and whether that was
@@ -483,20 +557,14 @@ impl KConn {
         self.halves
             .iter()
             .filter(|h| !h.unconsumed().is_empty())
-            .filter_map(|h| h.marks.front().map(|(_, a)| a.frame))
+            .filter_map(|h| h.cutting().marks.front().map(|(_, a)| a.frame))
             .min()
     }
 
     /// The memory the connection holds: both directions' buffers as allocated, and its
     /// requests waiting.
     fn footprint(&self) -> usize {
-        // A frame's bytes and, for each packet they came in, a mark of 24 bytes (a frame of
-        // 100 MiB in 100-byte segments has a million).
-        let bufs: usize = self
-            .halves
-            .iter()
-            .map(|h| h.buf.capacity() + h.marks.capacity() * MARK_COST)
-            .sum();
+        let bufs: usize = self.halves.iter().map(KHalf::footprint).sum();
         let deferred = self.deferred.as_ref().map_or(0, |d| d.bytes.capacity());
         bufs.saturating_add(self.pending.entries().saturating_mul(PENDING_COST))
             .saturating_add(deferred)
@@ -562,7 +630,7 @@ pub struct Tracker {
     held: usize,
     topics: TopicNames,
     /// Requests of ended connections that never got a response, listed at the end.
-    unanswered: Vec<Notice>,
+    unanswered: Vec<Unanswered>,
     /// Connections holding a deferred response, or bytes not yet known to be Kafka, by the
     /// frame of what they hold (`KConn::deferred_at`).
     deferred: std::collections::BTreeSet<(u64, u32)>,
@@ -571,23 +639,75 @@ pub struct Tracker {
 /// Unanswered requests of ended connections held back for the final list.
 const KEEP_UNANSWERED: usize = 100_000;
 
+/// A request that never got its response, kept for the final list (`Tracker::finish`) in 56
+/// bytes where its notice takes 112: a long capture keeps up to `KEEP_UNANSWERED` of them.
+#[derive(Debug, Clone)]
+struct Unanswered {
+    request: RequestInfo,
+    ends: Ends,
+    stream: u32,
+    /// Its place in the list it is in: the requests of one packet stay in the order they
+    /// came.
+    place: u32,
+}
+
+/// Client and broker: in 12 bytes when both are IPv4 (as in most captures), else boxed.
+#[derive(Debug, Clone)]
+enum Ends {
+    V4([u8; 4], u16, [u8; 4], u16),
+    Other(Box<[SocketAddr; 2]>),
+}
+
+impl Ends {
+    fn of(client: SocketAddr, broker: SocketAddr) -> Ends {
+        match (client, broker) {
+            (SocketAddr::V4(c), SocketAddr::V4(b)) => {
+                Ends::V4(c.ip().octets(), c.port(), b.ip().octets(), b.port())
+            }
+            _ => Ends::Other(Box::new([client, broker])),
+        }
+    }
+
+    fn addrs(&self) -> [SocketAddr; 2] {
+        match self {
+            Ends::V4(c, cp, b, bp) => [(*c, *cp).into(), (*b, *bp).into()],
+            Ends::Other(both) => **both,
+        }
+    }
+}
+
+impl Unanswered {
+    fn notice(&self) -> Notice {
+        let [src, dst] = self.ends.addrs();
+        Notice::Unanswered {
+            stream: self.stream,
+            src,
+            dst,
+            request: self.request,
+        }
+    }
+}
+
 /// The requests of a connection still waiting for a response, in frame order (requests of one
-/// packet in the order they came).
-fn unanswered_of(stream: u32, c: &KConn) -> Vec<Notice> {
-    let Some(broker) = c.broker else {
-        return Vec::new();
+/// packet in the order they came), put at the end of `list`.
+fn unanswered_of(stream: u32, c: &KConn, list: &mut Vec<Unanswered>) {
+    let Some(broker) = c.broker() else {
+        return;
     };
     let client = c.addrs[c.addrs.side_of(&broker).other()];
-    let mut reqs: Vec<RequestInfo> = c.pending.waiting().copied().collect();
-    reqs.sort_by_key(|r| r.frame);
-    reqs.into_iter()
-        .map(|request| Notice::Unanswered {
-            stream,
-            src: client,
-            dst: broker,
-            request,
-        })
-        .collect()
+    let from = list.len();
+    list.extend(c.pending.waiting().map(|&request| Unanswered {
+        request,
+        ends: Ends::of(client, broker),
+        stream,
+        place: 0,
+    }));
+    if let Some(added) = list.get_mut(from..) {
+        added.sort_by_key(|u| u.request.frame);
+        for (i, u) in added.iter_mut().enumerate() {
+            u.place = u32::try_from(from + i).unwrap_or(u32::MAX);
+        }
+    }
 }
 
 impl Tracker {
@@ -730,8 +850,8 @@ impl Tracker {
             });
         }
         let conn = KConn {
+            broker: broker.map(|b| addrs.side_of(&b)),
             addrs,
-            broker,
             state,
             halves: Sides::default(),
             pending: Pending::new(self.cfg.max_pending),
@@ -845,29 +965,39 @@ impl Tracker {
             self.deferred.remove(&(f, stream));
         }
         self.held = self.held.saturating_sub(c.charged);
-        for n in unanswered_of(stream, &c) {
+        let mut ended = Vec::new();
+        unanswered_of(stream, &c, &mut ended);
+        for u in ended {
             if self.unanswered.len() < KEEP_UNANSWERED {
-                self.unanswered.push(n);
+                self.keep_unanswered(u);
             } else {
-                sink.notice(&n);
+                sink.notice(&u.notice());
             }
         }
+    }
+
+    /// Keeps a request for the final list, growing the list by a quarter at a time: doubling
+    /// would leave up to half of a list of `KEEP_UNANSWERED` unused.
+    fn keep_unanswered(&mut self, mut u: Unanswered) {
+        let list = &mut self.unanswered;
+        if list.len() == list.capacity() {
+            list.reserve_exact((list.len() / 4).max(1024));
+        }
+        u.place = u32::try_from(list.len()).unwrap_or(u32::MAX);
+        list.push(u);
     }
 
     /// Lists the requests still waiting for a response, in frame order.
     pub fn finish(&mut self, sink: &mut impl Sink) {
         let mut all = std::mem::take(&mut self.unanswered);
         for (&id, c) in &self.conns {
-            all.extend(unanswered_of(id, c));
+            unanswered_of(id, c, &mut all);
         }
-        all.sort_by_key(|n| match n {
-            Notice::Unanswered {
-                stream, request, ..
-            } => (request.frame, *stream),
-            _ => (u64::MAX, u32::MAX),
-        });
-        for n in &all {
-            sink.notice(n);
+        // By frame and stream, then place: as a stable sort by frame and stream would put
+        // them, without the copy of the list a stable sort makes.
+        all.sort_unstable_by_key(|u| (u.request.frame, u.stream, u.place));
+        for u in &all {
+            sink.notice(&u.notice());
         }
         self.conns.clear();
         self.deferred.clear();
@@ -964,10 +1094,10 @@ impl Tracker {
         for d in Side::BOTH {
             let (src, dst) = (c.addrs[d], c.addrs[d.other()]);
             let h = &mut c.halves[d];
-            if h.buf.capacity() == 0 {
+            if h.cutting().buf.capacity() == 0 {
                 continue;
             }
-            let present = h.buf.len().saturating_sub(h.pos);
+            let present = h.unconsumed().len();
             let kafka = c.state == State::Kafka;
             if kafka && present > 0 && h.resync {
                 h.dropped = h.dropped.saturating_add(present);
@@ -983,10 +1113,7 @@ impl Tracker {
                 h.why = Some(ResyncReason::Gap);
             }
             // Give the memory back, not just the bytes.
-            h.buf = Vec::new();
-            h.marks = std::collections::VecDeque::new();
-            h.pos = 0;
-            h.scan = Scan::default();
+            h.drop_buffer();
         }
     }
 
@@ -1007,6 +1134,11 @@ impl Tracker {
 }
 
 impl KConn {
+    /// The broker's address, once known.
+    fn broker(&self) -> Option<SocketAddr> {
+        self.broker.map(|side| self.addrs[side])
+    }
+
     /// (sender, receiver) of what a side sends.
     fn ends(&self, side: Side) -> (SocketAddr, SocketAddr) {
         (self.addrs[side], self.addrs[side.other()])
@@ -1014,7 +1146,7 @@ impl KConn {
 
     /// Which frames a side sends: requests on any side but the broker's.
     fn want(&self, side: Side) -> Want {
-        want_from(self.broker != Some(self.addrs[side]))
+        want_from(self.broker() != Some(self.addrs[side]))
     }
 
     /// Bytes of a connection on no broker port: Kafka once a side starts with a plausible
@@ -1034,7 +1166,7 @@ impl KConn {
         h.push(bytes, at);
         if plausible_request_at(h.unconsumed(), cx.cfg.max_frame) {
             self.state = State::Kafka;
-            self.broker = Some(dst);
+            self.broker = Some(self.addrs.side_of(&dst));
             sink.notice(&Notice::Connection {
                 stream: cx.stream,
                 client: src,
@@ -1046,7 +1178,10 @@ impl KConn {
             self.cut(cx, side, at, sink);
             self.cut(cx, side.other(), at, sink);
         } else if self.data_events > DETECT_EVENTS
-            || self.halves.iter().any(|h| h.buf.len() > DETECT_BUFFER)
+            || self
+                .halves
+                .iter()
+                .any(|h| h.cutting().buf.len() > DETECT_BUFFER)
         {
             self.state = State::NotKafka;
             self.halves = Sides::default();
@@ -1095,7 +1230,7 @@ impl KConn {
         };
         loop {
             let h = &self.halves[side];
-            if h.resync || !h.buf.is_empty() {
+            if h.resync || !h.cutting().buf.is_empty() {
                 return bytes;
             }
             let Some(Prefix::Frame(len)) = framing::prefix(bytes, cx.cfg.max_frame) else {
@@ -1130,14 +1265,13 @@ impl KConn {
         if !h.resync {
             return true;
         }
-        let KHalf {
+        let why = h.why;
+        let Cutting {
             buf,
             pos,
             marks,
             scan,
-            why,
-            ..
-        } = h;
+        } = h.cutting_mut();
         let data = buf.get(*pos..).unwrap_or(&[]);
         // Picked up mid-stream, a broker side's first frame may answer a request sent before
         // the capture: it is looked for where packets begin.
@@ -1187,8 +1321,8 @@ impl KConn {
             Some(Prefix::Frame(len)) if have < len => Next::More,
             Some(Prefix::Frame(len)) => {
                 let h = &mut self.halves[side];
-                let start = h.pos;
-                h.pos += len;
+                let start = h.cutting().pos;
+                h.advance(len);
                 Next::Frame { start, len }
             }
         }
@@ -1231,10 +1365,10 @@ impl KConn {
         let span = Span { first, last, at };
         // The frame is decoded from the connection's buffer; move it out of the way of the
         // mutable borrows below by swapping the buffer temporarily.
-        let buf = std::mem::take(&mut self.halves[side].buf);
+        let buf = std::mem::take(&mut self.halves[side].cutting_mut().buf);
         let frame = buf.get(start..start + len).unwrap_or(&[]);
         self.decode_cut(cx, side, frame, span, sink);
-        self.halves[side].buf = buf;
+        self.halves[side].cutting_mut().buf = buf;
     }
 
     /// Decodes a frame cut from a side, as a request or a response by the side.
@@ -1353,11 +1487,11 @@ impl KConn {
             // An answer to a request sent before the capture, on a connection that has used
             // nothing yet: its client's next request will say which version it speaks.
             self.flush_deferred(cx, sink);
-            self.deferred = Some(Deferred {
+            self.deferred = Some(Box::new(Deferred {
                 bytes: frame.to_vec(),
                 ends,
                 span,
-            });
+            }));
             return;
         }
         self.answer(cx, ends, frame, span, (cut, request), sink);
@@ -1418,7 +1552,7 @@ impl KConn {
         sink: &mut impl Sink,
     ) {
         let side = self.addrs.side_of(&ends.0);
-        let want = want_from(self.broker != Some(ends.0));
+        let want = want_from(self.broker() != Some(ends.0));
         if kind == GapKind::MidStream {
             self.picked_up.0 = true;
             self.tell_picked_up(cx, sink);
@@ -1478,7 +1612,7 @@ impl KConn {
                 },
             );
         }
-        h.pos += i;
+        h.advance(i);
         h.resync = false;
     }
 
@@ -1527,12 +1661,11 @@ impl KConn {
         sink: &mut impl Sink,
     ) {
         let h = &mut self.halves[side];
-        let span = Span {
-            first: h.frames_of(h.pos, h.buf.len()).0,
-            last: h.frames_of(h.pos, h.buf.len()).1,
-            at,
-        };
-        let part = h.buf.split_off(h.pos);
+        let (pos, len) = (h.cutting().pos, h.cutting().buf.len());
+        let (first, last) = h.frames_of(pos, len);
+        let span = Span { first, last, at };
+        let c = h.cutting_mut();
+        let part = c.buf.split_off(c.pos);
         if want == Want::Requests {
             self.on_request(cx, ends, &part, span, Some(cut), sink);
         } else {
@@ -1598,7 +1731,7 @@ impl KConn {
                 },
             );
         }
-        h.pos += i;
+        h.advance(i);
         h.resync = false;
         h.why = None;
         self.cut(cx, side, at, sink);
@@ -1663,7 +1796,7 @@ impl KConn {
 }
 
 /// Whether a packet's bytes begin at `off` of a side's buffer (`KHalf::marks`).
-fn is_packet_start(marks: &std::collections::VecDeque<(usize, At)>, off: usize) -> bool {
+fn is_packet_start(marks: &VecDeque<(usize, At)>, off: usize) -> bool {
     marks.binary_search_by_key(&off, |m| m.0).is_ok()
 }
 
@@ -1815,8 +1948,19 @@ mod tests {
     fn buffered(t: &Tracker) -> (usize, usize, usize) {
         t.conns.get(&0).map_or((0, 0, 0), |c| {
             let h = &c.halves[c.addrs.side_of(&client())];
-            (h.unconsumed().len(), h.buf.capacity(), h.marks.len())
+            (
+                h.unconsumed().len(),
+                h.cutting().buf.capacity(),
+                h.cutting().marks.len(),
+            )
         })
+    }
+
+    /// The final list keeps up to `KEEP_UNANSWERED` of these: the size its comment gives.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn an_unanswered_request_is_kept_in_56_bytes() {
+        assert_eq!(std::mem::size_of::<super::Unanswered>(), 56);
     }
 
     fn client() -> SocketAddr {

@@ -12,8 +12,8 @@
 #
 # Environment: KDISSECT=path (default: cargo build --release), BENCH_DIR (default
 # /tmp/kdissect-bench), TSHARK=1 to count tshark too on the same captures (its one-line-a-packet
-# fields and its -V tree, with the Kafka dissector on the mixes' broker ports: minutes under
-# callgrind), BENCH_MIXES (default "bench metadata"), BENCH_VIEWS (default
+# fields, its -V tree and its -T json, with the Kafka dissector on the mixes' broker ports:
+# minutes under callgrind), BENCH_MIXES (default "bench metadata"), BENCH_VIEWS (default
 # "summary -V -x --json --stats -q", comma-separated: "summary,--stats -q").
 # Needs valgrind (Debian: valgrind).
 set -euo pipefail
@@ -83,5 +83,8 @@ for mix in ${BENCH_MIXES:-bench metadata}; do
     start=$(count "$work/callgrind.log" tshark -r "$empty" "${D[@]}" -V)
     ir=$(count "$work/callgrind.log" tshark -r "$f" "${D[@]}" -V)
     line "tshark -V" "$ir" "$start" "$messages" "$bytes" -
+    start=$(count "$work/callgrind.log" tshark -r "$empty" "${D[@]}" -T json)
+    ir=$(count "$work/callgrind.log" tshark -r "$f" "${D[@]}" -T json)
+    line "tshark -T json" "$ir" "$start" "$messages" "$bytes" -
   fi
 done

@@ -42,8 +42,10 @@ target() {
 # count LOG CMD...: one run under callgrind; prints its instruction count.
 count() {
   local log=$1; shift
+  command -v "$1" >/dev/null || { echo "bench-instructions: $1 not found" >&2; exit 2; }
+  rm -f "$log"
   valgrind --tool=callgrind --callgrind-out-file=/dev/null --log-file="$log" "$@" >/dev/null 2>&1 || true
-  local ir; ir=$(grep -o 'Collected : [0-9]*' "$log" | awk '{print $3}')
+  local ir; ir=$(grep -o 'Collected : [0-9]*' "$log" 2>/dev/null | awk '{print $3}')
   [ -n "$ir" ] || { echo "bench-instructions: no count (see $log)" >&2; exit 1; }
   echo "$ir"
 }

@@ -156,9 +156,13 @@ pub fn write_masked(
 /// them: a decompression bomb of zeros then lays out in a few lines instead of millions. The
 /// last row is always printed, so that the end offset shows.
 ///
-/// The layout is written into one byte buffer and handed to `out` once: a byte costs a few
-/// pushes (hex digits from a table, a precomputed colour sequence) rather than a `format!`
-/// each, which made this view several times the cost of decoding.
+/// The layout is written into a byte buffer handed to `out` every `FLUSH_AT` bytes: a byte
+/// costs a few pushes (hex digits from a table, a precomputed colour sequence) rather than a
+/// `format!` each, which made this view several times the cost of decoding; and a frame of
+/// tens of megabytes (a Metadata answer naming two million topics) is not laid out whole in
+/// memory, at some 4.5 bytes of text a byte.
+const FLUSH_AT: usize = 64 * 1024;
+
 fn layout(
     out: &mut impl Write,
     data: &[u8],
@@ -170,7 +174,8 @@ fn layout(
     let rows = data.len().div_ceil(ROW);
     // A row is at most ~16 coloured bytes of 3 + 10 escape bytes, plus offset and characters.
     let per_row = if style.color { 16 * 13 } else { 16 * 3 } + width + 2 + ROW + 2;
-    let mut buf: Vec<u8> = Vec::with_capacity((rows + 3) * per_row);
+    let mut buf: Vec<u8> =
+        Vec::with_capacity((rows + 3).saturating_mul(per_row).min(FLUSH_AT + per_row));
     column_header(&mut buf, width);
     buf.push(b'\n');
     let mut starts: Vec<(usize, Region)> = Vec::new();
@@ -214,6 +219,10 @@ fn layout(
             characters(&mut buf, chunk, base, hidden);
         }
         buf.push(b'\n');
+        if buf.len() >= FLUSH_AT {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
     }
     if style.color {
         buf.extend_from_slice(b"legend: ");
@@ -510,6 +519,48 @@ legend: \u{1b}[35mframe\u{1b}[39m  \u{1b}[36mrpc header\u{1b}[39m
             "{last}"
         );
         assert_eq!(last.matches(", ").count(), 32);
+    }
+
+    /// A big frame is handed to the writer in pieces of about `FLUSH_AT`, not laid out whole
+    /// in memory first, and every row still comes out once, in order.
+    #[test]
+    fn a_big_layout_is_written_in_pieces() {
+        struct Pieces(Vec<usize>, Vec<u8>);
+        impl Write for Pieces {
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                self.0.push(b.len());
+                self.1.extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        // No two rows alike, so that none is squeezed.
+        let frame: Vec<u8> = (0..0x40000u32)
+            .map(|i| (i / 16 % 251) as u8 ^ (i / 4016) as u8)
+            .collect();
+        let mut out = Pieces(Vec::new(), Vec::new());
+        assert!(write(
+            &mut out,
+            &group(frame.len(), vec![]),
+            &frame,
+            Style::default()
+        )
+        .is_ok());
+        assert!(out.0.len() > 4, "{} writes", out.0.len());
+        assert!(out.0.iter().all(|&n| n < FLUSH_AT + 200), "{:?}", out.0);
+        let text = String::from_utf8_lossy(&out.1);
+        let rows: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains(" |") || l.starts_with(char::is_numeric))
+            .collect();
+        assert_eq!(rows.len(), frame.len() / ROW, "{:?}", rows.last());
+        assert!(
+            rows.last().is_some_and(|l| l.starts_with("3fff0 ")),
+            "{:?}",
+            rows.last()
+        );
     }
 
     #[test]

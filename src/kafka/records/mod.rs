@@ -422,7 +422,7 @@ impl<'a> Src<'a> {
 /// bytes and whether the cap cut them.
 pub fn decompress(codec: u8, data: &[u8], cap: usize) -> Result<(Vec<u8>, bool), String> {
     match codec {
-        1 => read_capped(flate2::read::GzDecoder::new(data), cap),
+        1 => gzip(data, cap),
         2 => snappy(data, cap),
         3 => read_capped(lz4_flex::frame::FrameDecoder::new(data), cap),
         4 => {
@@ -431,6 +431,79 @@ pub fn decompress(codec: u8, data: &[u8], cap: usize) -> Result<(Vec<u8>, bool),
         }
         c => Err(format!("unknown compression codec {c}")),
     }
+}
+
+/// Gzip (codec 1). A batch as Kafka's clients write it (a gzip header without optional
+/// fields, one deflate stream, a trailer whose CRC-32 and length match it, nothing after) is
+/// inflated whole by miniz_oxide's core with a decompressor kept per thread: flate2's
+/// `GzDecoder` makes and zeroes a 43 KB inflate state for every batch, which cost more than
+/// inflating a small one (and a reset zeroes it as well). Anything else (optional header
+/// fields, damage, a bad or missing trailer, bytes after it, more than `cap` bytes) goes
+/// through flate2 as before, so that what comes out, error words included, is flate2's.
+fn gzip(data: &[u8], cap: usize) -> Result<(Vec<u8>, bool), String> {
+    match gzip_plain(data, cap) {
+        Some(plain) => Ok((plain, false)),
+        None => read_capped(flate2::read::GzDecoder::new(data), cap),
+    }
+}
+
+thread_local! {
+    /// The decompressor of [`gzip_plain`], reused: `init` resets its state, and its tables
+    /// are rebuilt by each block that uses them.
+    static INFLATER: std::cell::Cell<Option<Box<miniz_oxide::inflate::core::DecompressorOxide>>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// The plain case of [`gzip`], or `None` for flate2 to read.
+fn gzip_plain(data: &[u8], cap: usize) -> Option<Vec<u8>> {
+    // ID1, ID2, deflate, no flags; the time, extra flags and OS are not read.
+    let [0x1f, 0x8b, 8, 0, _, _, _, _, _, _, deflated @ ..] = data else {
+        return None;
+    };
+    INFLATER.with(|cell| {
+        let mut d = cell.take().unwrap_or_default();
+        d.init();
+        let plain = inflate_whole(&mut d, deflated, cap);
+        cell.set(Some(d));
+        plain
+    })
+}
+
+/// Inflates a raw deflate stream followed by a gzip trailer that matches it, ending the
+/// data; `None` for anything else, or for more than `cap` bytes.
+fn inflate_whole(
+    d: &mut miniz_oxide::inflate::core::DecompressorOxide,
+    mut input: &[u8],
+    cap: usize,
+) -> Option<Vec<u8>> {
+    use miniz_oxide::inflate::core::{decompress, inflate_flags};
+    use miniz_oxide::inflate::TINFLStatus;
+    // The whole output is the window: no 32 KiB ring to copy out of. It grows by doubling,
+    // as `read_capped`'s does, up to `cap`.
+    let mut out = vec![0u8; input.len().saturating_mul(4).max(4096).min(cap)];
+    let mut at = 0;
+    loop {
+        let flags = inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
+        let (status, used, made) = decompress(d, input, &mut out, at, flags);
+        at += made;
+        input = input.get(used..)?;
+        match status {
+            TINFLStatus::Done => break,
+            TINFLStatus::HasMoreOutput if out.len() < cap => {
+                let grown = out.len().saturating_mul(2).max(4096).min(cap);
+                out.resize(grown, 0);
+            }
+            _ => return None,
+        }
+    }
+    out.truncate(at);
+    // CRC-32 and length (modulo 2^32) of the output, little-endian, and nothing after.
+    let [c0, c1, c2, c3, n0, n1, n2, n3] = *input else {
+        return None;
+    };
+    let crc = u32::from_le_bytes([c0, c1, c2, c3]);
+    let len = u32::from_le_bytes([n0, n1, n2, n3]);
+    (crc == crc32fast::hash(&out) && len == out.len() as u32).then_some(out)
 }
 
 /// Reads a decompressing stream to its end or to `cap` bytes, whichever comes first.
@@ -1496,6 +1569,79 @@ impl Decoder<'_> {
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
+
+    /// Gzip data read by flate2 alone, as every batch was before the plain path.
+    fn by_flate2(data: &[u8], cap: usize) -> Result<(Vec<u8>, bool), String> {
+        read_capped(flate2::read::GzDecoder::new(data), cap)
+    }
+
+    fn gzipped(plain: &[u8], level: u32) -> Vec<u8> {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
+        e.write_all(plain).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// The plain path gives what flate2 gives, result, error words and cut alike, on plain
+    /// batches and on every way one can differ from them: optional header fields, a bad
+    /// checksum or length, a trailer cut short or followed by bytes, a second member, damage
+    /// anywhere, caps below, at and above the size; and it takes the plain ones itself.
+    #[test]
+    fn gzip_agrees_with_flate2() {
+        let texts: Vec<Vec<u8>> = vec![
+            Vec::new(),
+            b"a".to_vec(),
+            b"{\"id\":1,\"amount\":42.5}".repeat(300),
+            (0..70_000u32).map(|i| (i * 7 % 251) as u8).collect(),
+            vec![0u8; 200_000],
+        ];
+        let mut cases: Vec<(Vec<u8>, usize)> = Vec::new();
+        for t in &texts {
+            for level in [0, 1, 9] {
+                let g = gzipped(t, level);
+                let len = t.len();
+                for cap in [0, 1, len.saturating_sub(1), len, len + 1, 64 << 20] {
+                    cases.push((g.clone(), cap));
+                }
+                assert_eq!(gzip_plain(&g, 64 << 20).as_deref(), Some(&t[..]), "plain");
+                // A file name in the header (FNAME).
+                let mut named = g.clone();
+                named[3] = 8;
+                named.splice(10..10, b"x.json\0".iter().copied());
+                cases.push((named, 64 << 20));
+                // The trailer: each byte wrong, cut short, bytes after it, a second member.
+                for i in 1..=8 {
+                    let mut bad = g.clone();
+                    let at = bad.len() - i;
+                    bad[at] ^= 0x40;
+                    cases.push((bad, 64 << 20));
+                    cases.push((g[..g.len() - i].to_vec(), 64 << 20));
+                }
+                let mut after = g.clone();
+                after.extend_from_slice(b"junk");
+                cases.push((after, 64 << 20));
+                let mut twice = g.clone();
+                twice.extend_from_slice(&g);
+                cases.push((twice, 64 << 20));
+                // Damage through the deflate stream.
+                for at in (10..g.len() - 8).step_by((g.len() / 40).max(1)) {
+                    let mut bad = g.clone();
+                    bad[at] ^= 0x5a;
+                    cases.push((bad, 1 << 20));
+                }
+            }
+        }
+        cases.push((b"\x1f\x8b\x08\x00".to_vec(), 100));
+        cases.push((Vec::new(), 100));
+        for (data, cap) in &cases {
+            assert_eq!(
+                gzip(data, *cap),
+                by_flate2(data, *cap),
+                "{} bytes, cap {cap}",
+                data.len()
+            );
+        }
+    }
 
     /// A zstd frame of `n` zero bytes made of RLE blocks: a few bytes that inflate hugely.
     fn zstd_zeros(n: usize) -> Vec<u8> {

@@ -537,29 +537,82 @@ pub fn prefix(
     stream: u32,
 ) -> String {
     let mut s = String::new();
-    write_prefix(&mut s, clock, frame, ts_nanos, (src, dst), stream);
+    write_frame_and_time(&mut s, clock, frame, ts_nanos);
+    write_endpoints(&mut s, (src, dst), stream);
     s
 }
 
-/// [`prefix`], written into `out`.
-fn write_prefix(
-    out: &mut String,
-    clock: &Clock,
-    frame: u64,
-    ts_nanos: i64,
-    (src, dst): (&SocketAddr, &SocketAddr),
-    stream: u32,
-) {
+/// The frame number and time of [`prefix`], each followed by a space.
+fn write_frame_and_time(out: &mut String, clock: &Clock, frame: u64, ts_nanos: i64) {
     push_padded(out, frame, 6);
     out.push(' ');
     clock.write(out, ts_nanos);
     out.push(' ');
+}
+
+/// `10.0.0.1:40000 → 10.0.0.2:9092 [3]`.
+fn write_endpoints(out: &mut String, (src, dst): (&SocketAddr, &SocketAddr), stream: u32) {
     write_addr(out, src);
     out.push_str(" → ");
     write_addr(out, dst);
     out.push_str(" [");
     int(out, stream);
     out.push(']');
+}
+
+/// Slots of [`Endpoints`]: a connection's two directions take two, so this many directions
+/// of the connections met last are kept (about 100 bytes each).
+const ENDPOINT_SLOTS: usize = 512;
+
+/// The endpoints of a summary line, kept as text for the connections met last, so that a
+/// line copies them instead of formatting two addresses (a sixth of the line's cost). A
+/// direct-mapped table: a direction's slot is found from its stream and which port is lower,
+/// and holds the last direction that mapped there, checked before it is used.
+#[derive(Default)]
+pub struct Endpoints {
+    slots: Vec<Option<EndpointText>>,
+}
+
+struct EndpointText {
+    stream: u32,
+    src: SocketAddr,
+    dst: SocketAddr,
+    text: String,
+}
+
+impl Endpoints {
+    /// Writes [`write_endpoints`]' text of the direction into `out`, from its slot if the
+    /// slot holds it.
+    fn write(&mut self, out: &mut String, (src, dst): (&SocketAddr, &SocketAddr), stream: u32) {
+        if self.slots.is_empty() {
+            self.slots.resize_with(ENDPOINT_SLOTS, || None);
+        }
+        let at = (stream as usize)
+            .wrapping_mul(2)
+            .wrapping_add(usize::from(src.port() < dst.port()))
+            % ENDPOINT_SLOTS;
+        let Some(slot) = self.slots.get_mut(at) else {
+            return write_endpoints(out, (src, dst), stream);
+        };
+        let held = slot
+            .as_ref()
+            .is_some_and(|e| e.stream == stream && e.src == *src && e.dst == *dst);
+        if !held {
+            // The slot's string is reused for the direction that takes it over.
+            let mut text = slot.take().map(|e| e.text).unwrap_or_default();
+            text.clear();
+            write_endpoints(&mut text, (src, dst), stream);
+            *slot = Some(EndpointText {
+                stream,
+                src: *src,
+                dst: *dst,
+                text,
+            });
+        }
+        if let Some(e) = slot {
+            out.push_str(&e.text);
+        }
+    }
 }
 
 /// An endpoint as `SocketAddr` displays it: IPv4 from its integers, IPv6 by `Display`.
@@ -594,21 +647,23 @@ const VERY_SLOW_NANOS: i64 = 1_000_000_000;
 /// red, slow latencies in yellow or red.
 pub fn line_styled(rec: &Record<'_>, clock: &Clock, color: bool) -> String {
     let mut s = String::new();
-    write_line(&mut s, rec, clock, color);
+    let mut ends = Endpoints::default();
+    write_line(&mut s, rec, clock, color, &mut ends);
     s
 }
 
-/// [`line_styled`], appended to `s` (a buffer the caller reuses from line to line).
-pub fn write_line(s: &mut String, rec: &Record<'_>, clock: &Clock, color: bool) {
+/// [`line_styled`], appended to `s` (a buffer the caller reuses from line to line), with the
+/// endpoints' texts the caller keeps.
+pub fn write_line(
+    s: &mut String,
+    rec: &Record<'_>,
+    clock: &Clock,
+    color: bool,
+    endpoints: &mut Endpoints,
+) {
     let msg = &rec.msg;
-    write_prefix(
-        s,
-        clock,
-        rec.frame,
-        rec.ts_nanos,
-        (&rec.src, &rec.dst),
-        rec.stream,
-    );
+    write_frame_and_time(s, clock, rec.frame, rec.ts_nanos);
+    endpoints.write(s, (&rec.src, &rec.dst), rec.stream);
     if rec.tls {
         s.push_str(" tls");
     }
@@ -827,6 +882,31 @@ mod tests {
             let mut out = String::from("x");
             write_addr(&mut out, &a);
             assert_eq!(out, format!("x{a}"));
+        }
+    }
+
+    /// The kept endpoint texts are what formatting them gives, whichever directions share
+    /// a slot or take it over, and with IPv6 and equal ports.
+    #[test]
+    fn kept_endpoints_read_as_formatted_ones() {
+        let ends = [
+            (addr("10.0.0.8:44774"), addr("127.0.0.1:9092")),
+            (addr("127.0.0.1:9092"), addr("10.0.0.8:44774")),
+            (addr("10.0.0.9:9092"), addr("10.0.0.10:9092")),
+            (addr("[fe80::1]:40000"), addr("[fe80::2]:9092")),
+        ];
+        let mut kept = Endpoints::default();
+        for round in 0..3u32 {
+            for stream in [0, 1, 7, 256, 512, 513, 1024 + 7, u32::MAX] {
+                for (i, (src, dst)) in ends.iter().enumerate() {
+                    let stream = stream.wrapping_add(round * (i as u32));
+                    let mut want = String::from(">");
+                    write_endpoints(&mut want, (src, dst), stream);
+                    let mut got = String::from(">");
+                    kept.write(&mut got, (src, dst), stream);
+                    assert_eq!(got, want);
+                }
+            }
         }
     }
 

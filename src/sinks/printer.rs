@@ -27,6 +27,8 @@ pub(crate) struct Printer<W: Write> {
     pub(crate) file: Option<String>,
     /// The summary line being written, reused from line to line.
     line: String,
+    /// The endpoints of the connections met last, as the summary line writes them.
+    endpoints: summary::Endpoints,
 }
 
 impl<W: Write> Printer<W> {
@@ -41,6 +43,7 @@ impl<W: Write> Printer<W> {
             io_error: None,
             file: None,
             line: String::new(),
+            endpoints: summary::Endpoints::default(),
         }
     }
 
@@ -184,7 +187,13 @@ impl<W: Write> Printer<W> {
             );
         }
         self.line.clear();
-        summary::write_line(&mut self.line, rec, &self.clock, self.style.color);
+        summary::write_line(
+            &mut self.line,
+            rec,
+            &self.clock,
+            self.style.color,
+            &mut self.endpoints,
+        );
         self.line.push('\n');
         self.out.write_all(self.line.as_bytes())?;
         if self.show.summary {

@@ -583,9 +583,64 @@ pub const NEWER_VERSIONS: i16 = 8;
 /// legacy one for versions a newer Kafka removed; the current one comes first. The two headers
 /// are kept apart, by direction, in the same order (RequestHeader v0, which only
 /// ControlledShutdown v0 uses, is legacy).
-/// The spec tables by API and direction; looked up several times a message, so hashed with
-/// foldhash (the keys are the project's own, not the input's).
-type SpecMap = HashMap<(i16, Direction), Vec<Lazy>, foldhash::fast::RandomState>;
+/// The spec tables by API and direction, looked up several times a message: indexed by both,
+/// as Kafka's API keys are small and dense, where hashing them cost about 70 instructions a
+/// lookup.
+#[derive(Default)]
+struct SpecMap {
+    /// At `api_key * 2`, the request's files; at `api_key * 2 + 1`, the response's.
+    slots: Vec<Vec<Lazy>>,
+}
+
+impl SpecMap {
+    fn index(api_key: i16, direction: Direction) -> Option<usize> {
+        let key = usize::try_from(api_key).ok()?;
+        Some(key * 2 + usize::from(direction == Direction::Response))
+    }
+
+    fn get(&self, &(api_key, direction): &(i16, Direction)) -> Option<&Vec<Lazy>> {
+        self.slots
+            .get(Self::index(api_key, direction)?)
+            .filter(|v| !v.is_empty())
+    }
+
+    fn contains_key(&self, key: &(i16, Direction)) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// The files of (API, direction), made empty if there were none.
+    fn slot(&mut self, api_key: i16, direction: Direction) -> Option<&mut Vec<Lazy>> {
+        let i = Self::index(api_key, direction)?;
+        if self.slots.len() <= i {
+            self.slots.resize_with(i + 1, Vec::new);
+        }
+        self.slots.get_mut(i)
+    }
+
+    fn values(&self) -> impl Iterator<Item = &Vec<Lazy>> {
+        self.slots.iter().filter(|v| !v.is_empty())
+    }
+
+    fn values_mut(&mut self) -> impl Iterator<Item = &mut Vec<Lazy>> {
+        self.slots.iter_mut()
+    }
+
+    /// (API key, direction) of every slot that has a file.
+    fn keys(&self) -> impl Iterator<Item = (i16, Direction)> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| !v.is_empty())
+            .filter_map(|(i, _)| {
+                let direction = if i % 2 == 1 {
+                    Direction::Response
+                } else {
+                    Direction::Request
+                };
+                Some((i16::try_from(i / 2).ok()?, direction))
+            })
+    }
+}
 
 /// A message spec file, parsed on first use: a run meets a few APIs of the ~250 files, and
 /// parsing them all cost some 27 M instructions at start-up. Its API, direction and versions
@@ -774,7 +829,7 @@ impl Registry {
             .specs
             .keys()
             .filter(|(_, d)| *d == Direction::Request)
-            .map(|(k, _)| *k)
+            .map(|(k, _)| k)
             .filter(|k| self.specs.contains_key(&(*k, Direction::Response)))
             .collect();
         keys.sort_unstable();
@@ -835,7 +890,12 @@ pub fn registry() -> &'static Registry {
             } else {
                 Direction::Request
             };
-            specs.entry((api_key, direction)).or_default().push(Lazy {
+            let Some(slot) = specs.slot(api_key, direction) else {
+                let name = SPEC_FILES.get(file).map_or("?", |f| f.0);
+                eprintln!("kdissect: internal spec {name} has a negative API key");
+                continue;
+            };
+            slot.push(Lazy {
                 file,
                 valid,
                 spec: OnceLock::new(),

@@ -1633,6 +1633,31 @@ mod tests {
         }
         cases.push((b"\x1f\x8b\x08\x00".to_vec(), 100));
         cases.push((Vec::new(), 100));
+        // Pseudo-random damage: a few bytes changed, cut or inserted, anywhere, with caps
+        // around the size.
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n.max(1) as u64) as usize
+        };
+        for _ in 0..4000 {
+            let t = &texts[next(texts.len())];
+            let mut g = gzipped(t, [1, 6, 9][next(3)]);
+            for _ in 0..1 + next(3) {
+                let at = next(g.len());
+                match next(4) {
+                    _ if g.is_empty() => g.push(0x1f),
+                    0 => g[at] = next(256) as u8,
+                    1 => g[at] ^= 1 << next(8),
+                    2 => g.truncate(at),
+                    _ => g.insert(at, next(256) as u8),
+                }
+            }
+            let cap = [t.len(), t.len() / 2, t.len() + next(100), 64 << 20][next(4)];
+            cases.push((g, cap));
+        }
         for (data, cap) in &cases {
             assert_eq!(
                 gzip(data, *cap),

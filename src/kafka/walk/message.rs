@@ -597,7 +597,7 @@ fn decode_frame(
     let mut d = Decoder::new(frame, 4, end, Region::RpcHeader);
     d.embedded_api = embedded;
     let err = header_and_body(&mut d, &mut msg, frame, end, opts).err();
-    conclude(&mut msg, d, err, end, diagnoses);
+    conclude(&mut msg, &mut d, err, end, diagnoses);
     msg
 }
 
@@ -634,7 +634,7 @@ fn header_and_body(
 /// rest) and gathers the facts.
 fn conclude(
     msg: &mut Message,
-    mut d: Decoder<'_>,
+    d: &mut Decoder<'_>,
     err: Option<DecodeError>,
     end: usize,
     mut diagnoses: Vec<Diagnosis>,

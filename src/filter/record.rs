@@ -246,7 +246,7 @@ fn fields_of(n: &Node) -> impl Iterator<Item = &Node> {
             return None;
         }
         if c.shape == Shape::TaggedField {
-            return c.children.get(2).filter(|v| v.kind != NodeKind::Raw);
+            return c.tagged_value().filter(|v| v.kind != NodeKind::Raw);
         }
         Some(c)
     })

@@ -279,7 +279,7 @@ fn put_fields(w: &mut Vec<u8>, n: &Node, frame: &[u8], spans: bool) {
             continue;
         }
         if c.shape == Shape::TaggedField {
-            match c.children.get(2) {
+            match c.tagged_value() {
                 Some(inner) if inner.kind != NodeKind::Raw => {
                     put_key(w, &mut first, &c.name);
                     put_value(w, inner, frame, spans);
@@ -387,7 +387,7 @@ fn put_unknown_tags(w: &mut Vec<u8>, unknown: &[&Node], frame: &[u8]) {
         w.extend_from_slice(b"{\"tag\":");
         put_int(w, tag);
         w.extend_from_slice(b",\"data\":");
-        match c.children.get(2) {
+        match c.tagged_value() {
             Some(raw) => put_scalar(w, raw, frame),
             None => w.extend_from_slice(b"null"),
         }

@@ -1104,6 +1104,7 @@ fn tagged_group(head: &TagHead, known: Option<&'static FieldSpec>) -> Node {
         Region::TaggedFields,
     );
     t.value = Value::Int(i64::from(tag));
+    t.shape = Shape::TagHead;
     t.desc = "tag number of this tagged field".into();
     let mut s = leaf(
         "size",
@@ -1113,6 +1114,7 @@ fn tagged_group(head: &TagHead, known: Option<&'static FieldSpec>) -> Node {
         Region::TaggedFields,
     );
     s.value = Value::Int(size as i64);
+    s.shape = Shape::TagHead;
     s.desc = "bytes of tagged data that follow".into();
     group.children.push(t);
     group.children.push(s);

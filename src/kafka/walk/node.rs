@@ -251,8 +251,10 @@ impl From<Cow<'static, str>> for Desc {
 pub enum Shape {
     #[default]
     Plain,
-    /// A tagged field's group: its tag, its size, then its value.
+    /// A tagged field's group: its tag, its size (each `TagHead`), then its value.
     TaggedField,
+    /// A tagged field's tag or size.
+    TagHead,
     /// A nullable struct's presence byte (1 present, -1 null).
     PresenceByte,
     /// What a limit left out (array elements, tagged fields, batches, records): a raw span.
@@ -333,6 +335,11 @@ impl Node {
             field: None,
             shape: Shape::Plain,
         }
+    }
+
+    /// A tagged field's value: the child after its tag and size (none if the size cut it).
+    pub fn tagged_value(&self) -> Option<&Node> {
+        self.children.iter().find(|c| c.shape != Shape::TagHead)
     }
 
     /// The role of the node's field ([`Role::Other`](crate::kafka::spec::schema::Role) for a node that is

@@ -795,11 +795,14 @@ mod tests {
             },
         );
         t.shape = Shape::TaggedField;
-        t.children = vec![
+        let mut head = [
             leaf("tag", "uvarint", NodeKind::Field, Value::Int(tag)),
             leaf("size", "uvarint", NodeKind::Field, Value::Int(1)),
-            data,
         ];
+        for h in &mut head {
+            h.shape = Shape::TagHead;
+        }
+        t.children = head.into_iter().chain([data]).collect();
         t
     }
 

@@ -439,7 +439,9 @@ pub fn decompress(codec: u8, data: &[u8], cap: usize) -> Result<(Vec<u8>, bool),
 /// `GzDecoder` makes and zeroes a 43 KB inflate state for every batch, which cost more than
 /// inflating a small one (and a reset zeroes it as well). Anything else (optional header
 /// fields, damage, a bad or missing trailer, bytes after it, more than `cap` bytes) goes
-/// through flate2 as before, so that what comes out, error words included, is flate2's.
+/// through flate2 as before, so that what comes out, error words included, is flate2's. Such
+/// a batch is inflated twice (up to `cap` each time, one after the other): damaged and
+/// over-budget batches are rare, and the budget bounds the work.
 fn gzip(data: &[u8], cap: usize) -> Result<(Vec<u8>, bool), String> {
     match gzip_plain(data, cap) {
         Some(plain) => Ok((plain, false)),
@@ -491,6 +493,8 @@ fn inflate_whole(
             TINFLStatus::Done => break,
             TINFLStatus::HasMoreOutput if out.len() < cap => {
                 let grown = out.len().saturating_mul(2).max(4096).min(cap);
+                // Exact, so that the room never passes `cap` (`resize` alone may double it).
+                out.reserve_exact(grown - out.len());
                 out.resize(grown, 0);
             }
             _ => return None,

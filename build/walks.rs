@@ -167,17 +167,6 @@ struct At {
     flexible: bool,
 }
 
-fn width(ty: &FieldType) -> Option<usize> {
-    Some(match ty {
-        FieldType::Bool | FieldType::Int8 => 1,
-        FieldType::Int16 | FieldType::Uint16 => 2,
-        FieldType::Int32 | FieldType::Uint32 => 4,
-        FieldType::Int64 | FieldType::Float64 => 8,
-        FieldType::Uuid => 16,
-        _ => return None,
-    })
-}
-
 /// Whether a field, or any field inside it, may need the path to where the walk is: an int16
 /// (an error code is listed with its path) or records (their problems are).
 fn needs_path(f: &Field) -> bool {
@@ -255,7 +244,7 @@ impl Gen {
             let silent = level == Level::Deep
                 && f.ty != FieldType::Int16
                 && !(f.ty == FieldType::Uuid && tracks);
-            if let (true, Some(n)) = (silent, width(&f.ty)) {
+            if let (true, Some(n)) = (silent, f.ty.fixed_width()) {
                 run += n;
                 continue;
             }
@@ -311,7 +300,7 @@ impl Gen {
         let nullable = f.nullable.contains(at.version);
         match &f.ty {
             FieldType::Bool | FieldType::Float64 => {
-                let _ = write!(out, "{{ d.skip_fixed({})?; Val::Other }}", width(&f.ty).unwrap_or(0));
+                let _ = write!(out, "{{ d.skip_fixed({})?; Val::Other }}", f.ty.fixed_width().unwrap_or(0));
             }
             FieldType::Int8 => out.push_str("Val::Int(i64::from(d.read_i8()?))"),
             FieldType::Int16 => out.push_str(
@@ -398,7 +387,7 @@ impl Gen {
                     len(at, false, false)
                 );
             }
-            t => match width(t) {
+            t => match t.fixed_width() {
                 Some(n) => {
                     let _ = write!(
                         out,
@@ -432,7 +421,7 @@ impl Gen {
                 let l = len(at, *inner == FieldType::String, false);
                 let _ = write!(out, "for _ in 0..n {{ let l = {l}; d.span(l); }} ");
             }
-            t => match width(t) {
+            t => match t.fixed_width() {
                 // Each element is checked against the bytes left: all of them at once is the
                 // same test.
                 Some(w) => {
@@ -473,7 +462,7 @@ impl Gen {
                 out.push_str("}\n");
             }
             t => {
-                let _ = writeln!(out, "d.skip_fixed({})?;", width(t).unwrap_or(0));
+                let _ = writeln!(out, "d.skip_fixed({})?;", t.fixed_width().unwrap_or(0));
             }
         }
     }

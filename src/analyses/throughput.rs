@@ -7,6 +7,7 @@ use super::adapter::Event;
 use super::series::{at_text, ms, ms_text, Buckets};
 use super::{MAX_KEYS, MAX_SAMPLES};
 use crate::kafka::meaning::facts::BatchFact;
+use crate::kafka::records::codec_name;
 use crate::render::table::{Cell, Grid};
 use serde_json::{json, Value as J};
 use std::collections::{BTreeMap, HashMap};
@@ -73,17 +74,6 @@ pub struct Throughput {
     produce_ts: HashMap<String, Vec<(i64, i64, i64)>>,
     fetch_ts: HashMap<String, Vec<(i64, i64, i64)>>,
     slowest: Vec<SlowProduce>,
-}
-
-fn codec_name(c: u8) -> &'static str {
-    match c {
-        0 => "none",
-        1 => "gzip",
-        2 => "snappy",
-        3 => "lz4",
-        4 => "zstd",
-        _ => "unknown",
-    }
 }
 
 fn add(

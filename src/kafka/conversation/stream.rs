@@ -749,18 +749,24 @@ impl Tracker {
         }
     }
 
+    /// A tracked connection and the context its Kafka layer works in.
+    fn conn_cx(&mut self, stream: u32) -> Option<(&mut KConn, Cx<'_>)> {
+        let c = self.conns.get_mut(&stream)?;
+        let cx = Cx {
+            cfg: &self.cfg,
+            topics: &mut self.topics,
+            stream,
+        };
+        Some((c, cx))
+    }
+
     /// Responses held back `DEFER_PACKETS` packets are decoded with what is known.
     fn expire_deferred(&mut self, now: u64, sink: &mut impl Sink) {
         while let Some(&(f, stream)) = self.deferred.first() {
             if now.saturating_sub(f) < DEFER_PACKETS {
                 break;
             }
-            if let Some(c) = self.conns.get_mut(&stream) {
-                let mut cx = Cx {
-                    cfg: &self.cfg,
-                    topics: &mut self.topics,
-                    stream,
-                };
+            if let Some((c, mut cx)) = self.conn_cx(stream) {
                 c.flush_deferred(&mut cx, sink);
             }
             self.note_deferred(stream);
@@ -891,13 +897,8 @@ impl Tracker {
         at: At,
         sink: &mut impl Sink,
     ) {
-        let Some(c) = self.conns.get_mut(&stream) else {
+        let Some((c, mut cx)) = self.conn_cx(stream) else {
             return;
-        };
-        let mut cx = Cx {
-            cfg: &self.cfg,
-            topics: &mut self.topics,
-            stream,
         };
         let side = c.addrs.side_of(&ends.0);
         match c.state {
@@ -916,13 +917,8 @@ impl Tracker {
         at: At,
         sink: &mut impl Sink,
     ) {
-        let Some(c) = self.conns.get_mut(&stream) else {
+        let Some((c, mut cx)) = self.conn_cx(stream) else {
             return;
-        };
-        let mut cx = Cx {
-            cfg: &self.cfg,
-            topics: &mut self.topics,
-            stream,
         };
         c.gap(&mut cx, ends, kind, at, sink);
     }
@@ -941,13 +937,8 @@ impl Tracker {
 
     /// The connection ended: cut what is left, report what cannot be, forget it.
     fn on_close(&mut self, stream: u32, end: EndKind, at: At, sink: &mut impl Sink) {
-        if let Some(c) = self.conns.get_mut(&stream) {
+        if let Some((c, mut cx)) = self.conn_cx(stream) {
             if c.state == State::Kafka {
-                let mut cx = Cx {
-                    cfg: &self.cfg,
-                    topics: &mut self.topics,
-                    stream,
-                };
                 c.end(&mut cx, (end, at), sink);
             }
         }
@@ -1074,12 +1065,7 @@ impl Tracker {
     /// something other than Kafka, having held too much to decide.
     fn shed_buffers(&mut self, stream: u32, sink: &mut impl Sink) {
         // A response held back for the connection's first request is decoded now.
-        if let Some(c) = self.conns.get_mut(&stream) {
-            let mut cx = Cx {
-                cfg: &self.cfg,
-                topics: &mut self.topics,
-                stream,
-            };
+        if let Some((c, mut cx)) = self.conn_cx(stream) {
             c.flush_deferred(&mut cx, sink);
         }
         self.note_deferred(stream);

@@ -82,6 +82,18 @@ pub enum FieldType {
 }
 
 impl FieldType {
+    /// Bytes a fixed-size type takes; `None` for the others.
+    pub fn fixed_width(&self) -> Option<usize> {
+        Some(match self {
+            FieldType::Bool | FieldType::Int8 => 1,
+            FieldType::Int16 | FieldType::Uint16 => 2,
+            FieldType::Int32 | FieldType::Uint32 => 4,
+            FieldType::Int64 | FieldType::Float64 => 8,
+            FieldType::Uuid => 16,
+            _ => return None,
+        })
+    }
+
     pub fn parse(s: &str) -> FieldType {
         if let Some(inner) = s.strip_prefix("[]") {
             return FieldType::Array(Box::new(FieldType::parse(inner)));

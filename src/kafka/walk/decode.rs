@@ -770,21 +770,8 @@ impl<'a> Decoder<'a> {
         if self.discard {
             return Ok(());
         }
-        let mut g = Node::new(name, "bytes", node.offset, region, NodeKind::Group);
-        g.shape = Shape::ByteParts;
-        g.len = node.len;
+        let mut g = self.byte_parts(name, &node, (at, n), region);
         g.value = Value::Text(parsed.step.label().to_string());
-        let mut len = leaf(
-            "length",
-            if self.flexible { "uvarint" } else { "int32" },
-            node.offset,
-            at - node.offset,
-            region,
-        );
-        len.kind = NodeKind::Length;
-        len.value = Value::Int(n as i64);
-        len.enc = node.enc;
-        g.children.push(len);
         g.children.extend(parsed.parts);
         out.push(g);
         Ok(())
@@ -1119,6 +1106,34 @@ fn tagged_group(head: &TagHead, known: Option<&'static FieldSpec>) -> Node {
     group.children.push(t);
     group.children.push(s);
     group
+}
+
+impl Decoder<'_> {
+    /// A bytes field shown as its parts: a group over `node`'s span holding the length prefix
+    /// of the `n` bytes at `at`; the caller adds what the bytes hold.
+    pub(super) fn byte_parts(
+        &self,
+        name: Cow<'static, str>,
+        node: &Node,
+        (at, n): (usize, usize),
+        region: Region,
+    ) -> Node {
+        let mut g = Node::new(name, "bytes", node.offset, region, NodeKind::Group);
+        g.shape = Shape::ByteParts;
+        g.len = node.len;
+        let mut len = leaf(
+            "length",
+            if self.flexible { "uvarint" } else { "int32" },
+            node.offset,
+            at - node.offset,
+            region,
+        );
+        len.kind = NodeKind::Length;
+        len.value = Value::Int(n as i64);
+        len.enc = node.enc;
+        g.children.push(len);
+        g
+    }
 }
 
 /// How a string's or bytes' length was written, for the byte layout. The number came from a

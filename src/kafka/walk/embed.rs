@@ -110,21 +110,10 @@ impl<'a> Decoder<'a> {
             }
             return Ok(());
         };
-        let mut g = Node::new(name, "bytes", node.offset, region, NodeKind::Group);
-        g.shape = Shape::ByteParts;
-        g.len = node.len;
-        let mut len = leaf(
-            "length",
-            if self.flexible { "uvarint" } else { "int32" },
-            node.offset,
-            at - node.offset,
-            region,
-        );
-        len.kind = NodeKind::Length;
-        len.value = Value::Int(n as i64);
-        len.enc = node.enc;
-        len.desc = format!("{n} bytes of an embedded message follow").into();
-        g.children.push(len);
+        let mut g = self.byte_parts(name, &node, (at, n), region);
+        if let Some(len) = g.children.last_mut() {
+            len.desc = format!("{n} bytes of an embedded message follow").into();
+        }
         let (text, _) = self.embedded(at, at + n, layout, &mut g.children);
         g.value = Value::Text(text);
         self.pos = at + n;

@@ -39,18 +39,6 @@ pub(super) struct Mark {
     level: usize,
 }
 
-/// Bytes a fixed-size type takes; `None` for the others.
-fn fixed_width(ty: &FieldType) -> Option<usize> {
-    Some(match ty {
-        FieldType::Bool | FieldType::Int8 => 1,
-        FieldType::Int16 | FieldType::Uint16 => 2,
-        FieldType::Int32 | FieldType::Uint32 => 4,
-        FieldType::Int64 | FieldType::Float64 => 8,
-        FieldType::Uuid => 16,
-        _ => return None,
-    })
-}
-
 impl<'a> Decoder<'a> {
     fn mark(&self) -> Mark {
         Mark {
@@ -112,7 +100,7 @@ impl<'a> Decoder<'a> {
             FieldType::Array(_) => {
                 (self.level.saturating_add(1) >= self.opts.keep_depth).then_some(2)
             }
-            ty => fixed_width(ty).map(|_| 1),
+            ty => ty.fixed_width().map(|_| 1),
         }
     }
 
@@ -156,7 +144,7 @@ impl<'a> Decoder<'a> {
         nullable: bool,
         spec: Option<&'static FieldSpec>,
     ) -> W {
-        if let Some(n) = fixed_width(ty) {
+        if let Some(n) = ty.fixed_width() {
             return self.walk_fixed(ty, n, spec);
         }
         match ty {

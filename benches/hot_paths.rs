@@ -122,7 +122,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let mut out = Vec::with_capacity(1 << 20);
             for (m, f) in &msgs {
-                render::tree::write(&mut out, &m.root, f, style).expect("write");
+                render::tree::write(&mut out, m.root(), f, style).expect("write");
             }
             black_box(out.len())
         })
@@ -131,7 +131,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let mut out = Vec::with_capacity(1 << 20);
             for (m, f) in &msgs {
-                render::bytes::write(&mut out, &m.root, f, style).expect("write");
+                render::bytes::write(&mut out, m.root(), f, style).expect("write");
             }
             black_box(out.len())
         })

@@ -202,7 +202,9 @@ fn example(
             Direction::Response => kdissect::kafka::decode_response(&frame, key, v),
         };
         // An example's arrays hold a sample element, and the pages say so.
-        sample_elements(&mut msg.root);
+        if let Some(root) = msg.tree.as_deref_mut() {
+            sample_elements(root);
+        }
         let r = (|| -> io::Result<()> {
             if print_hex {
                 writeln!(out, "{}", ::hex::encode(&frame))?;

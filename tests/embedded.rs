@@ -49,7 +49,7 @@ fn batches(v: &J, out: &mut Vec<J>) {
 /// The tree of a message as text.
 fn tree_text(msg: &Message, frame: &[u8]) -> String {
     let mut out = Vec::new();
-    tree::write(&mut out, &msg.root, frame, Style::default()).expect("tree");
+    tree::write(&mut out, msg.root(), frame, Style::default()).expect("tree");
     String::from_utf8(out).expect("utf8")
 }
 

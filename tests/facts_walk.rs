@@ -36,6 +36,9 @@ struct Frame {
 
 impl Sink for Lefts {
     fn message(&mut self, rec: &Record<'_>) {
+        // A message decoded for its summary alone reaches the sinks without a tree, whichever
+        // way its facts were gathered.
+        assert!(rec.msg.tree.is_none(), "frame {} kept its tree", rec.frame);
         self.0.push(Left {
             frame: rec.frame,
             left: summary_left(&rec.msg),

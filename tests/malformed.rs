@@ -349,7 +349,7 @@ fn decompression_bombs_stop_at_the_cap() {
     );
     common::assert_tiles(&m);
     let mut biggest = 0;
-    m.root.walk(&mut |n, _| {
+    m.root().walk(&mut |n, _| {
         if let kdissect::kafka::Value::Blob(b) = &n.value {
             biggest = biggest.max(b.len());
         }

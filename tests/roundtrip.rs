@@ -395,7 +395,7 @@ fn common_checks(msg: &Message, frame: &[u8], ctx: &str, key: ApiKey, v: i16, co
     assert_eq!(msg.api_version, Some(v), "{ctx}: api_version");
     assert_eq!(msg.correlation_id, Some(corr), "{ctx}: correlation_id");
     assert!(msg.body().is_some(), "{ctx}: no body");
-    msg.root.walk(&mut |n, _| {
+    msg.root().walk(&mut |n, _| {
         let elems = n.children.iter().filter(|c| c.index.is_some()).count();
         match n.value {
             Value::Array(c) => assert_eq!(
@@ -453,7 +453,7 @@ fn request<B: Encodable>(key: ApiKey, v: i16, k: usize, body: &B) -> Got {
         "{ctx}: client_id"
     );
     let got = Got { msg, frame, ctx };
-    let h = &got.msg.root.children[1];
+    let h = &got.msg.root().children[1];
     assert_eq!(
         h.name,
         format!("RequestHeader v{hv}"),
@@ -485,7 +485,7 @@ fn response<B: Encodable>(key: ApiKey, v: i16, k: usize, body: &B) -> Got {
     common::walks_agree(&frame, Some((key as i16, v)), &ctx);
     assert_eq!(msg.client_id, None, "{ctx}: client_id");
     let got = Got { msg, frame, ctx };
-    let h = &got.msg.root.children[1];
+    let h = &got.msg.root().children[1];
     assert_eq!(
         h.name,
         format!("ResponseHeader v{hv}"),

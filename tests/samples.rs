@@ -389,7 +389,7 @@ fn record_batches_decode_in_every_codec() {
                 && rec.msg.direction == kdissect::kafka::Direction::Request;
             let fetch = rec.msg.api_key == Some(1)
                 && rec.msg.direction == kdissect::kafka::Direction::Response;
-            rec.msg.root.walk(&mut |n: &Node, _| {
+            rec.msg.root().walk(&mut |n: &Node, _| {
                 if n.ty == "RecordBatch v2" {
                     let count = n.child("recordsCount").and_then(Node::as_int).unwrap_or(0);
                     let attrs = n.child("attributes").and_then(Node::as_int).unwrap_or(-1);

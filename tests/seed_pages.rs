@@ -9,7 +9,7 @@ use kdissect::render::{tree, Style};
 
 fn render(msg: &Message, frame: &[u8]) -> String {
     let mut out = Vec::new();
-    tree::write(&mut out, &msg.root, frame, Style::default()).expect("render");
+    tree::write(&mut out, msg.root(), frame, Style::default()).expect("render");
     String::from_utf8(out).expect("utf8")
 }
 
@@ -141,7 +141,7 @@ fn check_with_presence_byte(
     );
     assert_tiles(&msg);
     let mut nodes = Vec::new();
-    flatten(&msg.root, &mut nodes);
+    flatten(msg.root(), &mut nodes);
     let presence = nodes
         .iter()
         .find(|n| n.name == "present")
@@ -253,7 +253,7 @@ fn request_then_response_pair_up() {
         .iter()
         .map(|s| conv.decode(&bytes[s.offset..s.offset + s.len], &ResponseHint::default()))
         .collect();
-    assert_eq!(msgs[0].root.name, "DescribeClusterRequest");
-    assert_eq!(msgs[1].root.name, "DescribeClusterResponse");
+    assert_eq!(msgs[0].root().name, "DescribeClusterRequest");
+    assert_eq!(msgs[1].root().name, "DescribeClusterResponse");
     assert!(msgs.iter().all(|m| m.is_clean()));
 }

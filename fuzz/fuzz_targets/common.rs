@@ -14,8 +14,8 @@ pub fn decode_and_render(rest: &[u8], key: i16, version: i16, response: bool) {
 
 pub fn render_all(msg: &Message, frame: &[u8]) {
     let mut sink = std::io::sink();
-    let _ = render::tree::write(&mut sink, &msg.root, frame, Style::default());
-    let _ = render::bytes::write(&mut sink, &msg.root, frame, Style::default());
+    let _ = render::tree::write(&mut sink, msg.root(), frame, Style::default());
+    let _ = render::bytes::write(&mut sink, msg.root(), frame, Style::default());
     let wide = Style {
         color: true,
         wide: true,
@@ -29,13 +29,13 @@ pub fn render_all(msg: &Message, frame: &[u8]) {
         brief: true,
         ..Style::default()
     };
-    let _ = render::tree::write(&mut sink, &msg.root, frame, brief);
-    let _ = render::tree::write(&mut sink, &msg.root, frame, Style { color: true, ..brief });
+    let _ = render::tree::write(&mut sink, msg.root(), frame, brief);
+    let _ = render::tree::write(&mut sink, msg.root(), frame, Style { color: true, ..brief });
     // Secrets masked as the command line masks them: every view reads the masked bytes.
     let shown = render::masked(msg, frame, wide);
     let hidden = render::hidden_spans(msg, wide);
-    let _ = render::bytes::write_masked(&mut sink, &msg.root, &shown, hidden, wide);
-    let _ = render::tree::write(&mut sink, &msg.root, frame, wide);
+    let _ = render::bytes::write_masked(&mut sink, msg.root(), &shown, hidden, wide);
+    let _ = render::tree::write(&mut sink, msg.root(), frame, wide);
     let meta = Meta::default();
     let j = render::json::message(msg, frame, &meta, false);
     std::hint::black_box(j.to_string());

@@ -37,7 +37,7 @@ fn left(m: &Message) -> String {
         m.api_version,
         m.correlation_id,
         m.client_id,
-        m.body().is_some()
+        m.has_body
     )
 }
 

@@ -390,7 +390,7 @@ mod tests {
     fn bars_mark_where_each_region_starts() {
         let (frame, msg) = test_frames::metadata_request();
         assert_eq!(
-            layout_text(&msg.root, &frame, &[], Style::default()),
+            layout_text(msg.root(), &frame, &[], Style::default()),
             "\
 byte layout (37 bytes, 16 bytes per row)
       0  1  2  3  4  5  6  7  8  9  A  B  C  D  E  F
@@ -412,7 +412,7 @@ regions (| marks a start): 0000 frame, 0004 rpc header, 000e tagged_fields, 000f
         let hidden = crate::render::hidden_spans(&msg, ascii);
         assert_eq!(hidden, &[(0x18, 2)]);
         assert_eq!(
-            layout_text(&msg.root, &frame, hidden, ascii),
+            layout_text(msg.root(), &frame, hidden, ascii),
             "\
 byte layout (27 bytes, 16 bytes per row)
       0  1  2  3  4  5  6  7  8  9  A  B  C  D  E  F
@@ -427,7 +427,7 @@ regions (| marks a start): 0000 frame, 0004 rpc header, 000f tagged_fields, 0010
             ..Style::default()
         };
         let text = layout_text(
-            &msg.root,
+            msg.root(),
             &frame,
             crate::render::hidden_spans(&msg, show),
             show,

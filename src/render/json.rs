@@ -413,7 +413,12 @@ pub fn write_message(w: &mut Vec<u8>, msg: &Message, frame: &[u8], meta: &Meta, 
     put_exchange(w, f, msg, meta);
     put_embedded_api(w, f, msg);
     key(w, f, "header");
-    match msg.root.children.iter().find(|h| h.shape == Shape::Header) {
+    match msg
+        .root()
+        .children
+        .iter()
+        .find(|h| h.shape == Shape::Header)
+    {
         Some(h) => put_fields(w, h, frame, spans),
         None => w.extend_from_slice(b"null"),
     }

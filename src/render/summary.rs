@@ -73,7 +73,7 @@ fn write_essentials(out: &mut String, msg: &Message) {
             None => {}
         }
     }
-    if msg.body().is_none() {
+    if !msg.has_body {
         return;
     }
     head_words(f, &mut words);

@@ -666,7 +666,7 @@ Body struct [0x0000, 8B] message body
     #[test]
     fn the_header_of_a_spec_vector() {
         let (frame, msg) = test_frames::metadata_request();
-        let text = tree_text(&msg.root, &frame, Style::default());
+        let text = tree_text(msg.root(), &frame, Style::default());
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 19, "{text}");
         assert_eq!(
@@ -705,9 +705,9 @@ MetadataRequest message v13 [0x0000, 37B]
     #[test]
     fn plain_lines_are_node_lines_after_the_drawing() {
         let (frame, msg) = test_frames::metadata_response();
-        let text = tree_text(&msg.root, &frame, Style::default());
+        let text = tree_text(msg.root(), &frame, Style::default());
         let mut expected = Vec::new();
-        msg.root
+        msg.root()
             .walk(&mut |n, _| expected.push(node_line(n, &frame, Style::default())));
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), expected.len());
@@ -776,7 +776,7 @@ MetadataRequest message v13 [0x0000, 37B]
     fn the_brief_tree_of_a_spec_vector() {
         let (frame, msg) = test_frames::metadata_request();
         assert_eq!(
-            tree_text(&msg.root, &frame, brief()),
+            tree_text(msg.root(), &frame, brief()),
             "\
 MetadataRequest message v13 [0x0000, 37B]
 +-- RequestHeader v2 [0x0004, 11B]
@@ -829,7 +829,7 @@ MetadataRequest message v13 [0x0000, 37B]
         let (frame, msg) = test_frames::sasl_plain();
         let passwd = |style: Style| {
             let shown = crate::render::masked(&msg, &frame, style);
-            let text = tree_text(&msg.root, &shown, style);
+            let text = tree_text(msg.root(), &shown, style);
             text.lines()
                 .find(|l| l.contains("passwd"))
                 .map(str::to_string)

@@ -201,11 +201,11 @@ impl<W: Write> Printer<W> {
         }
         let shown = render::masked(&rec.msg, rec.bytes, self.style);
         if self.show.tree {
-            render::tree::write(&mut self.out, &rec.msg.root, &shown, self.style)?;
+            render::tree::write(&mut self.out, rec.msg.root(), &shown, self.style)?;
         }
         if self.show.bytes {
             let hidden = render::hidden_spans(&rec.msg, self.style);
-            render::bytes::write_masked(&mut self.out, &rec.msg.root, &shown, hidden, self.style)?;
+            render::bytes::write_masked(&mut self.out, rec.msg.root(), &shown, hidden, self.style)?;
         }
         if let Some(notice) = render::assumed_version_notice(&rec.msg) {
             writeln!(self.out, "{notice}")?;

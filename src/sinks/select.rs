@@ -265,7 +265,7 @@ impl Held {
     /// What holding the record would cost: its frame bytes and its tree's nodes.
     pub(crate) fn cost_of(r: &Record<'_>) -> usize {
         let mut nodes = 0usize;
-        r.msg.root.walk(&mut |_, _| nodes += 1);
+        r.msg.root().walk(&mut |_, _| nodes += 1);
         r.bytes.len() + nodes.saturating_mul(NODE_COST)
     }
 

@@ -29,10 +29,10 @@ fn title(msg: &Message) -> String {
                 .unwrap_or_default();
             format!(
                 "{} v{v}, {hname} header v{hv}, {size} bytes on the wire{assumed}",
-                msg.root.name
+                msg.root().name
             )
         }
-        _ => format!("{}, {size} bytes on the wire", msg.root.name),
+        _ => format!("{}, {size} bytes on the wire", msg.root().name),
     }
 }
 
@@ -53,14 +53,14 @@ pub(crate) fn write(
     }
     let frame = &render::masked(msg, frame, style)[..];
     if views.tree {
-        render::tree::write(out, &msg.root, frame, style)?;
+        render::tree::write(out, msg.root(), frame, style)?;
     }
     if views.bytes {
         if views.tree {
             writeln!(out)?;
         }
         let hidden = render::hidden_spans(msg, style);
-        render::bytes::write_masked(out, &msg.root, frame, hidden, style)?;
+        render::bytes::write_masked(out, msg.root(), frame, hidden, style)?;
     }
     if let Some(notice) = render::assumed_version_notice(msg) {
         writeln!(out, "{notice}")?;
@@ -103,14 +103,14 @@ pub(crate) fn write_at(
     writeln!(
         out,
         "input offset {whole} (0x{whole:04x}) is byte 0x{off:04x} of frame {frame_number} ({}, which starts at input offset 0x{input_offset:04x})",
-        msg.root.name
+        msg.root().name
     )?;
     let mut path = Vec::new();
-    if !leaf_path(&msg.root, off, &mut path) {
+    if !leaf_path(msg.root(), off, &mut path) {
         return writeln!(out, "no decoded field covers it");
     }
     writeln!(out, "field: {}", path_text(&path))?;
-    let leaf = path.last().copied().unwrap_or(&msg.root);
+    let leaf = path.last().copied().unwrap_or(msg.root());
     writeln!(out, "  {}", render::tree::node_line(leaf, frame, style))?;
     if let Some(v) = value::text(leaf, frame, true) {
         writeln!(

@@ -22,7 +22,7 @@ pub fn vector(name: &str) -> Vec<u8> {
 /// spans exactly its children.
 pub fn assert_tiles(msg: &Message) {
     let mut next = 0usize;
-    for leaf in msg.root.leaves() {
+    for leaf in msg.root().leaves() {
         if leaf.kind == NodeKind::Error {
             assert_eq!(leaf.len, 0, "error node {} covers bytes", leaf.name);
             continue;
@@ -39,7 +39,7 @@ pub fn assert_tiles(msg: &Message) {
         "leaves end at {next}, frame has {} bytes",
         msg.size
     );
-    msg.root.walk(&mut |n, _| {
+    msg.root().walk(&mut |n, _| {
         if n.children.is_empty() {
             return;
         }
@@ -76,7 +76,7 @@ pub fn get<'a>(msg: &'a Message, path: &str) -> &'a Node {
 pub fn try_get<'a>(msg: &'a Message, path: &str) -> Result<&'a Node, String> {
     let mut cur = msg
         .body()
-        .ok_or_else(|| format!("no body in {}", msg.root.name))?;
+        .ok_or_else(|| format!("no body in {}", msg.root().name))?;
     for part in path.split('.') {
         let (name, idx) = match part.split_once('[') {
             Some((n, rest)) => (
@@ -617,7 +617,7 @@ pub fn summary_left(m: &Message) -> String {
         m.api_version,
         m.correlation_id,
         m.client_id,
-        m.body().is_some()
+        m.has_body
     )
 }
 
@@ -639,6 +639,16 @@ pub fn walks_agree_with(
         }
     };
     let [tree, interpreted, generated] = WAYS.map(decode);
+    // The tree's way keeps its tree, and the tree has a body node where the message says so;
+    // a way that gathered its facts while walking keeps none.
+    assert_eq!(tree.has_body, tree.body().is_some(), "body node: {what}");
+    for m in [&tree, &interpreted, &generated] {
+        assert_eq!(
+            m.tree.is_none(),
+            m.topic_pairs.is_some(),
+            "tree kept: {what}"
+        );
+    }
     let want = summary_left(&tree);
     assert_eq!(want, summary_left(&interpreted), "interpreted walk: {what}");
     assert_eq!(want, summary_left(&generated), "generated walk: {what}");

@@ -1420,6 +1420,7 @@ impl KConn {
         let at = span.at;
         let mut msg = decode_request_with(frame, cx.cfg.decode);
         cx.topics.observe(&mut msg);
+        msg.keep_tree_for(cx.cfg.decode);
         // A request cut short by the end of its connection never reached the broker whole.
         let ended = matches!(cut, Some(Cut::Ended(_)));
         if let Some(info) = answerable(&msg, at).filter(|_| !ended) {
@@ -1508,6 +1509,7 @@ impl KConn {
             None => unpaired_response(frame, cut, &self.used),
         };
         cx.topics.observe(&mut msg);
+        msg.keep_tree_for(cx.cfg.decode);
         sink.message(&Record {
             stream: cx.stream,
             frame: at.frame,

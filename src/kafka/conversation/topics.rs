@@ -55,11 +55,18 @@ impl TopicNames {
         if msg.direction == crate::kafka::spec::schema::Direction::Response
             && matches!(msg.api_key, Some(3) | Some(75))
         {
-            self.learn(&msg.root);
+            self.learn(msg.root());
         }
         // The facts are gathered again only if a name was noted: otherwise they are those
         // the message was decoded with.
-        if !self.map.is_empty() && may_hold_ids(msg) && self.annotate(&mut msg.root) {
+        if self.map.is_empty() || !may_hold_ids(msg) {
+            return;
+        }
+        if msg
+            .tree
+            .as_deref_mut()
+            .is_some_and(|root| self.annotate(root))
+        {
             msg.refresh_facts();
         }
     }

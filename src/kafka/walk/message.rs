@@ -19,7 +19,12 @@ pub use super::header::{
 /// A decoded frame.
 #[derive(Debug, Clone)]
 pub struct Message {
-    pub root: Node,
+    /// The annotated tree: what the tree views print and filters on fields read. `None` for a
+    /// message decoded for its summary alone ([`DecodeOptions::facts_only`]): its facts were
+    /// gathered as it was walked, and the views that read it print none.
+    pub tree: Option<Box<Node>>,
+    /// The body was read with a table (the tree, when kept, has its body node).
+    pub has_body: bool,
     pub direction: Direction,
     pub api_key: Option<i16>,
     pub api_version: Option<i16>,
@@ -96,9 +101,25 @@ impl Message {
         self.facts = super::tree_facts::collect(self);
     }
 
-    /// The message body node, if the header decoded.
+    /// The message body node, if the header decoded and the tree was kept.
     pub fn body(&self) -> Option<&Node> {
-        self.root.children.iter().find(|n| n.shape == Shape::Body)
+        self.root().children.iter().find(|n| n.shape == Shape::Body)
+    }
+
+    /// The root of the tree; for a message decoded for its summary alone, an empty node.
+    pub fn root(&self) -> &Node {
+        static EMPTY: std::sync::LazyLock<Node> =
+            std::sync::LazyLock::new(|| Node::new("", "", 0, Region::Frame, NodeKind::Group));
+        self.tree.as_deref().unwrap_or(&EMPTY)
+    }
+
+    /// Lets the tree go unless `opts` say it is wanted: a message decoded for its summary
+    /// alone keeps it only while its facts may still be gathered from it (the topic names
+    /// learnt from it and noted on it).
+    pub fn keep_tree_for(&mut self, opts: DecodeOptions) {
+        if opts.facts_only {
+            self.tree = None;
+        }
     }
 }
 
@@ -125,19 +146,10 @@ fn leaf(
     n
 }
 
-/// Frame group and the end of the frame's data; notes a size prefix that overruns the data.
-fn frame_group(frame: &[u8], diagnoses: &mut Vec<Diagnosis>) -> Result<(Node, usize), DecodeError> {
+/// The frame group: its size prefix.
+fn frame_group(size: i32) -> Node {
     let mut g = Node::new("Frame", "", 0, Region::Frame, NodeKind::Group);
     g.desc = "length-delimited framing".into();
-    let Some(b) = frame.get(0..4) else {
-        return Err(DecodeError {
-            kind: ErrorKind::Malformed,
-            offset: 0,
-            path: Path(vec![Step::SizePrefix]),
-            detail: Detail::SizePrefixShort { have: frame.len() },
-        });
-    };
-    let size = crate::be::i32_at(b, 0);
     g.len = 4;
     g.children.push(leaf(
         "size",
@@ -148,6 +160,21 @@ fn frame_group(frame: &[u8], diagnoses: &mut Vec<Diagnosis>) -> Result<(Node, us
         Value::Int(size.into()),
         "number of bytes that follow, patched after encoding",
     ));
+    g
+}
+
+/// The size prefix and the end of the frame's data; notes a size prefix that overruns the
+/// data.
+fn frame_size(frame: &[u8], diagnoses: &mut Vec<Diagnosis>) -> Result<(i32, usize), DecodeError> {
+    let Some(b) = frame.get(0..4) else {
+        return Err(DecodeError {
+            kind: ErrorKind::Malformed,
+            offset: 0,
+            path: Path(vec![Step::SizePrefix]),
+            detail: Detail::SizePrefixShort { have: frame.len() },
+        });
+    };
+    let size = crate::be::i32_at(b, 0);
     if size < 0 {
         return Err(DecodeError {
             kind: ErrorKind::Malformed,
@@ -168,12 +195,12 @@ fn frame_group(frame: &[u8], diagnoses: &mut Vec<Diagnosis>) -> Result<(Node, us
             },
         });
     }
-    Ok((g, want.min(frame.len())))
+    Ok((size, want.min(frame.len())))
 }
 
 /// When decoding stopped inside a message that carries secrets, the bytes left undecoded may
 /// hold one (a password after a damaged length): mask them all.
-fn mask_undecoded_secrets(msg: &mut Message) {
+fn mask_undecoded_secrets(msg: &mut Message, root: &Node) {
     let (Some(k), Some(v)) = (msg.api_key, msg.api_version) else {
         return;
     };
@@ -183,19 +210,20 @@ fn mask_undecoded_secrets(msg: &mut Message) {
     if !carries || msg.error.is_none() {
         return;
     }
-    for n in &msg.root.children {
+    for n in &root.children {
         if let (NodeKind::Raw, Value::Bytes(Some(span))) = (n.kind, &n.value) {
             msg.secrets.push(*span);
         }
     }
 }
 
-/// Appends the error node and the undecoded rest of the frame to the root.
+/// Appends the error node and the undecoded rest of the frame to the root. `decoded` is
+/// where the frame's decoded bytes end at least (past the size prefix, once it was read,
+/// whether or not the root holds its node).
 fn finish(
     root: &mut Node,
     error: &Option<DecodeError>,
-    pos: usize,
-    end: usize,
+    (decoded, pos, end): (usize, usize, usize),
     diagnoses: &mut Vec<Diagnosis>,
 ) {
     if let Some(e) = error {
@@ -215,8 +243,7 @@ fn finish(
             .iter()
             .filter(|l| l.kind != NodeKind::Error)
             .map(|l| l.end())
-            .max()
-            .unwrap_or(0);
+            .fold(decoded, usize::max);
         root.children.push(n);
         let at = covered.min(end);
         if at < end {
@@ -313,7 +340,7 @@ fn body(
 fn versioned_body(
     d: &mut Decoder<'_>,
     (key, direction, version): (i16, Direction, i16),
-    msg: &mut Message,
+    (msg, root): (&mut Message, &mut Node),
     frame: &[u8],
     end: usize,
     opts: DecodeOptions,
@@ -334,7 +361,8 @@ fn versioned_body(
         .get_for(key, direction, version)
         .filter(|s| s.valid_versions.contains(version))
     {
-        return body(d, spec, version, &mut msg.root, frame, end, opts).map_or(Ok(()), Err);
+        msg.has_body = true;
+        return body(d, spec, version, root, frame, end, opts).map_or(Ok(()), Err);
     }
     let current = registry().get(key, direction);
     let Some((spec, newest)) = registry().newest_layout(key, direction, version) else {
@@ -343,13 +371,14 @@ fn versioned_body(
             None => unknown_api(key, d.pos),
         });
     };
-    let (start, children, diagnosed) = (d.pos, msg.root.children.len(), d.diagnoses.len());
+    let (start, children, diagnosed) = (d.pos, root.children.len(), d.diagnoses.len());
     let (errors, records) = (d.errors.len(), d.records);
     let types = d.record_types.clone();
     let batch_facts = d.batch_facts.len();
-    let err = body(d, spec, newest, &mut msg.root, frame, end, opts);
+    let err = body(d, spec, newest, root, frame, end, opts);
     let why = match (&err, d.pos == end, d.diagnoses.len() == diagnosed) {
         (None, true, true) => {
+            msg.has_body = true;
             msg.assumed_version = Some(newest);
             return Ok(());
         }
@@ -364,7 +393,7 @@ fn versioned_body(
         (None, true, false) => Tried::DoesNotFit { newest },
     };
     // Roll back: the guess did not fit, so nothing of it is shown as if it were known.
-    msg.root.children.truncate(children);
+    root.children.truncate(children);
     d.diagnoses.truncate(diagnosed);
     d.errors.truncate(errors);
     d.records = records;
@@ -495,18 +524,9 @@ impl Message {
     /// A message of `direction` with nothing decoded yet; `api` when it is known beforehand
     /// (a response, from its request).
     fn empty(direction: Direction, api: Option<(i16, i16)>, size: usize) -> Message {
-        let root = Node::new(
-            match direction {
-                Direction::Request => "Request",
-                Direction::Response => "Response",
-            },
-            "message",
-            0,
-            Region::Frame,
-            NodeKind::Group,
-        );
-        let mut msg = Message {
-            root,
+        Message {
+            tree: None,
+            has_body: false,
             direction,
             api_key: api.map(|a| a.0),
             api_version: api.map(|a| a.1),
@@ -525,19 +545,36 @@ impl Message {
             record_types: Vec::new(),
             batches: Vec::new(),
             topic_pairs: None,
-        };
-        msg.name_root();
-        msg
+        }
+    }
+
+    /// The root of its tree, named after the API when that is known (and the tree may be
+    /// printed).
+    fn new_root(&self, opts: DecodeOptions) -> Node {
+        let mut root = Node::new(
+            match self.direction {
+                Direction::Request => "Request",
+                Direction::Response => "Response",
+            },
+            "message",
+            0,
+            Region::Frame,
+            NodeKind::Group,
+        );
+        if !opts.facts_only {
+            self.name_root(&mut root);
+        }
+        root
     }
 
     /// Names the root after the API once it is known: the spec's message name
     /// (`MetadataRequest`), or `ApiKey1001Response` for an API without a table.
-    fn name_root(&mut self) {
+    fn name_root(&self, root: &mut Node) {
         let Some(key) = self.api_key else {
             return;
         };
         let version = self.api_version.unwrap_or(0);
-        self.root.name = match registry().get_for(key, self.direction, version) {
+        root.name = match registry().get_for(key, self.direction, version) {
             Some(spec) => Cow::Borrowed(spec.name.as_str()),
             None => Cow::Owned(format!(
                 "{}{}",
@@ -548,7 +585,7 @@ impl Message {
                 }
             )),
         };
-        self.root.ty = super::node::VersionText::Message.of(version);
+        root.ty = super::node::VersionText::Message.of(version);
     }
 
     /// Takes what the header said: a request's header names its API.
@@ -574,37 +611,47 @@ fn decode_frame(
 ) -> Message {
     let mut diagnoses = Vec::new();
     let mut msg = Message::empty(direction, api, frame.len());
-    let (fg, end) = match frame_group(frame, &mut diagnoses) {
+    let mut root = msg.new_root(opts);
+    let (size, end) = match frame_size(frame, &mut diagnoses) {
         Ok(x) => x,
         Err(e) => {
-            msg.root.len = frame.len();
+            root.len = frame.len();
             finish(
-                &mut msg.root,
+                &mut root,
                 &Some(e.clone()),
-                0,
-                frame.len(),
+                (0, 0, frame.len()),
                 &mut diagnoses,
             );
             msg.error = Some(e);
             msg.diagnoses = diagnoses;
+            msg.tree = Some(Box::new(root));
             return msg;
         }
     };
     // The frame's length, header and body, and room for what may follow them (trailing
-    // bytes, an error): one allocation.
-    msg.root.children.reserve(4);
-    msg.root.children.push(fg);
+    // bytes, an error): one allocation. A message decoded for its summary alone reads no
+    // node outside its body: neither is made.
+    if !opts.facts_only {
+        root.children.reserve(4);
+        root.children.push(frame_group(size));
+    }
     let mut d = Decoder::new(frame, 4, end, Region::RpcHeader);
     d.embedded_api = embedded;
-    let err = header_and_body(&mut d, &mut msg, frame, end, opts).err();
-    conclude(&mut msg, &mut d, err, end, diagnoses);
+    let err = header_and_body(&mut d, (&mut msg, &mut root), frame, end, opts).err();
+    conclude((&mut msg, &mut root), &mut d, err, end, diagnoses);
+    // A message decoded for its summary alone whose facts were gathered as it was walked
+    // needs no tree; one whose facts come from its tree keeps it until the topic names
+    // have been learnt from it (`Message::keep_tree_for`).
+    if !(opts.facts_only && msg.topic_pairs.is_some()) {
+        msg.tree = Some(Box::new(root));
+    }
     msg
 }
 
 /// The header, then the body of the API and version known by then.
 fn header_and_body(
     d: &mut Decoder<'_>,
-    msg: &mut Message,
+    (msg, root): (&mut Message, &mut Node),
     frame: &[u8],
     end: usize,
     opts: DecodeOptions,
@@ -615,9 +662,11 @@ fn header_and_body(
         .or_else(|| header::peek_request_api(d.slice(d.pos, d.remaining())));
     let hv = header::header_version(msg.direction, named);
     let (node, values, read) = header::decode(d, msg.direction, hv, opts);
-    msg.root.children.push(node);
+    root.children.push(node);
     msg.take_header(values);
-    msg.name_root();
+    if !opts.facts_only {
+        msg.name_root(root);
+    }
     read?;
     let (key, version) = (msg.api_key.unwrap_or(-1), msg.api_version.unwrap_or(-1));
     if registry().get_for(key, msg.direction, version).is_none() {
@@ -627,13 +676,20 @@ fn header_and_body(
         Direction::Request => Region::RequestBody,
         Direction::Response => Region::ResponseBody,
     };
-    versioned_body(d, (key, msg.direction, version), msg, frame, end, opts)
+    versioned_body(
+        d,
+        (key, msg.direction, version),
+        (msg, root),
+        frame,
+        end,
+        opts,
+    )
 }
 
 /// Moves what the decoder gathered into the message, closes the tree (error node, undecoded
 /// rest) and gathers the facts.
 fn conclude(
-    msg: &mut Message,
+    (msg, root): (&mut Message, &mut Node),
     d: &mut Decoder<'_>,
     err: Option<DecodeError>,
     end: usize,
@@ -659,18 +715,18 @@ fn conclude(
     msg.batches = std::mem::take(&mut d.batch_facts);
     // Most first; ties in the order first met.
     msg.record_types.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
-    finish(&mut msg.root, &err, d.pos, end, &mut diagnoses);
-    msg.root.len = msg.size;
+    finish(root, &err, (4, d.pos, end), &mut diagnoses);
+    root.len = msg.size;
     msg.error = err;
     msg.diagnoses = diagnoses;
-    mask_undecoded_secrets(msg);
+    mask_undecoded_secrets(msg, root);
     match d.collector.take() {
         Some(mut c) => {
             msg.facts = c.facts(d.buf, msg.api_version);
             msg.topic_pairs = Some(c.take_pairs(d.buf));
             super::collect::Collector::give_back(c);
         }
-        None => msg.refresh_facts(),
+        None => msg.facts = super::tree_facts::collect_root(msg, root),
     }
 }
 
@@ -680,15 +736,17 @@ pub fn decode_response_header_only(frame: &[u8], kind: ErrorKind, reason: Header
     let mut m = decode_response(frame, -1, 0);
     m.api_key = None;
     m.api_version = None;
-    m.root.name = Cow::Borrowed("Response");
-    m.root.ty = Cow::Borrowed("message");
     if let Some(e) = m.error.as_mut() {
         e.kind = kind;
         e.detail = Detail::HeaderOnly(reason);
     }
-    for c in m.root.children.iter_mut() {
-        if c.kind == NodeKind::Error {
-            c.desc = reason.to_string().into();
+    if let Some(root) = m.tree.as_deref_mut() {
+        root.name = Cow::Borrowed("Response");
+        root.ty = Cow::Borrowed("message");
+        for c in root.children.iter_mut() {
+            if c.kind == NodeKind::Error {
+                c.desc = reason.to_string().into();
+            }
         }
     }
     m

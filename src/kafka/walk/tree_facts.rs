@@ -243,7 +243,12 @@ fn strings(l: &Node) -> Vec<String> {
 
 /// The facts of a decoded message.
 pub fn collect(msg: &Message) -> Facts {
-    match msg.body() {
+    collect_root(msg, msg.root())
+}
+
+/// The facts of a message from `root`, its tree (before the tree is the message's).
+pub(super) fn collect_root(msg: &Message, root: &Node) -> Facts {
+    match root.children.iter().find(|n| n.shape == Shape::Body) {
         Some(body) => collect_body(
             body,
             msg.direction,

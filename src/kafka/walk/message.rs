@@ -225,6 +225,7 @@ fn finish(
     error: &Option<DecodeError>,
     (decoded, pos, end): (usize, usize, usize),
     diagnoses: &mut Vec<Diagnosis>,
+    opts: DecodeOptions,
 ) {
     if let Some(e) = error {
         let mut n = Node::new(
@@ -234,7 +235,10 @@ fn finish(
             Region::Unparsed,
             NodeKind::Error,
         );
-        n.desc = e.to_string().into();
+        // Words only for a tree that may be printed.
+        if !opts.facts_only {
+            n.desc = e.to_string().into();
+        }
         // The raw rest starts where the decoded leaves end: a failed read may have consumed
         // bytes (a tag before a bad size) or point back at an earlier field (an unknown
         // version), and either way every byte must still be in exactly one leaf.
@@ -297,7 +301,11 @@ fn body(
 ) -> Option<DecodeError> {
     let start = d.pos;
     let (node, err) = d.message_body(spec, version, opts);
-    root.children.push(node);
+    // A body whose facts were gathered as it was walked has no node under it, and a message
+    // decoded for its summary alone needs none for it.
+    if !(opts.facts_only && d.collector.is_some()) {
+        root.children.push(node);
+    }
     if err.is_some() || d.pos != end {
         if let Some(sname) = has_nullable_struct(&spec.fields, version) {
             let mut alt = Decoder::new(frame, start, end, d.region);
@@ -621,6 +629,7 @@ fn decode_frame(
                 &Some(e.clone()),
                 (0, 0, frame.len()),
                 &mut diagnoses,
+                opts,
             );
             msg.error = Some(e);
             msg.diagnoses = diagnoses;
@@ -638,7 +647,7 @@ fn decode_frame(
     let mut d = Decoder::new(frame, 4, end, Region::RpcHeader);
     d.embedded_api = embedded;
     let err = header_and_body(&mut d, (&mut msg, &mut root), frame, end, opts).err();
-    conclude((&mut msg, &mut root), &mut d, err, end, diagnoses);
+    conclude((&mut msg, &mut root), &mut d, err, (end, opts), diagnoses);
     // A message decoded for its summary alone whose facts were gathered as it was walked
     // needs no tree; one whose facts come from its tree keeps it until the topic names
     // have been learnt from it (`Message::keep_tree_for`).
@@ -662,7 +671,10 @@ fn header_and_body(
         .or_else(|| header::peek_request_api(d.slice(d.pos, d.remaining())));
     let hv = header::header_version(msg.direction, named);
     let (node, values, read) = header::decode(d, msg.direction, hv, opts);
-    root.children.push(node);
+    // Nothing reads the header's node but the views that print it.
+    if !opts.facts_only {
+        root.children.push(node);
+    }
     msg.take_header(values);
     if !opts.facts_only {
         msg.name_root(root);
@@ -692,7 +704,7 @@ fn conclude(
     (msg, root): (&mut Message, &mut Node),
     d: &mut Decoder<'_>,
     err: Option<DecodeError>,
-    end: usize,
+    (end, opts): (usize, DecodeOptions),
     mut diagnoses: Vec<Diagnosis>,
 ) {
     diagnoses.append(&mut d.diagnoses);
@@ -715,7 +727,7 @@ fn conclude(
     msg.batches = std::mem::take(&mut d.batch_facts);
     // Most first; ties in the order first met.
     msg.record_types.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
-    finish(root, &err, (4, d.pos, end), &mut diagnoses);
+    finish(root, &err, (4, d.pos, end), &mut diagnoses, opts);
     root.len = msg.size;
     msg.error = err;
     msg.diagnoses = diagnoses;

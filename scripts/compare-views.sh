@@ -33,6 +33,9 @@ CAPTURE_VIEWS=(
   "fields|--no-progress -T fields -e frame.number -e kafka.correlation_id -e kafka.api_key -e kafka.api_version -e kafka.error -e kafka.topic_name FILE"
   "ek|--no-progress -T ek FILE"
   "filter|--no-progress -Y topic FILE"
+  "filterheader|--no-progress -Y error||api==3||latency>5ms||corr==1 FILE"
+  "filtercount|--no-progress -c 7 -Y !(api==ApiVersions) FILE"
+  "filterstats|--no-progress --stats -q -Y api==Fetch||api==Produce||malformed FILE"
   "errors|--no-progress --errors -V FILE"
 )
 HEX_VIEWS=(

@@ -158,9 +158,11 @@ impl TryFrom<&Cli> for Settings {
             || fields.as_ref().is_some_and(|p| p.needs_tree())
             || whole_message
             || json;
-        // Only the tree renderers, the filters and the field lists read nodes the facts do
-        // not: without them, the decoder keeps the facts' nodes only.
-        let facts_suffice = !selection.active() && fields.is_none() && tshark.is_none();
+        // Only the tree renderers, the filters on fields of the tree (topics, partitions,
+        // schema paths) and the field lists read nodes the facts do not: without them, the
+        // decoder keeps the facts' nodes only, and a request held for its answer keeps its
+        // frame and its summary, no tree.
+        let facts_suffice = !selection.needs_tree() && fields.is_none() && tshark.is_none();
         let mut options = options(cli, whole_tree, facts_suffice);
         options.keys = std::sync::Arc::new(key_logs(cli)?);
         Ok(Settings {
@@ -512,3 +514,46 @@ fn port_filter(ports: &[u16]) -> String {
 /// access), 9192/9292 and 19092/29092/39092 (several brokers on one host, as in Redpanda's and
 /// docker-compose examples and Confluent's cp-all-in-one).
 pub(crate) const COMMON_KAFKA_PORTS: &str = "tcp portrange 9092-9098 or tcp port 9192 or tcp port 9194 or tcp port 9196 or tcp port 9198 or tcp port 9292 or tcp port 19092 or tcp port 29092 or tcp port 39092";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// Whether the settings of `args` decode messages for their summary alone.
+    fn facts_only(args: &[&str]) -> bool {
+        let cli = Cli::try_parse_from(["kdissect"].iter().chain(args)).expect("arguments");
+        let settings = Settings::try_from(&cli).expect("settings");
+        settings.options.kafka.decode.facts_only
+    }
+
+    #[test]
+    fn a_filter_on_header_values_keeps_no_tree() {
+        // The summary alone, and a filter on values every message keeps (so a request held
+        // for its answer keeps its frame and summary, no tree).
+        assert!(facts_only(&["x.pcap"]));
+        assert!(facts_only(&[
+            "-Y",
+            "api == 3 || error || latency > 5ms",
+            "x.pcap"
+        ]));
+        assert!(facts_only(&[
+            "--stats",
+            "-q",
+            "-Y",
+            "!(api == ApiVersions)",
+            "x.pcap"
+        ]));
+        // Filters on fields of the tree, field lists and the tree views read nodes.
+        assert!(!facts_only(&["-Y", "topic == orders", "x.pcap"]));
+        assert!(!facts_only(&["-Y", "Metadata.Topics[*].Name", "x.pcap"]));
+        assert!(!facts_only(&["-V", "-Y", "api == 3", "x.pcap"]));
+        assert!(!facts_only(&[
+            "-T",
+            "fields",
+            "-e",
+            "kafka.api_key",
+            "x.pcap"
+        ]));
+    }
+}

@@ -51,7 +51,9 @@ pub struct Message {
     /// The SASL message in a SaslAuthenticate body.
     pub sasl: Option<super::sasl::SaslFact>,
     /// What the message is about (topics, group, cursor...), gathered once decoded.
-    pub facts: crate::kafka::meaning::facts::Facts,
+    /// (Boxed: a message is moved from the decoder to the sinks, and the facts are most of
+    /// its size.)
+    pub facts: Box<crate::kafka::meaning::facts::Facts>,
     /// The request or response carried inside (an Envelope's), when there is one.
     /// (Boxed: most messages carry none, and messages are moved often.)
     pub embedded: Option<Box<super::embed::EmbeddedMessage>>,
@@ -98,7 +100,7 @@ impl Message {
 
     /// Gathers the facts again (after topic names were learnt and noted on ids).
     pub fn refresh_facts(&mut self) {
-        self.facts = super::tree_facts::collect(self);
+        *self.facts = super::tree_facts::collect(self);
     }
 
     /// The message body node, if the header decoded and the tree was kept.
@@ -734,11 +736,11 @@ fn conclude(
     mask_undecoded_secrets(msg, root);
     match d.collector.take() {
         Some(mut c) => {
-            msg.facts = c.facts(d.buf, msg.api_version);
+            *msg.facts = c.facts(d.buf, msg.api_version);
             msg.topic_pairs = Some(c.take_pairs(d.buf));
             super::collect::Collector::give_back(c);
         }
-        None => msg.facts = super::tree_facts::collect_root(msg, root),
+        None => *msg.facts = super::tree_facts::collect_root(msg, root),
     }
 }
 

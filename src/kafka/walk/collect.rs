@@ -654,7 +654,7 @@ fn str_of(v: Option<Val>, buf: &[u8]) -> Option<String> {
 
 fn text(buf: &[u8], (at, n): (usize, usize)) -> String {
     let bytes = buf.get(at..at.saturating_add(n)).unwrap_or(&[]);
-    String::from_utf8_lossy(bytes).into_owned()
+    super::cursor::lossy_text(bytes)
 }
 
 /// The walk's side: what it reports, and where it gives up for the collector's sake.

@@ -300,3 +300,31 @@ mod tests {
         assert_eq!(c.pos, 0);
     }
 }
+
+/// A string's text, invalid UTF-8 replaced. Kafka's strings are almost always valid (and
+/// mostly ASCII): `str::from_utf8` checks them a word at a time, where `from_utf8_lossy`
+/// walks its chunks byte by byte before finding there is nothing to replace.
+pub(crate) fn lossy_text(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    #[test]
+    fn lossy_text_is_from_utf8_lossy() {
+        let cases: [&[u8]; 6] = [
+            b"",
+            b"orders",
+            "caf\u{e9}".as_bytes(),
+            b"a\xffb",
+            b"\xe2\x82",
+            b"x\xc0\xafy",
+        ];
+        for b in cases {
+            assert_eq!(super::lossy_text(b), String::from_utf8_lossy(b));
+        }
+    }
+}

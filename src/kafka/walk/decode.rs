@@ -720,7 +720,7 @@ impl<'a> Decoder<'a> {
                 if self.discard {
                     Some(String::new())
                 } else {
-                    Some(String::from_utf8_lossy(s).into_owned())
+                    Some(super::cursor::lossy_text(s))
                 }
             }
         };

@@ -206,7 +206,7 @@ fn read_values(d: &mut Decoder<'_>, walk: &Walk, version: i16) -> Option<HeaderV
                 let len = i16::from_be_bytes(take(d)?);
                 match usize::try_from(len) {
                     Ok(n) if n <= d.remaining() => {
-                        let text = String::from_utf8_lossy(d.slice(d.pos, n)).into_owned();
+                        let text = super::cursor::lossy_text(d.slice(d.pos, n));
                         d.pos += n;
                         Value::Str(Some(text))
                     }

@@ -100,6 +100,21 @@ impl Filter {
     }
 }
 
+impl Filter {
+    /// Whether the filter names fields of the schema (paths, field names), as opposed to
+    /// built-in fields only.
+    pub fn reads_schema(&self) -> bool {
+        fn go(p: &Prog) -> bool {
+            match p {
+                Prog::Or(x, y) | Prog::And(x, y) => go(x) || go(y),
+                Prog::Not(x) => go(x),
+                Prog::Test { field, .. } => field.reads_schema(),
+            }
+        }
+        go(&self.root)
+    }
+}
+
 impl fmt::Display for Filter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.expr)

@@ -396,6 +396,16 @@ impl FieldRef {
         }
     }
 
+    /// Whether it names fields of the schema (a path, a field name), which may be any field
+    /// of the tree; the built-ins read fields the facts' nodes hold.
+    pub(crate) fn reads_schema(&self) -> bool {
+        match self {
+            FieldRef::Path(_) | FieldRef::Named(_) => true,
+            FieldRef::Builtin(_) => false,
+            FieldRef::Only(_, inner) => inner.reads_schema(),
+        }
+    }
+
     /// Whether it reads this built-in field.
     pub(crate) fn reads(&self, b: Builtin) -> bool {
         match self {

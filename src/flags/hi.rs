@@ -158,11 +158,13 @@ impl TryFrom<&Cli> for Settings {
             || fields.as_ref().is_some_and(|p| p.needs_tree())
             || whole_message
             || json;
-        // Only the tree renderers, the filters on fields of the tree (topics, partitions,
-        // schema paths) and the field lists read nodes the facts do not: without them, the
-        // decoder keeps the facts' nodes only, and a request held for its answer keeps its
-        // frame and its summary, no tree.
-        let facts_suffice = !selection.needs_tree() && fields.is_none() && tshark.is_none();
+        // Only the tree renderers, the filters on schema fields and the field lists read nodes
+        // the facts do not: without them, the decoder keeps the facts' nodes only (topic
+        // names, topic ids and partitions among them, at every depth for a filter on topics
+        // or partitions), and a request held for its answer under a filter on values every
+        // message keeps holds its frame and its summary, no tree.
+        let facts_suffice =
+            !json && !selection.reads_schema() && fields.is_none() && tshark.is_none();
         let mut options = options(cli, whole_tree, facts_suffice);
         options.keys = std::sync::Arc::new(key_logs(cli)?);
         Ok(Settings {
@@ -397,21 +399,20 @@ fn key_logs(cli: &Cli) -> Result<kdissect::tls::keylog::KeyLog, String> {
 fn decode_options(cli: &Cli, whole_tree: bool, facts_suffice: bool) -> DecodeOptions {
     // Summary lines and statistics read the body's first two levels, the error codes and
     // the record counts: deeper nodes and the records inside batches need not be kept.
-    // Filters on topics, partitions or schema paths look at any depth (`whole_tree`).
+    // Filters on topics, partitions or schema paths look at any depth (`whole_tree`); where
+    // no view prints the tree and no filter names a schema field, only the facts' nodes are
+    // kept at any depth (`facts_suffice`: topic names and ids, partitions are among them).
     // The analyses read offsets below the second level and the records' sizes.
-    let summary_only = !cli.tree
-        && !cli.bytes
-        && !cli.json
-        && !cli.hex
-        && !whole_tree
-        && asked_analyses(cli).is_none();
+    let lines_only =
+        !cli.tree && !cli.bytes && !cli.json && !cli.hex && asked_analyses(cli).is_none();
+    let summary_only = lines_only && !whole_tree;
     DecodeOptions {
         max_elements: cli.max_elements.max(1),
         max_decompressed: cli.max_decompressed,
         max_nodes: cli.max_nodes.max(1),
         keep_depth: if summary_only { 2 } else { usize::MAX },
         records: !summary_only,
-        facts_only: summary_only && facts_suffice,
+        facts_only: lines_only && facts_suffice,
         ..Default::default()
     }
 }
@@ -520,40 +521,33 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    /// Whether the settings of `args` decode messages for their summary alone.
-    fn facts_only(args: &[&str]) -> bool {
+    /// What the settings of `args` have the decoder keep: only the facts' nodes, and how
+    /// many levels below the body.
+    fn kept(args: &[&str]) -> (bool, usize) {
         let cli = Cli::try_parse_from(["kdissect"].iter().chain(args)).expect("arguments");
         let settings = Settings::try_from(&cli).expect("settings");
-        settings.options.kafka.decode.facts_only
+        let d = settings.options.kafka.decode;
+        (d.facts_only, d.keep_depth)
     }
 
     #[test]
-    fn a_filter_on_header_values_keeps_no_tree() {
+    fn filters_keep_the_nodes_they_read() {
         // The summary alone, and a filter on values every message keeps (so a request held
         // for its answer keeps its frame and summary, no tree).
-        assert!(facts_only(&["x.pcap"]));
-        assert!(facts_only(&[
-            "-Y",
-            "api == 3 || error || latency > 5ms",
-            "x.pcap"
-        ]));
-        assert!(facts_only(&[
-            "--stats",
-            "-q",
-            "-Y",
-            "!(api == ApiVersions)",
-            "x.pcap"
-        ]));
-        // Filters on fields of the tree, field lists and the tree views read nodes.
-        assert!(!facts_only(&["-Y", "topic == orders", "x.pcap"]));
-        assert!(!facts_only(&["-Y", "Metadata.Topics[*].Name", "x.pcap"]));
-        assert!(!facts_only(&["-V", "-Y", "api == 3", "x.pcap"]));
-        assert!(!facts_only(&[
-            "-T",
-            "fields",
-            "-e",
-            "kafka.api_key",
-            "x.pcap"
-        ]));
+        assert_eq!(kept(&["x.pcap"]), (true, 2));
+        let header = ["-Y", "api == 3 || error || latency > 5ms", "x.pcap"];
+        assert_eq!(kept(&header), (true, 2));
+        let stats = ["--stats", "-q", "-Y", "!(api == ApiVersions)", "x.pcap"];
+        assert_eq!(kept(&stats), (true, 2));
+        // Topics and partitions are among the facts' nodes, at every depth.
+        let topics = ["-Y", "topic == orders || partition == 1", "x.pcap"];
+        assert_eq!(kept(&topics), (true, usize::MAX));
+        assert_eq!(kept(&["--topic", "orders", "x.pcap"]), (true, usize::MAX));
+        // Schema fields, field lists and the tree views read any node.
+        assert!(!kept(&["-Y", "Metadata.Topics[*].Name", "x.pcap"]).0);
+        assert!(!kept(&["-V", "-Y", "api == 3", "x.pcap"]).0);
+        assert!(!kept(&["-T", "fields", "-e", "kafka.api_key", "x.pcap"]).0);
+        assert!(!kept(&["-T", "json", "-Y", "topic == orders", "x.pcap"]).0);
+        assert!(!kept(&["-T", "json", "x.pcap"]).0);
     }
 }

@@ -120,6 +120,14 @@ impl Selection {
             .any(Filter::needs_tree)
     }
 
+    /// Whether a filter names fields of the schema, which only a whole tree holds.
+    pub(crate) fn reads_schema(&self) -> bool {
+        [&self.flags, &self.display]
+            .into_iter()
+            .flatten()
+            .any(Filter::reads_schema)
+    }
+
     /// Whether requests are held for their answer.
     pub(crate) fn active(&self) -> bool {
         self.filtered() || self.hold

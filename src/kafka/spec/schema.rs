@@ -494,11 +494,13 @@ fn convert_fields(
             };
             let role = Role::of(&f.name, &ty);
             let fact = super::fact_field::FactField::of(&f.name);
+            let names_topic =
+                ty == FieldType::String && f.entity_type.as_deref() == Some("topicName");
             Ok(FieldSpec {
                 error_code: role == Role::ErrorCode && ty == FieldType::Int16,
-                names_topic: ty == FieldType::String
-                    && f.entity_type.as_deref() == Some("topicName"),
-                facts: super::fact_field::reads(fact, role),
+                names_topic,
+                // The `topic` filter reads every topic name too.
+                facts: super::fact_field::reads(fact, role) || names_topic,
                 fact,
                 role,
                 type_name,

@@ -119,7 +119,8 @@ impl Message {
     /// alone keeps it only while its facts may still be gathered from it (the topic names
     /// learnt from it and noted on it).
     pub fn keep_tree_for(&mut self, opts: DecodeOptions) {
-        if opts.facts_only {
+        // Past the summary's two levels the facts' nodes are kept for a filter on topics.
+        if opts.facts_only && opts.keep_depth <= 2 {
             self.tree = None;
         }
     }

@@ -37,6 +37,7 @@ CAPTURE_VIEWS=(
   "filtertopic|--no-progress -Y partition==1||topic==test||topic==ak44-demo FILE"
   "filterheader|--no-progress -Y error||api==3||latency>5ms||corr==1 FILE"
   "filtercount|--no-progress -c 7 -Y !(api==ApiVersions) FILE"
+  "statstopic|--no-progress --stats -Y topic FILE"
   "filterstats|--no-progress --stats -q -Y api==Fetch||api==Produce||malformed FILE"
   "errors|--no-progress --errors -V FILE"
 )

@@ -20,8 +20,10 @@ pub use super::header::{
 #[derive(Debug, Clone)]
 pub struct Message {
     /// The annotated tree: what the tree views print and filters on fields read. `None` for a
-    /// message decoded for its summary alone ([`DecodeOptions::facts_only`]): its facts were
-    /// gathered as it was walked, and the views that read it print none.
+    /// message decoded for its summary alone ([`DecodeOptions::facts_only`] with the summary's
+    /// two levels): its facts were gathered as it was walked, or its tree let go once they
+    /// were read from it. With `facts_only` past two levels (a filter on topics), a tree of the
+    /// facts' nodes alone.
     pub tree: Option<Box<Node>>,
     /// The body was read with a table (the tree, when kept, has its body node).
     pub has_body: bool,
@@ -117,7 +119,7 @@ impl Message {
 
     /// Lets the tree go unless `opts` say it is wanted: a message decoded for its summary
     /// alone keeps it only while its facts may still be gathered from it (the topic names
-    /// learnt from it and noted on it).
+    /// learnt from it and noted on it). Called once the topic names have seen the message.
     pub fn keep_tree_for(&mut self, opts: DecodeOptions) {
         // Past the summary's two levels the facts' nodes are kept for a filter on topics.
         if opts.facts_only && opts.keep_depth <= 2 {

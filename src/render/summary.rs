@@ -153,10 +153,14 @@ fn tail_words(f: &Facts, words: &mut Words<'_>) {
         let nodes: Vec<String> = list.iter().map(i64::to_string).collect();
         words.push(format!("coordinators=[{}]", nodes.join(", ")));
     }
+    // Written in place: most lines of a consumer group's traffic have two or three of them.
     for (label, v) in &f.identity {
+        let w = words.word();
+        w.push_str(label);
+        w.push('=');
         match v {
-            Scalar::Str(s) => words.push(format!("{label}={}", quote(s))),
-            Scalar::Int(i) => words.push(format!("{label}={i}")),
+            Scalar::Str(s) => quote_into(w, s),
+            Scalar::Int(i) => int(w, *i),
         }
     }
     if let Some(t) = &f.topics {

@@ -73,45 +73,32 @@ impl Filter {
     /// Whether the filter reads this built-in field (a filter on `latency` can only pass
     /// responses, for instance).
     pub fn uses(&self, b: Builtin) -> bool {
-        fn go(p: &Prog, b: Builtin) -> bool {
-            match p {
-                Prog::Or(x, y) | Prog::And(x, y) => go(x, b) || go(y, b),
-                Prog::Not(x) => go(x, b),
-                Prog::Test { field, .. } => field.reads(b),
-            }
-        }
-        go(&self.root, b)
+        self.any_field(&|f| f.reads(b))
     }
-}
 
-impl Filter {
     /// Whether the filter reads the decoded tree below the body's first levels (`topic`,
     /// `partition`, schema paths): the decoder must then keep every level (its
     /// `keep_depth` option), or those fields see only what was kept.
     pub fn needs_tree(&self) -> bool {
-        fn go(p: &Prog) -> bool {
-            match p {
-                Prog::Or(x, y) | Prog::And(x, y) => go(x) || go(y),
-                Prog::Not(x) => go(x),
-                Prog::Test { field, .. } => field.needs_tree(),
-            }
-        }
-        go(&self.root)
+        self.any_field(&FieldRef::needs_tree)
     }
-}
 
-impl Filter {
     /// Whether the filter names fields of the schema (paths, field names), as opposed to
     /// built-in fields only.
     pub fn reads_schema(&self) -> bool {
-        fn go(p: &Prog) -> bool {
+        self.any_field(&FieldRef::reads_schema)
+    }
+
+    /// Whether any field the filter tests passes `pred`.
+    fn any_field(&self, pred: &dyn Fn(&FieldRef) -> bool) -> bool {
+        fn go(p: &Prog, pred: &dyn Fn(&FieldRef) -> bool) -> bool {
             match p {
-                Prog::Or(x, y) | Prog::And(x, y) => go(x) || go(y),
-                Prog::Not(x) => go(x),
-                Prog::Test { field, .. } => field.reads_schema(),
+                Prog::Or(x, y) | Prog::And(x, y) => go(x, pred) || go(y, pred),
+                Prog::Not(x) => go(x, pred),
+                Prog::Test { field, .. } => pred(field),
             }
         }
-        go(&self.root)
+        go(&self.root, pred)
     }
 }
 

@@ -114,18 +114,17 @@ impl Selection {
 
     /// Whether a filter reads fields below the levels a summary keeps.
     pub(crate) fn needs_tree(&self) -> bool {
-        [&self.flags, &self.display]
-            .into_iter()
-            .flatten()
-            .any(Filter::needs_tree)
+        self.filters().any(Filter::needs_tree)
     }
 
     /// Whether a filter names fields of the schema, which only a whole tree holds.
     pub(crate) fn reads_schema(&self) -> bool {
-        [&self.flags, &self.display]
-            .into_iter()
-            .flatten()
-            .any(Filter::reads_schema)
+        self.filters().any(Filter::reads_schema)
+    }
+
+    /// The filters given: the flags' and `-Y`'s.
+    fn filters(&self) -> impl Iterator<Item = &Filter> {
+        [&self.flags, &self.display].into_iter().flatten()
     }
 
     /// Whether requests are held for their answer.
@@ -184,10 +183,7 @@ impl Selection {
     /// it alone.
     fn matches_alone(&self, rec: &Record<'_>, response_frame: Option<u64>) -> bool {
         let f = self.fields(rec).with_response_frame(response_frame);
-        [&self.flags, &self.display]
-            .into_iter()
-            .flatten()
-            .all(|x| x.matches(&f))
+        self.filters().all(|x| x.matches(&f))
     }
 
     fn fields<'r>(&self, rec: &'r Record<'r>) -> RecordFields<'r> {

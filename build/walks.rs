@@ -7,7 +7,7 @@
 //! A walk reads a body for what the summary and the statistics need: where it ends, its
 //! non-zero error codes with their paths, secret spans, record counts, and the fields of the
 //! body's first two levels, which it hands to a visitor. It covers what the interpreted walk
-//! covers and gives up where that gives up (SASL and embedded content, records in the top two
+//! covers and gives up where that gives up (SASL and embedded messages, records in the top two
 //! levels, anything the decoder would diagnose), so that the decoder reads those bodies.
 //!
 //! Structs that generate the same code share one function: versions with the same layout,
@@ -77,6 +77,11 @@ fn field(v: &Value, common: &HashMap<String, &Value>, depth: usize) -> Result<Fi
     let content = match v.get("content") {
         None => Content::Plain,
         Some(c) if c.as_str() == Some("plain") => Content::Plain,
+        // A group protocol's bytes: the decoder finds no problem, error code or secret in
+        // them whatever they hold (src/kafka/walk/embed.rs, `consumer_protocol`).
+        Some(c) if c.get("layout").and_then(Value::as_str) == Some("consumer-protocol") => {
+            Content::Plain
+        }
         Some(c) if c.as_str() == Some("secret") => Content::Secret,
         Some(_) => Content::Decoded,
     };

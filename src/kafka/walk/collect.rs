@@ -10,9 +10,10 @@
 //! [`super::tree_facts::collect_body`] does on the tree; tests/facts_walk.rs holds the two equal on
 //! every frame of every sample.
 //!
-//! Messages whose facts need more than this (group members and their consumer protocol), or
-//! where the decoder would note a problem, keep the tree's way: the walk gives up and the
-//! decoder reads the body as before.
+//! Messages where the decoder would note a problem, or that hold what only the decoder reads
+//! (SASL exchanges, embedded messages, records in the levels kept), keep the tree's way: the
+//! walk gives up and the decoder reads the body as before. Group members and their consumer
+//! protocol are not gathered here: only the analyses read them, and they decode the tree.
 
 use super::cursor::Prefix;
 use super::decode::Decoder;
@@ -201,16 +202,6 @@ pub(crate) struct Collector {
     /// An upper bound of the nodes the decoder would have counted for the elements kept so
     /// far, to give up before its node budget would have left one out.
     nodes: usize,
-}
-
-/// Messages whose facts the collector cannot give (members and their consumer protocol):
-/// JoinGroup and SyncGroup, ConsumerGroupHeartbeat and ShareGroupHeartbeat responses.
-pub(super) fn collects(api_key: i16, direction: Direction) -> bool {
-    let response = direction == Direction::Response;
-    !matches!(
-        (api_key, response),
-        (11, true) | (13, false) | (14, _) | (68 | 76, true)
-    )
 }
 
 thread_local! {
@@ -670,8 +661,7 @@ impl Decoder<'_> {
         let wanted = self.opts.facts_only
             && self.opts.walk_facts
             && self.opts.keep_depth == KEPT
-            && self.depth == 0
-            && collects(spec.api_key, spec.direction);
+            && self.depth == 0;
         if !wanted {
             return false;
         }

@@ -13,7 +13,7 @@
 use super::decode::Decoder;
 use super::node::Region;
 use crate::kafka::meaning::problem::{ErrorEntry, Step};
-use crate::kafka::spec::schema::{Content, FieldId, FieldSpec, FieldType, Role};
+use crate::kafka::spec::schema::{Content, FieldId, FieldSpec, FieldType, Layout, Role};
 use std::borrow::Cow;
 
 /// The walk met something only the decoder handles.
@@ -156,6 +156,13 @@ impl<'a> Decoder<'a> {
                         self.secrets.push(span);
                     }
                     Ok(())
+                }
+                // A group protocol's bytes leave nothing when decoded: whatever they hold,
+                // the decoder finds no problem in them (bytes of another protocol are shown
+                // raw), no error code and no secret. The members they name are for the
+                // analyses, which decode the tree.
+                Content::Embedded(Layout::ConsumerProtocol(_)) => {
+                    self.walk_bytes(nullable).map(|_| ())
                 }
                 Content::Embedded(_) | Content::Sasl => Err(GiveUp),
             },

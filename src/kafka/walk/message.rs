@@ -743,7 +743,14 @@ fn conclude(
             msg.topic_pairs = Some(c.take_pairs(d.buf));
             super::collect::Collector::give_back(c);
         }
-        None => *msg.facts = super::tree_facts::collect_root(msg, root),
+        None => {
+            *msg.facts = super::tree_facts::collect_root(msg, root);
+            // Group members are read by the analyses alone, which never decode for facts
+            // only; the walk gathers none, and neither does the tree's way here.
+            if opts.facts_only {
+                msg.facts.members = Vec::new();
+            }
+        }
     }
 }
 

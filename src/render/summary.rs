@@ -94,14 +94,18 @@ fn write_essentials(out: &mut String, msg: &Message) {
     }
     if msg.direction == Direction::Response {
         // The embedded answer's errors are its own words, above.
-        let embedding = msg.embedded.as_ref().map(|e| &e.field);
-        let own: Vec<ErrorEntry> = msg
-            .errors
-            .iter()
-            .filter(|e| embedding.is_none_or(|f| !e.path.passes_through(f)))
-            .cloned()
-            .collect();
-        error_words(&own, &mut words);
+        match msg.embedded.as_ref().map(|e| &e.field) {
+            None => error_words(&msg.errors, &mut words),
+            Some(f) => {
+                let own: Vec<ErrorEntry> = msg
+                    .errors
+                    .iter()
+                    .filter(|e| !e.path.passes_through(f))
+                    .cloned()
+                    .collect();
+                error_words(&own, &mut words);
+            }
+        }
     }
 }
 

@@ -155,6 +155,38 @@ impl Event<'_> {
 /// connections active last keep theirs (docs/robustness.md, "Memory model").
 const RECENT: usize = 16 * 1024;
 
+/// Copies of last bytes let go (a connection closed, or no longer among the `MAX_RECENT`
+/// active last) kept for the next connections to take, so that a capture of many short
+/// connections does not grow a copy from nothing for each: the growth by doubling, and the
+/// reallocations it copies through, cost more than the copies themselves. At most this many
+/// wait, each of up to 2 * `RECENT` bytes.
+const SPARE_RECENT: usize = 16;
+
+thread_local! {
+    static SPARE: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A copy of last bytes to start from: a spare one, emptied, or a new one.
+fn spare_recent() -> Vec<u8> {
+    SPARE.with(|s| s.borrow_mut().pop()).unwrap_or_default()
+}
+
+/// Lets go of a direction's copy of its last bytes, keeping it for a later connection while
+/// fewer than `SPARE_RECENT` wait.
+pub(crate) fn give_back_recent(recent: &mut Vec<u8>) {
+    let mut v = std::mem::take(recent);
+    if v.capacity() == 0 {
+        return;
+    }
+    v.clear();
+    SPARE.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.len() < SPARE_RECENT {
+            s.push(v);
+        }
+    });
+}
+
 /// What a piece waiting in a direction (out of order, or held) costs beyond its bytes, so that
 /// `max_buffered` and `max_buffered_total` bound memory, not payload: a million 1-byte pieces
 /// with holes between them took 140 MiB while counting as 1 MB. It is the piece's entry twice
@@ -1138,6 +1170,9 @@ impl Reassembler {
         }
         let tail = bytes.len().saturating_sub(2 * RECENT);
         let add = bytes.get(tail..).unwrap_or(&[]);
+        if half.recent.capacity() == 0 {
+            half.recent = spare_recent();
+        }
         // Grow by doubling, as Vec would, but never past 2 * RECENT: a quiet connection keeps
         // a few bytes, a busy one exactly 2 * RECENT.
         let need = half.recent.len() + add.len();
@@ -1274,7 +1309,7 @@ impl Reassembler {
         }
         Self::reach_left_out_after(c, at, true, emit);
         for half in c.halves.iter_mut() {
-            half.recent = Vec::new();
+            give_back_recent(&mut half.recent);
             if let Some(h) = half.holes.as_deref_mut() {
                 h.held = VecDeque::new();
             }

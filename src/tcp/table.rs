@@ -8,7 +8,8 @@
 //!
 //! - by idleness again, for the connections that keep a copy of their last bytes (to compare
 //!   retransmissions against): only the `MAX_RECENT` most recently active keep one, so that
-//!   those copies cost at most `MAX_RECENT` times 64 KiB however many connections are tracked.
+//!   those copies cost at most `MAX_RECENT` times 64 KiB however many connections are tracked
+//!   (and a few let go wait to be taken again: `super::SPARE_RECENT`).
 //!
 //! All are B-trees, so each update and each lookup is O(log n). A connection's idle entry moves
 //! on each of its packets unless it is last already (`touch`); its memory entries move when what
@@ -292,7 +293,7 @@ impl Table {
             if let Some(c) = self.conn_mut(old) {
                 c.in_recent = false;
                 for h in c.halves.iter_mut() {
-                    h.recent = Vec::new();
+                    super::give_back_recent(&mut h.recent);
                 }
             }
         }

@@ -69,6 +69,31 @@ struct Walk {
     spec: MessageSpec,
     /// The group's name for each version: `RequestHeader v2`.
     names: Vec<String>,
+    /// What each of the source's fields holds for the message, by the field's place: found
+    /// by name once, rather than for every frame.
+    slots: Vec<Slot>,
+}
+
+/// Which of the values a message takes from its header a field holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    ApiKey,
+    ApiVersion,
+    CorrelationId,
+    ClientId,
+    Other,
+}
+
+impl Slot {
+    fn of(f: &FieldSpec) -> Slot {
+        match f.name.as_str() {
+            "RequestApiKey" => Slot::ApiKey,
+            "RequestApiVersion" => Slot::ApiVersion,
+            "CorrelationId" => Slot::CorrelationId,
+            "ClientId" => Slot::ClientId,
+            _ => Slot::Other,
+        }
+    }
 }
 
 /// The walks of the header specs in the registry, made once.
@@ -87,6 +112,7 @@ fn walks() -> &'static [Walk] {
                 names: (0..=source.max_version().max(0))
                     .map(|v| format!("{} v{v}", source.name))
                     .collect(),
+                slots: source.fields.iter().map(Slot::of).collect(),
             })
             .collect()
     })
@@ -198,25 +224,28 @@ fn read_in_place(d: &mut Decoder<'_>, walk: &Walk, version: i16) -> Option<Heade
 
 fn read_values(d: &mut Decoder<'_>, walk: &Walk, version: i16) -> Option<HeaderValues> {
     let mut v = HeaderValues::default();
-    for f in present_fields(walk, version) {
-        let value = match f.ty {
-            FieldType::Int16 => Value::Int(i16::from_be_bytes(take(d)?).into()),
-            FieldType::Int32 => Value::Int(i32::from_be_bytes(take(d)?).into()),
+    let fields = walk.source.fields.iter().zip(&walk.slots);
+    for (f, &slot) in fields.filter(|(f, _)| f.versions.contains(version)) {
+        match f.ty {
+            FieldType::Int16 => take_int(&mut v, slot, i16::from_be_bytes(take(d)?).into()),
+            FieldType::Int32 => take_int(&mut v, slot, i32::from_be_bytes(take(d)?).into()),
             FieldType::String => {
                 let len = i16::from_be_bytes(take(d)?);
-                match usize::try_from(len) {
+                let text = match usize::try_from(len) {
                     Ok(n) if n <= d.remaining() => {
                         let text = super::cursor::lossy_text(d.slice(d.pos, n));
                         d.pos += n;
-                        Value::Str(Some(text))
+                        Some(text)
                     }
-                    _ if len == -1 && f.nullable_versions.contains(version) => Value::Str(None),
+                    _ if len == -1 && f.nullable_versions.contains(version) => None,
                     _ => return None,
+                };
+                if slot == Slot::ClientId {
+                    v.client_id = Some(text);
                 }
             }
             _ => return None,
-        };
-        take_value(&mut v, f, &value);
+        }
     }
     // A flexible version's tagged section, read in place only when it is empty.
     if walk.source.is_flexible(version) && take::<1>(d)? != [0] {
@@ -225,10 +254,14 @@ fn read_values(d: &mut Decoder<'_>, walk: &Walk, version: i16) -> Option<HeaderV
     Some(v)
 }
 
-/// The header's fields at `version`, in order.
-fn present_fields(walk: &Walk, version: i16) -> impl Iterator<Item = &'static FieldSpec> {
-    let fields: &'static [FieldSpec] = &walk.source.fields;
-    fields.iter().filter(move |f| f.versions.contains(version))
+/// Notes an integer of the header where it is one the message needs.
+fn take_int(v: &mut HeaderValues, slot: Slot, x: i64) {
+    match slot {
+        Slot::ApiKey => v.api_key = Some(x as i16),
+        Slot::ApiVersion => v.api_version = Some(x as i16),
+        Slot::CorrelationId => v.correlation_id = Some(x as i32),
+        Slot::ClientId | Slot::Other => {}
+    }
 }
 
 /// The next `N` bytes, if there are that many.
@@ -241,13 +274,12 @@ fn take<const N: usize>(d: &mut Decoder<'_>) -> Option<[u8; N]> {
     Some(bytes)
 }
 
-/// Notes the value of header field `f` where it is one the message needs.
-fn take_value(v: &mut HeaderValues, f: &FieldSpec, value: &Value) {
-    match (f.name.as_str(), value) {
-        ("RequestApiKey", Value::Int(k)) => v.api_key = Some(*k as i16),
-        ("RequestApiVersion", Value::Int(x)) => v.api_version = Some(*x as i16),
-        ("CorrelationId", Value::Int(c)) => v.correlation_id = Some(*c as i32),
-        ("ClientId", Value::Str(s)) => v.client_id = Some(s.clone()),
+/// Notes the value of header field `f` (which holds `slot`) where it is one the message
+/// needs.
+fn take_value(v: &mut HeaderValues, slot: Slot, value: &Value) {
+    match (slot, value) {
+        (Slot::ClientId, Value::Str(s)) => v.client_id = Some(s.clone()),
+        (_, Value::Int(x)) => take_int(v, slot, *x),
         _ => {}
     }
 }
@@ -257,12 +289,14 @@ fn take_value(v: &mut HeaderValues, f: &FieldSpec, value: &Value) {
 /// spec's own field names.
 fn show_as_guide(walk: &Walk, version: i16, leaves: &mut [Node]) -> HeaderValues {
     let mut v = HeaderValues::default();
-    for (n, f) in leaves.iter_mut().zip(present_fields(walk, version)) {
+    let fields = walk.source.fields.iter().zip(&walk.slots);
+    let present = fields.filter(|(f, _)| f.versions.contains(version));
+    for (n, (f, &slot)) in leaves.iter_mut().zip(present) {
         if f.ty == FieldType::String && f.nullable_versions.contains(version) {
             n.ty = Cow::Borrowed("nullable_string");
         }
-        take_value(&mut v, f, &n.value);
-        if let ("RequestApiKey", Value::Int(k)) = (f.name.as_str(), &n.value) {
+        take_value(&mut v, slot, &n.value);
+        if let (Slot::ApiKey, Value::Int(k)) = (slot, &n.value) {
             n.note = Note::Api(ApiKey(*k as i16));
         }
     }

@@ -265,3 +265,49 @@ fn the_fuzz_targets_findings_agree() {
     }
     assert!(replayed >= 1, "no facts_walk finding in {}", dir.display());
 }
+
+/// A JoinGroup request whose protocol metadata holds `nulls` null topic names: not the
+/// consumer protocol (whose names are never null), so its bytes are shown raw with nothing
+/// diagnosed. Past 64 the decoder's attempt had counted problems beyond its list that the
+/// roll-back left behind: the tree views said "more problems" where there were none, and the
+/// walk, which steps over the bytes, disagreed with them.
+fn join_group_with_null_topics(nulls: usize) -> Vec<u8> {
+    let string = |out: &mut Vec<u8>, s: &str| {
+        out.extend((s.len() as i16).to_be_bytes());
+        out.extend(s.as_bytes());
+    };
+    let mut metadata = 0i16.to_be_bytes().to_vec();
+    metadata.extend((nulls as i32).to_be_bytes());
+    for _ in 0..nulls {
+        metadata.extend((-1i16).to_be_bytes());
+    }
+    metadata.extend((-1i32).to_be_bytes());
+    // JoinGroup v0: header (key 11, version 0, correlation id, client id), then GroupId,
+    // SessionTimeoutMs, MemberId, ProtocolType and one protocol.
+    let mut body = 11i16.to_be_bytes().to_vec();
+    body.extend(0i16.to_be_bytes());
+    body.extend(7i32.to_be_bytes());
+    string(&mut body, "c");
+    string(&mut body, "g");
+    body.extend(1000i32.to_be_bytes());
+    string(&mut body, "");
+    string(&mut body, "consumer");
+    body.extend(1i32.to_be_bytes());
+    string(&mut body, "range");
+    body.extend((metadata.len() as i32).to_be_bytes());
+    body.extend(metadata);
+    let mut frame = (body.len() as i32).to_be_bytes().to_vec();
+    frame.extend(body);
+    frame
+}
+
+#[test]
+fn a_group_protocol_that_is_not_the_consumer_protocol_leaves_no_problem() {
+    for nulls in [3, 64, 65, 70, 200] {
+        let frame = join_group_with_null_topics(nulls);
+        let what = format!("JoinGroup v0 with {nulls} null topic names");
+        let m = kdissect::kafka::message::decode_request_with(&frame, DecodeOptions::default());
+        assert!(m.is_clean(), "{what}: {:?}", m.diagnoses);
+        assert!(compare(&frame, None, &what), "{what}: not walked");
+    }
+}

@@ -411,11 +411,18 @@ impl<'a> Decoder<'a> {
             self.secrets.len(),
             self.path_depth(),
         );
+        // Problems past the message's list are only counted: the count is taken back too.
+        let dropped = self.spent.dropped_diagnoses;
         let read = self.versioned_data(name, out);
-        if read.is_ok() && self.pos == end && self.diagnoses.len() == kept.0 {
+        if read.is_ok()
+            && self.pos == end
+            && self.diagnoses.len() == kept.0
+            && self.spent.dropped_diagnoses == dropped
+        {
             return read;
         }
         out.truncate(first);
+        self.spent.dropped_diagnoses = dropped;
         self.diagnoses.truncate(kept.0);
         self.errors.truncate(kept.1);
         self.secrets.truncate(kept.2);

@@ -160,7 +160,10 @@ impl<'a> Decoder<'a> {
                 // A group protocol's bytes leave nothing when decoded: whatever they hold,
                 // the decoder finds no problem in them (bytes of another protocol are shown
                 // raw), no error code and no secret. The members they name are for the
-                // analyses, which decode the tree.
+                // analyses, which decode the tree. The nodes the decoder makes of them count
+                // against its node budget, which the collector's estimate leaves out: in every
+                // body that holds them, their array is the body's last and gives only the
+                // members, so no fact the summary reads depends on where the budget ends.
                 Content::Embedded(Layout::ConsumerProtocol(_)) => {
                     self.walk_bytes(nullable).map(|_| ())
                 }

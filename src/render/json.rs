@@ -120,26 +120,10 @@ fn put_key_suffixed(w: &mut Vec<u8>, first: &mut bool, name: &str, suffix: &'sta
     w.push(b':');
 }
 
-/// An endpoint as a string, as `SocketAddr` displays it: IPv4 from its integers (formatting
-/// two addresses for every message cost more than writing the rest of its line), IPv6 by
-/// `Display`; neither holds a byte to escape.
+/// An endpoint as a string, as `SocketAddr` displays it (no byte of it needs escaping).
 fn put_addr(w: &mut Vec<u8>, a: &SocketAddr) {
     w.push(b'"');
-    match a {
-        SocketAddr::V4(v4) => {
-            for (i, o) in v4.ip().octets().into_iter().enumerate() {
-                if i > 0 {
-                    w.push(b'.');
-                }
-                put_int(w, o);
-            }
-            w.push(b':');
-            put_int(w, v4.port());
-        }
-        SocketAddr::V6(_) => {
-            let _ = write!(w, "{a}");
-        }
-    }
+    super::value::endpoint_pieces(a, |p| w.extend_from_slice(p.as_bytes()));
     w.push(b'"');
 }
 

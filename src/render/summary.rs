@@ -10,7 +10,7 @@ use crate::kafka::{names, Direction, Message};
 use crate::tcp::EndKind;
 use owo_colors::OwoColorize;
 use std::fmt::Write;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 
 /// The words of a line, each written after a space straight into the line: no string per
 /// word on the common path, no join.
@@ -623,23 +623,9 @@ impl Endpoints {
     }
 }
 
-/// An endpoint as `SocketAddr` displays it: IPv4 from its integers, IPv6 by `Display`.
+/// An endpoint as `SocketAddr` displays it.
 fn write_addr(out: &mut String, a: &SocketAddr) {
-    match a.ip() {
-        IpAddr::V4(ip) => {
-            for (i, o) in ip.octets().into_iter().enumerate() {
-                if i > 0 {
-                    out.push('.');
-                }
-                int(out, o);
-            }
-            out.push(':');
-            int(out, a.port());
-        }
-        IpAddr::V6(_) => {
-            let _ = write!(out, "{a}");
-        }
-    }
+    super::value::endpoint_pieces(a, |p| out.push_str(p));
 }
 
 /// The summary line of a message found in a capture.

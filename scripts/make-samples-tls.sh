@@ -77,6 +77,11 @@ SCENARIOS=(
     # broker (JSSE) declines it all the same, as it does with stateless tickets and for Java.
     "franz-psk13|franz|KD_SECURITY=SSL KD_TLS_MAX=1.3 KD_BROKER_STATEFUL=1|127.0.0.1:9093|-|yes"
     "kcat-ssl13|kcat|KD_SECURITY=SSL|127.0.0.1:9093|127.0.0.1:9092|no"
+    # TLS 1.2 CBC suites (MAC-then-encrypt, explicit IV): HMAC-SHA256, HMAC-SHA1, HMAC-SHA384.
+    # Their plaintext legs are those of the same programs above.
+    "java-cbc12|java|KD_SECURITY=SSL KD_TLS_PROTOCOL=TLSv1.2 KD_TLS_SUITES=TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256|127.0.0.1:9093|-|yes"
+    "franz-cbc12|franz|KD_SECURITY=SSL KD_TLS_MAX=1.2 KD_TLS_SUITES=TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA|127.0.0.1:9093|-|no"
+    "kafka-python-cbc12|kafka-python|KD_SECURITY=SSL KD_TLS_MAX=1.2 KD_TLS12_CIPHERS=ECDHE-RSA-AES256-SHA384|127.0.0.1:9093|-|no"
     "confluent-broker-keys|confluent|KD_SECURITY=SSL|127.0.0.1:9093|127.0.0.1:9092|yes"
 )
 
@@ -211,8 +216,9 @@ kcat_run() {
 tshark_count() {
     local o=()
     [ -z "$2" ] || o=(-o "tls.keylog_file:$2")
-    # AMS (Beckhoff ADS) claims TCP port 48898, which can be a client's ephemeral port.
-    tshark -r "$1" --disable-protocol ams "${o[@]}" -d tls.port==9093,kafka -d tls.port==9096,kafka -d tls.port==9097,kafka \
+    # AMS (Beckhoff ADS) claims TCP port 48898 and EtherNet/IP port 44818, which can be a
+    # client's ephemeral port.
+    tshark -r "$1" --disable-protocol ams --disable-protocol enip "${o[@]}" -d tls.port==9093,kafka -d tls.port==9096,kafka -d tls.port==9097,kafka \
         -d tls.port==9098,kafka -d tcp.port==9092,kafka -d tcp.port==9094,kafka -Y kafka -T fields \
         -E occurrence=a -E aggregator=, -e kafka.correlation_id 2>/dev/null | tr ',' '\n' | grep -c . || true
 }
@@ -222,7 +228,7 @@ tshark_count() {
 # session id S is matched with the ServerHello that carries it, and that connection's ClientHello
 # random gives the line "CLIENT_RANDOM <random> M", one per connection.
 client_random_keys() {
-    tshark -r "$1" --disable-protocol ams -Y 'tls.handshake.type == 1 or tls.handshake.type == 2' -T fields \
+    tshark -r "$1" --disable-protocol ams --disable-protocol enip -Y 'tls.handshake.type == 1 or tls.handshake.type == 2' -T fields \
         -E occurrence=f -e tcp.stream -e tls.handshake.type -e tls.handshake.random -e tls.handshake.session_id \
         2>/dev/null | python3 -c '
 import sys

@@ -706,6 +706,18 @@ fn health_report(
             count(h.buffer_total_hits, "time")
         ));
     }
+    if h.tls_search_limit_hits > 0 {
+        lines.push(format!(
+            "{name}: {} of TLS connections no longer decrypted: after lost records, no record authenticated before the connection's search passed --max-tls-search",
+            count(h.tls_search_limit_hits, "direction")
+        ));
+    }
+    if h.tls_search_total_hits > 0 {
+        lines.push(format!(
+            "{name}: {} of TLS connections no longer decrypted: after lost records, the searches of all connections together passed --max-tls-search-total",
+            count(h.tls_search_total_hits, "direction")
+        ));
+    }
     if h.evicted_connections > 0 {
         lines.push(format!(
             "{name}: {} dropped to stay under --max-connections (raise it to follow them)",

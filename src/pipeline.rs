@@ -16,6 +16,8 @@ pub struct Options {
     pub tcp: Limits,
     /// The key logs given (`--keylog`, `--keylog-env`), to decrypt TLS connections with.
     pub keys: Arc<KeyLog>,
+    /// The TLS stage's bounds (`--max-tls-search`, `--max-tls-search-total`).
+    pub tls: crate::tls::Limits,
 }
 
 /// What happened to the packets themselves.
@@ -41,6 +43,10 @@ pub struct Health {
     /// Directions whose holes were declared lost because the data buffered by all
     /// connections passed `--max-buffered-total`.
     pub buffer_total_hits: u64,
+    /// TLS directions no longer decrypted because their search after a loss spent
+    /// `--max-tls-search`, or all connections' searches `--max-tls-search-total`.
+    pub tls_search_limit_hits: u64,
+    pub tls_search_total_hits: u64,
 }
 
 /// Whether to go on reading.
@@ -155,7 +161,7 @@ pub fn run_source<P: PacketSource, S: CaptureSink>(
 ) -> Result<(), CaptureError> {
     let mut tcp = Reassembler::new(opts.tcp);
     let mut kafka = Tracker::new(opts.kafka.clone());
-    let mut tls = TlsFilter::with_keys(opts.keys.clone());
+    let mut tls = TlsFilter::with_limits(opts.keys.clone(), opts.tls);
     let mut last = At {
         frame: 0,
         ts_nanos: 0,
@@ -186,7 +192,11 @@ pub fn run_source<P: PacketSource, S: CaptureSink>(
             ts_nanos: pkt.ts_nanos,
         };
         last = at;
-        let kept = [tcp.oldest_kept(), kafka.oldest_deferred()];
+        let kept = [
+            tcp.oldest_kept(),
+            kafka.oldest_deferred(),
+            tls.oldest_held(),
+        ];
         sink.settled(kept.into_iter().flatten().min(), at.frame);
         if (pkt.orig_len as usize) > pkt.data.len() {
             health.truncated_packets += 1;
@@ -214,11 +224,18 @@ pub fn run_source<P: PacketSource, S: CaptureSink>(
     }
     sink.finishing();
     tcp.finish(last, &mut |ev| route(&mut tls, &mut kafka, ev, sink));
-    health.evicted_connections += tcp.evicted;
-    health.buffer_limit_hits += tcp.buffer_limit_hits;
-    health.buffer_total_hits += tcp.total_limit_hits;
+    limits_hit(health, &tcp, &tls);
     sink.in_frame_order();
     kafka.finish(sink);
     sink.finished();
     error.map_or(Ok(()), Err)
+}
+
+/// What the limits of reassembly and of the TLS stage cost the input, for its health report.
+fn limits_hit(health: &mut Health, tcp: &Reassembler, tls: &TlsFilter) {
+    health.evicted_connections += tcp.evicted;
+    health.buffer_limit_hits += tcp.buffer_limit_hits;
+    health.buffer_total_hits += tcp.total_limit_hits;
+    health.tls_search_limit_hits += tls.search_limit_hits;
+    health.tls_search_total_hits += tls.search_total_hits;
 }

@@ -52,7 +52,11 @@ fn tls_on_a_port_not_given_is_counted_not_listed() {
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(out.is_empty(), "{out}");
     assert!(
-        err.contains("4 TLS connections on ports not given with -p (server port 9093)"),
+        err.contains("4 TLS connections (15459 bytes) were encrypted and could not be decoded: no key log was given"),
+        "{err}"
+    );
+    assert!(
+        err.contains("none of them is on a port given with -p (server port 9093): -p 9093 lists them one by one"),
         "{err}"
     );
     assert!(!err.contains("no Kafka traffic found"), "{err}");
@@ -456,6 +460,36 @@ const TSHARK_COUNTS: &[(&str, &str, &str, usize, usize)] = &[
         62,
         1,
     ),
+    // TLS 1.2 CBC suites: HMAC-SHA256, HMAC-SHA1, HMAC-SHA384.
+    ("tls-java-cbc12.pcap", "9093", "tls-java-cbc12.keys", 52, 0),
+    (
+        "tls-java-cbc12.pcap",
+        "9093",
+        "tls-java-cbc12.broker.keys",
+        52,
+        0,
+    ),
+    (
+        "tls-java-cbc12.pcap",
+        "9093",
+        "tls-java-cbc12.client-random.keys",
+        52,
+        0,
+    ),
+    (
+        "tls-franz-cbc12.pcap",
+        "9093",
+        "tls-franz-cbc12.keys",
+        48,
+        0,
+    ),
+    (
+        "tls-kafka-python-cbc12.pcap",
+        "9093",
+        "tls-kafka-python-cbc12.keys",
+        46,
+        0,
+    ),
 ];
 
 #[test]
@@ -487,9 +521,12 @@ fn tshark_with_the_same_key_log_finds_as_many_kafka_messages() {
         let mut targs = vec![
             "-r".to_string(),
             pcap.clone(),
-            // Port 48898 (a client port in tls-java-ssl13) is Beckhoff ADS to tshark.
+            // Port 48898 (a client port in tls-java-ssl13) is Beckhoff ADS to tshark, and
+            // 44818 (one in tls-java-cbc12) EtherNet/IP.
             "--disable-protocol".into(),
             "ams".into(),
+            "--disable-protocol".into(),
+            "enip".into(),
         ];
         if let Some(k) = &keys {
             targs.extend(["-o".into(), format!("tls.keylog_file:{k}")]);
@@ -793,6 +830,24 @@ const KNOWN: &[(&str, &str, &str, &str, u64, usize, Known)] = &[
         1,
         Known::Extra,
     ),
+    (
+        "tls-kafka-python-cbc12",
+        "kp-tls-producer",
+        "request",
+        "Metadata",
+        13,
+        1,
+        Known::Extra,
+    ),
+    (
+        "tls-kafka-python-cbc12",
+        "kp-tls-producer",
+        "response",
+        "Metadata",
+        13,
+        1,
+        Known::Extra,
+    ),
     // The consumer's last request, a Metadata refresh (corr=12) sent as it closes, unanswered.
     (
         "tls-confluent-broker-keys",
@@ -832,6 +887,15 @@ const KNOWN: &[(&str, &str, &str, &str, u64, usize, Known)] = &[
     ),
     (
         "tls-java-keyupdate",
+        "tls-consumer",
+        "response",
+        "Fetch",
+        18,
+        1,
+        Known::EmptyIncrementalFetch,
+    ),
+    (
+        "tls-java-cbc12",
         "tls-consumer",
         "response",
         "Fetch",
@@ -984,6 +1048,27 @@ fn every_tls_sample_decodes_as_its_plaintext_leg() {
             "9093",
             ".broker.keys",
             "tls-confluent-plaintext",
+            "9092",
+        ),
+        (
+            "tls-java-cbc12",
+            "9093",
+            ".keys",
+            "tls-java-plaintext",
+            "9092",
+        ),
+        (
+            "tls-franz-cbc12",
+            "9093",
+            ".keys",
+            "tls-franz-plaintext",
+            "9092",
+        ),
+        (
+            "tls-kafka-python-cbc12",
+            "9093",
+            ".keys",
+            "tls-kafka-python-plaintext",
             "9092",
         ),
     ];

@@ -360,6 +360,10 @@ fn options(cli: &Cli, whole_tree: bool, facts_suffice: bool) -> Options {
             ..Limits::default()
         },
         keys: Default::default(),
+        tls: kdissect::tls::Limits {
+            max_search: cli.max_tls_search as u64,
+            max_search_total: cli.max_tls_search_total as u64,
+        },
     }
 }
 
@@ -391,7 +395,13 @@ fn key_logs(cli: &Cli) -> Result<kdissect::tls::keylog::KeyLog, String> {
         std::fs::File::open(path)
             .and_then(|f| f.take(limit).read_to_end(&mut text))
             .map_err(|e| format!("--keylog {}: {e}", path.display()))?;
-        keys.add_text(&text);
+        // A file that is not a key log is refused; what was left out of one is said.
+        for w in keys.add_file(&path.display().to_string(), &text)? {
+            eprintln!("kdissect: {w}");
+        }
+    }
+    if let Some(w) = keys.cap_warning() {
+        eprintln!("kdissect: {w}");
     }
     Ok(keys)
 }

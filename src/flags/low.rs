@@ -349,6 +349,14 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size, help_heading = "Limits")]
     pub(crate) max_frames_total: usize,
 
+    /// Bytes one TLS connection may decrypt on trial while looking for its place after lost records (K/M/G), over its life; past it that direction is no longer decrypted.
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size, help_heading = "Limits")]
+    pub(crate) max_tls_search: usize,
+
+    /// The same for all TLS connections together (K/M/G).
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_size, help_heading = "Limits")]
+    pub(crate) max_tls_search_total: usize,
+
     /// Requests waiting for their response per connection; past it the oldest is dropped.
     #[arg(
         long,

@@ -113,6 +113,7 @@ pub fn tls_line(t: &TlsConnection, clock: &Clock) -> String {
     let mut version = match (t.version, t.negotiated) {
         (Some(v), true) => tls::version_name(v),
         (Some(v), false) => format!("{} offered (no ServerHello seen)", tls::version_name(v)),
+        (None, _) if t.midstream => "picked up mid-stream, handshake not captured".to_string(),
         (None, _) => "handshake not seen".to_string(),
     };
     if let Some(s) = t.suite {
@@ -123,7 +124,9 @@ pub fn tls_line(t: &TlsConnection, clock: &Clock) -> String {
         about.push(format!("SNI {}", super::value::quote(sni)));
     }
     if !t.alpn.is_empty() {
-        about.push(format!("ALPN {}", t.alpn.join(",")));
+        // Protocol names come from the wire: quoted and escaped, as the SNI is.
+        let names: Vec<String> = t.alpn.iter().map(|p| super::value::quote(p)).collect();
+        about.push(format!("ALPN {}", names.join(",")));
     }
     if t.resumed {
         about.push("resumed session".to_string());
@@ -162,8 +165,13 @@ fn tls_outcome(t: &TlsConnection) -> String {
         tls::Keys::Missing => {
             "not decrypted: no key log given holds the secrets of its ClientHello random".into()
         }
+        tls::Keys::NotKept => format!(
+            "not decrypted: its ClientHello random is not among the {} kept of the key logs (the rest were left out, see above)",
+            crate::tls::keylog::MAX_ENTRIES
+        ),
         tls::Keys::Wrong => "not decrypted: the secrets logged for its ClientHello random do not authenticate its records (a key log of another run?)".into(),
         tls::Keys::UnsupportedSuite => "not decrypted: kdissect does not decrypt its cipher suite".into(),
+        tls::Keys::NoHandshake if t.midstream => "cannot be decoded: the capture started after its ClientHello, so no secret can be matched to it".into(),
         tls::Keys::NoHandshake => "not decrypted: its hellos were not captured, so no secret can be matched to it".into(),
         tls::Keys::Found | tls::Keys::Decrypted => "session keys found; no encrypted record came to decrypt".to_string(),
     };
@@ -185,14 +193,17 @@ pub fn tls_notice_line(n: &TlsNotice, clock: &Clock) -> String {
             "TLS decryption resumed after a loss: skipped {} to a record that authenticates",
             count(skipped, "byte")
         ),
-        Problem::GaveUp => "no TLS record authenticated after a loss: this direction is no longer decrypted".into(),
+        Problem::GaveUp { why: tls::GiveUp::Trials } => "no TLS record authenticated after a loss: this direction is no longer decrypted".into(),
+        Problem::GaveUp { why: tls::GiveUp::Connection } => "no TLS record authenticated after a loss before the connection's search passed --max-tls-search: this direction is no longer decrypted".into(),
+        Problem::GaveUp { why: tls::GiveUp::Total } => "no TLS record authenticated after a loss before all connections' searches passed --max-tls-search-total: this direction is no longer decrypted".into(),
         Problem::BadHeader { kind, len } => format!(
             "a TLS record header that cannot be one (content type {kind}, length {len}): the record framing of this direction is lost"
         ),
         Problem::BadTag { seq } => format!(
             "TLS record {seq} does not authenticate (damaged): passed over as a gap"
         ),
-        Problem::Renegotiation => "TLS renegotiation: its new keys are not followed; the connection is no longer decrypted".into(),
+        Problem::Renegotiation => "TLS renegotiation (a hello inside the encrypted connection): its new keys are not followed; the connection is no longer decrypted".into(),
+        Problem::SecondServerHello => "a second ServerHello (not after a HelloRetryRequest): ignored, the first one's keys are kept".into(),
     };
     format!(
         "{} !! {what}",

@@ -7,6 +7,7 @@ use crate::kafka::message::api_display_name;
 use crate::kafka::stream::{Notice, Record};
 use crate::kafka::StreamHealth;
 use crate::kafka::{names, Direction};
+use crate::tls::TlsConnection;
 use serde_json::{json, Value as J};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::net::{IpAddr, SocketAddr};
@@ -230,6 +231,17 @@ struct ConnRow {
     client_id: Option<Rc<str>>,
     messages: u64,
     bytes: u64,
+    /// A TLS connection: whether it was decrypted (its messages counted as any others), or
+    /// not (its bytes are the encrypted Kafka traffic, and it has no messages).
+    tls: Option<bool>,
+}
+
+/// TLS connections seen: decrypted, and not (with their encrypted bytes).
+#[derive(Debug, Default, Clone, Copy)]
+struct TlsCounts {
+    decrypted: u64,
+    not_decrypted: u64,
+    not_decrypted_bytes: u64,
 }
 
 impl ConnRow {
@@ -293,6 +305,7 @@ pub struct Stats {
     pub truncated_packets: u64,
     /// `--analyses`: lag, latency, throughput, groups, versions, findings.
     pub analyses: Option<crate::analyses::Analyses>,
+    tls: TlsCounts,
 }
 
 impl Stats {
@@ -366,6 +379,32 @@ impl Stats {
                 }
             }
         }
+    }
+
+    /// A TLS connection, once (when it starts to decrypt, or when it ends): counted in the
+    /// health table, the API table (those not decrypted) and as a row of its own.
+    pub fn tls(&mut self, t: &TlsConnection) {
+        let decrypted = t.keys.decrypted();
+        if decrypted {
+            self.tls.decrypted += 1;
+        } else {
+            self.tls.not_decrypted += 1;
+            self.tls.not_decrypted_bytes += t.encrypted_bytes;
+        }
+        let key = (u32::try_from(self.file()).unwrap_or(u32::MAX), t.stream);
+        let conn = if self.conns.len() < CONN_ROWS || self.conns.contains_key(&key) {
+            self.conns.entry(key).or_default()
+        } else {
+            &mut self.other_conns
+        };
+        conn.tls = Some(decrypted);
+        if !decrypted {
+            conn.bytes += t.encrypted_bytes;
+        }
+        conn.ends.get_or_insert([
+            (t.client.ip(), t.client.port()),
+            (t.server.ip(), t.server.port()),
+        ]);
     }
 
     /// The message in its connection's row (or the row of those past `CONN_ROWS`).
@@ -507,6 +546,9 @@ impl Stats {
             row.extend(latencies.iter().map(|p| TCell::num(p.of(&r.latencies))));
             g.row(row);
         }
+        if let Some(line) = self.tls_line() {
+            g.row(vec![TCell::text(format!("(TLS not decrypted: {line})"))]);
+        }
         if self.other_api_messages > 0 {
             g.row(vec![TCell::text(format!(
                 "({} of API versions past the first {API_ROWS}, not broken down)",
@@ -514,6 +556,18 @@ impl Stats {
             ))]);
         }
         g
+    }
+
+    /// "N connections, X bytes": the TLS connections not decrypted, when there are.
+    fn tls_line(&self) -> Option<String> {
+        let t = &self.tls;
+        (t.not_decrypted > 0).then(|| {
+            format!(
+                "{}, {}",
+                super::words::count(t.not_decrypted, "connection"),
+                super::words::count(t.not_decrypted_bytes, "byte")
+            )
+        })
     }
 
     /// "Connections", and with several files the number the table gives each: a path is too
@@ -552,12 +606,21 @@ impl Stats {
                 row.push(TCell::whole(u64::from(file) + 1));
             }
             let [client, broker] = c.ends_text();
+            let encrypted = c.tls == Some(false);
+            let client_id = match (encrypted, c.client_id.as_deref()) {
+                (true, _) => TCell::text("(TLS, not decrypted)"),
+                (false, id) => TCell::atom(id.unwrap_or("-")),
+            };
             row.extend([
                 TCell::whole(id),
-                TCell::atom(c.client_id.as_deref().unwrap_or("-")),
+                client_id,
                 TCell::whole(client),
                 TCell::whole(broker),
-                TCell::num(c.messages),
+                if encrypted {
+                    TCell::num("-")
+                } else {
+                    TCell::num(c.messages)
+                },
                 TCell::num(c.bytes),
             ]);
             g.row(row);
@@ -615,28 +678,7 @@ impl Stats {
                 })
             })
             .collect();
-        let conns: Vec<J> = self
-            .conns
-            .iter()
-            .map(|(&(file, id), c)| {
-                let [client, broker] = c.ends_text();
-                let row = json!({"stream": id, "client_id": c.client_id.as_deref(), "client": client, "broker": broker, "messages": c.messages, "bytes": c.bytes});
-                match (self.file_name(file as usize), row) {
-                    (Some(f), J::Object(o)) => {
-                        let mut with = serde_json::Map::new();
-                        with.insert("file".into(), J::String(f.into()));
-                        with.extend(o);
-                        J::Object(with)
-                    }
-                    (_, row) => row,
-                }
-            })
-            .collect();
-        let mut conns = conns;
-        if self.other_conns.messages > 0 {
-            let o = &self.other_conns;
-            conns.push(json!({"stream": null, "client_id": null, "client": "*", "broker": "*", "messages": o.messages, "bytes": o.bytes}));
-        }
+        let conns = self.connections_json();
         let errors: Vec<J> = self
             .errors
             .iter()
@@ -660,7 +702,7 @@ impl Stats {
             })
             .collect();
         let h = &self.health;
-        json!({
+        let mut out = json!({
             "apis": apis,
             "connections": conns,
             "errors": errors,
@@ -676,7 +718,52 @@ impl Stats {
                 "backwards": h.backwards, "frames_dropped": h.frames_dropped,
                 "pending_dropped": h.pending_dropped, "ended_in_frame": h.ended_in_frame
             }
+        });
+        // Only where TLS was seen: every other capture's object stays as it was.
+        if let (Some(tls), J::Object(o)) = (self.tls_json(), &mut out) {
+            o.insert("tls".into(), tls);
+        }
+        out
+    }
+
+    /// The TLS connections seen, when there were any.
+    fn tls_json(&self) -> Option<J> {
+        let t = &self.tls;
+        (t.decrypted + t.not_decrypted > 0).then(|| {
+            json!({
+                "connections": t.decrypted + t.not_decrypted, "decrypted": t.decrypted,
+                "not_decrypted": t.not_decrypted, "not_decrypted_bytes": t.not_decrypted_bytes
+            })
         })
+    }
+
+    /// A row per connection, and one for those past `CONN_ROWS`.
+    fn connections_json(&self) -> Vec<J> {
+        let mut conns: Vec<J> = self
+            .conns
+            .iter()
+            .map(|(&(file, id), c)| {
+                let [client, broker] = c.ends_text();
+                let mut row = json!({"stream": id, "client_id": c.client_id.as_deref(), "client": client, "broker": broker, "messages": c.messages, "bytes": c.bytes});
+                if let (Some(d), J::Object(o)) = (c.tls, &mut row) {
+                    o.insert("tls".into(), json!(if d { "decrypted" } else { "not decrypted" }));
+                }
+                match (self.file_name(file as usize), row) {
+                    (Some(f), J::Object(o)) => {
+                        let mut with = serde_json::Map::new();
+                        with.insert("file".into(), J::String(f.into()));
+                        with.extend(o);
+                        J::Object(with)
+                    }
+                    (_, row) => row,
+                }
+            })
+            .collect();
+        if self.other_conns.messages > 0 {
+            let o = &self.other_conns;
+            conns.push(json!({"stream": null, "client_id": null, "client": "*", "broker": "*", "messages": o.messages, "bytes": o.bytes}));
+        }
+        conns
     }
 
     /// [`Stats::to_json`] with the analyses' object (`analyses`) when they ran.
@@ -738,6 +825,20 @@ fn health_grid(s: &Stats) -> Grid {
         ("messages of APIs not decoded", h.undecoded),
     ] {
         g.row(vec![TCell::text(name), TCell::num(v)]);
+    }
+    // TLS connections, when the capture has any.
+    let t = &s.tls;
+    for (name, v) in [
+        ("TLS connections decrypted", t.decrypted),
+        ("TLS connections not decrypted", t.not_decrypted),
+        (
+            "bytes encrypted in TLS connections not decrypted",
+            t.not_decrypted_bytes,
+        ),
+    ] {
+        if t.decrypted + t.not_decrypted > 0 {
+            g.row(vec![TCell::text(name), TCell::num(v)]);
+        }
     }
     // What only the memory limits, or streams ending inside a frame, cause: shown when it
     // happened.

@@ -101,7 +101,10 @@ impl<W: Write> Output<W> {
         let live = matches!(s.mode, crate::flags::Mode::Live(_));
         let hex = matches!(s.mode, crate::flags::Mode::Hex(_));
         Output {
-            tally: Tally::new(if hex { Judging::Hex } else { Judging::Capture }),
+            tally: Tally::new(
+                if hex { Judging::Hex } else { Judging::Capture },
+                !s.options.keys.is_empty(),
+            ),
             all_stats: stats(StatsScope::All),
             exchanges: Exchanges::new(std::mem::take(&mut s.selection)),
             order: order::InOrder::default(),
@@ -202,6 +205,14 @@ impl<W: Write> CaptureSink for Output<W> {
             .iter()
             .any(|p| self.ports.contains(p));
         self.tally.tls(t, on_kafka_port);
+        // Counted in the statistics too, whatever the port (the connection was found TLS).
+        if let Some(s) = self.all_stats.as_mut() {
+            s.tls(t);
+        }
+        let selected = self.exchanges.selection.shows_notice(Some(t.stream));
+        if let (Some(s), true) = (self.shown.stats.as_mut(), selected) {
+            s.tls(t);
+        }
         if self.shown.keep.is_some() && t.keys == kdissect::tls::Keys::Decrypted {
             self.tls_kept.push((t.client, t.server, t.secrets));
         }

@@ -6,7 +6,8 @@
 use kdissect::kafka::stream::{Notice, Record};
 use kdissect::kafka::StreamHealth;
 use kdissect::render::words::count;
-use kdissect::tls::TlsConnection;
+use kdissect::tls::{Keys, TlsConnection};
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 /// How the counts are judged.
@@ -26,16 +27,83 @@ pub(crate) enum Judging {
 pub(crate) struct Tally {
     judging: Judging,
     health: StreamHealth,
-    /// TLS connections on Kafka ports.
-    tls: u64,
-    /// TLS connections on other ports: how many, and the server ports (first few).
-    tls_elsewhere: (u64, Vec<u16>),
+    tls: TlsTally,
+}
+
+/// TLS connections, by what became of them: said at the end, as tshark users expect nothing
+/// of (it shows such traffic as "Application Data" and exits 0), but a reader of a clean
+/// summary would not know without it.
+#[derive(Debug, Default)]
+struct TlsTally {
+    /// Key logs were given (`--keylog`, `--keylog-env`).
+    keys_given: bool,
+    decrypted: u64,
+    /// Not decrypted, by why: connections and their encrypted bytes.
+    not_decrypted: BTreeMap<Why, (u64, u64)>,
+    /// Not decrypted, on ports not given with -p: how many, and the server ports (first few).
+    elsewhere: (u64, Vec<u16>),
+}
+
+/// Why a TLS connection was not decrypted, in the order the closing line gives them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Why {
+    NoKeyLog,
+    Missing,
+    NotKept,
+    Wrong,
+    Suite,
+    Handshake,
+    NoRecord,
+}
+
+impl Why {
+    fn of(keys: Keys) -> Why {
+        match keys {
+            Keys::NoKeyLog => Why::NoKeyLog,
+            Keys::Missing => Why::Missing,
+            Keys::NotKept => Why::NotKept,
+            Keys::Wrong => Why::Wrong,
+            Keys::UnsupportedSuite => Why::Suite,
+            Keys::NoHandshake => Why::Handshake,
+            Keys::Found | Keys::Decrypted => Why::NoRecord,
+        }
+    }
+
+    /// Why, when it is the only reason.
+    fn text(self) -> &'static str {
+        match self {
+            Why::NoKeyLog => "no key log was given: give --keylog FILE with their session secrets (docs/tls.md says how to have the clients or the broker write one)",
+            Why::Missing => "their ClientHello randoms are in none of the key logs given (a key log of another capture?)",
+            Why::NotKept => "their ClientHello randoms are not among the client randoms kept of the key logs",
+            Why::Wrong => "the secrets logged for them do not authenticate their records (a key log of another run?)",
+            Why::Suite => "kdissect does not decrypt their cipher suite",
+            Why::Handshake => "their ClientHellos were not captured (the capture started after them), so no secret can be matched to them",
+            Why::NoRecord => "secrets were found, but no encrypted record came to decrypt",
+        }
+    }
+
+    /// Why, in a list of several.
+    fn short(self) -> &'static str {
+        match self {
+            Why::NoKeyLog => "without a key log",
+            Why::Missing => "not in the key logs given",
+            Why::NotKept => "left out of the key logs kept",
+            Why::Wrong => "with logged secrets that do not authenticate",
+            Why::Suite => "of a suite not decrypted",
+            Why::Handshake => "picked up after their handshake",
+            Why::NoRecord => "with no encrypted record",
+        }
+    }
 }
 
 impl Tally {
-    pub(crate) fn new(judging: Judging) -> Tally {
+    pub(crate) fn new(judging: Judging, keys_given: bool) -> Tally {
         Tally {
             judging,
+            tls: TlsTally {
+                keys_given,
+                ..TlsTally::default()
+            },
             ..Tally::default()
         }
     }
@@ -50,20 +118,82 @@ impl Tally {
 
     /// A TLS connection, on a Kafka port or elsewhere.
     pub(crate) fn tls(&mut self, t: &TlsConnection, on_kafka_port: bool) {
-        if on_kafka_port {
-            self.tls += 1;
+        let tls = &mut self.tls;
+        if t.keys.decrypted() {
+            tls.decrypted += 1;
             return;
         }
-        self.tls_elsewhere.0 += 1;
+        let n = tls.not_decrypted.entry(Why::of(t.keys)).or_default();
+        n.0 += 1;
+        n.1 += t.encrypted_bytes;
+        if on_kafka_port {
+            return;
+        }
+        tls.elsewhere.0 += 1;
         let port = t.server.port();
-        if self.tls_elsewhere.1.len() < 5 && !self.tls_elsewhere.1.contains(&port) {
-            self.tls_elsewhere.1.push(port);
+        if tls.elsewhere.1.len() < 5 && !tls.elsewhere.1.contains(&port) {
+            tls.elsewhere.1.push(port);
         }
     }
 
     /// Kafka traffic found, decodable or not: messages and TLS connections.
     pub(crate) fn traffic(&self) -> u64 {
-        self.health.messages + self.tls + self.tls_elsewhere.0
+        let t = &self.tls;
+        self.health.messages + t.decrypted + t.not_decrypted.values().map(|n| n.0).sum::<u64>()
+    }
+
+    /// The closing line for TLS connections that could not be decrypted, and for key logs
+    /// given to a capture without TLS.
+    fn tls_lines(&self) -> Vec<String> {
+        let t = &self.tls;
+        let (n, bytes) = t
+            .not_decrypted
+            .values()
+            .fold((0, 0), |(a, b), (c, d)| (a + c, b + d));
+        if n == 0 {
+            if t.keys_given && t.decrypted == 0 {
+                return vec![
+                    "the key logs given were not used: the capture has no TLS connection".into(),
+                ];
+            }
+            return Vec::new();
+        }
+        let why = match t.not_decrypted.iter().collect::<Vec<_>>()[..] {
+            [(why, _)] => format!(": {}", why.text()),
+            ref all => {
+                let list: Vec<String> = all
+                    .iter()
+                    .map(|(why, (k, _))| format!("{k} {}", why.short()))
+                    .collect();
+                let hint = if t.not_decrypted.contains_key(&Why::NoKeyLog) {
+                    ": give --keylog FILE with their session secrets"
+                } else {
+                    ""
+                };
+                format!(" ({}){hint}", list.join(", "))
+            }
+        };
+        let mut line = format!(
+            "{} ({}) {} encrypted and could not be decoded{why}",
+            count(n, "TLS connection"),
+            count(bytes, "byte"),
+            if n == 1 { "was" } else { "were" },
+        );
+        if t.elsewhere.0 > 0 {
+            let ports: Vec<String> = t.elsewhere.1.iter().map(u16::to_string).collect();
+            let which = if t.elsewhere.0 == n {
+                "none of them is on a port given with -p".to_string()
+            } else {
+                format!("{} of them are on ports not given with -p", t.elsewhere.0)
+            };
+            line.push_str(&format!(
+                "; {which} (server {} {}): -p {} lists them one by one",
+                if ports.len() == 1 { "port" } else { "ports" },
+                ports.join(", "),
+                ports.join(" -p ")
+            ));
+        }
+        vec![line]
     }
 
     /// The closing lines for stderr; `trouble` says an input could not be read whole.
@@ -72,16 +202,7 @@ impl Tally {
             return self.frames().line().into_iter().collect();
         }
         let h = &self.health;
-        let mut lines = Vec::new();
-        if self.tls_elsewhere.0 > 0 {
-            let ports: Vec<String> = self.tls_elsewhere.1.iter().map(u16::to_string).collect();
-            lines.push(format!(
-                "{} on ports not given with -p (server {} {}): encrypted, not listed; -p PORT lists them",
-                count(self.tls_elsewhere.0, "TLS connection"),
-                if ports.len() == 1 { "port" } else { "ports" },
-                ports.join(", ")
-            ));
-        }
+        let mut lines = self.tls_lines();
         if h.undecoded > 0 {
             lines.push(format!(
                 "{} of APIs or versions kdissect does not decode yet ({}): header shown, body raw",

@@ -7,8 +7,8 @@ use super::crypto::{self, DirKeys, Suite, TAG};
 use super::hello;
 use super::keylog::Secrets;
 use super::{
-    Keys, Out, Problem, TlsConnection, TlsNotice, ALERT, APPLICATION_DATA, CHANGE_CIPHER_SPEC,
-    HANDSHAKE, MAX_RECORD,
+    GiveUp, Keys, Out, Problem, TlsConnection, TlsNotice, ALERT, APPLICATION_DATA,
+    CHANGE_CIPHER_SPEC, HANDSHAKE, MAX_RECORD,
 };
 use crate::tcp::{At, Event, GapKind};
 use std::net::SocketAddr;
@@ -19,10 +19,12 @@ const CLIENT_HELLO: u8 = 1;
 const SERVER_HELLO: u8 = 2;
 const FINISHED: u8 = 20;
 const KEY_UPDATE: u8 = 24;
-/// Handshake bytes kept of one message (the hellos, KeyUpdate): a ClientHello with many
-/// extensions fits in a few KiB; a longer one is not parsed. Certificates and tickets are
-/// passed over without being kept.
-const MAX_HELLO: usize = 16 * 1024;
+/// Handshake bytes kept of one message (the hellos, KeyUpdate): the longest ClientHello
+/// TLS allows (version, random, a 32-byte session id, 2^16-2 bytes of suites, 255 of
+/// compression methods, 2^16-1 of extensions), reassembled across as many records as it
+/// spans. Of a longer message (not a legal hello) the first this many bytes are read.
+/// Certificates and tickets are passed over without being kept.
+pub(super) const MAX_HELLO: usize = 2 + 32 + 33 + 65_536 + 256 + 65_537;
 /// Ciphertext held while looking for a record that authenticates after a loss: four records.
 const RESYNC_BUF: usize = 4 * (5 + MAX_RECORD);
 /// Record openings tried after one loss before the direction is given up.
@@ -34,12 +36,19 @@ const CLIENT: usize = 0;
 const SERVER: usize = 1;
 
 /// Where the secrets come from: the lookup by ClientHello random, and whether any key log
-/// was given at all.
+/// was given at all; and the budget of the search after a loss.
 pub(super) struct KeySource<'a> {
     pub lookup: &'a dyn Fn(&[u8; 32]) -> Option<Secrets>,
     /// TLS 1.2 master secrets by session id.
     pub session: &'a dyn Fn(&[u8]) -> Option<super::keylog::Secret>,
     pub any: bool,
+    /// The key logs had more client randoms than were kept: a random not found may be
+    /// among those left out.
+    pub cut: bool,
+    /// Bytes a connection may spend trying records after losses, over its life.
+    pub max_search: u64,
+    /// Bytes all connections together may still spend.
+    pub total_left: &'a std::cell::Cell<u64>,
 }
 
 /// Handshake messages of one direction, framed across records.
@@ -66,8 +75,7 @@ impl HsReader {
                 if let [ty, x, y, z] = self.head[..] {
                     self.ty = ty;
                     self.left = usize::from_be_bytes([0, 0, 0, 0, 0, x, y, z]);
-                    self.keep = matches!(ty, CLIENT_HELLO | SERVER_HELLO | KEY_UPDATE)
-                        && self.left <= MAX_HELLO;
+                    self.keep = matches!(ty, CLIENT_HELLO | SERVER_HELLO | KEY_UPDATE);
                     self.body.clear();
                 }
                 if self.head.len() < 4 {
@@ -77,7 +85,9 @@ impl HsReader {
             let n = self.left.min(data.len());
             let (a, b) = data.split_at(n);
             if self.keep {
-                self.body.extend_from_slice(a);
+                let room = MAX_HELLO.saturating_sub(self.body.len());
+                self.body
+                    .extend_from_slice(a.get(..room.min(a.len())).unwrap_or_default());
             }
             self.left -= n;
             data = b;
@@ -120,6 +130,12 @@ struct Half {
     resync: Option<Resync>,
     /// Framing lost without keys: only bytes are counted from here.
     lost_sync: bool,
+    /// No longer decrypted (keys that do not authenticate, a renegotiation), but still in
+    /// step: records are framed and counted, their contents not read.
+    opaque: bool,
+    /// Picked up mid-stream: the bytes held while looking for the first record header
+    /// (one that another follows).
+    seek: Option<Vec<u8>>,
 }
 
 impl Half {
@@ -135,6 +151,8 @@ impl Half {
             failing: false,
             resync: None,
             lost_sync: false,
+            opaque: false,
+            seek: None,
         }
     }
 }
@@ -151,6 +169,10 @@ pub(super) struct Conn {
     after_finished: [Option<DirKeys>; 2],
     /// TLS 1.2: the keys each direction takes at its ChangeCipherSpec.
     at_ccs: [Option<DirKeys>; 2],
+    /// encrypt_then_mac offered in the ClientHello (RFC 7366).
+    client_etm: bool,
+    /// Bytes spent trying records after losses (`KeySource::max_search`).
+    searched: u64,
     reported: bool,
 }
 
@@ -158,6 +180,27 @@ pub(super) struct Conn {
 /// have.
 fn plausible(kind: u8, major: u8, len: usize) -> bool {
     major == 3 && (20..=24).contains(&kind) && len <= MAX_RECORD
+}
+
+/// Where TLS record framing starts in bytes picked up mid-stream: the first offset, before
+/// a whole record's length, where a record header is followed by another of the same
+/// version, or whose record ends exactly where the bytes do (a segment holding one
+/// record). Ciphertext is random: two headers in a row (about 2^-44 by chance) or one that
+/// ends with the segment tell TLS records from anything else.
+pub(super) fn record_start(bytes: &[u8]) -> Option<usize> {
+    let header = |p: usize| match bytes.get(p..p.checked_add(5)?) {
+        Some(&[kind, major, minor, hi, lo]) => {
+            let len = usize::from(u16::from_be_bytes([hi, lo]));
+            (plausible(kind, major, len) && (1..=4).contains(&minor) && len > 0)
+                .then_some((minor, p + 5 + len))
+        }
+        _ => None,
+    };
+    (0..bytes.len().min(5 + MAX_RECORD)).find(|&p| match header(p) {
+        Some((_, end)) if end == bytes.len() => true,
+        Some((minor, end)) => header(end).is_some_and(|(m, _)| m == minor),
+        None => false,
+    })
 }
 
 impl Conn {
@@ -181,6 +224,7 @@ impl Conn {
                 total_bytes: 0,
                 lost_bytes: 0,
                 secrets: None,
+                midstream: false,
             },
             halves: [Half::new(client, server), Half::new(server, client)],
             client_random: None,
@@ -189,8 +233,28 @@ impl Conn {
             tls13: false,
             after_finished: [None, None],
             at_ccs: [None, None],
+            client_etm: false,
+            searched: 0,
             reported: false,
         }
+    }
+
+    /// A connection whose TLS records were found in bytes picked up mid-stream: no
+    /// handshake, so nothing can be decrypted; its records are framed from the first header
+    /// found in each direction, and its bytes counted.
+    pub(super) fn midstream(
+        stream: u32,
+        client: SocketAddr,
+        server: SocketAddr,
+        first: At,
+    ) -> Conn {
+        let mut c = Conn::new(stream, client, server, first);
+        c.info.midstream = true;
+        c.info.keys = Keys::NoHandshake;
+        for h in &mut c.halves {
+            h.seek = Some(Vec::new());
+        }
+        c
     }
 
     fn side(&self, src: SocketAddr) -> usize {
@@ -234,7 +298,12 @@ impl Conn {
     pub(super) fn footprint(&self) -> usize {
         self.halves
             .iter()
-            .map(|h| h.rec.len() + h.hs.body.len() + h.resync.as_ref().map_or(0, |r| r.buf.len()))
+            .map(|h| {
+                h.rec.len()
+                    + h.hs.body.len()
+                    + h.resync.as_ref().map_or(0, |r| r.buf.len())
+                    + h.seek.as_ref().map_or(0, Vec::len)
+            })
             .sum()
     }
 
@@ -245,8 +314,13 @@ impl Conn {
             let Some(half) = self.halves.get_mut(h) else {
                 continue;
             };
-            let held = half.rec.len() + half.resync.as_ref().map_or(0, |r| r.buf.len());
+            let held = half.rec.len()
+                + half.resync.as_ref().map_or(0, |r| r.buf.len())
+                + half.seek.as_ref().map_or(0, Vec::len);
             half.hs.body = Vec::new();
+            if half.seek.take().is_some() {
+                half.lost_sync = true;
+            }
             if held == 0 {
                 continue;
             }
@@ -275,10 +349,14 @@ impl Conn {
                 return;
             };
             if half.lost_sync {
+                self.info.encrypted_bytes += bytes.len() as u64;
                 return;
             }
             if half.resync.is_some() {
                 return self.resync(h, bytes, at, keys, scratch, out);
+            }
+            if half.seek.is_some() {
+                return self.seek(h, bytes, at, keys, scratch, out);
             }
             // A whole record in the bytes at hand is read in place, without a copy.
             if let (true, Some(&[kind, major, _, hi, lo])) = (half.rec.is_empty(), bytes.get(..5)) {
@@ -377,6 +455,9 @@ impl Conn {
             self.info.encrypted_bytes += body.len() as u64;
         }
         let encrypted = self.halves.get(h).is_some_and(|x| x.keys.is_some());
+        if self.halves.get(h).is_some_and(|x| x.opaque) {
+            return;
+        }
         match kind {
             CHANGE_CIPHER_SPEC => {
                 self.change_cipher_spec(h);
@@ -387,8 +468,11 @@ impl Conn {
                     half.keys = Some(k);
                 }
             }
+            // TLS 1.3 protects every record as application data (RFC 8446 §5.2): a
+            // handshake record is in the clear, whatever keys the direction has.
+            HANDSHAKE if self.tls13 => self.handshake(h, body, false, at, keys, out),
             _ if encrypted => self.decrypt(h, (&header, body), at, keys, scratch, out),
-            HANDSHAKE => self.handshake(h, body, at, keys, out),
+            HANDSHAKE => self.handshake(h, body, false, at, keys, out),
             _ => {}
         }
     }
@@ -501,8 +585,11 @@ impl Conn {
     fn stop_decrypting(&mut self) {
         for half in &mut self.halves {
             half.keys = None;
-            half.resync = None;
-            half.lost_sync = true;
+            // A direction searching after a loss does not know where its records are.
+            if half.resync.take().is_some() {
+                half.lost_sync = true;
+            }
+            half.opaque = true;
         }
         self.after_finished = [None, None];
         self.at_ccs = [None, None];
@@ -530,17 +617,19 @@ impl Conn {
                     }));
                 }
             }
-            HANDSHAKE => self.handshake(h, plain, at, keys, out),
+            HANDSHAKE => self.handshake(h, plain, true, at, keys, out),
             ALERT => {}
             _ => {}
         }
     }
 
     /// Handshake bytes (in the clear, or decrypted).
+    /// Handshake bytes, `sealed` when they came decrypted.
     fn handshake(
         &mut self,
         h: usize,
         data: &[u8],
+        sealed: bool,
         at: At,
         keys: &KeySource<'_>,
         out: &mut dyn FnMut(Out<'_>),
@@ -549,15 +638,14 @@ impl Conn {
             return;
         };
         for (ty, body) in half.hs.feed(data) {
-            self.message(h, ty, &body, at, keys, out);
+            self.message(h, (ty, &body, sealed), at, keys, out);
         }
     }
 
     fn message(
         &mut self,
         h: usize,
-        ty: u8,
-        body: &[u8],
+        (ty, body, sealed): (u8, &[u8], bool),
         at: At,
         keys: &KeySource<'_>,
         out: &mut dyn FnMut(Out<'_>),
@@ -567,11 +655,22 @@ impl Conn {
             .get(h)
             .is_some_and(|x| x.keys.is_some() || x.finished);
         match (ty, h) {
+            // A new handshake inside the encrypted one (a TLS 1.2 renegotiation, whichever
+            // hello is seen first of it): its keys are not followed, and that is told.
             (CLIENT_HELLO, CLIENT) | (HELLO_REQUEST, SERVER) if encrypted => {
                 self.notice(h, at, Problem::Renegotiation, out);
                 self.stop_decrypting();
             }
+            (SERVER_HELLO, SERVER) if sealed => {
+                self.notice(h, at, Problem::Renegotiation, out);
+                self.stop_decrypting();
+            }
             (CLIENT_HELLO, CLIENT) => self.client_hello(body),
+            // A second ServerHello in the clear (not after a HelloRetryRequest): the keys of
+            // the first are kept.
+            (SERVER_HELLO, SERVER) if self.info.suite.is_some() => {
+                self.notice(h, at, Problem::SecondServerHello, out);
+            }
             (SERVER_HELLO, SERVER) => self.server_hello(body, keys),
             (FINISHED, _) => self.finished(h),
             (KEY_UPDATE, _) if self.tls13 => {
@@ -602,6 +701,7 @@ impl Conn {
         self.info.alpn = ch.alpn;
         self.client_random = Some(ch.random);
         self.client_session = ch.session_id;
+        self.client_etm = ch.etm;
     }
 
     fn server_hello(&mut self, body: &[u8], keys: &KeySource<'_>) {
@@ -645,10 +745,10 @@ impl Conn {
             }
         }
         let Some(secrets) = secrets else {
-            return if keys.any {
-                Keys::Missing
-            } else {
-                Keys::NoKeyLog
+            return match (keys.any, keys.cut) {
+                (true, true) => Keys::NotKept,
+                (true, false) => Keys::Missing,
+                (false, _) => Keys::NoKeyLog,
             };
         };
         let Some(suite) = crypto::suite(suite_id).filter(|s| s.tls13 == self.tls13) else {
@@ -658,7 +758,9 @@ impl Conn {
         let ok = if self.tls13 {
             self.set_keys13(suite, &secrets)
         } else {
-            self.set_keys12(suite, &secrets, &random, server_random)
+            // RFC 7366 §2: encrypt-then-MAC when both hellos carry it (CBC suites only).
+            let etm = self.client_etm && sh.etm && suite.mac.is_some();
+            self.set_keys12(suite, &secrets, (&random, server_random), etm)
         };
         match ok {
             Some(()) => {
@@ -686,11 +788,16 @@ impl Conn {
         &mut self,
         suite: Suite,
         s: &Secrets,
-        client_random: &[u8; 32],
-        server_random: &[u8; 32],
+        (client_random, server_random): (&[u8; 32], &[u8; 32]),
+        etm: bool,
     ) -> Option<()> {
         let master = s.master?;
-        let (c, sv) = crypto::tls12(suite, master.as_bytes(), client_random, server_random)?;
+        let (mut c, mut sv) =
+            crypto::tls12(suite, master.as_bytes(), client_random, server_random)?;
+        if etm {
+            c.set_encrypt_then_mac();
+            sv.set_encrypt_then_mac();
+        }
         self.at_ccs = [Some(c), Some(sv)];
         Some(())
     }
@@ -754,7 +861,8 @@ impl Conn {
     }
 
     /// Bytes after a loss: held until a record in them authenticates, then decrypted from
-    /// there on.
+    /// there on. The search spends at most what is left of the connection's budget and of
+    /// all connections' (`KeySource::max_search`, `total_left`).
     fn resync(
         &mut self,
         h: usize,
@@ -764,6 +872,8 @@ impl Conn {
         scratch: &mut Vec<u8>,
         out: &mut dyn FnMut(Out<'_>),
     ) {
+        let own_left = keys.max_search.saturating_sub(self.searched);
+        let total_left = keys.total_left.get();
         let Some(half) = self.halves.get_mut(h) else {
             return;
         };
@@ -771,7 +881,16 @@ impl Conn {
             return;
         };
         r.buf.extend_from_slice(bytes);
-        let found = find_record(r, k, scratch);
+        let mut budget = own_left.min(total_left);
+        let found = find_record(r, k, &mut budget, scratch);
+        let spent = own_left.min(total_left) - budget;
+        self.searched += spent;
+        keys.total_left.set(total_left.saturating_sub(spent));
+        let why = if total_left <= own_left {
+            GiveUp::Total
+        } else {
+            GiveUp::Connection
+        };
         match found {
             Found::At(p) => {
                 let skipped = r.skipped + p as u64;
@@ -788,12 +907,48 @@ impl Conn {
                     r.skipped += cut as u64;
                 }
             }
-            Found::GaveUp => {
+            Found::GaveUp(spent_all) => {
                 half.resync = None;
                 half.keys = None;
                 half.lost_sync = true;
-                self.notice(h, at, Problem::GaveUp, out);
+                let why = if spent_all { why } else { GiveUp::Trials };
+                self.notice(h, at, Problem::GaveUp { why }, out);
             }
+        }
+    }
+
+    /// Picked up mid-stream: bytes held until a record header is found that another follows
+    /// (`record_start`); what came before it, the end of a record, is counted as encrypted
+    /// bytes. Past two records' worth of bytes with none found, only bytes are counted.
+    fn seek(
+        &mut self,
+        h: usize,
+        bytes: &[u8],
+        at: At,
+        keys: &KeySource<'_>,
+        scratch: &mut Vec<u8>,
+        out: &mut dyn FnMut(Out<'_>),
+    ) {
+        let Some(half) = self.halves.get_mut(h) else {
+            return;
+        };
+        let Some(buf) = half.seek.as_mut() else {
+            return;
+        };
+        buf.extend_from_slice(bytes);
+        match record_start(buf) {
+            Some(p) => {
+                let rest = buf.split_off(p.min(buf.len()));
+                half.seek = None;
+                self.info.encrypted_bytes += p as u64;
+                self.feed(h, &rest, at, keys, scratch, out);
+            }
+            None if buf.len() > 2 * (5 + MAX_RECORD) => {
+                self.info.encrypted_bytes += buf.len() as u64;
+                half.seek = None;
+                half.lost_sync = true;
+            }
+            None => {}
         }
     }
 
@@ -829,13 +984,16 @@ enum Found {
     At(usize),
     /// Nothing yet: more bytes are needed.
     Wait,
-    GaveUp,
+    /// The search ends without a record: true when it spent its byte budget, false when it
+    /// tried `MAX_TRIALS` record openings.
+    GaveUp(bool),
 }
 
 /// Looks through the bytes held after a loss for a record that authenticates, trying the
 /// sequence numbers the lost bytes could have held (a TLS 1.2 AES-GCM record's explicit
-/// nonce, which most stacks fill with the sequence number, first).
-fn find_record(r: &mut Resync, k: &mut DirKeys, scratch: &mut Vec<u8>) -> Found {
+/// nonce, which most stacks fill with the sequence number, first), spending at most
+/// `budget` bytes of decryption (what is left of it stays there).
+fn find_record(r: &mut Resync, k: &mut DirKeys, budget: &mut u64, scratch: &mut Vec<u8>) -> Found {
     let mut p = 0;
     while let Some(&[kind, major, _, hi, lo]) = r.buf.get(p..p + 5) {
         let len = usize::from(u16::from_be_bytes([hi, lo]));
@@ -860,15 +1018,26 @@ fn find_record(r: &mut Resync, k: &mut DirKeys, scratch: &mut Vec<u8>) -> Found 
             return keep_from(r, p);
         };
         let Ok(header) = <[u8; 5]>::try_from(header) else {
-            return Found::GaveUp;
+            return Found::GaveUp(false);
         };
-        let (lost, base) = (r.lost, r.base);
-        if let Some(seq) = try_seqs((lost, base, &mut r.trials), k, &header, body, scratch) {
+        if *budget < body.len() as u64 {
+            return Found::GaveUp(true);
+        }
+        let t = try_seqs(
+            (r.lost, r.base, r.trials),
+            k,
+            (&header, body),
+            *budget,
+            scratch,
+        );
+        r.trials += t.tried;
+        *budget = budget.saturating_sub(t.bytes);
+        if let Some(seq) = t.seq {
             k.seq = seq;
             return Found::At(p);
         }
         if r.trials >= MAX_TRIALS {
-            return Found::GaveUp;
+            return Found::GaveUp(false);
         }
         p += 1;
     }
@@ -884,12 +1053,12 @@ fn keep_from(r: &mut Resync, p: usize) -> Found {
 }
 
 fn try_seqs(
-    (lost, base, trials): (u64, u64, &mut u32),
+    (lost, base, trials): (u64, u64, u32),
     k: &DirKeys,
-    header: &[u8; 5],
-    body: &[u8],
+    (header, body): (&[u8; 5], &[u8]),
+    budget: u64,
     scratch: &mut Vec<u8>,
-) -> Option<u64> {
+) -> crypto::Tried {
     // At least this many whole records fit in the bytes lost.
     let least = lost / (5 + MAX_RECORD as u64);
     let explicit = body
@@ -898,17 +1067,7 @@ fn try_seqs(
         .map(u64::from_be_bytes);
     let seqs = explicit
         .into_iter()
-        .chain((0..MAX_CANDIDATES).map(|i| base + least + i));
-    for seq in seqs {
-        if *trials >= MAX_TRIALS {
-            return None;
-        }
-        *trials += 1;
-        let mut t = k.clone();
-        t.seq = seq;
-        if t.open(header, body, scratch).is_ok() {
-            return Some(seq);
-        }
-    }
-    None
+        .chain((0..MAX_CANDIDATES).map(|i| base + least + i))
+        .take(MAX_TRIALS.saturating_sub(trials) as usize);
+    k.find_seq(header, body, seqs, budget, scratch)
 }

@@ -5,6 +5,8 @@
 
 pub const EXT_SERVER_NAME: u16 = 0;
 pub const EXT_ALPN: u16 = 16;
+/// RFC 7366: MAC over the ciphertext, for CBC suites.
+pub const EXT_ENCRYPT_THEN_MAC: u16 = 22;
 pub const EXT_PRE_SHARED_KEY: u16 = 41;
 pub const EXT_SUPPORTED_VERSIONS: u16 = 43;
 
@@ -24,6 +26,8 @@ pub struct ClientHello {
     pub alpn: Vec<String>,
     /// A pre_shared_key extension: TLS 1.3 resumption offered.
     pub psk: bool,
+    /// encrypt_then_mac offered.
+    pub etm: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -38,6 +42,8 @@ pub struct ServerHello {
     pub psk: bool,
     /// A HelloRetryRequest: a second ClientHello follows.
     pub retry: bool,
+    /// encrypt_then_mac taken up.
+    pub etm: bool,
 }
 
 /// A big-endian reader that stops (returns None) instead of running past the end.
@@ -88,6 +94,7 @@ pub fn client_hello(msg: &[u8]) -> Option<ClientHello> {
                 EXT_ALPN => h.alpn = alpn(data),
                 EXT_SUPPORTED_VERSIONS => h.version = highest_offered(data).unwrap_or(h.version),
                 EXT_PRE_SHARED_KEY => h.psk = true,
+                EXT_ENCRYPT_THEN_MAC => h.etm = true,
                 _ => {}
             }
         }
@@ -129,6 +136,7 @@ pub fn server_hello(msg: &[u8]) -> Option<ServerHello> {
             EXT_SUPPORTED_VERSIONS => h.version = Rd(data).u16().unwrap_or(h.version),
             EXT_ALPN => h.alpn = alpn(data),
             EXT_PRE_SHARED_KEY => h.psk = true,
+            EXT_ENCRYPT_THEN_MAC => h.etm = true,
             _ => {}
         }
     }

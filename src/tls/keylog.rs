@@ -113,7 +113,28 @@ pub struct KeyLog {
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Added {
     pub secrets: u64,
+    /// Lines not used: comments, labels not needed here, lines not understood.
     pub ignored: u64,
+    /// Lines that are not key log lines at all (neither a comment nor `LABEL <64 hex
+    /// digits> <hex>` nor a `RSA Session-ID:` line), and the first of them (1-based).
+    pub bad: u64,
+    pub first_bad: Option<usize>,
+    /// Lines past `MAX_ENTRIES` client randoms, not kept.
+    pub dropped: u64,
+    /// The source was cut at `MAX_KEYLOG_BYTES`.
+    pub cut: bool,
+}
+
+/// What one key log line is to this tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Line {
+    Secret,
+    /// A comment, or a well-formed line of a label not used (early data, exporters).
+    Unused,
+    /// Well formed, but past `MAX_ENTRIES` client randoms.
+    Dropped,
+    /// Not a key log line.
+    Bad,
 }
 
 impl KeyLog {
@@ -128,27 +149,42 @@ impl KeyLog {
 
     /// Reads key log text (at most `MAX_KEYLOG_BYTES` of it).
     pub fn add_text(&mut self, text: &[u8]) -> Added {
+        let mut added = Added::default();
         let text = match text.get(..MAX_KEYLOG_BYTES) {
             Some(t) if text.len() > MAX_KEYLOG_BYTES => {
                 self.cut_sources += 1;
+                added.cut = true;
                 t
             }
             _ => text,
         };
-        let mut added = Added::default();
-        for line in text.split(|&b| b == b'\n') {
-            match std::str::from_utf8(line).ok().map(str::trim) {
-                Some("") => {}
-                Some(l) if self.add_line(l) => added.secrets += 1,
-                _ => added.ignored += 1,
+        for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+            let kind = match std::str::from_utf8(line).map(str::trim) {
+                Ok("") => continue,
+                Ok(l) if l.starts_with('#') => Line::Unused,
+                Ok(l) => self.add_line(l),
+                Err(_) => Line::Bad,
+            };
+            match kind {
+                Line::Secret => added.secrets += 1,
+                Line::Unused => added.ignored += 1,
+                Line::Dropped => {
+                    added.ignored += 1;
+                    added.dropped += 1;
+                }
+                Line::Bad => {
+                    added.ignored += 1;
+                    added.bad += 1;
+                    added.first_bad.get_or_insert(i + 1);
+                }
             }
         }
         self.ignored_lines += added.ignored;
         added
     }
 
-    /// One `LABEL random secret` line; false when it is not one this tool uses.
-    fn add_line(&mut self, line: &str) -> bool {
+    /// One `LABEL random secret` line.
+    fn add_line(&mut self, line: &str) -> Line {
         if let Some(rest) = line.strip_prefix("RSA ") {
             return self.add_session_line(rest);
         }
@@ -156,52 +192,107 @@ impl KeyLog {
         let (Some(label), Some(random), Some(secret), None) =
             (words.next(), words.next(), words.next(), words.next())
         else {
-            return false;
+            return Line::Bad;
         };
-        let (Some(random), Some(secret)) = (client_random(random), Secret::from_hex(secret)) else {
-            return false;
+        let (Some(random), Some(secret)) = (client_random(random), hex_secret(secret)) else {
+            return Line::Bad;
+        };
+        let Some(secret) = secret else {
+            // Hex, but longer than any secret used here: a label of another use.
+            return Line::Unused;
         };
         if !LABELS.contains(&label) {
-            return false;
+            return Line::Unused;
         }
         if !self.by_random.contains_key(&random)
             && self.by_random.len() + self.by_session.len() >= MAX_ENTRIES
         {
             self.dropped += 1;
-            return false;
+            return Line::Dropped;
         }
         let entry = self.by_random.entry(random).or_default();
         match entry.slot(label) {
             Some(slot) => {
                 *slot = Some(secret);
-                true
+                Line::Secret
             }
-            None => false,
+            None => Line::Unused,
         }
     }
 
     /// `Session-ID:<hex> Master-Key:<hex>`.
-    fn add_session_line(&mut self, rest: &str) -> bool {
+    fn add_session_line(&mut self, rest: &str) -> Line {
         let mut words = rest.split_ascii_whitespace();
         let (Some(id), Some(key), None) = (
             words.next().and_then(|w| w.strip_prefix("Session-ID:")),
             words.next().and_then(|w| w.strip_prefix("Master-Key:")),
             words.next(),
         ) else {
-            return false;
+            return Line::Bad;
         };
         let (Ok(id), Some(master)) = (hex::decode(id), Secret::from_hex(key)) else {
-            return false;
+            return Line::Bad;
         };
         if id.is_empty() || id.len() > 32 {
-            return false;
+            return Line::Bad;
         }
         if self.by_random.len() + self.by_session.len() >= MAX_ENTRIES {
             self.dropped += 1;
-            return false;
+            return Line::Dropped;
         }
         self.by_session.insert(id, master);
-        true
+        Line::Secret
+    }
+
+    /// Reads one key log file's text, and what to say of it: `Err` for a file with no key log
+    /// line at all (a capture, a certificate, another file given by mistake), naming its first
+    /// line that is not one; warnings for one cut at `MAX_KEYLOG_BYTES`, one with lines that
+    /// are not key log lines, one that holds no secret used here.
+    pub fn add_file(&mut self, name: &str, text: &[u8]) -> Result<Vec<String>, String> {
+        let a = self.add_text(text);
+        let first = a.first_bad.unwrap_or(1);
+        if a.secrets == 0 && a.bad > 0 {
+            return Err(format!(
+                "--keylog {name}: not a TLS key log: none of its lines is one (line {first} is not `LABEL <client random, 64 hex digits> <secret in hex>`, the NSS key log format SSLKEYLOGFILE writes)"
+            ));
+        }
+        let mut warnings = Vec::new();
+        if a.cut {
+            warnings.push(format!(
+                "--keylog {name}: only its first {} MiB were read (kdissect's limit): the secrets past them are left out",
+                MAX_KEYLOG_BYTES >> 20
+            ));
+        }
+        if a.bad == 1 {
+            warnings.push(format!(
+                "--keylog {name}: 1 line is not a key log line, skipped (line {first})"
+            ));
+        } else if a.bad > 1 {
+            warnings.push(format!(
+                "--keylog {name}: {} lines are not key log lines, skipped (the first: line {first})",
+                a.bad
+            ));
+        }
+        if a.secrets == 0 && a.dropped == 0 {
+            warnings.push(format!(
+                "--keylog {name}: holds no TLS secret kdissect reads ({}): nothing can be decrypted with it",
+                if a.ignored == 0 { "it is empty".to_string() } else { format!("{} lines of comments or labels not used", a.ignored) }
+            ));
+        }
+        Ok(warnings)
+    }
+
+    /// What to say once every key log is read: client randoms past `MAX_ENTRIES` left out.
+    pub fn cap_warning(&self) -> Option<String> {
+        (self.dropped > 0).then(|| {
+            format!(
+                "the key logs hold more than {MAX_ENTRIES} client randoms (kdissect's limit): the secrets of {} past it were not kept; a connection whose random is among them says so",
+                match self.dropped {
+                    1 => "1 line".to_string(),
+                    n => format!("{n} lines"),
+                }
+            )
+        })
     }
 
     /// The TLS 1.2 master secret logged for a session id.
@@ -239,6 +330,14 @@ pub fn lines(random: &[u8; 32], s: &Secrets) -> String {
     out
 }
 
+/// A secret in hex: `Some(None)` for valid hex too long to be a secret used here.
+fn hex_secret(hex: &str) -> Option<Option<Secret>> {
+    if hex.is_empty() || hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    Some(Secret::from_hex(hex))
+}
+
 fn client_random(hex: &str) -> Option<[u8; 32]> {
     let mut r = [0; 32];
     hex::decode_to_slice(hex, &mut r).ok()?;
@@ -266,7 +365,11 @@ mod tests {
             added,
             Added {
                 secrets: 2,
-                ignored: 3
+                ignored: 3,
+                bad: 1,
+                first_bad: Some(5),
+                dropped: 0,
+                cut: false,
             }
         );
         let s = k.lookup(&[0xab; 32]).unwrap();

@@ -256,17 +256,25 @@ fn hs(ty: u8, body: &[u8]) -> Vec<u8> {
 /// Runs the handshake of `s` through `f` (stream 7): the client keys (handshake, then
 /// application) and server keys come back, ready to seal the next records.
 fn handshake13(f: &mut TlsFilter, s: &Session13) -> (crypto::DirKeys, crypto::DirKeys, Vec<Got>) {
+    handshake13_on(f, s, 7)
+}
+
+fn handshake13_on(
+    f: &mut TlsFilter,
+    s: &Session13,
+    stream: u32,
+) -> (crypto::DirKeys, crypto::DirKeys, Vec<Got>) {
     let (ch, sh) = s.hellos();
-    let mut got = feed(f, data(7, 5000, 9093, &ch));
-    got.extend(feed(f, data(7, 9093, 5000, &sh)));
+    let mut got = feed(f, data(stream, 5000, 9093, &ch));
+    got.extend(feed(f, data(stream, 9093, 5000, &sh)));
     let mut shk = s.keys(1);
     let mut flight = shk.seal(HANDSHAKE, &hs(8, &[0, 0]));
     flight.extend(shk.seal(HANDSHAKE, &hs(20, &[0xee; 32])));
-    got.extend(feed(f, data(7, 9093, 5000, &flight)));
+    got.extend(feed(f, data(stream, 9093, 5000, &flight)));
     let mut chk = s.keys(0);
     let mut cflight = record(CHANGE_CIPHER_SPEC, &[1]);
     cflight.extend(chk.seal(HANDSHAKE, &hs(20, &[0xdd; 32])));
-    got.extend(feed(f, data(7, 5000, 9093, &cflight)));
+    got.extend(feed(f, data(stream, 5000, 9093, &cflight)));
     (s.keys(2), s.keys(3), got)
 }
 
@@ -480,17 +488,19 @@ fn an_unknown_suite_is_reported_not_decrypted() {
     let mut f = TlsFilter::with_keys(Arc::new(s.keylog()));
     let ch = record(
         HANDSHAKE,
-        &hello_with(CLIENT_HELLO, &[], false, s.random, 0x002f),
+        &hello_with(CLIENT_HELLO, &[], false, s.random, 0x000a),
     );
     let sh = record(
         HANDSHAKE,
-        &hello_with(SERVER_HELLO, &[], true, [9; 32], 0x002f),
+        &hello_with(SERVER_HELLO, &[], true, [9; 32], 0x000a),
     );
     feed(&mut f, data(7, 5000, 9093, &ch));
     feed(&mut f, data(7, 9093, 5000, &sh));
     let info = only_conn(feed(&mut f, close(7)));
     assert_eq!(info.keys, Keys::UnsupportedSuite);
-    assert_eq!(suite_name(0x002f), "cipher suite 0x002f");
+    // Named all the same (IANA), and a suite not in the registry by its number.
+    assert_eq!(suite_name(0x000a), "TLS_RSA_WITH_3DES_EDE_CBC_SHA");
+    assert_eq!(suite_name(0x7a7a), "cipher suite 0x7a7a");
 }
 
 /// psk_key_exchange_modes (RFC 8446 §4.2.9) and session_ticket (RFC 5077 §3.2).
@@ -781,4 +791,538 @@ fn a_ticket_resumption_without_a_session_id_is_told_by_the_server_ccs_first() {
     feed(&mut f, data(7, 9093, 5000, &cflight));
     let info = only_conn(feed(&mut f, close(7)));
     assert!(!info.resumed && info.records == 6, "{info:?}");
+}
+
+// Issue 35, items 8 and 20.
+
+/// A TLS 1.2 session of `suite` (stream 7, ports 5000 and 9093) through `f` up to both
+/// Finished, with encrypt_then_mac in both hellos when `etm`: the application keys of both
+/// sides come back.
+fn session12(
+    f: &mut TlsFilter,
+    suite: u16,
+    random: [u8; 32],
+    master: [u8; 48],
+    etm: bool,
+) -> (crypto::DirKeys, crypto::DirKeys, Vec<Got>) {
+    let server_random = [9; 32];
+    let exts = if etm {
+        ext(hello::EXT_ENCRYPT_THEN_MAC, &[])
+    } else {
+        Vec::new()
+    };
+    let ch = record(
+        HANDSHAKE,
+        &hello_with(CLIENT_HELLO, &exts, false, random, suite),
+    );
+    let sh = record(
+        HANDSHAKE,
+        &hello_with(SERVER_HELLO, &exts, true, server_random, suite),
+    );
+    let (mut ck, mut sk) = crypto::tls12(
+        crypto::suite(suite).unwrap(),
+        &master,
+        &random,
+        &server_random,
+    )
+    .unwrap();
+    if etm {
+        ck.set_encrypt_then_mac();
+        sk.set_encrypt_then_mac();
+    }
+    let mut got = feed(f, data(7, 5000, 9093, &ch));
+    got.extend(feed(f, data(7, 9093, 5000, &sh)));
+    let mut cflight = record(CHANGE_CIPHER_SPEC, &[1]);
+    cflight.extend(ck.seal(HANDSHAKE, &hs(20, &[0; 12])));
+    got.extend(feed(f, data(7, 5000, 9093, &cflight)));
+    let mut sflight = record(CHANGE_CIPHER_SPEC, &[1]);
+    sflight.extend(sk.seal(HANDSHAKE, &hs(20, &[0; 12])));
+    got.extend(feed(f, data(7, 9093, 5000, &sflight)));
+    (ck, sk, got)
+}
+
+fn keys12(random: [u8; 32], master: [u8; 48]) -> Arc<KeyLog> {
+    let mut k = KeyLog::default();
+    k.add_text(client_random_line(random, master).as_bytes());
+    Arc::new(k)
+}
+
+#[test]
+fn decrypts_tls12_cbc_with_mac_then_encrypt_and_encrypt_then_mac() {
+    for suite in [0xc013_u16, 0xc014, 0xc027, 0xc028, 0x003c] {
+        for etm in [false, true] {
+            let (random, master) = ([0x44; 32], [0x6b; 48]);
+            let mut f = TlsFilter::with_keys(keys12(random, master));
+            let (mut ck, mut sk, got) = session12(&mut f, suite, random, master, etm);
+            assert!(
+                matches!(&got[..], [Got::Conn(c)] if c.keys == Keys::Decrypted && c.suite == Some(suite)),
+                "{suite:04x} etm {etm}: {got:?}"
+            );
+            // Records of every padding length, and one longer than a block many times.
+            let mut seg = Vec::new();
+            for n in 0..20 {
+                seg.extend(ck.seal(APPLICATION_DATA, &vec![n as u8; n]));
+            }
+            seg.extend(ck.seal(APPLICATION_DATA, &[0x5c; 5000]));
+            let got = plaintext(&feed(&mut f, data(7, 5000, 9093, &seg)));
+            let mut want: Vec<u8> = (0..20).flat_map(|n| vec![n as u8; n]).collect();
+            want.extend([0x5c; 5000]);
+            assert_eq!(joined(&got, 5000), want, "{suite:04x} etm {etm}");
+            let got = feed(
+                &mut f,
+                data(7, 9093, 5000, &sk.seal(APPLICATION_DATA, b"answer")),
+            );
+            assert!(
+                matches!(&got[..], [Got::Data(9093, a)] if a == b"answer"),
+                "{suite:04x} etm {etm}: {got:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn encrypt_then_mac_offered_by_one_side_only_is_not_used() {
+    let (random, master) = ([0x45; 32], [0x6c; 48]);
+    let mut f = TlsFilter::with_keys(keys12(random, master));
+    // The client offers it, the server does not take it up: MAC-then-encrypt.
+    let server_random = [9; 32];
+    let ch = record(
+        HANDSHAKE,
+        &hello_with(
+            CLIENT_HELLO,
+            &ext(hello::EXT_ENCRYPT_THEN_MAC, &[]),
+            false,
+            random,
+            0xc027,
+        ),
+    );
+    let sh = record(
+        HANDSHAKE,
+        &hello_with(SERVER_HELLO, &[], true, server_random, 0xc027),
+    );
+    let (mut ck, _) = crypto::tls12(
+        crypto::suite(0xc027).unwrap(),
+        &master,
+        &random,
+        &server_random,
+    )
+    .unwrap();
+    feed(&mut f, data(7, 5000, 9093, &ch));
+    feed(&mut f, data(7, 9093, 5000, &sh));
+    let mut cflight = record(CHANGE_CIPHER_SPEC, &[1]);
+    cflight.extend(ck.seal(HANDSHAKE, &hs(20, &[0; 12])));
+    cflight.extend(ck.seal(APPLICATION_DATA, b"mac then encrypt"));
+    let got = feed(&mut f, data(7, 5000, 9093, &cflight));
+    assert!(
+        matches!(&got[..], [Got::Conn(_), Got::Data(5000, a)] if a == b"mac then encrypt"),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn a_cbc_loss_resumes_at_a_record_whose_mac_verifies() {
+    let (random, master) = ([0x46; 32], [0x6d; 48]);
+    let mut f = TlsFilter::with_keys(keys12(random, master));
+    let (mut ck, _, _) = session12(&mut f, 0xc027, random, master, false);
+    let lost = ck.seal(APPLICATION_DATA, &[1; 300]);
+    let mut after = ck.seal(APPLICATION_DATA, b"second");
+    after.extend(ck.seal(APPLICATION_DATA, b"third"));
+    feed(&mut f, data(7, 5000, 9093, &lost[..100]));
+    feed(
+        &mut f,
+        Event::Gap {
+            stream: 7,
+            src: addr(5000),
+            dst: addr(9093),
+            kind: crate::tcp::GapKind::Lost(lost.len() as u64 - 100),
+            at: At::default(),
+        },
+    );
+    let got = feed(&mut f, data(7, 5000, 9093, &after));
+    assert!(
+        matches!(&got[..], [Got::Notice(Problem::Resumed { skipped: 0 }), Got::Data(_, a), Got::Data(_, b)] if a == b"second" && b == b"third"),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn an_encrypted_server_hello_is_told_and_does_not_rekey_silently() {
+    let s = Session13::new(0x1301);
+    let mut f = TlsFilter::with_keys(Arc::new(s.keylog()));
+    let (_, mut sk, _) = handshake13(&mut f, &s);
+    let (_, sh) = s.hellos();
+    let got = feed(&mut f, data(7, 9093, 5000, &sk.seal(HANDSHAKE, &sh[5..])));
+    assert!(
+        matches!(&got[..], [Got::Notice(Problem::Renegotiation)]),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn a_second_server_hello_in_the_clear_is_told_and_ignored() {
+    let s = Session13::new(0x1301);
+    let mut f = TlsFilter::with_keys(Arc::new(s.keylog()));
+    let (ch, sh) = s.hellos();
+    feed(&mut f, data(7, 5000, 9093, &ch));
+    feed(&mut f, data(7, 9093, 5000, &sh));
+    // Another ServerHello (another random, another suite): told, and the first one's keys
+    // stay, so the session decrypts.
+    let other = record(
+        HANDSHAKE,
+        &hello_with(
+            SERVER_HELLO,
+            &ext(EXT_SUPPORTED_VERSIONS, &[3, 4]),
+            true,
+            [1; 32],
+            0x1302,
+        ),
+    );
+    let got = feed(&mut f, data(7, 9093, 5000, &other));
+    assert!(
+        matches!(&got[..], [Got::Notice(Problem::SecondServerHello)]),
+        "{got:?}"
+    );
+    let mut shk = s.keys(1);
+    let mut flight = shk.seal(HANDSHAKE, &hs(8, &[0, 0]));
+    flight.extend(shk.seal(HANDSHAKE, &hs(20, &[0xee; 32])));
+    let got = feed(&mut f, data(7, 9093, 5000, &flight));
+    assert!(
+        matches!(&got[..], [Got::Conn(c)] if c.keys == Keys::Decrypted && c.suite == Some(0x1301)),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn a_20k_client_hello_over_several_records_is_read() {
+    let s = Session13::new(0x1301);
+    let mut f = TlsFilter::with_keys(Arc::new(s.keylog()));
+    // A padding extension (RFC 7685) of 20 000 bytes: a legal ClientHello of about 20 KB,
+    // which no record can hold (2^14 bytes at most): it spans two records, here cut in
+    // three, the middle one in two segments.
+    let mut exts = ext(21, &vec![0; 20_000]);
+    exts.extend(ext(EXT_SUPPORTED_VERSIONS, &[2, 3, 4]));
+    exts.extend(ext(EXT_ALPN, &[0, 6, 5, b'k', b'a', 0x1b, b'[', b'2']));
+    let msg = hello_with(CLIENT_HELLO, &exts, false, s.random, 0x1301);
+    assert!(msg.len() > 20_000);
+    let mut wire = Vec::new();
+    for part in [&msg[..9000], &msg[9000..16000], &msg[16000..]] {
+        wire.extend(record(HANDSHAKE, part));
+    }
+    feed(&mut f, data(7, 5000, 9093, &wire[..12_000]));
+    feed(&mut f, data(7, 5000, 9093, &wire[12_000..]));
+    let (_, sh) = s.hellos();
+    feed(&mut f, data(7, 9093, 5000, &sh));
+    let mut shk = s.keys(1);
+    let flight = shk.seal(HANDSHAKE, &hs(20, &[0xee; 32]));
+    let got = feed(&mut f, data(7, 9093, 5000, &flight));
+    let [Got::Conn(c)] = &got[..] else {
+        panic!("{got:?}")
+    };
+    assert_eq!(c.keys, Keys::Decrypted);
+    // Its ALPN came from the end of the 20 KB message, with its escape byte kept as read.
+    assert_eq!(c.alpn, vec!["ka\u{1b}[2".to_string()]);
+}
+
+/// The events the filter hands on for a capture that starts inside a connection: the
+/// midstream gap, then `segments` from the client (port 50000) and server (9093).
+fn midstream(f: &mut TlsFilter, segments: &[(bool, Vec<u8>)]) -> Vec<Got> {
+    let mut got = feed(
+        f,
+        Event::Gap {
+            stream: 3,
+            src: addr(50000),
+            dst: addr(9093),
+            kind: crate::tcp::GapKind::MidStream,
+            at: At::default(),
+        },
+    );
+    for (client, bytes) in segments {
+        let (src, dst) = if *client {
+            (50000, 9093)
+        } else {
+            (9093, 50000)
+        };
+        got.extend(feed(f, data(3, src, dst, bytes)));
+    }
+    got.extend(feed(f, close(3)));
+    got
+}
+
+/// Pseudo-random bytes (ciphertext stands in for them).
+fn noise(n: usize, seed: u32) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(2_654_435_761) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x >> 7) as u8
+        })
+        .collect()
+}
+
+#[test]
+fn tls_picked_up_mid_stream_is_one_connection_not_kafka() {
+    // The capture starts inside a 16 KB record of the server; the client's requests are
+    // small records, one a segment.
+    let mut server = noise(9_000, 1);
+    server.extend(record(APPLICATION_DATA, &noise(16_000, 2)));
+    let mut segments: Vec<(bool, Vec<u8>)> =
+        server.chunks(1448).map(|c| (false, c.to_vec())).collect();
+    segments.insert(2, (true, record(APPLICATION_DATA, &noise(120, 3))));
+    segments.insert(3, (true, record(APPLICATION_DATA, &noise(90, 4))));
+    let mut f = TlsFilter::new();
+    let got = midstream(&mut f, &segments);
+    assert!(
+        got.iter()
+            .all(|g| !matches!(g, Got::Data(..) | Got::Gap(_))),
+        "nothing reaches the Kafka layer: {got:?}"
+    );
+    let info = got
+        .iter()
+        .find_map(|g| match g {
+            Got::Conn(c) => Some(c.clone()),
+            _ => None,
+        })
+        .expect("one connection line");
+    assert!(info.midstream && info.keys == Keys::NoHandshake);
+    assert_eq!((info.client.port(), info.server.port()), (50000, 9093));
+    let total: usize = segments.iter().map(|(_, b)| b.len()).sum();
+    assert_eq!(info.total_bytes, total as u64);
+    assert_eq!(info.encrypted_bytes, info.total_bytes - 3 * 5);
+    assert!(f.oldest_held().is_none());
+}
+
+#[test]
+fn kafka_picked_up_mid_stream_passes_at_once() {
+    let mut f = TlsFilter::new();
+    let req = kafka_request();
+    // The first segment has Kafka's zeros: handed on with the gap before it, not held.
+    let got = feed(
+        &mut f,
+        Event::Gap {
+            stream: 3,
+            src: addr(50000),
+            dst: addr(9092),
+            kind: crate::tcp::GapKind::MidStream,
+            at: At::default(),
+        },
+    );
+    assert!(got.is_empty());
+    assert_eq!(f.oldest_held(), Some(0));
+    let got = feed(&mut f, data(3, 50000, 9092, &req));
+    assert!(
+        matches!(&got[..], [Got::Gap(50000), Got::Data(50000, d)] if *d == req),
+        "{got:?}"
+    );
+    assert!(f.oldest_held().is_none());
+    // Random bytes (a compressed batch, say) are held a while, then handed on in order.
+    let mut f = TlsFilter::new();
+    let segs: Vec<(bool, Vec<u8>)> = (0..SNIFF_EVENTS)
+        .map(|i| (i % 2 == 0, noise(700, i + 10)))
+        .collect();
+    let got = midstream(&mut f, &segs);
+    let datas: Vec<&Vec<u8>> = got
+        .iter()
+        .filter_map(|g| match g {
+            Got::Data(_, d) => Some(d),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(datas.len(), segs.len());
+    assert!(datas.iter().zip(&segs).all(|(a, (_, b))| *a == b));
+    assert!(matches!(got.last(), Some(Got::Close)));
+}
+
+#[test]
+fn record_framing_is_found_after_a_record_tail() {
+    let mut b = noise(300, 7);
+    let at = b.len();
+    b.extend(record(APPLICATION_DATA, &noise(200, 8)));
+    b.extend(record(APPLICATION_DATA, &noise(40, 9)));
+    assert_eq!(conn::record_start(&b), Some(at));
+    // One record that ends with the bytes.
+    assert_eq!(conn::record_start(&record(23, &noise(64, 1))), Some(0));
+    // Kafka bytes and noise are not records.
+    assert_eq!(conn::record_start(&kafka_request()), None);
+    assert_eq!(conn::record_start(&noise(40_000, 5)), None);
+}
+
+/// A TLS 1.3 client direction made to cost the search after a loss as much as it can: each
+/// loss is followed by records that look whole (a header, 16 KB, another header) but do not
+/// authenticate, then by one that does.
+fn storm(ck: &mut crypto::DirKeys, losses: usize) -> Vec<(bool, Vec<u8>)> {
+    let mut out = Vec::new();
+    for i in 0..losses {
+        let lost = ck.seal(APPLICATION_DATA, &[0; 100]);
+        out.push((true, lost));
+        let mut fake = Vec::new();
+        for j in 0..6 {
+            fake.extend(record(
+                APPLICATION_DATA,
+                &noise(16_000, (i * 10 + j) as u32),
+            ));
+        }
+        fake.extend(ck.seal(APPLICATION_DATA, b"good"));
+        fake.extend(ck.seal(APPLICATION_DATA, b"good too"));
+        out.push((false, fake));
+    }
+    out
+}
+
+fn run_storm(limits: Limits, losses: usize, conns: u32) -> (u64, Vec<Problem>) {
+    let s = Session13::new(0x1301);
+    let mut f = TlsFilter::with_limits(Arc::new(s.keylog()), limits);
+    let mut problems = Vec::new();
+    for stream in 0..conns {
+        let (mut ck, _, mut got) = handshake13_on(&mut f, &s, stream);
+        for (lose, bytes) in storm(&mut ck, losses) {
+            if lose {
+                got.extend(feed(
+                    &mut f,
+                    Event::Gap {
+                        stream,
+                        src: addr(5000),
+                        dst: addr(9093),
+                        kind: crate::tcp::GapKind::Lost(bytes.len() as u64),
+                        at: At::default(),
+                    },
+                ));
+            } else {
+                got.extend(feed(&mut f, data(stream, 5000, 9093, &bytes)));
+            }
+        }
+        problems.extend(got.into_iter().filter_map(|g| match g {
+            Got::Notice(p) => Some(p),
+            _ => None,
+        }));
+    }
+    let spent = limits.max_search_total - f.search_left.get();
+    (spent, problems)
+}
+
+#[test]
+fn the_search_after_losses_is_bounded_per_connection_and_in_total() {
+    // Unbounded, each loss costs 6 records × 513 trials × 16 KB: 48 MB; one connection of
+    // 8 losses would cost 400 MB of AES-GCM.
+    let per = 4 * 1024 * 1024;
+    let limits = Limits {
+        max_search: per,
+        max_search_total: u64::MAX / 2,
+    };
+    let (spent, problems) = run_storm(limits, 8, 1);
+    assert!(spent <= per, "{spent}");
+    assert!(
+        problems.contains(&Problem::GaveUp {
+            why: GiveUp::Connection
+        }),
+        "{problems:?}"
+    );
+    // Many connections: the total stops them all.
+    let limits = Limits {
+        max_search: per,
+        max_search_total: 3 * per,
+    };
+    let (spent, problems) = run_storm(limits, 4, 10);
+    assert!(spent <= 3 * per, "{spent}");
+    let total = problems
+        .iter()
+        .filter(|p| **p == Problem::GaveUp { why: GiveUp::Total })
+        .count();
+    assert!(total >= 6, "{problems:?}");
+    // An honest loss (no fakes) costs a few trials and resumes, within any budget.
+    let limits = Limits {
+        max_search: 64 * 1024,
+        max_search_total: 64 * 1024,
+    };
+    let s = Session13::new(0x1301);
+    let mut f = TlsFilter::with_limits(Arc::new(s.keylog()), limits);
+    let (mut ck, _, _) = handshake13(&mut f, &s);
+    let lost = ck.seal(APPLICATION_DATA, &[0; 3000]);
+    let got = feed(
+        &mut f,
+        Event::Gap {
+            stream: 7,
+            src: addr(5000),
+            dst: addr(9093),
+            kind: crate::tcp::GapKind::Lost(lost.len() as u64),
+            at: At::default(),
+        },
+    );
+    assert!(matches!(
+        got[..],
+        [Got::Notice(Problem::Lost { .. }), Got::Gap(_)]
+    ));
+    let mut next = ck.seal(APPLICATION_DATA, b"next");
+    next.extend(ck.seal(APPLICATION_DATA, b"and next"));
+    let got = feed(&mut f, data(7, 5000, 9093, &next));
+    assert!(
+        matches!(&got[..], [Got::Notice(Problem::Resumed { .. }), Got::Data(_, d), Got::Data(..)] if d == b"next"),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn key_log_files_that_are_not_key_logs_are_refused_and_gaps_are_told() {
+    let mut k = KeyLog::default();
+    let err = k
+        .add_file(
+            "capture.pcap",
+            b"\xd4\xc3\xb2\xa1\x02\x00\x04\x00\n\x00\x01",
+        )
+        .unwrap_err();
+    assert!(
+        err.contains("--keylog capture.pcap: not a TLS key log"),
+        "{err}"
+    );
+    assert!(err.contains("line 1 "), "{err}");
+    let r = "ab".repeat(32);
+    let text = format!(
+        "# keys\nCLIENT_RANDOM {r} {}\nhello there\n",
+        "11".repeat(48)
+    );
+    let w = k.add_file("mixed.keys", text.as_bytes()).unwrap();
+    assert_eq!(
+        w,
+        ["--keylog mixed.keys: 1 line is not a key log line, skipped (line 3)"]
+    );
+    let w = KeyLog::default().add_file("empty.keys", b"").unwrap();
+    assert!(
+        w[0].contains("holds no TLS secret kdissect reads (it is empty)"),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn key_log_caps_are_told_and_the_connection_says_its_random_may_be_left_out() {
+    let mut k = KeyLog::default();
+    let mut text = String::new();
+    for i in 0..=keylog::MAX_ENTRIES {
+        let mut r = [0u8; 32];
+        r[..8].copy_from_slice(&(i as u64).to_be_bytes());
+        text.push_str(&format!(
+            "CLIENT_RANDOM {} {}\n",
+            hex::encode(r),
+            "22".repeat(48)
+        ));
+    }
+    let w = k.add_file("big.keys", text.as_bytes()).unwrap();
+    assert!(w.is_empty(), "{w:?}");
+    let cap = k.cap_warning().unwrap();
+    assert!(
+        cap.contains("more than 100000 client randoms") && cap.contains("1 line past it"),
+        "{cap}"
+    );
+    // A connection whose random is not kept says why it may be missing.
+    let s = Session13::new(0x1301);
+    let mut f = TlsFilter::with_keys(Arc::new(k));
+    let (ch, sh) = s.hellos();
+    feed(&mut f, data(7, 5000, 9093, &ch));
+    feed(&mut f, data(7, 9093, 5000, &sh));
+    assert_eq!(only_conn(feed(&mut f, close(7))).keys, Keys::NotKept);
+    // A key log cut at its byte limit says so.
+    let mut big = vec![b'#'; keylog::MAX_KEYLOG_BYTES + 10];
+    big[keylog::MAX_KEYLOG_BYTES + 5] = b'\n';
+    let w = KeyLog::default().add_file("huge.keys", &big).unwrap();
+    assert!(w[0].contains("only its first 64 MiB were read"), "{w:?}");
 }

@@ -105,6 +105,14 @@ func errCode(err error) int16 {
 }
 
 func main() {
+	if len(os.Args) >= 3 && os.Args[2] == "issue35" {
+		// go-franz SEEDS issue35 ROLE ...: see issue35.go
+		if err := issue35(os.Args[1], os.Args[3:]); err != nil {
+			fmt.Fprintf(os.Stderr, "FAILED: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) == 4 && os.Args[2] == "cluster" {
 		// go-franz SEED[,SEED...] cluster SECONDS: see cluster.go
 		if err := cluster(os.Args[1], os.Args[3:]); err != nil {

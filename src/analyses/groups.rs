@@ -366,8 +366,10 @@ impl GroupLine {
         }
         self.renamed(b, member, instance, at);
         let gi = self.index_of(id);
-        let earlier =
-            gi.is_some_and(|i| i > 0) || self.generations_seen > self.generations.len() as u64;
+        // A classic member first seen after a generation the capture saw whole is new; a
+        // KIP-848 member is new only when it heartbeats at epoch 0 (`own`).
+        let earlier = self.protocol == "classic"
+            && (gi.is_some_and(|i| i > 0) || self.generations_seen > self.generations.len() as u64);
         if let Some(m) = self.members.get_mut(member) {
             m.last_heard = m.last_heard.max(at.0);
             // An old client joins with an empty member id and gets its id in this answer:

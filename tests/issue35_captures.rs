@@ -48,17 +48,17 @@ const CASES: &[Case] = &[
         from_start: false,
     },
     Case {
-        pcap: "issue35/issue35-streams.pcap",
+        pcap: "issue35-streams.pcap",
         run: "streams",
         from_start: true,
     },
     Case {
-        pcap: "issue35/issue35-unnamed.pcap",
+        pcap: "issue35-unnamed.pcap",
         run: "unnamed",
         from_start: true,
     },
     Case {
-        pcap: "issue35/issue35-nonascii.pcap",
+        pcap: "issue35-nonascii.pcap",
         run: "nonascii",
         from_start: true,
     },

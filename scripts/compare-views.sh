@@ -31,6 +31,8 @@ CAPTURE_VIEWS=(
   "spans|--no-progress --json --json-spans FILE"
   "stats|--no-progress --stats FILE"
   "statsjson|--no-progress --stats --json -q FILE"
+  "analyses|--no-progress --stats -q --analyses FILE"
+  "analysesjson|--no-progress --stats --json -q --analyses FILE"
   "fields|--no-progress -T fields -e frame.number -e kafka.correlation_id -e kafka.api_key -e kafka.api_version -e kafka.error -e kafka.topic_name FILE"
   "ek|--no-progress -T ek FILE"
   "filter|--no-progress -Y topic FILE"

@@ -9,7 +9,7 @@ use super::{Analyses, ClientKey, MAX_KEYS, MAX_SAMPLES};
 use crate::kafka::message::api_display_name;
 use crate::kafka::stream::Notice;
 use crate::render::table::{Cell, Grid};
-use serde_json::{json, Value as J};
+use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Full-list Metadata requests by one client within a minute past which it is a storm.
@@ -335,10 +335,27 @@ pub fn tables(list: &[Finding], width: Option<u16>) -> Vec<(String, String)> {
     vec![("Findings".into(), g.render(width).to_string())]
 }
 
-pub fn to_json(list: &[Finding]) -> J {
-    J::Array(
-        list.iter()
-            .map(|f| json!({"severity": f.severity, "kind": f.kind, "summary": f.summary, "frames": f.frames}))
-            .collect(),
-    )
+/// The findings as the JSON gives them.
+pub fn out(list: &[Finding]) -> Vec<FindingOut> {
+    list.iter()
+        .map(|f| FindingOut {
+            severity: f.severity,
+            kind: f.kind,
+            summary: f.summary.clone(),
+            frames: f.frames.clone(),
+        })
+        .collect()
+}
+
+/// One finding (an element of `findings` in the JSON).
+#[derive(Debug, Clone, Serialize)]
+pub struct FindingOut {
+    /// `warning` or `note`.
+    pub severity: &'static str,
+    /// `metadata_storm`, `not_leader_burst`, `throttling`, `connection_churn`,
+    /// `unanswered`, `retried_correlation_id`, `old_client_version`.
+    pub kind: &'static str,
+    pub summary: String,
+    /// The frames that show it (`kdissect -Y 'frame == N' -V`).
+    pub frames: Vec<u64>,
 }

@@ -10,7 +10,7 @@ use super::series::{at_text, ms, ms_text};
 use super::{MAX_KEYS, MAX_SAMPLES};
 use crate::kafka::names::error_name;
 use crate::render::table::{Cell, Grid};
-use serde_json::{json, Value as J};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Errors that tell a member it was fenced out of its group.
@@ -417,43 +417,119 @@ impl Timeline {
         ]
     }
 
-    pub fn to_json(&self) -> J {
-        let groups: Vec<J> = self
-            .groups
+    /// Every group, by name.
+    pub fn out(&self) -> Vec<GroupOut> {
+        self.groups
             .iter()
-            .map(|(name, l)| {
-                let gens: Vec<J> = l
-                    .generations
-                    .iter()
-                    .map(|x| {
-                        let members: Vec<J> = x
-                            .members
-                            .iter()
-                            .map(|(m, a)| {
-                                let parts: Vec<J> = a
-                                    .iter()
-                                    .map(|(t, p)| json!({"topic": t, "partitions": p}))
-                                    .collect();
-                                json!({"member_id": m, "assignment": parts})
-                            })
-                            .collect();
-                        json!({"generation": x.id, "start_ns": x.start.0, "start_frame": x.start.1,
-                               "end_ns": x.end.map(|e| e.0), "end_frame": x.end.map(|e| e.1),
-                               "duration_ms": x.end.map(|e| ms(e.0 - x.start.0)),
-                               "leader": x.leader, "protocol": x.protocol, "members": members})
-                    })
-                    .collect();
-                let happenings: Vec<J> = l
+            .map(|(name, l)| GroupOut {
+                group: name.clone(),
+                protocol: l.protocol,
+                generations: l.generations.iter().map(GenerationOut::of).collect(),
+                joins: l.joins,
+                leaves: l.leaves,
+                rebalance_in_progress: l.rebalance_in_progress,
+                fenced: l.fenced,
+                rebalancing_ms: ms(l.rebalancing_ns()),
+                timeline: l
                     .happenings
                     .iter()
-                    .map(|h| json!({"ts_ns": h.ts, "frame": h.frame, "what": h.what, "member": h.member, "detail": h.detail}))
-                    .collect();
-                json!({"group": name, "protocol": l.protocol, "generations": gens,
-                       "joins": l.joins, "leaves": l.leaves,
-                       "rebalance_in_progress": l.rebalance_in_progress, "fenced": l.fenced,
-                       "rebalancing_ms": ms(l.rebalancing_ns()), "timeline": happenings})
+                    .map(|h| HappeningOut {
+                        ts_ns: h.ts,
+                        frame: h.frame,
+                        what: h.what,
+                        member: h.member.clone(),
+                        detail: h.detail.clone(),
+                    })
+                    .collect(),
             })
-            .collect();
-        J::Array(groups)
+            .collect()
     }
+}
+
+/// One group (an element of `groups` in the JSON).
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupOut {
+    pub group: String,
+    /// `classic`, `consumer` (KIP-848) or `share`.
+    pub protocol: &'static str,
+    pub generations: Vec<GenerationOut>,
+    pub joins: u64,
+    pub leaves: u64,
+    /// Heartbeats answered REBALANCE_IN_PROGRESS.
+    pub rebalance_in_progress: u64,
+    pub fenced: u64,
+    /// The sum of the rebalances' durations.
+    pub rebalancing_ms: f64,
+    /// What happened, in the order it was seen.
+    pub timeline: Vec<HappeningOut>,
+}
+
+/// One generation (classic) or epoch (KIP-848, share).
+#[derive(Debug, Clone, Serialize)]
+pub struct GenerationOut {
+    pub generation: i64,
+    pub start_ns: i64,
+    pub start_frame: u64,
+    pub end_ns: Option<i64>,
+    pub end_frame: Option<u64>,
+    pub duration_ms: Option<f64>,
+    pub leader: Option<String>,
+    pub protocol: Option<String>,
+    /// By member id.
+    pub members: Vec<MemberOut>,
+}
+
+impl GenerationOut {
+    fn of(x: &Generation) -> GenerationOut {
+        GenerationOut {
+            generation: x.id,
+            start_ns: x.start.0,
+            start_frame: x.start.1,
+            end_ns: x.end.map(|e| e.0),
+            end_frame: x.end.map(|e| e.1),
+            duration_ms: x.end.map(|e| ms(e.0 - x.start.0)),
+            leader: x.leader.clone(),
+            protocol: x.protocol.clone(),
+            members: x
+                .members
+                .iter()
+                .map(|(m, a)| MemberOut {
+                    member_id: m.clone(),
+                    assignment: a
+                        .iter()
+                        .map(|(t, p)| AssignedOut {
+                            topic: t.clone(),
+                            partitions: p.clone(),
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A member of a generation and its assignment.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemberOut {
+    pub member_id: String,
+    pub assignment: Vec<AssignedOut>,
+}
+
+/// The partitions of one topic assigned to a member.
+#[derive(Debug, Clone, Serialize)]
+pub struct AssignedOut {
+    pub topic: String,
+    pub partitions: Vec<i32>,
+}
+
+/// Something that happened to a group.
+#[derive(Debug, Clone, Serialize)]
+pub struct HappeningOut {
+    pub ts_ns: i64,
+    pub frame: u64,
+    /// `member id given`, `joined`, `assigned`, `generation`, `epoch`, `rebalance in
+    /// progress`, `fenced`, `left`.
+    pub what: &'static str,
+    pub member: String,
+    pub detail: String,
 }

@@ -15,7 +15,7 @@ use super::adapter::Event;
 use super::series::{at_text, median, sparkline_fit, Buckets};
 use super::{Analyses, ClientKey, MAX_KEYS, MAX_SAMPLES};
 use crate::render::table::{Cell, Grid};
-use serde_json::{json, Value as J};
+use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
 /// One lag figure: when, in which frame, how far behind, and the offsets it came from.
@@ -33,7 +33,9 @@ pub struct Sample {
     pub from: i64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Which lag figure a series gives (docs/analyses.md defines each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Kind {
     Committed,
     Position,
@@ -41,7 +43,8 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn name(self) -> &'static str {
+    /// The name the tables and the JSON give.
+    pub fn name(self) -> &'static str {
         match self {
             Kind::Committed => "committed",
             Kind::Position => "position",
@@ -321,47 +324,128 @@ impl Lag {
         ]
     }
 
-    pub fn to_json(&self, a: &Analyses, b: &Buckets) -> J {
+    /// Every series, by owner, topic, partition and kind.
+    pub fn out(&self, a: &Analyses, b: &Buckets) -> LagOut {
         let end = a.span().map_or(0, |x| x.1);
-        let rows: Vec<J> = self
+        let series = self
             .resolved(a)
-            .iter()
-            .map(|((owner, topic, part, kind), s)| {
-                let f = Figures::of(s, end, *kind != Kind::Position);
+            .into_iter()
+            .map(|((owner, topic, partition, kind), s)| {
+                let f = Figures::of(&s, end, kind != Kind::Position);
                 let at = |x: Option<Sample>| {
-                    x.map_or(
-                        J::Null,
-                        |x| json!({"ts_ns": x.ts, "frame": x.frame, "lag": x.lag}),
-                    )
-                };
-                let points: Vec<J> = s
-                    .iter()
-                    .map(|x| {
-                        let mut p = json!({"ts_ns": x.ts, "frame": x.frame, "lag": x.lag,
-                                           "offset": x.offset, "log_end": x.log_end});
-                        if *kind == Kind::Position {
-                            p["fetch_offset"] = json!(x.from);
-                        }
-                        p
+                    x.map(|x| LagAt {
+                        ts_ns: x.ts,
+                        frame: x.frame,
+                        lag: x.lag,
                     })
-                    .collect();
-                json!({
-                    "owner": owner, "topic": topic, "partition": part, "kind": kind.name(),
-                    "samples": s.len(), "min": f.min, "median": f.median, "max": f.max,
-                    "last": f.last, "max_at": at(f.max_at), "growing_since": at(f.growing_since),
-                    "caught_up": at(f.caught_up),
-                    "status": f.status.map(Status::name),
-                    "buckets": b.max_per_bucket(s.iter().map(|x| (x.ts, x.lag))),
-                    "points": points,
-                })
+                };
+                LagSeriesOut {
+                    owner,
+                    topic,
+                    partition,
+                    kind,
+                    samples: s.len(),
+                    min: f.min,
+                    median: f.median,
+                    max: f.max,
+                    last: f.last,
+                    max_at: at(f.max_at),
+                    growing_since: at(f.growing_since),
+                    caught_up: at(f.caught_up),
+                    status: f.status,
+                    buckets: b.max_per_bucket(s.iter().map(|x| (x.ts, x.lag))),
+                    points: s.iter().map(|x| LagPoint::of(x, kind)).collect(),
+                }
             })
             .collect();
-        json!({"series": rows, "commits_without_log_end": self.without_log_end, "dropped": self.dropped})
+        LagOut {
+            series,
+            commits_without_log_end: self.without_log_end,
+            dropped: self.dropped,
+        }
+    }
+}
+
+/// Consumer lag (`lag` in the JSON).
+#[derive(Debug, Clone, Serialize)]
+pub struct LagOut {
+    /// One series per (owner, topic, partition, kind), in that order.
+    pub series: Vec<LagSeriesOut>,
+    /// Commits made before any log end of their partition was seen: no lag figure.
+    pub commits_without_log_end: u64,
+    /// Samples past the bounds (series per table, samples per series).
+    pub dropped: u64,
+}
+
+/// One lag series and its figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct LagSeriesOut {
+    /// The group, or `client ID` for a consumer no request of which named a group.
+    pub owner: String,
+    pub topic: String,
+    pub partition: i32,
+    pub kind: Kind,
+    pub samples: usize,
+    pub min: i64,
+    /// Nearest-rank 50th percentile.
+    pub median: i64,
+    pub max: i64,
+    pub last: i64,
+    /// The first sample at the maximum.
+    pub max_at: Option<LagAt>,
+    /// When the lag started to grow towards its peak; `None` when it never grew.
+    pub growing_since: Option<LagAt>,
+    /// The first sample after the peak back at or below the lag growth started from.
+    pub caught_up: Option<LagAt>,
+    /// Burrow's status (committed and acknowledged lag only).
+    pub status: Option<Status>,
+    /// The largest lag of each time bucket; `None` (`null`) where a bucket has none.
+    pub buckets: Vec<Option<i64>>,
+    /// Every sample, in time order.
+    pub points: Vec<LagPoint>,
+}
+
+/// A sample named by its moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LagAt {
+    pub ts_ns: i64,
+    pub frame: u64,
+    pub lag: i64,
+}
+
+/// One sample of a series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LagPoint {
+    /// Capture time (ns since 1970) and frame of the answer that gave it.
+    pub ts_ns: i64,
+    pub frame: u64,
+    pub lag: i64,
+    /// The consumer's offset: committed, its position after the answer's records, or after
+    /// the last record acknowledged.
+    pub offset: i64,
+    /// The log end the lag is measured against.
+    pub log_end: i64,
+    /// Position lag only: the request's fetch offset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fetch_offset: Option<i64>,
+}
+
+impl LagPoint {
+    fn of(x: &Sample, kind: Kind) -> LagPoint {
+        LagPoint {
+            ts_ns: x.ts,
+            frame: x.frame,
+            lag: x.lag,
+            offset: x.offset,
+            log_end: x.log_end,
+            fetch_offset: (kind == Kind::Position).then_some(x.from),
+        }
     }
 }
 
 /// Burrow's partition statuses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
 pub enum Status {
     Ok,
     Warning,
@@ -371,7 +455,8 @@ pub enum Status {
 }
 
 impl Status {
-    fn name(self) -> &'static str {
+    /// The name the tables and the JSON give.
+    pub fn name(self) -> &'static str {
         match self {
             Status::Ok => "OK",
             Status::Warning => "WARNING",

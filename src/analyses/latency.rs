@@ -9,7 +9,7 @@ use super::adapter::Event;
 use super::series::{ms, ms_text, percentile};
 use super::{Analyses, ClientKey, MAX_KEYS, MAX_SAMPLES};
 use crate::render::table::{Cell, Grid};
-use serde_json::{json, Value as J};
+use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
 type TopicPartition = (String, i32);
@@ -255,27 +255,85 @@ impl EndToEnd {
         ]
     }
 
-    pub fn to_json(&self, a: &Analyses) -> J {
-        let lat: Vec<J> = self
+    /// Latencies by topic and owner, and the records never consumed by topic.
+    pub fn out(&self, a: &Analyses) -> EndToEndOut {
+        let latency = self
             .resolved(a)
-            .iter()
+            .into_iter()
             .map(|((topic, owner), l)| {
-                let p = |x: f64| percentile(l, x).map_or(J::Null, ms);
-                json!({"topic": topic, "owner": owner, "records": l.len(),
-                       "latency_ms": {"p50": p(50.0), "p95": p(95.0), "p99": p(99.0),
-                                      "max": l.last().map_or(J::Null, |x| ms(*x))}})
+                let p = |x: f64| percentile(&l, x).map(ms);
+                RecordLatencyOut {
+                    topic,
+                    owner,
+                    records: l.len(),
+                    latency_ms: LatencyMs {
+                        p50: p(50.0),
+                        p95: p(95.0),
+                        p99: p(99.0),
+                        max: l.last().map(|x| ms(*x)),
+                    },
+                }
             })
             .collect();
-        let un: Vec<J> = self
+        let unconsumed = self
             .unconsumed()
-            .iter()
-            .map(|(topic, (n, c, frames))| {
-                json!({"topic": topic, "produced": n, "consumed": c, "never_consumed": n - c,
-                       "produce_frames": frames})
+            .into_iter()
+            .map(|(topic, (n, c, frames))| UnconsumedOut {
+                topic,
+                produced: n,
+                consumed: c,
+                never_consumed: n - c,
+                produce_frames: frames,
             })
             .collect();
-        json!({"latency": lat, "unconsumed": un, "dropped": self.dropped})
+        EndToEndOut {
+            latency,
+            unconsumed,
+            dropped: self.dropped,
+        }
     }
+}
+
+/// End-to-end record latency (`end_to_end` in the JSON).
+#[derive(Debug, Clone, Serialize)]
+pub struct EndToEndOut {
+    /// By topic, then group (or client).
+    pub latency: Vec<RecordLatencyOut>,
+    /// By topic.
+    pub unconsumed: Vec<UnconsumedOut>,
+    /// Produced batches and latencies past the bounds.
+    pub dropped: u64,
+}
+
+/// The records of one topic delivered to one group (or client), and their latencies.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecordLatencyOut {
+    pub topic: String,
+    pub owner: String,
+    /// Records matched (produced and delivered, both captured).
+    pub records: usize,
+    pub latency_ms: LatencyMs,
+}
+
+/// Nearest-rank percentiles and the largest, in ms; `None` without records.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LatencyMs {
+    pub p50: Option<f64>,
+    pub p95: Option<f64>,
+    pub p99: Option<f64>,
+    pub max: Option<f64>,
+}
+
+/// One topic's records produced and those seen consumed.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnconsumedOut {
+    pub topic: String,
+    pub produced: i64,
+    /// Delivered to some consumer.
+    pub consumed: i64,
+    pub never_consumed: i64,
+    /// The first Produce request frames (up to 10) holding records never consumed.
+    pub produce_frames: Vec<u64>,
 }
 
 #[cfg(test)]

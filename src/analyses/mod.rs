@@ -20,9 +20,21 @@ mod versions;
 pub use adapter::{event, Event};
 
 use crate::kafka::stream::{Notice, Record};
-use serde_json::{json, Value as J};
+use serde::Serialize;
+use serde_json::Value as J;
 use std::collections::HashMap;
 use std::net::IpAddr;
+
+pub use findings::FindingOut;
+pub use groups::{AssignedOut, GenerationOut, GroupOut, HappeningOut, MemberOut};
+pub use lag::{Kind as LagKind, LagAt, LagOut, LagPoint, LagSeriesOut, Status as LagStatus};
+pub use latency::{EndToEndOut, LatencyMs, RecordLatencyOut, UnconsumedOut};
+pub use series::BucketsOut;
+pub use throughput::{
+    BatchRecords, CodecOut, SlowProduceOut, ThroughputOut, ThroughputRow, ThroughputSeries,
+    TopicSeries,
+};
+pub use versions::{ApiUseOut, ClientVersionsOut};
 
 /// Keys (partitions, clients, groups) any one table keeps.
 pub const MAX_KEYS: usize = 10_000;
@@ -30,6 +42,65 @@ pub const MAX_KEYS: usize = 10_000;
 pub const MAX_SAMPLES: usize = 100_000;
 /// Requests held for their responses (those whose answer needs the request's values).
 const MAX_PENDING: usize = 100_000;
+
+/// Everything the analyses found, as `--stats --json` prints it under `stats.analyses` and
+/// the `--report` page draws it: the one typed form of their output. Fields serialize in
+/// their order here, each under its own name; an analysis not asked for is left out.
+#[derive(Debug, Clone, Serialize)]
+pub struct AnalysesOut {
+    /// The capture's first and last message; `null` when it had none.
+    pub span: Option<SpanOut>,
+    /// The time buckets every series is counted in.
+    pub interval: BucketsOut,
+    /// The largest request-to-response time per bucket, per API, by API key.
+    pub api_latency: Vec<ApiLatencyOut>,
+    /// Connections opened, and the most opened within one second.
+    pub connections: ConnectionsOut,
+    /// Consumer lag (`--analyses=lag`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lag: Option<LagOut>,
+    /// End-to-end record latency and records never consumed (`latency`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_to_end: Option<EndToEndOut>,
+    /// Throughput per topic and partition, codecs, slow acks=all produces (`throughput`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<ThroughputOut>,
+    /// Group timelines, by group name (`groups`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Vec<GroupOut>>,
+    /// Version negotiation per client software (`versions`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_versions: Option<Vec<ClientVersionsOut>>,
+    /// Findings, in the order docs/analyses.md lists their kinds (`findings`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub findings: Option<Vec<FindingOut>>,
+}
+
+/// The capture's time span.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SpanOut {
+    /// The first and last message's capture time, in ns since 1970.
+    pub first_ns: i64,
+    pub last_ns: i64,
+    /// `last_ns - first_ns` in seconds.
+    pub seconds: f64,
+}
+
+/// One API's latency chart.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ApiLatencyOut {
+    pub api_key: i16,
+    pub api_name: String,
+    /// The largest latency of each bucket in ms; `None` (`null`) where a bucket has none.
+    pub max_ms: Vec<Option<f64>>,
+}
+
+/// Connections seen opening (a stream's first message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ConnectionsOut {
+    pub opened: usize,
+    pub most_in_one_second: usize,
+}
 
 /// Which analyses run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,58 +322,55 @@ impl Analyses {
         out
     }
 
-    /// The analyses as typed JSON objects, for `--stats --json`.
-    pub fn to_json(&self) -> J {
+    /// Every analysis asked for, as one typed value.
+    pub fn out(&self) -> AnalysesOut {
         let b = self.buckets();
-        let mut o = serde_json::Map::new();
-        o.insert(
-            "span".into(),
-            match self.span() {
-                Some((a, z)) => {
-                    json!({"first_ns": a, "last_ns": z, "seconds": (z - a) as f64 / 1e9})
+        let findings = self.which.findings.then(|| self.findings.list(self));
+        AnalysesOut {
+            span: self.span().map(|(a, z)| SpanOut {
+                first_ns: a,
+                last_ns: z,
+                seconds: (z - a) as f64 / 1e9,
+            }),
+            interval: b.out(),
+            api_latency: self.api_latency_out(&b),
+            connections: {
+                let (busiest, total) = self.findings.connections();
+                ConnectionsOut {
+                    opened: total,
+                    most_in_one_second: busiest,
                 }
-                None => J::Null,
             },
-        );
-        o.insert("interval".into(), b.to_json());
+            lag: self.which.lag.then(|| self.lag.out(self, &b)),
+            end_to_end: self.which.latency.then(|| self.latency.out(self)),
+            throughput: self
+                .which
+                .throughput
+                .then(|| self.throughput.out(self.span(), &b)),
+            groups: self.which.groups.then(|| self.timeline.out()),
+            client_versions: self.which.versions.then(|| self.versions.out()),
+            findings: findings.as_deref().map(findings::out),
+        }
+    }
+
+    fn api_latency_out(&self, b: &series::Buckets) -> Vec<ApiLatencyOut> {
         let mut keys: Vec<&i16> = self.api_latency.keys().collect();
         keys.sort();
-        let lat: Vec<J> = keys
-            .iter()
-            .map(|k| {
-                let per = b.max_per_bucket(self.api_latency[*k].iter().copied());
-                let ms: Vec<J> = per.iter().map(|v| v.map_or(J::Null, series::ms)).collect();
-                json!({"api_key": k, "api_name": crate::kafka::message::api_display_name(**k), "max_ms": ms})
+        keys.iter()
+            .map(|k| ApiLatencyOut {
+                api_key: **k,
+                api_name: crate::kafka::message::api_display_name(**k).into_owned(),
+                max_ms: b
+                    .max_per_bucket(self.api_latency[*k].iter().copied())
+                    .iter()
+                    .map(|v| v.map(series::ms))
+                    .collect(),
             })
-            .collect();
-        o.insert("api_latency".into(), J::Array(lat));
-        let (busiest, total) = self.findings.connections();
-        o.insert(
-            "connections".into(),
-            json!({"opened": total, "most_in_one_second": busiest}),
-        );
-        if self.which.lag {
-            o.insert("lag".into(), self.lag.to_json(self, &b));
-        }
-        if self.which.latency {
-            o.insert("end_to_end".into(), self.latency.to_json(self));
-        }
-        if self.which.throughput {
-            o.insert(
-                "throughput".into(),
-                self.throughput.to_json(self.span(), &b),
-            );
-        }
-        if self.which.groups {
-            o.insert("groups".into(), self.timeline.to_json());
-        }
-        if self.which.versions {
-            o.insert("client_versions".into(), self.versions.to_json());
-        }
-        if self.which.findings {
-            let f = self.findings.list(self);
-            o.insert("findings".into(), findings::to_json(&f));
-        }
-        J::Object(o)
+            .collect()
+    }
+
+    /// The analyses as JSON, for `--stats --json`: [`Analyses::out`] serialized.
+    pub fn to_json(&self) -> J {
+        serde_json::to_value(self.out()).unwrap_or(J::Null)
     }
 }

@@ -1,7 +1,7 @@
 //! Time buckets of the series (`--interval`, or about 60 over the capture), the sparkline
 //! drawn from them, and the order statistics the sections print.
 
-use serde_json::{json, Value as J};
+use serde::Serialize;
 
 /// Buckets the series are counted in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,8 +52,13 @@ impl Buckets {
         (((ts - self.start).max(0) / self.width) as usize).min(self.count - 1)
     }
 
-    pub fn to_json(self) -> J {
-        json!({"start_ns": self.start, "width_ms": self.width as f64 / 1e6, "buckets": self.count})
+    /// The buckets as the JSON gives them.
+    pub fn out(self) -> BucketsOut {
+        BucketsOut {
+            start_ns: self.start,
+            width_ms: self.width as f64 / 1e6,
+            buckets: self.count,
+        }
     }
 
     /// The largest value of each bucket, `None` where a bucket has none.
@@ -74,6 +79,17 @@ impl Buckets {
         }
         out
     }
+}
+
+/// The time buckets of every series (`interval` in the JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BucketsOut {
+    /// The first bucket's start: the capture's first message, in ns since 1970.
+    pub start_ns: i64,
+    /// Each bucket's width in milliseconds.
+    pub width_ms: f64,
+    /// How many buckets every series has.
+    pub buckets: usize,
 }
 
 /// Eight levels, and a dot for a bucket without a value.
@@ -124,9 +140,9 @@ pub fn median(values: &[i64]) -> Option<i64> {
     percentile(&v, 50.0)
 }
 
-/// Milliseconds with three decimals, as JSON.
-pub fn ms(ns: i64) -> J {
-    json!((ns as f64 / 1e3).round() / 1e3)
+/// Milliseconds with three decimals, as the JSON gives them.
+pub fn ms(ns: i64) -> f64 {
+    (ns as f64 / 1e3).round() / 1e3
 }
 
 /// Milliseconds for a table: `12.345 ms`.

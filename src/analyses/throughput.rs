@@ -9,7 +9,7 @@ use super::{MAX_KEYS, MAX_SAMPLES};
 use crate::kafka::meaning::facts::BatchFact;
 use crate::kafka::records::codec_name;
 use crate::render::table::{Cell, Grid};
-use serde_json::{json, Value as J};
+use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
 /// Totals of one direction (produce or fetch) of one partition.
@@ -273,55 +273,179 @@ impl Throughput {
         s
     }
 
-    pub fn to_json(&self, span: Option<(i64, i64)>, b: &Buckets) -> J {
+    /// The throughput tables and series.
+    pub fn out(&self, span: Option<(i64, i64)>, b: &Buckets) -> ThroughputOut {
         let secs = seconds(span);
-        let row = |dir: &str, t: &str, p: Option<i32>, x: &Totals| {
-            json!({"topic": t, "partition": p, "direction": dir, "records": x.records,
-                   "batches": x.batches, "wire_bytes": x.wire, "uncompressed_bytes": x.plain,
-                   "records_per_s": x.records as f64 / secs, "wire_bytes_per_s": x.wire as f64 / secs,
-                   "uncompressed_bytes_per_s": x.plain as f64 / secs,
-                   "batch_records": {"min": x.min_records, "max": x.max_records,
-                                     "avg": x.records as f64 / x.batches.max(1) as f64},
-                   "largest_batch_bytes": x.max_wire})
-        };
-        let mut parts = Vec::new();
+        let mut partitions = Vec::new();
         let mut topics = Vec::new();
         for (dir, m) in [("produce", &self.produce), ("fetch", &self.fetch)] {
             let sorted: BTreeMap<&(String, i32), &Totals> = m.iter().collect();
-            parts.extend(sorted.iter().map(|((t, p), x)| row(dir, t, Some(*p), x)));
-            topics.extend(Self::per_topic(m).iter().map(|(t, x)| row(dir, t, None, x)));
+            partitions.extend(
+                sorted
+                    .iter()
+                    .map(|((t, p), x)| ThroughputRow::of(dir, t, Some(*p), x, secs)),
+            );
+            topics.extend(
+                Self::per_topic(m)
+                    .iter()
+                    .map(|(t, x)| ThroughputRow::of(dir, t, None, x, secs)),
+            );
         }
-        let codecs: Vec<J> = self
+        let codecs = self
             .codecs
             .iter()
-            .map(|(c, (n, w, p))| {
-                json!({"codec": codec_name(*c), "batches": n, "wire_bytes": w,
-                       "uncompressed_bytes": p, "ratio": *p as f64 / (*w).max(1) as f64})
+            .map(|(c, (n, w, p))| CodecOut {
+                codec: codec_name(*c),
+                batches: *n,
+                wire_bytes: *w,
+                uncompressed_bytes: *p,
+                ratio: *p as f64 / (*w).max(1) as f64,
             })
             .collect();
-        let slow: Vec<J> = self
+        let slowest_acks_all = self
             .slowest
             .iter()
-            .map(|x| {
-                json!({"frame": x.frame, "ts_ns": x.ts, "client_id": x.client_id,
-                       "topics": x.topics, "records": x.records, "latency_ms": ms(x.latency)})
+            .map(|x| SlowProduceOut {
+                frame: x.frame,
+                ts_ns: x.ts,
+                client_id: x.client_id.clone(),
+                topics: x.topics.clone(),
+                records: x.records,
+                latency_ms: ms(x.latency),
             })
             .collect();
-        let series = |m: &HashMap<String, Vec<(i64, i64, i64)>>| -> J {
-            let sorted: BTreeMap<&String, &Vec<(i64, i64, i64)>> = m.iter().collect();
-            sorted
-                .iter()
-                .map(|(t, s)| {
-                    json!({"topic": t,
-                           "records": b.sum_per_bucket(s.iter().map(|x| (x.0, x.1))),
-                           "wire_bytes": b.sum_per_bucket(s.iter().map(|x| (x.0, x.2)))})
-                })
-                .collect()
-        };
-        json!({"seconds": secs, "partitions": parts, "topics": topics, "codecs": codecs,
-               "slowest_acks_all": slow,
-               "series": {"produce": series(&self.produce_ts), "fetch": series(&self.fetch_ts)}})
+        ThroughputOut {
+            seconds: secs,
+            partitions,
+            topics,
+            codecs,
+            slowest_acks_all,
+            series: ThroughputSeries {
+                produce: topic_series(&self.produce_ts, b),
+                fetch: topic_series(&self.fetch_ts, b),
+            },
+        }
     }
+}
+
+/// Records and wire bytes per bucket of each topic, by topic.
+fn topic_series(m: &HashMap<String, Vec<(i64, i64, i64)>>, b: &Buckets) -> Vec<TopicSeries> {
+    let sorted: BTreeMap<&String, &Vec<(i64, i64, i64)>> = m.iter().collect();
+    sorted
+        .iter()
+        .map(|(t, s)| TopicSeries {
+            topic: (*t).clone(),
+            records: b.sum_per_bucket(s.iter().map(|x| (x.0, x.1))),
+            wire_bytes: b.sum_per_bucket(s.iter().map(|x| (x.0, x.2))),
+        })
+        .collect()
+}
+
+/// Throughput (`throughput` in the JSON).
+#[derive(Debug, Clone, Serialize)]
+pub struct ThroughputOut {
+    /// The span rates are counted over: first to last message, at least 1 ms.
+    pub seconds: f64,
+    /// Per topic and partition: produce rows, then fetch rows, each by topic and partition.
+    pub partitions: Vec<ThroughputRow>,
+    /// Per topic (`partition` is `None`): produce rows, then fetch rows.
+    pub topics: Vec<ThroughputRow>,
+    /// Produced batches per codec, by codec number.
+    pub codecs: Vec<CodecOut>,
+    /// The slowest acks=all Produce exchanges (10 at most), slowest first.
+    pub slowest_acks_all: Vec<SlowProduceOut>,
+    pub series: ThroughputSeries,
+}
+
+/// One direction of one partition (or topic).
+#[derive(Debug, Clone, Serialize)]
+pub struct ThroughputRow {
+    pub topic: String,
+    /// `None` (`null`) in a per-topic row.
+    pub partition: Option<i32>,
+    /// `produce` or `fetch`.
+    pub direction: &'static str,
+    pub records: i64,
+    pub batches: u64,
+    /// Each batch's bytes as sent, and with its compressed block replaced by what it
+    /// decompresses to.
+    pub wire_bytes: u64,
+    pub uncompressed_bytes: u64,
+    pub records_per_s: f64,
+    pub wire_bytes_per_s: f64,
+    pub uncompressed_bytes_per_s: f64,
+    pub batch_records: BatchRecords,
+    pub largest_batch_bytes: u64,
+}
+
+impl ThroughputRow {
+    fn of(dir: &'static str, t: &str, p: Option<i32>, x: &Totals, secs: f64) -> ThroughputRow {
+        ThroughputRow {
+            topic: t.to_string(),
+            partition: p,
+            direction: dir,
+            records: x.records,
+            batches: x.batches,
+            wire_bytes: x.wire,
+            uncompressed_bytes: x.plain,
+            records_per_s: x.records as f64 / secs,
+            wire_bytes_per_s: x.wire as f64 / secs,
+            uncompressed_bytes_per_s: x.plain as f64 / secs,
+            batch_records: BatchRecords {
+                min: x.min_records,
+                max: x.max_records,
+                avg: x.records as f64 / x.batches.max(1) as f64,
+            },
+            largest_batch_bytes: x.max_wire,
+        }
+    }
+}
+
+/// Records per batch: smallest, largest, mean.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BatchRecords {
+    pub min: Option<i64>,
+    pub max: i64,
+    pub avg: f64,
+}
+
+/// Produced batches of one codec.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CodecOut {
+    pub codec: &'static str,
+    pub batches: u64,
+    pub wire_bytes: u64,
+    pub uncompressed_bytes: u64,
+    /// Uncompressed bytes over wire bytes.
+    pub ratio: f64,
+}
+
+/// A Produce exchange with acks=all.
+#[derive(Debug, Clone, Serialize)]
+pub struct SlowProduceOut {
+    /// The response's frame, and the request's capture time.
+    pub frame: u64,
+    pub ts_ns: i64,
+    pub client_id: String,
+    pub topics: Vec<String>,
+    pub records: i64,
+    /// Request to response.
+    pub latency_ms: f64,
+}
+
+/// Per topic, records and wire bytes per bucket.
+#[derive(Debug, Clone, Serialize)]
+pub struct ThroughputSeries {
+    pub produce: Vec<TopicSeries>,
+    pub fetch: Vec<TopicSeries>,
+}
+
+/// One topic's sums per bucket.
+#[derive(Debug, Clone, Serialize)]
+pub struct TopicSeries {
+    pub topic: String,
+    pub records: Vec<i64>,
+    pub wire_bytes: Vec<i64>,
 }
 
 /// The capture's span in seconds (at least 1 ms, so that rates of one message stay finite).

@@ -9,7 +9,7 @@ use super::adapter::Event;
 use super::MAX_KEYS;
 use crate::kafka::message::api_display_name;
 use crate::render::table::{Cell, Grid};
-use serde_json::{json, Value as J};
+use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, SocketAddr};
 
@@ -187,24 +187,59 @@ impl Versions {
         )]
     }
 
-    pub fn to_json(&self) -> J {
-        let rows: Vec<J> = self
-            .uses
+    /// Every client software, by name and version.
+    pub fn out(&self) -> Vec<ClientVersionsOut> {
+        self.uses
             .iter()
-            .map(|((name, version), apis)| {
-                let ids = self.client_ids.get(&(name.clone(), version.clone()));
-                let apis: Vec<J> = apis
+            .map(|((name, version), apis)| ClientVersionsOut {
+                software: name.clone(),
+                version: version.clone(),
+                client_ids: self
+                    .client_ids
+                    .get(&(name.clone(), version.clone()))
+                    .map(|s| s.iter().cloned().collect()),
+                apis: apis
                     .iter()
-                    .map(|(k, u)| {
-                        json!({"api_key": k, "api_name": api_display_name(*k), "versions": u.versions,
-                               "broker_max": u.broker_max, "older_than_broker": Self::older(u),
-                               "not_advertised": u.not_advertised, "other_layout": u.other_layout,
-                               "frames": u.frames})
+                    .map(|(k, u)| ApiUseOut {
+                        api_key: *k,
+                        api_name: api_display_name(*k).into_owned(),
+                        versions: u.versions.iter().copied().collect(),
+                        broker_max: u.broker_max,
+                        older_than_broker: Self::older(u),
+                        not_advertised: u.not_advertised,
+                        other_layout: u.other_layout,
+                        frames: u.frames.clone(),
                     })
-                    .collect();
-                json!({"software": name, "version": version, "client_ids": ids, "apis": apis})
+                    .collect(),
             })
-            .collect();
-        J::Array(rows)
+            .collect()
     }
+}
+
+/// One client software (an element of `client_versions` in the JSON).
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientVersionsOut {
+    /// The name and version its ApiVersions request gave; `unknown` and `-` when none.
+    pub software: String,
+    pub version: String,
+    /// The client_ids of its requests, sorted.
+    pub client_ids: Option<Vec<String>>,
+    /// By API key.
+    pub apis: Vec<ApiUseOut>,
+}
+
+/// What one client software did with one API.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApiUseOut {
+    pub api_key: i16,
+    pub api_name: String,
+    /// The versions used, ascending.
+    pub versions: Vec<i16>,
+    /// The highest version the brokers it sent them to advertised (the lowest of those).
+    pub broker_max: Option<i64>,
+    pub older_than_broker: bool,
+    pub not_advertised: u64,
+    pub other_layout: u64,
+    /// Frames of requests for versions not advertised, and of answers in another layout.
+    pub frames: Vec<u64>,
 }

@@ -245,7 +245,8 @@ fn client_hello(conn: u16) -> Vec<u8> {
 fn api_versions() -> Vec<u8> {
     let mut body = vec![0, 18, 0, 3, 0, 0, 0, 1, 0, 7];
     body.extend_from_slice(b"hostile");
-    body.extend_from_slice(&[0, 5]);
+    // Header tags, then the compact strings ClientSoftwareName and ClientSoftwareVersion.
+    body.extend_from_slice(&[0, 6]);
     body.extend_from_slice(b"kdtls");
     body.extend_from_slice(&[2, b'1', 0]);
     let mut f = (body.len() as u32).to_be_bytes().to_vec();

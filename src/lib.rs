@@ -22,6 +22,7 @@ pub mod analyses;
 pub(crate) mod be;
 pub mod capture;
 pub mod filter;
+pub mod interrupt;
 pub mod kafka;
 pub mod pipeline;
 pub mod render;

@@ -9,7 +9,7 @@ mod cli_capture;
 mod flags;
 mod hex_run;
 mod input;
-mod interrupt;
+use kdissect::interrupt;
 mod sinks;
 mod subcommands;
 

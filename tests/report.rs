@@ -171,10 +171,11 @@ fn the_report_renders_every_chart_and_table_with_the_json_numbers() {
     for r in arr(&a["api_latency"]) {
         assert!(dom.contains(&format!("data-values=\"{}\"", data_values(&r["max_ms"]))));
     }
-    // Every finding's frames, as the command that shows them.
+    // Every finding's frames, as the command that shows them (the capture's path quoted
+    // for the shell).
     for f in arr(&a["findings"]) {
         for n in arr(&f["frames"]) {
-            let cmd = format!("kdissect -Y 'frame == {n}' -V {sample}").replace('\'', "&#39;");
+            let cmd = format!("kdissect -Y 'frame == {n}' -V '{sample}'").replace('\'', "&#39;");
             assert!(
                 dom.contains(&cmd) || dom.contains(&cmd.replace("&#39;", "'")),
                 "finding frame {n}"

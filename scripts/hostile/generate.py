@@ -912,6 +912,95 @@ def gen_worst_case(out, scale, opts):
 
 
 # name, file extension, item of the issue, what it is (one line).
+# ---------------------------------------------------------------------------------------------
+# Consumer groups (issue 35, items 16 and 17): a huge JoinGroup answer, endless rebalances.
+
+
+def consumer_subscription(topics=("t",)):
+    """ConsumerProtocolSubscription v0: the topics, no user data."""
+    out = i16(0) + i32(len(topics))
+    for t in topics:
+        out += string(t)
+    return out + i32(-1)
+
+
+def consumer_assignment(topic, partitions):
+    """ConsumerProtocolAssignment v0: one topic's partitions, no user data."""
+    out = i16(0) + i32(1) + string(topic) + i32(len(partitions))
+    for p in partitions:
+        out += i32(p)
+    return out + i32(-1)
+
+
+def join_group_request_v5(corr, group, member, client_id="hostile"):
+    body = string(group) + i32(6000) + i32(30000) + string(member) + NULL_STRING
+    body += string("consumer") + i32(1) + string("range")
+    sub = consumer_subscription()
+    body += i32(len(sub)) + sub
+    return frame(request_header(11, 5, corr, client_id) + body)
+
+
+def join_group_response_v5(corr, generation, leader, member, members):
+    """JoinGroup v5 answer; `members` (the leader's answer) each with a subscription."""
+    out = io.BytesIO()
+    out.write(response_header(corr) + i32(0) + i16(0) + i32(generation))
+    out.write(string("range") + string(leader) + string(member))
+    out.write(i32(len(members)))
+    sub = consumer_subscription()
+    for m in members:
+        out.write(string(m) + NULL_STRING + i32(len(sub)) + sub)
+    return frame(out.getvalue())
+
+
+def sync_group_request_v3(corr, group, generation, member, assignments):
+    body = string(group) + i32(generation) + string(member) + NULL_STRING
+    body += i32(len(assignments))
+    for m, a in assignments:
+        body += string(m) + i32(len(a)) + a
+    return frame(request_header(14, 3, corr) + body)
+
+
+def sync_group_response_v3(corr, assignment):
+    return frame(response_header(corr) + i32(0) + i16(0) + i32(len(assignment)) + assignment)
+
+
+def gen_big_join(out, scale, opts):
+    """Item 16: one JoinGroup answer listing 12 000 members (small: 2 500), then the
+    leader's SyncGroup giving each a partition: the group timeline must index its members
+    (one such answer took 94 s) and list at most 1 000 of them per generation."""
+    n = big(scale, 2_500, 12_000, 200)
+    cap = Pcap(out)
+    c = Conn(cap, 0)
+    members = ["member-%06d" % i for i in range(n)]
+    c.send(True, join_group_request_v5(1, "big-group", ""))
+    c.send(False, join_group_response_v5(1, 1, members[0], members[0], members))
+    assignments = [(m, consumer_assignment("t", [i])) for i, m in enumerate(members)]
+    c.send(True, sync_group_request_v3(2, "big-group", 1, members[0], assignments))
+    c.send(False, sync_group_response_v3(2, assignments[0][1]))
+    c.fin()
+
+
+def gen_rebalances(out, scale, opts):
+    """Items 16 and 17: 40 000 rebalances (small: 600), each by a member with a new member
+    id, alone in its generation: the timeline must keep its newest generations and events
+    only (40 MB of rebalances took 2.4 GiB) and find each member without scanning every
+    generation (227 s)."""
+    n = big(scale, 600, 40_000, 20)
+    cap = Pcap(out)
+    c = Conn(cap, 0)
+    corr = 0
+    for g in range(1, n + 1):
+        m = "member-%06d" % g
+        corr += 1
+        c.send(True, join_group_request_v5(corr, "churning-group", ""))
+        c.send(False, join_group_response_v5(corr, g, m, m, [m]))
+        a = consumer_assignment("t", [0])
+        corr += 1
+        c.send(True, sync_group_request_v3(corr, "churning-group", g, m, [(m, a)]))
+        c.send(False, sync_group_response_v3(corr, a))
+    c.fin()
+
+
 GENERATORS = [
     ("nested-bomb", "pcap", "1", gen_nested_bomb,
      "163-byte Produce v2: gzip wrapper > zstd wrapper > 64 MiB of zeros (zero-size messages)"),
@@ -953,6 +1042,10 @@ GENERATORS = [
      "80 KB .pcap.zst declaring a 2 GiB zstd window, 2.5 GiB of zeros (refused by default)"),
     ("worst-case", "pcap", "mem", gen_worst_case,
      "every memory budget full at once when a 100 MiB bomb frame is decoded (~720 MB)"),
+    ("big-join", "pcap", "16", gen_big_join,
+     "JoinGroup answer of 12 000 members: members indexed, 1 000 listed a generation"),
+    ("rebalances", "pcap", "16", gen_rebalances,
+     "40 000 rebalances with new member ids: newest generations and events kept, the rest counted"),
     ("everything", "pcap", "all", gen_everything,
      "one capture hitting every limit at once (worst case; ~330 MB full)"),
 ]

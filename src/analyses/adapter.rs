@@ -56,6 +56,14 @@ pub struct Event {
     pub bytes: usize,
     /// A Fetch from a follower broker (its replica id), not from a consumer.
     pub replica: bool,
+    /// Fetch and ShareFetch requests: the longest the broker may hold the answer.
+    pub max_wait_ms: Option<i64>,
+    /// The group APIs: the sender's group.instance.id, a JoinGroup answer's leader, a
+    /// JoinGroup request's session timeout, a heartbeat answer's interval.
+    pub instance_id: Option<String>,
+    pub leader: Option<String>,
+    pub session_timeout_ms: Option<i64>,
+    pub heartbeat_interval_ms: Option<i64>,
 }
 
 fn identity_str(rec: &Record<'_>, label: &str) -> Option<String> {
@@ -116,6 +124,11 @@ pub fn event(rec: &Record<'_>) -> Option<Event> {
         advertised: f.advertised.clone(),
         bytes: rec.bytes.len(),
         replica: f.replica_id.is_some_and(|r| r >= 0),
+        max_wait_ms: f.max_wait_ms,
+        instance_id: f.group.instance_id.clone(),
+        leader: f.group.leader.clone(),
+        session_timeout_ms: f.group.session_timeout_ms,
+        heartbeat_interval_ms: f.group.heartbeat_interval_ms,
     })
 }
 

@@ -4,6 +4,7 @@
 //! correlation ids, and clients on versions older than the broker offers.
 
 use super::adapter::Event;
+use super::series::at_text;
 use super::versions::Versions;
 use super::{Analyses, ClientKey, MAX_KEYS, MAX_SAMPLES};
 use crate::kafka::message::api_display_name;
@@ -23,17 +24,27 @@ pub const CONNECTIONS_PER_SECOND: usize = 10;
 /// Frames listed per finding.
 const FRAMES: usize = 20;
 const NOT_LEADER_OR_FOLLOWER: i16 = 6;
+/// APIs whose answer the broker may hold back up to the request's MaxWaitMs.
+const LONG_POLLS: [i16; 2] = [1, 78];
+/// A request sent less than this (plus its long poll's MaxWaitMs) before the capture's last
+/// message was still in flight when the capture stopped: not a request left unanswered.
+pub const IN_FLIGHT_NS: i64 = 1_000_000_000;
+
+/// How many, and the first frames of them.
+type Counted = (u64, Vec<u64>);
 
 /// One finding.
 #[derive(Debug, Clone)]
 pub struct Finding {
-    /// `warning` or `note`.
+    /// `warning`, `note` or `info`.
     pub severity: &'static str,
     /// `metadata_storm`, `not_leader_burst`, `throttling`, `connection_churn`,
-    /// `unanswered`, `retried_correlation_id`, `old_client_version`.
+    /// `unanswered`, `in_flight_at_end`, `retried_correlation_id`, `old_client_version`.
     pub kind: &'static str,
     pub summary: String,
     pub frames: Vec<u64>,
+    /// Identical findings (same severity, kind and summary) folded into this one.
+    pub count: u64,
 }
 
 #[derive(Debug, Default)]
@@ -48,8 +59,16 @@ pub struct Findings {
     throttled: BTreeMap<(String, i16), (u64, i64, Vec<u64>)>,
     /// The first message time of each stream.
     opened: HashMap<u32, i64>,
+    /// Streams picked up mid-stream: their opening was not captured.
+    picked_up: HashSet<u32>,
     unanswered: Vec<u64>,
     unanswered_total: u64,
+    /// Unanswered requests, judged once the capture's end is known: (frame, sent, may wait).
+    unjudged: Vec<(u64, i64, i64)>,
+    /// MaxWaitMs of the long polls (Fetch, ShareFetch) waiting for their answer, by (stream,
+    /// correlation id).
+    long_polls: HashMap<(u32, i32), i64>,
+    last_ts: i64,
     /// Correlation ids per stream; retried ones with their frames.
     corr: HashMap<u32, HashSet<i32>>,
     retried: Vec<(u32, i32, u64)>,
@@ -59,6 +78,13 @@ pub struct Findings {
 impl Findings {
     pub fn request(&mut self, e: &Event) {
         self.opened_at(e);
+        self.last_ts = self.last_ts.max(e.ts);
+        if let (Some(w), true) = (e.max_wait_ms, LONG_POLLS.contains(&e.api_key)) {
+            if self.long_polls.len() < MAX_SAMPLES {
+                self.long_polls
+                    .insert((e.stream, e.correlation_id), w.max(0));
+            }
+        }
         if e.all_topics {
             let c = ClientKey::of(e);
             if self.storms.len() < MAX_KEYS || self.storms.contains_key(&c) {
@@ -87,6 +113,8 @@ impl Findings {
 
     pub fn response(&mut self, req: Option<&Event>, e: &Event) {
         self.opened_at(e);
+        self.last_ts = self.last_ts.max(e.ts);
+        self.long_polls.remove(&(e.stream, e.correlation_id));
         let n = e
             .error_codes
             .iter()
@@ -129,8 +157,29 @@ impl Findings {
         }
     }
 
+    /// A request without an answer. Those sent within `IN_FLIGHT_NS` (and their long
+    /// poll's wait) of the capture's end were in flight when it stopped; the end is known
+    /// when the list comes (at the end), or judged later for those told early.
     pub fn notice(&mut self, n: &Notice) {
-        if let Notice::Unanswered { request, .. } = n {
+        if let Notice::PickedUp { stream } = n {
+            if self.picked_up.len() < MAX_SAMPLES {
+                self.picked_up.insert(*stream);
+            }
+        }
+        let Notice::Unanswered {
+            stream, request, ..
+        } = n
+        else {
+            return;
+        };
+        let wait = self
+            .long_polls
+            .remove(&(*stream, request.correlation_id))
+            .unwrap_or(0);
+        if self.unjudged.len() < MAX_SAMPLES {
+            self.unjudged
+                .push((request.frame, request.ts_nanos, wait * 1_000_000));
+        } else {
             self.unanswered_total += 1;
             if self.unanswered.len() < FRAMES {
                 self.unanswered.push(request.frame);
@@ -138,44 +187,89 @@ impl Findings {
         }
     }
 
+    /// (unanswered, in flight at the end, long polls among those): counts and frames.
+    fn judged(&self) -> (Counted, Counted, u64) {
+        let (mut late, mut late_frames) = (self.unanswered_total, self.unanswered.clone());
+        let (mut flying, mut flying_frames, mut polls) = (0, Vec::new(), 0);
+        for &(frame, sent, wait) in &self.unjudged {
+            if self.last_ts - sent <= IN_FLIGHT_NS + wait {
+                flying += 1;
+                polls += u64::from(wait > 0);
+                if flying_frames.len() < FRAMES {
+                    flying_frames.push(frame);
+                }
+            } else {
+                late += 1;
+                if late_frames.len() < FRAMES {
+                    late_frames.push(frame);
+                }
+            }
+        }
+        ((late, late_frames), (flying, flying_frames), polls)
+    }
+
     /// Every finding, in the order the kinds are listed above.
     pub fn list(&self, a: &Analyses) -> Vec<Finding> {
         let mut out = Vec::new();
         self.storm_findings(a, &mut out);
-        self.burst_findings(&mut out);
+        self.burst_findings(a.buckets().start, &mut out);
         for ((id, key), (n, max, frames)) in &self.throttled {
-            out.push(Finding {
-                severity: "warning",
-                kind: "throttling",
-                summary: format!(
-                    "client {id:?} throttled on {} {n} times, up to {max} ms",
-                    api_display_name(*key)
+            out.push(Finding::new(
+                "warning",
+                "throttling",
+                format!(
+                    "{} throttled on {} {}, up to {max} ms",
+                    client_text(id, None),
+                    api_display_name(*key),
+                    plural(*n, "time")
                 ),
-                frames: frames.clone(),
-            });
+                frames.clone(),
+            ));
         }
-        self.churn_findings(&mut out);
-        if self.unanswered_total > 0 {
-            out.push(Finding {
-                severity: "warning",
-                kind: "unanswered",
-                summary: format!("{} requests never answered", self.unanswered_total),
-                frames: self.unanswered.clone(),
-            });
+        self.churn_findings(a, &mut out);
+        let ((late, late_frames), (flying, flying_frames), polls) = self.judged();
+        if late > 0 {
+            out.push(Finding::new(
+                "warning",
+                "unanswered",
+                format!(
+                    "{} never answered (sent more than {} s before the capture's end, and its long poll's wait)",
+                    plural(late, "request"),
+                    IN_FLIGHT_NS / 1_000_000_000
+                ),
+                late_frames,
+            ));
+        }
+        if flying > 0 {
+            out.push(Finding::new(
+                "info",
+                "in_flight_at_end",
+                format!(
+                    "{} in flight when the capture stopped ({} of them long polls: Fetch or ShareFetch waiting up to their MaxWaitMs)",
+                    plural(flying, "request"),
+                    polls
+                ),
+                flying_frames,
+            ));
         }
         if self.retried_total > 0 {
-            out.push(Finding {
-                severity: "note",
-                kind: "retried_correlation_id",
-                summary: format!(
-                    "{} requests reuse a correlation id already sent on their connection",
-                    self.retried_total
+            out.push(Finding::new(
+                "note",
+                "retried_correlation_id",
+                format!(
+                    "{} {} a correlation id already sent on their connection",
+                    plural(self.retried_total, "request"),
+                    if self.retried_total == 1 {
+                        "reuses"
+                    } else {
+                        "reuse"
+                    }
                 ),
-                frames: self.retried.iter().map(|r| r.2).collect(),
-            });
+                self.retried.iter().map(|r| r.2).collect(),
+            ));
         }
         old_clients(&a.versions, &mut out);
-        out
+        fold(out)
     }
 
     fn storm_findings(&self, a: &Analyses, out: &mut Vec<Finding>) {
@@ -193,21 +287,23 @@ impl Findings {
                 }
             }
             if best > STORM_PER_MINUTE {
-                out.push(Finding {
-                    severity: "warning",
-                    kind: "metadata_storm",
-                    summary: format!(
-                        "{} ({}) sent {best} Metadata requests for every topic within a minute (over {STORM_PER_MINUTE})",
-                        c.client_id,
-                        a.owner(c)
+                let group = a.groups_of.get(c);
+                out.push(Finding::new(
+                    "warning",
+                    "metadata_storm",
+                    format!(
+                        "{}{} sent {best} Metadata requests for every topic within a minute (over {STORM_PER_MINUTE}), from {}",
+                        client_text(&c.client_id, c.ip),
+                        group.map(|g| format!(" (group {g:?})")).unwrap_or_default(),
+                        at_text(s[at].0, a.buckets().start),
                     ),
-                    frames: s[at..at + best].iter().take(FRAMES).map(|x| x.1).collect(),
-                });
+                    s[at..at + best].iter().take(FRAMES).map(|x| x.1).collect(),
+                ));
             }
         }
     }
 
-    fn burst_findings(&self, out: &mut Vec<Finding>) {
+    fn burst_findings(&self, begin: i64, out: &mut Vec<Finding>) {
         let mut bursts: Vec<Vec<(i64, u64, usize)>> = Vec::new();
         for x in &self.not_leader {
             match bursts.last_mut() {
@@ -230,13 +326,15 @@ impl Findings {
                 .take(5)
                 .map(|m| format!("{}-{} leader {} → {} (frame {})", m.2, m.3, m.4, m.5, m.1))
                 .collect();
-            out.push(Finding {
-                severity: "warning",
-                kind: "not_leader_burst",
-                summary: format!(
-                    "{errors} NOT_LEADER_OR_FOLLOWER errors in {} responses over {:.3} s; {}",
-                    b.len(),
+            out.push(Finding::new(
+                "warning",
+                "not_leader_burst",
+                format!(
+                    "{} in {} over {:.3} s from {}; {}",
+                    plural(errors as u64, "NOT_LEADER_OR_FOLLOWER error"),
+                    plural(b.len() as u64, "response"),
                     (end - start) as f64 / 1e9,
+                    at_text(start, begin),
                     if moves.is_empty() {
                         "no Metadata answer moved a leader".to_string()
                     } else {
@@ -244,27 +342,37 @@ impl Findings {
                     }
                 ),
                 frames,
-            });
+            ));
         }
     }
 
-    fn churn_findings(&self, out: &mut Vec<Finding>) {
+    fn churn_findings(&self, a: &Analyses, out: &mut Vec<Finding>) {
+        // Seconds of the capture clock: counted from the capture's first message.
+        let start = a.buckets().start;
         let mut per_second: BTreeMap<i64, usize> = BTreeMap::new();
-        for t in self.opened.values() {
-            *per_second.entry(t.div_euclid(1_000_000_000)).or_default() += 1;
+        // A connection picked up mid-stream was opened before the capture began.
+        let opened = self
+            .opened
+            .iter()
+            .filter(|(s, _)| !self.picked_up.contains(s));
+        for (_, t) in opened {
+            *per_second
+                .entry((t - start).div_euclid(1_000_000_000))
+                .or_default() += 1;
         }
         let Some((sec, n)) = per_second.iter().max_by_key(|(s, n)| (**n, -**s)) else {
             return;
         };
         if *n > CONNECTIONS_PER_SECOND {
-            out.push(Finding {
-                severity: "warning",
-                kind: "connection_churn",
-                summary: format!(
-                    "{n} connections opened within one second (over {CONNECTIONS_PER_SECOND}), at {sec} s since 1970"
+            out.push(Finding::new(
+                "warning",
+                "connection_churn",
+                format!(
+                    "{n} connections opened within one second (over {CONNECTIONS_PER_SECOND}), from {}",
+                    at_text(start + sec * 1_000_000_000, start)
                 ),
-                frames: Vec::new(),
-            });
+                Vec::new(),
+            ));
         }
     }
 
@@ -279,6 +387,83 @@ impl Findings {
             self.opened.len(),
         )
     }
+}
+
+impl Finding {
+    fn new(
+        severity: &'static str,
+        kind: &'static str,
+        summary: String,
+        frames: Vec<u64>,
+    ) -> Finding {
+        Finding {
+            severity,
+            kind,
+            summary,
+            frames,
+            count: 1,
+        }
+    }
+}
+
+/// `1 request`, `2 requests`.
+pub fn plural(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+/// A client as a finding names it: its client id, quoted (`(no client id)` when it sent
+/// none), and its address when known.
+fn client_text(client_id: &str, ip: Option<std::net::IpAddr>) -> String {
+    let id = if client_id.is_empty() {
+        "a client with no client id".to_string()
+    } else {
+        format!("client {client_id:?}")
+    };
+    match ip {
+        Some(ip) => format!("{id} at {ip}"),
+        None => id,
+    }
+}
+
+/// Identical findings (severity, kind, summary) as one, with their count and frames.
+fn fold(list: Vec<Finding>) -> Vec<Finding> {
+    let mut out: Vec<Finding> = Vec::new();
+    let mut seen: HashMap<(&'static str, &'static str, String), usize> = HashMap::new();
+    for f in list {
+        let key = (f.severity, f.kind, f.summary.clone());
+        match seen.get(&key) {
+            Some(&i) => {
+                let g = &mut out[i];
+                g.count += f.count;
+                let room = FRAMES.saturating_sub(g.frames.len());
+                g.frames.extend(f.frames.into_iter().take(room));
+            }
+            None => {
+                seen.insert(key, out.len());
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+/// POSIX shell quoting: the text in single quotes, each single quote written `'\''`.
+pub fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// The command that shows `frames` of `capture` (whatever its path holds, quoted).
+pub fn show_command(frames: &[u64], capture: &str) -> String {
+    let filter: Vec<String> = frames.iter().map(|f| format!("frame == {f}")).collect();
+    format!(
+        "kdissect -Y {} -V {}",
+        shell_quote(&filter.join(" || ")),
+        shell_quote(capture)
+    )
 }
 
 fn old_clients(v: &Versions, out: &mut Vec<Finding>) {
@@ -296,19 +481,18 @@ fn old_clients(v: &Versions, out: &mut Vec<Finding>) {
             })
             .collect();
         if !old.is_empty() {
-            out.push(Finding {
-                severity: "note",
-                kind: "old_client_version",
-                summary: format!(
+            out.push(Finding::new(
+                "note",
+                "old_client_version",
+                format!(
                     "{name} {version} uses versions older than the broker offers: {}",
                     old.join(", ")
                 ),
-                frames: apis
-                    .values()
+                apis.values()
                     .flat_map(|u| u.frames.iter().copied())
                     .take(FRAMES)
                     .collect(),
-            });
+            ));
         }
     }
 }
@@ -358,4 +542,43 @@ pub struct FindingOut {
     pub summary: String,
     /// The frames that show it (`kdissect -Y 'frame == N' -V`).
     pub frames: Vec<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_capture_path_is_quoted_for_the_shell_whatever_it_holds() {
+        assert_eq!(
+            show_command(&[7], "cap$(touch x).pcap"),
+            "kdissect -Y 'frame == 7' -V 'cap$(touch x).pcap'"
+        );
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(
+            show_command(&[1, 2], "a b"),
+            "kdissect -Y 'frame == 1 || frame == 2' -V 'a b'"
+        );
+    }
+
+    #[test]
+    fn counts_take_the_right_plural() {
+        assert_eq!(plural(1, "request"), "1 request");
+        assert_eq!(plural(0, "request"), "0 requests");
+        assert_eq!(plural(14, "request"), "14 requests");
+        assert_eq!(client_text("", None), "a client with no client id");
+        assert_eq!(
+            client_text("app", "10.0.0.1".parse().ok()),
+            "client \"app\" at 10.0.0.1"
+        );
+    }
+
+    #[test]
+    fn identical_findings_fold_into_one_with_their_count() {
+        let f = |s: &str, fr: u64| Finding::new("warning", "metadata_storm", s.into(), vec![fr]);
+        let out = fold(vec![f("a", 1), f("b", 2), f("a", 3), f("a", 4)]);
+        assert_eq!(out.len(), 2);
+        assert_eq!((out[0].count, out[0].frames.clone()), (3, vec![1, 3, 4]));
+        assert_eq!(out[1].count, 1);
+    }
 }

@@ -202,7 +202,7 @@ pub struct Analyses {
 }
 
 /// APIs whose responses are read with their request's values.
-const PAIRED: [i16; 15] = [0, 1, 2, 3, 8, 9, 11, 12, 13, 14, 18, 68, 76, 78, 79];
+const PAIRED: [i16; 16] = [0, 1, 2, 3, 8, 9, 11, 12, 13, 14, 18, 68, 76, 78, 79, 88];
 
 impl Analyses {
     pub fn new(which: Which, interval: Option<i64>) -> Analyses {

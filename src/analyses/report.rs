@@ -450,7 +450,7 @@ fn versions_and_findings(s: &mut String, a: &J, capture: &str) {
         let cmds: Vec<String> = arr(&f["frames"])
             .iter()
             .map(|n| {
-                let cmd = format!("kdissect -Y 'frame == {}' -V {capture}", cell(n));
+                let cmd = super::findings::show_command(&[n.as_u64().unwrap_or(0)], capture);
                 format!("<code data-frame=\"{}\">{}</code>", cell(n), esc(&cmd))
             })
             .collect();

@@ -145,9 +145,9 @@ pub fn ms(ns: i64) -> f64 {
     (ns as f64 / 1e3).round() / 1e3
 }
 
-/// Milliseconds for a table: `12.345 ms`.
+/// A duration for a table, as every table writes one: `0.83 ms`, `38.2 ms`, `497 ms`.
 pub fn ms_text(ns: i64) -> String {
-    format!("{:.3} ms", ns as f64 / 1e6)
+    crate::render::table::duration_text(ns)
 }
 
 /// Seconds since the capture's first message: `12.345 s`.

@@ -1,7 +1,6 @@
 //! `--stats`: tables after the messages (or alone with `-q`), or one JSON object with `--json`.
 //! Fed with every message and notice; knows nothing of how they were found.
 
-use super::summary::latency_text;
 use super::table::{Cell as TCell, Grid};
 use crate::kafka::message::api_display_name;
 use crate::kafka::stream::{Notice, Record};
@@ -25,7 +24,8 @@ struct ApiRow {
 
 /// Latencies exact up to `EXACT_LATENCIES` samples, then as a histogram whose buckets are 1 µs
 /// below 10 ms and 4 significant digits above, so that memory stays bounded on any capture
-/// while the shown percentiles (µs, or ms to 2 decimals) stay as printed from exact values.
+/// while the shown percentiles (µs, or ms to 2 decimals, then 3 significant digits) stay as
+/// printed from exact values.
 #[derive(Debug, Default, Clone)]
 struct Latencies {
     exact: Vec<i64>,
@@ -485,6 +485,7 @@ impl Stats {
     /// errors come first: they say whether the rest can be trusted, and the tables after them
     /// grow with the capture.
     pub fn tables_with(&self, layout: &Layout) -> String {
+        crate::interrupt::finishing();
         let mut sections = vec![("Capture health".to_string(), health_grid(self))];
         if !self.errors.is_empty() {
             sections.push(("Error codes".into(), self.error_grid()));
@@ -501,16 +502,26 @@ impl Stats {
             self.connections_title(),
             self.connection_grid(layout.connections),
         ));
-        let mut text: Vec<String> = sections
-            .iter()
-            .map(|(title, g)| format!("{title}\n{}\n", g.render(layout.width)))
-            .collect();
-        if let Some(a) = &self.analyses {
+        let mut text: Vec<String> = Vec::new();
+        for (title, g) in &sections {
+            if crate::interrupt::stopping() {
+                break;
+            }
+            text.push(format!("{title}\n{}\n", g.render(layout.width)));
+        }
+        if let Some(a) = self
+            .analyses
+            .as_ref()
+            .filter(|_| !crate::interrupt::stopping())
+        {
             text.extend(
                 a.tables(layout.width)
                     .into_iter()
                     .map(|(title, t)| format!("{title}\n{t}\n")),
             );
+        }
+        if crate::interrupt::stopping() {
+            text.push("(stopped by a signal: the tables are cut short)\n".into());
         }
         text.join("\n")
     }
@@ -954,7 +965,7 @@ impl Percentile {
             Percentile::P(p) => l.percentile(f64::from(p)),
             Percentile::Max => l.max,
         };
-        v.map_or("-".to_string(), latency_text)
+        v.map_or("-".to_string(), super::table::duration_text)
     }
 }
 
@@ -968,6 +979,8 @@ mod tests {
     use super::*;
     use crate::kafka::stream::RequestInfo;
     use crate::kafka::{decode_request, decode_response, Message};
+    use crate::render::summary::latency_text;
+    use crate::render::table::duration_text;
     use crate::render::test_frames;
 
     fn record(msg: Message, bytes: &[u8], stream: u32, latency: Option<i64>) -> Record<'_> {
@@ -1284,6 +1297,11 @@ Connections
             if exact < 10_000_000 {
                 assert_eq!(latency_text(got), latency_text(exact));
             }
+            assert_eq!(duration_text(got), duration_text(exact));
+        }
+        // From 10 ms, every latency prints as its bucket does (3 significant digits of 4).
+        for &v in all.iter().filter(|&&v| v >= 10_000_000) {
+            assert_eq!(duration_text(bucket(v)), duration_text(v), "{v}");
         }
         assert_eq!(l.max, all.last().copied());
         assert!(l.hist.len() < 20_000, "{} buckets", l.hist.len());

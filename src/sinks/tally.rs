@@ -77,7 +77,7 @@ impl Why {
             Why::NotKept => "their ClientHello randoms are not among the client randoms kept of the key logs",
             Why::Wrong => "the secrets logged for them do not authenticate their records (a key log of another run?)",
             Why::Suite => "kdissect does not decrypt their cipher suite",
-            Why::Handshake => "their ClientHellos were not captured (the capture started after them), so no secret can be matched to them",
+            Why::Handshake => "the capture started after their ClientHello, so no secret can be matched to them",
             Why::NoRecord => "secrets were found, but no encrypted record came to decrypt",
         }
     }

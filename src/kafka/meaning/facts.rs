@@ -94,6 +94,25 @@ pub struct Facts {
     pub members: Vec<MemberFact>,
     /// Fetch requests: the fetching replica's broker id (-1, or absent, for a consumer).
     pub replica_id: Option<i64>,
+    /// Fetch and ShareFetch requests: how long the broker may hold the answer (a long poll).
+    pub max_wait_ms: Option<i64>,
+    /// What the group APIs say of the sender's membership, for the group timelines.
+    pub group: GroupFacts,
+}
+
+/// What the group APIs say of a member beyond its id (JoinGroup, SyncGroup, LeaveGroup and
+/// the KIP-848, share and streams heartbeats): for the group timelines.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GroupFacts {
+    /// The static member's group.instance.id (GroupInstanceId, or the heartbeats' InstanceId).
+    pub instance_id: Option<String>,
+    /// A JoinGroup answer: the leader's member id.
+    pub leader: Option<String>,
+    /// A JoinGroup request: the member's session and rebalance timeouts.
+    pub session_timeout_ms: Option<i64>,
+    pub rebalance_timeout_ms: Option<i64>,
+    /// A KIP-848, share or streams heartbeat answer: when the member must heartbeat again.
+    pub heartbeat_interval_ms: Option<i64>,
 }
 
 /// One partition entry of a message and the offsets it carries; absent fields are `None`.
@@ -144,6 +163,11 @@ pub struct MemberFact {
     pub subscribed: Vec<String>,
     /// Partitions assigned (SyncGroup, heartbeats) or owned (JoinGroup, cooperative).
     pub partitions: Vec<(String, Vec<i32>)>,
+    /// Its group.instance.id, where the list gives one (JoinGroup answers, LeaveGroup v3+).
+    pub instance_id: Option<String>,
+    /// A streams group member's tasks (StreamsGroupHeartbeat): (kind, subtopology,
+    /// partitions), kind `active`, `standby` or `warmup`.
+    pub tasks: Vec<(&'static str, String, Vec<i32>)>,
 }
 
 /// What a `records` field held: v2 batches, legacy messages (outer ones: a compressed

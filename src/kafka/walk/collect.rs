@@ -19,7 +19,7 @@ use super::cursor::Prefix;
 use super::decode::Decoder;
 use super::interpreted::GiveUp;
 use crate::kafka::meaning::facts::{
-    FactField, Facts, Scalar, TopicFact, TopicList, TopicRef, IDENTITY, MAX_TOPICS,
+    FactField, Facts, GroupFacts, Scalar, TopicFact, TopicList, TopicRef, IDENTITY, MAX_TOPICS,
 };
 use crate::kafka::meaning::problem::Step;
 use crate::kafka::spec::schema::{Direction, FieldSpec, FieldType, MessageSpec, Role};
@@ -419,6 +419,8 @@ impl Collector {
                 self.inner_frame(b.fact(FactField::ReplicaState))
                     .and_then(|r| int(r.role(Role::ReplicaId)))
             }),
+            max_wait_ms: b.int(FactField::MaxWaitMs),
+            group: group_facts(b, buf),
             ..Facts::default()
         };
         if response {
@@ -636,6 +638,19 @@ fn pair(f: &Frame, buf: &[u8]) -> Option<([u8; 16], String)> {
 }
 
 /// A string value's text, as the decoder makes it (invalid UTF-8 replaced).
+/// The sender's membership details a group API gives, as the tree's way reads them.
+fn group_facts(b: &Frame, buf: &[u8]) -> GroupFacts {
+    let nonempty = |f: FactField| str_of(b.fact(f), buf).filter(|s| !s.is_empty());
+    GroupFacts {
+        instance_id: nonempty(FactField::GroupInstanceId)
+            .or_else(|| nonempty(FactField::InstanceId)),
+        leader: nonempty(FactField::Leader),
+        session_timeout_ms: b.int(FactField::SessionTimeoutMs),
+        rebalance_timeout_ms: b.int(FactField::RebalanceTimeoutMs),
+        heartbeat_interval_ms: b.int(FactField::HeartbeatIntervalMs),
+    }
+}
+
 fn str_of(v: Option<Val>, buf: &[u8]) -> Option<String> {
     match v {
         Some(Val::Str(Some(span))) => Some(text(buf, span)),

@@ -289,6 +289,8 @@ pub fn collect_body(
                     .and_then(|r| with_role(r, Role::ReplicaId))
             })
             .and_then(Node::as_int),
+        max_wait_ms: b.fact(FactField::MaxWaitMs).and_then(Node::as_int),
+        group: group_facts(&b),
         ..Facts::default()
     };
     if response {
@@ -468,6 +470,54 @@ fn consumer_protocol(n: &Node) -> (Vec<String>, Vec<(String, Vec<i32>)>) {
     (subscribed, parts)
 }
 
+/// The sender's membership details a group API gives (each field where the message has it).
+fn group_facts(body: &Index<'_>) -> GroupFacts {
+    let int = |f: FactField| body.fact(f).and_then(Node::as_int);
+    let nonempty = |f: FactField| body.string(f).filter(|s| !s.is_empty());
+    GroupFacts {
+        instance_id: nonempty(FactField::GroupInstanceId)
+            .or_else(|| nonempty(FactField::InstanceId)),
+        leader: nonempty(FactField::Leader),
+        session_timeout_ms: int(FactField::SessionTimeoutMs),
+        rebalance_timeout_ms: int(FactField::RebalanceTimeoutMs),
+        heartbeat_interval_ms: int(FactField::HeartbeatIntervalMs),
+    }
+}
+
+/// A streams group member's tasks (a StreamsGroupHeartbeat answer's ActiveTasks,
+/// StandbyTasks and WarmupTasks), when the answer gives them (null: unchanged).
+fn streams_tasks(body: &Index<'_>) -> Option<Vec<(&'static str, String, Vec<i32>)>> {
+    let kinds = [
+        ("active", FactField::ActiveTasks),
+        ("standby", FactField::StandbyTasks),
+        ("warmup", FactField::WarmupTasks),
+    ];
+    let lists: Vec<(&'static str, &Node)> = kinds
+        .iter()
+        .filter_map(|(k, f)| body.fact(*f).map(|l| (*k, l)))
+        .filter(|(_, l)| matches!(l.value, Value::Array(_)))
+        .collect();
+    if lists.is_empty() {
+        return None;
+    }
+    let mut out = Vec::new();
+    for (kind, l) in lists {
+        for t in elements(l) {
+            let parts = field(t, FactField::Partitions)
+                .map(|p| {
+                    elements(p)
+                        .filter_map(Node::as_int)
+                        .map(|p| p as i32)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let sub = string(t, FactField::SubtopologyId).unwrap_or_default();
+            out.push((kind, sub, parts));
+        }
+    }
+    Some(out)
+}
+
 /// Members named with their partitions: JoinGroup responses (Members), SyncGroup requests
 /// (Assignments), SyncGroup responses and the KIP-848 heartbeat responses (the sender's).
 fn members(body: &Index<'_>, key: i16, response: bool) -> Vec<MemberFact> {
@@ -487,6 +537,8 @@ fn members(body: &Index<'_>, key: i16, response: bool) -> Vec<MemberFact> {
                     member_id: string(m, FactField::MemberId).unwrap_or_default(),
                     subscribed,
                     partitions,
+                    instance_id: string(m, FactField::GroupInstanceId).filter(|s| !s.is_empty()),
+                    tasks: Vec::new(),
                 }
             })
             .collect();
@@ -502,11 +554,19 @@ fn members(body: &Index<'_>, key: i16, response: bool) -> Vec<MemberFact> {
             }),
         _ => None,
     };
+    if let (88, true, Some(tasks)) = (key, response, streams_tasks(body)) {
+        return vec![MemberFact {
+            member_id: body.string(FactField::MemberId).unwrap_or_default(),
+            tasks,
+            ..MemberFact::default()
+        }];
+    }
     own.map(|(subscribed, partitions)| {
         vec![MemberFact {
             member_id: body.string(FactField::MemberId).unwrap_or_default(),
             subscribed,
             partitions,
+            ..MemberFact::default()
         }]
     })
     .unwrap_or_default()

@@ -35,11 +35,23 @@ fn kdissect(args: &[&str]) -> std::process::Output {
         .expect("run kdissect")
 }
 
+/// The ports a sample's Kafka traffic is on, past the default 9092: the issue 35 cluster's
+/// controller and brokers (samples/README.md).
+fn ports(sample: &str) -> Vec<&'static str> {
+    if sample.contains("issue35-") {
+        vec!["-p", "9093", "-p", "9092", "-p", "9192", "-p", "9292"]
+    } else {
+        Vec::new()
+    }
+}
+
 /// Writes the report of `sample` to `out` with `--report` alone, as a user would, and checks
 /// what the run says: no message line on stdout, where the page went on stderr.
 fn write_report(sample: &str, out: &Path) -> String {
     let path = out.to_str().expect("utf-8 path");
-    let o = kdissect(&["--report", path, sample]);
+    let mut args = vec!["--report", path, sample];
+    args.extend(ports(sample));
+    let o = kdissect(&args);
     assert!(
         o.status.code().is_some_and(|c| c <= 1),
         "{}",
@@ -445,6 +457,17 @@ fn check_gantt(name: &str, c: &J) {
             l["bar"]
         );
     }
+    // No marker covers a bar's label.
+    for l in arr(&c["bar_labels"]) {
+        for m in arr(&c["marks"]) {
+            assert!(
+                !overlap(&b4(&l["text"]), &b4(&m["box"])),
+                "{name}: marker {} on the bar label {}",
+                m["kind"],
+                l["text"]
+            );
+        }
+    }
     let bars = boxes(&c["bars"]);
     for l in boxes(&c["row_labels"]) {
         for b in &bars {
@@ -463,10 +486,13 @@ fn check_gantt(name: &str, c: &J) {
     }
 }
 
-/// The samples whose pages are checked in the browser: a cluster's steady traffic (many
+/// The samples whose pages are checked in the browser: classic and KIP-848 groups of
+/// several clients joining, leaving and killed (one captured from mid-stream), a cluster's steady traffic (many
 /// APIs, lag of five groups, transactions), a killed broker, rebalances of both protocols, a
 /// share group, lag and slow acks.
-const SAMPLES: [&str; 7] = [
+const SAMPLES: [&str; 9] = [
+    "samples/issue35-classic.pcap",
+    "samples/issue35-kip848-late.pcap",
     "samples/cluster-steady.pcap",
     "samples/cluster-kill.pcap",
     "samples/ana-rebalance-classic.pcap",
@@ -644,6 +670,22 @@ fn tls_not_decrypted_is_said() {
     .expect("re");
     assert!(row.is_match(&html), "no health row");
     assert!(html.contains("No Kafka message was decoded."));
+    // Not called clean; a TLS section lists the 7 connections not read, the largest first.
+    assert!(
+        !html.contains("<b>clean</b>"),
+        "a capture not read called clean"
+    );
+    let tls = &html[html.find("<section id=\"tls\">").expect("a TLS section")..];
+    let tls = &tls[..tls.find("</section>").expect("section end")];
+    assert!(tls.contains("7 TLS connections: 0 decrypted with the key log, 7 not decrypted"));
+    let bytes: Vec<f64> = Regex::new(r#"data-key="bytes" data-v="([^"]*)""#)
+        .expect("re")
+        .captures_iter(tls)
+        .map(|c| c[1].parse().expect("bytes"))
+        .collect();
+    assert_eq!(bytes.len(), 7, "{tls}");
+    assert!(bytes.windows(2).all(|w| w[0] >= w[1]), "{bytes:?}");
+    assert_eq!(bytes.iter().sum::<f64>(), 89_226.0);
 }
 
 /// `--report` beside a view prints that view as before: the page is written too.

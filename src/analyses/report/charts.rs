@@ -71,6 +71,7 @@ impl Unit {
     pub fn value(self, v: f64) -> String {
         match self {
             Unit::Millis => units::duration_ms(v),
+            Unit::Records if v == 1.0 => "1 record".into(),
             Unit::Records => units::si(v, "records"),
             Unit::RecordsPerSecond => units::per_second(v, "records"),
             Unit::BytesPerSecond => units::si(v, "B/s"),
@@ -564,6 +565,41 @@ pub fn small_multiples(id: &str, title: &str, charts: &[LineChart]) -> Markup {
     }
 }
 
+/// A line chart's legend: a swatch, the series' name, its largest value.
+fn legend(c: &LineChart) -> Markup {
+    html! {
+        ul class="legend" {
+            @for (k, s) in c.series.iter().enumerate() {
+                @let colour = if s.others { PALETTE[MAX_SERIES - 1] } else { PALETTE[k % MAX_SERIES] };
+                li data-legend=(s.name) {
+                    span class=(if s.others { "sw dashed" } else { "sw" }) style={"border-color:" (colour)} {}
+                    span class="name" { (s.name) }
+                    @if let Some(peak) = s.peak() {
+                        span class="peak" { "max " (c.unit.value(peak)) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The chart's note, with how many buckets were merged into one point when they were.
+fn merged_note(c: &LineChart, b: &Buckets) -> Option<String> {
+    match (&c.note, b.count < c.buckets.count) {
+        (Some(n), true) => Some(format!(
+            "{n}; buckets merged {} to one point ({} wide)",
+            c.buckets.count.div_ceil(b.count),
+            units::duration_ms(b.step * 1000.0)
+        )),
+        (None, true) => Some(format!(
+            "buckets merged {} to one point ({} wide)",
+            c.buckets.count.div_ceil(b.count),
+            units::duration_ms(b.step * 1000.0)
+        )),
+        (n, false) => n.clone(),
+    }
+}
+
 fn draw(c: &LineChart, size: &Size) -> Markup {
     let (b, values) = resampled(c);
     let y = YAxis::new(
@@ -585,19 +621,7 @@ fn draw(c: &LineChart, size: &Size) -> Markup {
         span: b.end().max(1e-3),
     };
     let at = |v: f64| p.bottom - (p.bottom - p.top) * y.frac(v);
-    let note = match (&c.note, b.count < c.buckets.count) {
-        (Some(n), true) => Some(format!(
-            "{n}; buckets merged {} to one point ({} wide)",
-            c.buckets.count.div_ceil(b.count),
-            units::duration_ms(b.step * 1000.0)
-        )),
-        (None, true) => Some(format!(
-            "buckets merged {} to one point ({} wide)",
-            c.buckets.count.div_ceil(b.count),
-            units::duration_ms(b.step * 1000.0)
-        )),
-        (n, false) => n.clone(),
-    };
+    let note = merged_note(c, &b);
     html! {
         figure class="chart" data-chart=(c.id) {
             figcaption { (c.title) }
@@ -629,18 +653,7 @@ fn draw(c: &LineChart, size: &Size) -> Markup {
                     }
                     line class="hover" x1="0" y1=(px(p.top)) x2="0" y2=(px(p.bottom)) stroke="#333" stroke-width="1" visibility="hidden" {}
                 }
-                ul class="legend" {
-                    @for (k, s) in c.series.iter().enumerate() {
-                        @let colour = if s.others { PALETTE[MAX_SERIES - 1] } else { PALETTE[k % MAX_SERIES] };
-                        li data-legend=(s.name) {
-                            span class=(if s.others { "sw dashed" } else { "sw" }) style={"border-color:" (colour)} {}
-                            span class="name" { (s.name) }
-                            @if let Some(peak) = s.peak() {
-                                span class="peak" { "max " (c.unit.value(peak)) }
-                            }
-                        }
-                    }
-                }
+                (legend(c))
                 div class="tip" hidden {}
             }
             @if let Some(n) = note {
@@ -741,6 +754,80 @@ const BAR_H: f64 = 14.0;
 /// Height of the band labels' line above the rows.
 const BAND_HEAD: f64 = 18.0;
 
+/// Where a bar's label starts, from the bar's left edge at `x0`: after every marker that
+/// would cover its letters (a join at the bar's start, a join or leave within it), so that a
+/// marker and a label never share pixels. Markers are about 12 px wide.
+fn label_inset(label: &str, x0: f64, marks: impl Iterator<Item = f64> + Clone) -> f64 {
+    let width = text_width(label);
+    let mut inset = 4.0;
+    // Each pass moves the label past the markers it still covers; a marker passed is not
+    // met again, so this ends after as many passes as there are markers at most.
+    loop {
+        let (from, to) = (x0 + inset - 7.0, x0 + inset + width + 7.0);
+        let past = marks
+            .clone()
+            .filter(|x| (from..to).contains(x))
+            .fold(inset, |a: f64, x| a.max(x - x0 + 9.0));
+        if past <= inset {
+            return inset;
+        }
+        inset = past;
+    }
+}
+
+/// The Gantt's legend: what bars, shades and markers mean.
+fn gantt_legend() -> Markup {
+    html! {
+        ul class="legend" {
+            li { span class="sw box" style="background:#9ecae1;border-color:#3182bd" {} span class="name" { "member in a generation (its assignment inside where it fits)" } }
+            li { span class="sw box" style="background:#fde0c5;border-color:#fde0c5" {} span class="name" { "rebalancing (join to assignment)" } }
+            @for k in [MarkKind::Joined, MarkKind::Left, MarkKind::Fenced] {
+                @let (path, colour) = k.shape();
+                li {
+                    svg class="glyph" width="14" height="14" viewBox="-7 -7 14 14" {
+                        path d=(path) stroke=(colour) stroke-width="2" fill=(colour) {}
+                    }
+                    span class="name" { (k.name()) }
+                }
+            }
+        }
+    }
+}
+
+/// One member's row of the Gantt at height `y`: its name, its bars (the assignment inside
+/// where it fits, past any marker), its markers.
+fn gantt_row(r: &Row, y: f64, p: &Plot) -> Markup {
+    html! {
+        g class="member" data-member=(r.title) {
+            text class="row-label" x=(px(p.left - 8.0)) y=(px(y + ROW_H / 2.0 + 4.0)) text-anchor="end" font-size=(FONT) {
+                title { (r.title) }
+                (r.label)
+            }
+            @for b in &r.bars {
+                @let (x0, x1) = (p.x(b.start), p.x(b.end));
+                @let w = (x1 - x0).max(2.0);
+                @let inset = label_inset(&b.label, x0, r.marks.iter().map(|m| p.x(m.t)));
+                g class="bar" {
+                    title { (b.title) }
+                    rect x=(px(x0)) y=(px(y + (ROW_H - BAR_H) / 2.0)) width=(px(w)) height=(BAR_H) rx="2"
+                        fill="#9ecae1" stroke="#3182bd" {}
+                    @if !b.label.is_empty() && text_width(&b.label) + inset + 4.0 <= w {
+                        text class="bar-label" x=(px(x0 + inset)) y=(px(y + ROW_H / 2.0 + 4.0)) font-size=(FONT) fill="#08306b" { (b.label) }
+                    }
+                }
+            }
+            @for m in &r.marks {
+                @let (path, colour) = m.kind.shape();
+                path class="mark" data-mark=(m.kind.name()) d=(path)
+                    transform={"translate(" (px(p.x(m.t))) "," (px(y + ROW_H / 2.0)) ")"}
+                    stroke=(colour) stroke-width="2" fill=(colour) {
+                    title { (m.title) }
+                }
+            }
+        }
+    }
+}
+
 /// The Gantt, with its legend under it.
 pub fn gantt(g: &Gantt) -> Markup {
     let label_w = g
@@ -795,53 +882,10 @@ pub fn gantt(g: &Gantt) -> Markup {
                     text class="band-label" x=(px(*x + 2.0)) y=(px(BAND_HEAD)) font-size=(FONT) fill="#333" { (label) }
                 }
                 @for (i, r) in g.rows.iter().enumerate() {
-                    @let y = p.top + ROW_H * i as f64;
-                    g class="member" data-member=(r.title) {
-                        text class="row-label" x=(px(p.left - 8.0)) y=(px(y + ROW_H / 2.0 + 4.0)) text-anchor="end" font-size=(FONT) {
-                            title { (r.title) }
-                            (r.label)
-                        }
-                        @for b in &r.bars {
-                            @let (x0, x1) = (p.x(b.start), p.x(b.end));
-                            @let w = (x1 - x0).max(2.0);
-                            // A marker at the bar's start (a join) would cover the label's
-                            // first letters: the label starts after it.
-                            @let inset = r.marks.iter().map(|m| p.x(m.t) - x0)
-                                .filter(|dx| (-7.0..30.0).contains(dx))
-                                .fold(4.0, |a: f64, dx| a.max(dx + 9.0));
-                            g class="bar" {
-                                title { (b.title) }
-                                rect x=(px(x0)) y=(px(y + (ROW_H - BAR_H) / 2.0)) width=(px(w)) height=(BAR_H) rx="2"
-                                    fill="#9ecae1" stroke="#3182bd" {}
-                                @if !b.label.is_empty() && text_width(&b.label) + inset + 4.0 <= w {
-                                    text class="bar-label" x=(px(x0 + inset)) y=(px(y + ROW_H / 2.0 + 4.0)) font-size=(FONT) fill="#08306b" { (b.label) }
-                                }
-                            }
-                        }
-                        @for m in &r.marks {
-                            @let (path, colour) = m.kind.shape();
-                            path class="mark" data-mark=(m.kind.name()) d=(path)
-                                transform={"translate(" (px(p.x(m.t))) "," (px(y + ROW_H / 2.0)) ")"}
-                                stroke=(colour) stroke-width="2" fill=(colour) {
-                                title { (m.title) }
-                            }
-                        }
-                    }
+                    (gantt_row(r, p.top + ROW_H * i as f64, &p))
                 }
             }
-            ul class="legend" {
-                li { span class="sw box" style="background:#9ecae1;border-color:#3182bd" {} span class="name" { "member in a generation (its assignment inside where it fits)" } }
-                li { span class="sw box" style="background:#fde0c5;border-color:#fde0c5" {} span class="name" { "rebalancing (join to assignment)" } }
-                @for k in [MarkKind::Joined, MarkKind::Left, MarkKind::Fenced] {
-                    @let (path, colour) = k.shape();
-                    li {
-                        svg class="glyph" width="14" height="14" viewBox="-7 -7 14 14" {
-                            path d=(path) stroke=(colour) stroke-width="2" fill=(colour) {}
-                        }
-                        span class="name" { (k.name()) }
-                    }
-                }
-            }
+            (gantt_legend())
             @if let Some(n) = &g.note {
                 p class="note" { (n) }
             }
@@ -905,6 +949,26 @@ mod tests {
         assert_eq!(b.count, 600);
         assert_eq!(b.step, 3.0);
         assert_eq!(v[0][0], Some(2.0));
+    }
+
+    #[test]
+    fn bar_labels_start_past_the_markers_they_would_cover() {
+        let w = text_width("orders[2,3]");
+        // No marker: a small margin. A join at the bar's start, then one in the middle of
+        // where the label would be: it starts past both.
+        assert_eq!(label_inset("orders[2,3]", 100.0, [].into_iter()), 4.0);
+        assert_eq!(label_inset("orders[2,3]", 100.0, [100.0].into_iter()), 9.0);
+        let inset = label_inset(
+            "orders[2,3]",
+            100.0,
+            [100.0, 100.0 + 9.0 + w / 2.0].into_iter(),
+        );
+        assert!((inset - (9.0 + w / 2.0 + 9.0)).abs() < 1e-9, "{inset}");
+        // A marker well past the label does not move it.
+        assert_eq!(
+            label_inset("orders[2,3]", 100.0, [100.0 + w + 40.0].into_iter()),
+            4.0
+        );
     }
 
     #[test]

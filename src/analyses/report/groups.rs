@@ -66,15 +66,11 @@ fn mark_kind(what: &str) -> Option<MarkKind> {
     }
 }
 
-/// The Gantt of one group over the capture's `span` seconds from `start_ns`.
-fn group_gantt(g: &GroupOut, index: usize, start_ns: i64, span: f64) -> Gantt {
+/// A band per generation drawn: from its start to the next one's (or the capture's end),
+/// its rebalance until the answers that settled it.
+fn bands(gens: &[&GenerationOut], start_ns: i64, span: f64) -> Vec<Band> {
     let t = |ns: i64| (ns - start_ns) as f64 / 1e9;
-    let mut gens: Vec<&GenerationOut> = g.generations.iter().collect();
-    gens.sort_by_key(|x| x.start_ns);
-    let hidden = gens.len().saturating_sub(MAX_GENERATIONS);
-    let gens = &gens[hidden..];
-    let bands: Vec<Band> = gens
-        .iter()
+    gens.iter()
         .enumerate()
         .map(|(i, x)| {
             let end = gens.get(i + 1).map_or(span, |n| t(n.start_ns));
@@ -99,14 +95,18 @@ fn group_gantt(g: &GroupOut, index: usize, start_ns: i64, span: f64) -> Gantt {
                 )),
             }
         })
-        .collect();
-    // With generations left out, the axis starts at the first one drawn.
-    let from = if hidden > 0 {
-        bands.first().map_or(0.0, |b| b.start)
-    } else {
-        0.0
-    };
-    // Members in order of first appearance, in a generation or a happening drawn.
+        .collect()
+}
+
+/// The members of the generations drawn and of the happenings from `from` on (seconds), in
+/// order of first appearance.
+fn member_order<'a>(
+    g: &'a GroupOut,
+    gens: &[&'a GenerationOut],
+    start_ns: i64,
+    from: f64,
+) -> Vec<&'a str> {
+    let t = |ns: i64| (ns - start_ns) as f64 / 1e9;
     let mut first_seen: Vec<(i64, &str)> = Vec::new();
     for x in gens {
         first_seen.extend(x.members.iter().map(|m| (x.start_ns, m.member_id.as_str())));
@@ -119,11 +119,27 @@ fn group_gantt(g: &GroupOut, index: usize, start_ns: i64, span: f64) -> Gantt {
     );
     first_seen.sort();
     let mut known = HashSet::new();
-    let order: Vec<&str> = first_seen
+    first_seen
         .into_iter()
         .map(|(_, id)| id)
         .filter(|id| !id.is_empty() && known.insert(*id))
-        .collect();
+        .collect()
+}
+
+/// The Gantt of one group over the capture's `span` seconds from `start_ns`.
+fn group_gantt(g: &GroupOut, index: usize, start_ns: i64, span: f64) -> Gantt {
+    let mut gens: Vec<&GenerationOut> = g.generations.iter().collect();
+    gens.sort_by_key(|x| x.start_ns);
+    let hidden = gens.len().saturating_sub(MAX_GENERATIONS);
+    let gens = &gens[hidden..];
+    let bands = bands(gens, start_ns, span);
+    // With generations left out, the axis starts at the first one drawn.
+    let from = if hidden > 0 {
+        bands.first().map_or(0.0, |b| b.start)
+    } else {
+        0.0
+    };
+    let order = member_order(g, gens, start_ns, from);
     let hidden_members = order.len().saturating_sub(MAX_MEMBER_ROWS);
     let rows: Vec<Row> = order
         .iter()
@@ -215,8 +231,19 @@ fn member_row(
             label: clip(&label, 200),
         })
         .collect();
-    let marks = g
-        .timeline
+    let marks = marks(g, id, start_ns, from);
+    Row {
+        label: short_member(id),
+        title: clip(id, 300),
+        bars,
+        marks,
+    }
+}
+
+/// A member's joins, leaves and fencings from `from` on (seconds).
+fn marks(g: &GroupOut, id: &str, start_ns: i64, from: f64) -> Vec<Mark> {
+    let t = |ns: i64| (ns - start_ns) as f64 / 1e9;
+    g.timeline
         .iter()
         .filter(|h| h.member == id && t(h.ts_ns) >= from)
         .filter_map(|h| {
@@ -233,17 +260,41 @@ fn member_row(
                 )),
             })
         })
-        .collect();
-    Row {
-        label: short_member(id),
-        title: clip(id, 300),
-        bars,
-        marks,
-    }
+        .collect()
 }
 
 pub fn groups(a: &AnalysesOut, start_ns: i64, span: f64) -> Option<Section> {
     let groups = a.groups.as_ref()?;
+    let t = groups_table(groups);
+    let gens = generations_table(groups, start_ns);
+    let mut charted: Vec<(usize, &GroupOut)> = groups.iter().enumerate().collect();
+    charted.sort_by_key(|g| std::cmp::Reverse(g.1.generations.len()));
+    let hidden = charted.len().saturating_sub(MAX_GROUP_CHARTS);
+    charted.truncate(MAX_GROUP_CHARTS);
+    charted.sort_by_key(|(i, _)| *i);
+    Some(Section {
+        id: "groups",
+        title: "Groups".into(),
+        body: html! {
+            @if groups.is_empty() {
+                p { "No group traffic (JoinGroup, SyncGroup, heartbeats) was captured." }
+            } @else {
+                (t.render())
+                @for (i, g) in &charted {
+                    (charts::gantt(&group_gantt(g, *i, start_ns, span)))
+                }
+                @if hidden > 0 {
+                    p class="note" { (units::count(hidden as u64)) " more groups not charted (the tables list them)." }
+                }
+                h3 { "Generations" }
+                (gens.render())
+            }
+        },
+    })
+}
+
+/// One row per group: its generations, joins, leaves, time spent rebalancing.
+fn groups_table(groups: &[GroupOut]) -> Table {
     let mut t = Table::new(
         "groups",
         &[
@@ -272,6 +323,11 @@ pub fn groups(a: &AnalysesOut, start_ns: i64, span: f64) -> Option<Section> {
             ],
         );
     }
+    t
+}
+
+/// One row per generation of every group, with its start as a time of the capture.
+fn generations_table(groups: &[GroupOut], start_ns: i64) -> Table {
     let mut gens = Table::new(
         "generations",
         &[
@@ -302,28 +358,5 @@ pub fn groups(a: &AnalysesOut, start_ns: i64, span: f64) -> Option<Section> {
             ]);
         }
     }
-    let mut charted: Vec<(usize, &GroupOut)> = groups.iter().enumerate().collect();
-    charted.sort_by_key(|g| std::cmp::Reverse(g.1.generations.len()));
-    let hidden = charted.len().saturating_sub(MAX_GROUP_CHARTS);
-    charted.truncate(MAX_GROUP_CHARTS);
-    charted.sort_by_key(|(i, _)| *i);
-    Some(Section {
-        id: "groups",
-        title: "Groups".into(),
-        body: html! {
-            @if groups.is_empty() {
-                p { "No group traffic (JoinGroup, SyncGroup, heartbeats) was captured." }
-            } @else {
-                (t.render())
-                @for (i, g) in &charted {
-                    (charts::gantt(&group_gantt(g, *i, start_ns, span)))
-                }
-                @if hidden > 0 {
-                    p class="note" { (units::count(hidden as u64)) " more groups not charted (the tables list them)." }
-                }
-                h3 { "Generations" }
-                (gens.render())
-            }
-        },
-    })
+    gens
 }

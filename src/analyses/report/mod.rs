@@ -1,7 +1,7 @@
 //! `--report FILE.html`: one self-contained HTML page of everything `--stats --analyses`
 //! shows, in the order an SRE asks: can the capture be trusted and what failed (health,
-//! errors, findings), then latency, lag, end to end, throughput, groups, versions and
-//! connections.
+//! errors, findings), then latency, lag, end to end, throughput, groups, versions,
+//! connections and TLS.
 //!
 //! The page reads the typed statistics ([`StatsOut`]) and analyses ([`AnalysesOut`]), the
 //! values `--stats --json` serializes: a field renamed there is renamed here by the compiler.
@@ -48,6 +48,7 @@ pub fn html(r: &Report<'_>) -> String {
     }
     list.push(sections::versions(r));
     list.push(sections::connections(r));
+    list.extend(sections::tls(r));
     page::page(&format!("kdissect report: {capture}"), header, &list).into_string()
 }
 

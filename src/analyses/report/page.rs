@@ -142,6 +142,8 @@ pub enum Cell {
 /// Characters of a text cell shown at most: a Kafka string may hold 32,767 bytes, and 50
 /// rows of those would make megabytes of one table (the JSON has the whole text).
 const MAX_TEXT: usize = 300;
+/// Characters of a [`Cell::prose`] cell shown at most.
+const MAX_PROSE: usize = 2_000;
 
 /// `s`, cut to `max` characters with an ellipsis.
 pub fn clip(s: &str, max: usize) -> String {
@@ -159,6 +161,17 @@ impl Cell {
         let s = s.into();
         Cell::Text(if s.len() > MAX_TEXT {
             clip(&s, MAX_TEXT)
+        } else {
+            s
+        })
+    }
+
+    /// Text of ours that names many things (a finding's summary, the versions a client
+    /// used): longer than a name from the wire, still bounded.
+    pub fn prose(s: impl Into<String>) -> Cell {
+        let s = s.into();
+        Cell::Text(if s.len() > MAX_PROSE {
+            clip(&s, MAX_PROSE)
         } else {
             s
         })

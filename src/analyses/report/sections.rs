@@ -76,6 +76,8 @@ pub fn header(r: &Report<'_>) -> Markup {
         .map(|(name, n, _)| format!("{} {name}", units::count(n)))
         .collect();
     let errors: u64 = s.errors.iter().map(|e| e.count).sum();
+    // A capture whose TLS was not read is not called clean: most of it may be unseen.
+    let hidden = s.tls.map_or(0, |t| t.not_decrypted);
     html! {
         h1 { "kdissect report" }
         p class="meta" {
@@ -97,8 +99,10 @@ pub fn header(r: &Report<'_>) -> Markup {
             }
         }
         ul class="glance" {
-            @if lost.is_empty() {
+            @if lost.is_empty() && hidden == 0 {
                 li { b { "clean" } "capture: nothing lost or malformed" }
+            } @else if lost.is_empty() {
+                li { b { "intact" } "capture: nothing lost or malformed in what was read" }
             } @else {
                 li class="bad" { b { "incomplete" } "capture: " (lost.join(", ")) }
             }
@@ -206,7 +210,7 @@ fn findings_table(list: &[FindingOut], inputs: &[String]) -> Markup {
             vec![
                 Cell::text(f.severity),
                 Cell::text(f.kind),
-                Cell::text(&f.summary),
+                Cell::prose(&f.summary),
                 Cell::Markup(html! {
                     @for n in f.frames.iter().take(FINDING_FRAMES) {
                         code data-frame=(n) { (show(*n)) }
@@ -483,8 +487,8 @@ fn clients_table(list: &[ClientVersionsOut]) -> Markup {
                 } else {
                     shown.join(" ")
                 }),
-                Cell::text(used.join(", ")),
-                Cell::text(flags.join("; ")),
+                Cell::prose(used.join(", ")),
+                Cell::prose(flags.join("; ")),
             ],
         );
     }
@@ -618,4 +622,63 @@ pub fn connections(r: &Report<'_>) -> Section {
             (t.render())
         },
     }
+}
+
+/// The TLS connections, when the capture has any: how many were read, and those that were
+/// not (their bytes are in no other section), the largest first, with what to do about them.
+pub fn tls(r: &Report<'_>) -> Option<Section> {
+    let s = r.stats;
+    let tls = s.tls?;
+    let mut hidden: Vec<_> = s
+        .connections
+        .iter()
+        .filter(|c| c.tls == Some("not decrypted"))
+        .collect();
+    hidden.sort_by_key(|c| std::cmp::Reverse(c.bytes));
+    let mut t = Table::new(
+        "tls-not-decrypted",
+        &[
+            ("stream", "stream"),
+            ("client", "client"),
+            ("broker", "broker"),
+            ("bytes", "bytes"),
+        ],
+    );
+    for c in &hidden {
+        t.row(vec![
+            c.stream.map_or_else(
+                || Cell::text("*"),
+                |n| Cell::num(n.to_string(), f64::from(n)),
+            ),
+            Cell::text(&c.client),
+            Cell::text(&c.broker),
+            Cell::num(units::bytes(c.bytes as f64), c.bytes as f64),
+        ]);
+    }
+    Some(Section {
+        id: "tls",
+        title: "TLS".into(),
+        body: html! {
+            p {
+                (units::count(tls.connections)) " TLS connections: "
+                (units::count(tls.decrypted)) " decrypted with the key log, "
+                (units::count(tls.not_decrypted)) " not decrypted"
+                @if tls.not_decrypted > 0 {
+                    " (" (units::bytes(tls.not_decrypted_bytes as f64)) " encrypted, counted in no other section)"
+                }
+                "."
+            }
+            @if tls.not_decrypted > 0 {
+                p class="note" {
+                    "Give their session secrets with --keylog FILE (an SSLKEYLOGFILE the clients or the broker wrote; docs/tls.md says how)."
+                }
+                @if hidden.is_empty() {
+                    p class="note" { "The connections past those the table keeps are summed in its last row." }
+                } @else {
+                    h3 { "Connections not decrypted" }
+                    (t.render())
+                }
+            }
+        },
+    })
 }

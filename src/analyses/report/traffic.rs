@@ -356,6 +356,39 @@ pub fn throughput(a: &AnalysesOut) -> Option<Section> {
         row.extend(rate_cells(r));
         parts.row(row);
     }
+    let codecs = codecs_table(t);
+    let slow = slowest_table(t, a.span.map_or(a.interval.start_ns, |s| s.first_ns));
+    Some(Section {
+        id: "throughput",
+        title: "Throughput".into(),
+        body: html! {
+            @if t.topics.is_empty() {
+                p { "No record was produced or fetched." }
+            } @else {
+                (throughput_chart(t, grid(a)))
+                h3 { "Per topic (over " (units::duration_ms(t.seconds * 1000.0)) ")" }
+                (topics.render())
+                details {
+                    summary { "Per partition (" (units::count(t.partitions.len() as u64)) " rows)" }
+                    (parts.render())
+                }
+            }
+            div class="cols" {
+                div {
+                    h3 { "Compression per codec (produced batches)" }
+                    @if t.codecs.is_empty() { p { "No batch produced." } } @else { (codecs.render()) }
+                }
+                div {
+                    h3 { "Slowest acks=all produces" }
+                    @if t.slowest_acks_all.is_empty() { p { "None captured." } } @else { (slow.render()) }
+                }
+            }
+        },
+    })
+}
+
+/// Compression per codec of the produced batches.
+fn codecs_table(t: &ThroughputOut) -> Table {
     let mut codecs = Table::new(
         "codecs",
         &[
@@ -378,7 +411,11 @@ pub fn throughput(a: &AnalysesOut) -> Option<Section> {
             Cell::num(units::ratio(c.ratio), c.ratio),
         ]);
     }
-    let start = a.span.map_or(a.interval.start_ns, |s| s.first_ns);
+    codecs
+}
+
+/// The slowest acks=all produces, with their times from `start` (the first message).
+fn slowest_table(t: &ThroughputOut, start: i64) -> Table {
     let mut slow = Table::new(
         "slowest",
         &[
@@ -400,27 +437,5 @@ pub fn throughput(a: &AnalysesOut) -> Option<Section> {
             Cell::num(units::duration_ms(s.latency_ms), s.latency_ms),
         ]);
     }
-    Some(Section {
-        id: "throughput",
-        title: "Throughput".into(),
-        body: html! {
-            (throughput_chart(t, grid(a)))
-            h3 { "Per topic (over " (units::duration_ms(t.seconds * 1000.0)) ")" }
-            (topics.render())
-            details {
-                summary { "Per partition (" (units::count(t.partitions.len() as u64)) " rows)" }
-                (parts.render())
-            }
-            div class="cols" {
-                div {
-                    h3 { "Compression per codec (produced batches)" }
-                    @if t.codecs.is_empty() { p { "No batch produced." } } @else { (codecs.render()) }
-                }
-                div {
-                    h3 { "Slowest acks=all produces" }
-                    @if t.slowest_acks_all.is_empty() { p { "None captured." } } @else { (slow.render()) }
-                }
-            }
-        },
-    })
+    slow
 }

@@ -483,7 +483,7 @@ pub(crate) struct Cli {
     pub(crate) interval: Option<i64>,
 
     /// Write the statistics and every analysis as one self-contained HTML page (tables and
-    /// inline SVG charts, no script); implies --analyses.
+    /// inline SVG charts); implies --analyses. Alone, prints no message line.
     #[arg(long, value_name = "FILE.html", help_heading = "Views")]
     pub(crate) report: Option<std::path::PathBuf>,
 }

@@ -304,7 +304,9 @@ impl Gen {
     fn reported_value(&mut self, out: &mut String, f: &Field, at: At, level: Level, tracks: bool) {
         let nullable = f.nullable.contains(at.version);
         match &f.ty {
-            FieldType::Bool | FieldType::Float64 => {
+            // A bool as the decoder reads it: any byte but 0 is true.
+            FieldType::Bool => out.push_str("Val::Int(i64::from(d.read_i8()? != 0))"),
+            FieldType::Float64 => {
                 let _ = write!(out, "{{ d.skip_fixed({})?; Val::Other }}", f.ty.fixed_width().unwrap_or(0));
             }
             FieldType::Int8 => out.push_str("Val::Int(i64::from(d.read_i8()?))"),

@@ -104,6 +104,9 @@ pub trait CaptureSink: Sink {
     /// Something wrong inside a decrypted TLS connection (a loss, a record that does not
     /// authenticate, a renegotiation).
     fn tls_notice(&mut self, _notice: &TlsNotice) {}
+    /// A Kafka connection ended (both FINs, a reset, eviction or the end of the input): no
+    /// answer comes on it any more.
+    fn closed(&mut self, _stream: u32) {}
     /// Before packet `now` is read on: reassembly keeps nothing older than `oldest_kept` (or
     /// nothing at all), so no message or notice still to come from the input is dated before
     /// the older of the two, but for requests told about late (dropped from the pending table,
@@ -129,7 +132,16 @@ fn route<S: CaptureSink>(tls: &mut TlsFilter, kafka: &mut Tracker, ev: Event<'_>
 /// (whose plaintext, when decrypted, the Kafka layer marks), notices.
 fn hand_on<S: CaptureSink>(out: Out<'_>, kafka: &mut Tracker, sink: &mut S) {
     match out {
-        Out::Pass(ev) => kafka.event(ev, sink),
+        Out::Pass(ev) => {
+            let closed = match ev {
+                Event::Close { stream, .. } => Some(stream),
+                _ => None,
+            };
+            kafka.event(ev, sink);
+            if let Some(stream) = closed {
+                sink.closed(stream);
+            }
+        }
         Out::Connection(conn) => {
             if conn.keys == Keys::Decrypted {
                 kafka.mark_tls(conn.stream);
@@ -196,6 +208,7 @@ pub fn run_source<P: PacketSource, S: CaptureSink>(
             tcp.oldest_kept(),
             kafka.oldest_deferred(),
             tls.oldest_held(),
+            tls.oldest_untold(),
         ];
         sink.settled(kept.into_iter().flatten().min(), at.frame);
         if (pkt.orig_len as usize) > pkt.data.len() {

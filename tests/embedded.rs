@@ -354,8 +354,9 @@ fn fetch_response(topic: [u8; 16], records: &[u8]) -> Vec<u8> {
     kp::response(ApiKey::Fetch, 17, 3, &body)
 }
 
-/// The metadata log's records: decoded as the record of their type, counted by type on the
-/// summary line, the topic named `__cluster_metadata` wherever its id is shown.
+/// The metadata log's records: decoded as the record of their type, what they change said
+/// on the summary line (brokers first, then topics, then partitions; records that change
+/// nothing counted by type), the topic named `__cluster_metadata` wherever its id is shown.
 #[test]
 fn metadata_log_records_are_decoded_by_type() {
     let values = [
@@ -377,7 +378,7 @@ fn metadata_log_records_are_decoded_by_type() {
     assert!(msg.is_clean(), "{:?} {:?}", msg.error, msg.diagnoses);
     assert_tiles(&msg);
     assert_eq!(
-        msg.record_types,
+        msg.record_types.types,
         vec![
             ("PartitionChangeRecord", 3),
             ("TopicRecord", 1),
@@ -389,7 +390,8 @@ fn metadata_log_records_are_decoded_by_type() {
     assert!(
         words.contains(
             "topics=[__cluster_metadata] partitions=1 records=6 (") && words.ends_with(
-            "bytes) [PartitionChangeRecord×3, TopicRecord×1, BrokerRegistrationChangeRecord×1, LeaderChangeMessage×1]"
+            "bytes) [BrokerRegistrationChange broker=2 epoch=7 unfenced→fenced, Topic created orders, \
+             PartitionChange orders-0 leader=2 isr=[2,3], +2 more, LeaderChangeMessage×1]"
         ),
         "{words}"
     );
@@ -445,7 +447,7 @@ fn record_types_are_counted_in_the_summary_view() {
     };
     let msg = decode_response_with(&frame, 1, 17, opts);
     assert!(msg.is_clean(), "{:?}", msg.diagnoses);
-    assert_eq!(msg.record_types, vec![("PartitionChangeRecord", 1)]);
+    assert_eq!(msg.record_types.types, vec![("PartitionChangeRecord", 1)]);
 }
 
 /// Records of any other topic stay plain bytes, even when they would read as metadata.
@@ -493,7 +495,7 @@ fn the_metadata_log_by_name_and_a_damaged_record() {
         "{:?}",
         msg.diagnoses
     );
-    assert_eq!(msg.record_types, vec![("TopicRecord", 1)]);
+    assert_eq!(msg.record_types.types, vec![("TopicRecord", 1)]);
     let text = tree_text(&msg, &frame);
     assert!(text.contains("value varbytes = malformed: "), "{text}");
 }

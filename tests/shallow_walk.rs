@@ -38,7 +38,7 @@ fn left(frame: u64, m: &Message) -> Left {
         secrets: m.secrets.clone(),
         diagnoses: format!("{:?}", m.diagnoses),
         error: format!("{:?}", m.error),
-        record_types: m.record_types.clone(),
+        record_types: m.record_types.types.clone(),
         facts: format!("{facts:?}"),
     }
 }

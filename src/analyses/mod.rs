@@ -8,6 +8,7 @@
 //! (`MAX_KEYS` keys, `MAX_SAMPLES` samples per series), past which what comes is counted.
 
 pub mod adapter;
+pub mod cluster;
 mod findings;
 mod groups;
 mod lag;
@@ -74,6 +75,9 @@ pub struct AnalysesOut {
     /// Findings, in the order docs/analyses.md lists their kinds (`findings`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub findings: Option<Vec<FindingOut>>,
+    /// What the KRaft metadata log changed in the cluster (`cluster`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<cluster::ClusterOut>,
 }
 
 /// The capture's time span.
@@ -111,6 +115,7 @@ pub struct Which {
     pub groups: bool,
     pub versions: bool,
     pub findings: bool,
+    pub cluster: bool,
 }
 
 impl Which {
@@ -121,14 +126,16 @@ impl Which {
         groups: true,
         versions: true,
         findings: true,
+        cluster: true,
     };
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 7] = [
         "lag",
         "latency",
         "throughput",
         "groups",
         "versions",
         "findings",
+        "cluster",
     ];
 
     /// `lag,latency`, `all`.
@@ -140,6 +147,7 @@ impl Which {
             groups: false,
             versions: false,
             findings: false,
+            cluster: false,
         };
         for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             match name {
@@ -150,6 +158,7 @@ impl Which {
                 "groups" => w.groups = true,
                 "versions" => w.versions = true,
                 "findings" => w.findings = true,
+                "cluster" => w.cluster = true,
                 other => {
                     return Err(format!(
                         "--analyses: {other:?} is not one of all, {}",
@@ -197,6 +206,7 @@ pub struct Analyses {
     timeline: groups::Timeline,
     versions: versions::Versions,
     findings: findings::Findings,
+    cluster: cluster::Cluster,
     /// (time, latency) of the responses of each API, for the latency chart.
     api_latency: HashMap<i16, Vec<(i64, i64)>>,
 }
@@ -219,12 +229,17 @@ impl Analyses {
             timeline: groups::Timeline::default(),
             versions: versions::Versions::default(),
             findings: findings::Findings::default(),
+            cluster: cluster::Cluster::default(),
             api_latency: HashMap::new(),
         }
     }
 
     /// One message, as the pipeline found it.
     pub fn message(&mut self, rec: &Record<'_>) {
+        if self.which.cluster {
+            // The metadata log's records: a message's changes, not an event's facts.
+            self.cluster.message(rec);
+        }
         if let Some(e) = event(rec) {
             self.event(e);
         }
@@ -319,6 +334,9 @@ impl Analyses {
             let f = self.findings.list(self);
             out.extend(findings::tables(&f, width));
         }
+        if self.which.cluster {
+            out.extend(self.cluster.tables(b.start, width));
+        }
         out
     }
 
@@ -350,6 +368,7 @@ impl Analyses {
             groups: self.which.groups.then(|| self.timeline.out()),
             client_versions: self.which.versions.then(|| self.versions.out()),
             findings: findings.as_deref().map(findings::out),
+            cluster: self.which.cluster.then(|| self.cluster.out()),
         }
     }
 

@@ -31,9 +31,10 @@ pub struct Meta {
 // The body is written straight to bytes, node by node: building a `serde_json::Value` tree
 // for every message cost more than decoding it.
 
-/// A JSON string, escaped as serde_json escapes it. Nearly every string (names, ids, topic
-/// names) holds no byte that needs escaping (a control character, `"` or `\\`, the only ones
-/// serde_json escapes): those are copied whole, the rest go through serde_json.
+/// A JSON string, escaped as serde_json escapes it, and DEL and the C1 controls (U+0080 to
+/// U+009F) escaped too: serde_json leaves them raw, and a terminal showing the JSON would
+/// obey them as it obeys ESC (issue 35, item 18). Nearly every string (names, ids, topic
+/// names) holds no byte that needs escaping: those are copied whole, the rest escaped here.
 fn put_str(w: &mut Vec<u8>, s: &str) {
     if !needs_escape(s.as_bytes()) {
         w.reserve(s.len() + 2);
@@ -41,12 +42,38 @@ fn put_str(w: &mut Vec<u8>, s: &str) {
         w.extend_from_slice(s.as_bytes());
         w.push(b'"');
     } else {
-        // Serialising a str into a Vec cannot fail.
-        let _ = serde_json::to_writer(&mut *w, s);
+        put_escaped(w, s);
     }
 }
 
-/// Whether `b` holds a byte serde_json escapes (below 0x20, `"` or `\\`). Eight bytes at a
+/// [`put_str`]'s slow way: serde_json's escapes (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, and
+/// `\u00xx` for the other controls below 0x20), and `\u00xx` for DEL and the C1 controls.
+fn put_escaped(w: &mut Vec<u8>, s: &str) {
+    use std::io::Write as _;
+    w.push(b'"');
+    let mut buf = [0u8; 4];
+    for c in s.chars() {
+        match c {
+            '"' => w.extend_from_slice(b"\\\""),
+            '\\' => w.extend_from_slice(b"\\\\"),
+            '\n' => w.extend_from_slice(b"\\n"),
+            '\r' => w.extend_from_slice(b"\\r"),
+            '\t' => w.extend_from_slice(b"\\t"),
+            '\u{8}' => w.extend_from_slice(b"\\b"),
+            '\u{c}' => w.extend_from_slice(b"\\f"),
+            // Below 0x20, DEL, or C1: all under 0x100. Writing to a Vec cannot fail.
+            c if c.is_control() => {
+                let _ = write!(w, "\\u{:04x}", u32::from(c));
+            }
+            c => w.extend_from_slice(c.encode_utf8(&mut buf).as_bytes()),
+        }
+    }
+    w.push(b'"');
+}
+
+/// Whether `b` holds a byte [`put_str`] escapes (below 0x20, `"`, `\\`, DEL), or 0xC2, the
+/// first byte of a C1 control's UTF-8 (and of other characters, which the slow way copies
+/// as they are). Eight bytes at a
 /// time: the field names and strings of a tree are checked once each, and a byte-at-a-time
 /// check of them was the largest single cost of writing `--json`.
 fn needs_escape(b: &[u8]) -> bool {
@@ -58,7 +85,12 @@ fn needs_escape(b: &[u8]) -> bool {
     fn flagged(x: u64) -> bool {
         let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
         let below = x.wrapping_sub(ONES * 0x20) & !x & HIGHS;
-        (zero(x ^ (ONES * u64::from(b'"'))) | zero(x ^ (ONES * u64::from(b'\\'))) | below) != 0
+        (zero(x ^ (ONES * u64::from(b'"')))
+            | zero(x ^ (ONES * u64::from(b'\\')))
+            | zero(x ^ (ONES * 0x7f))
+            | zero(x ^ (ONES * 0xc2))
+            | below)
+            != 0
     }
     let word = |c: &[u8]| {
         let mut word = [b'a'; 8];
@@ -682,7 +714,10 @@ mod tests {
     /// stream of pseudo-random strings of 0 to 23 bytes.
     #[test]
     fn needs_escape_agrees_with_the_byte_rule() {
-        let rule = |b: &[u8]| b.iter().any(|&c| c < 0x20 || c == b'"' || c == b'\\');
+        let rule = |b: &[u8]| {
+            b.iter()
+                .any(|&c| c < 0x20 || c == b'"' || c == b'\\' || c == 0x7f || c == 0xc2)
+        };
         for filler in [
             0x20u8, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0x9f, 0xa2, 0xdc, 0xff,
         ] {
@@ -910,8 +945,8 @@ mod tests {
             "a\"b",
             "back\\slash",
             "tab\tnl\n",
-            "\u{1}\u{1f}\u{7f}",
-            "é€😀",
+            "\u{1}\u{8}\u{c}\u{1b}\u{1f}\r",
+            "é€😀 ©°",
             "/",
         ] {
             let mut w = Vec::new();
@@ -922,5 +957,19 @@ mod tests {
                 "{s:?}"
             );
         }
+    }
+
+    /// DEL and the C1 controls, which serde_json leaves raw, are escaped: the same value.
+    #[test]
+    fn del_and_c1_controls_are_escaped() {
+        let s = "a\u{7f}b\u{80}\u{9b}31m\u{9d}\u{9f}\u{a0}c";
+        let mut w = Vec::new();
+        put_str(&mut w, s);
+        let text = String::from_utf8_lossy(&w).into_owned();
+        assert_eq!(text, "\"a\\u007fb\\u0080\\u009b31m\\u009d\\u009f\u{a0}c\"");
+        assert_eq!(
+            serde_json::from_str::<String>(&text).ok().as_deref(),
+            Some(s)
+        );
     }
 }

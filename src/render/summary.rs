@@ -2,7 +2,10 @@
 //! direction, correlation id, and the essentials of the body.
 
 use super::value::quote;
-use crate::kafka::meaning::facts::{Facts, Scalar, TopicList, TopicRef, MAX_TOPICS};
+use crate::kafka::meaning::facts::{
+    Detail, EssentialValue, FactField, Facts, Scalar, TopicList, TopicRef, MAX_TOPICS,
+};
+use crate::kafka::meaning::log::{Change, LogRecords};
 use crate::kafka::problem::{ErrorEntry, Path, Step};
 use crate::kafka::stream::Record;
 use crate::kafka::EmbeddedMessage;
@@ -50,6 +53,20 @@ fn quote_into(out: &mut String, s: &str) {
     }
 }
 
+/// A name from the wire (a topic, a group, a SASL mechanism, a client library) bare when it
+/// holds only the characters Kafka allows in topic names (letters, digits, `.`, `_`, `-`),
+/// else quoted as [`quote`] does: a name can never forge a line, a list or a terminal escape.
+fn name_into(out: &mut String, s: &str) {
+    let bare = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if bare {
+        out.push_str(s);
+    } else {
+        quote_into(out, s);
+    }
+}
+
 /// The essentials of a message body, as `key=value` words.
 pub fn essentials(msg: &Message) -> String {
     let mut s = String::new();
@@ -89,6 +106,7 @@ fn write_essentials(out: &mut String, msg: &Message) {
     head_words(f, &mut words);
     sasl_words(msg, &mut words);
     tail_words(f, &mut words);
+    line_words(f, &mut words);
     let (records, bytes) = msg.records;
     if bytes > 0 {
         let w = words.word();
@@ -105,15 +123,15 @@ fn write_essentials(out: &mut String, msg: &Message) {
     if msg.direction == Direction::Response {
         // The embedded answer's errors are its own words, above.
         match msg.embedded.as_ref().map(|e| &e.field) {
-            None => error_words(&msg.errors, &mut words),
-            Some(f) => {
+            None => error_words(&msg.errors, f, &mut words),
+            Some(field) => {
                 let own: Vec<ErrorEntry> = msg
                     .errors
                     .iter()
-                    .filter(|e| !e.path.passes_through(f))
+                    .filter(|e| !e.path.passes_through(field))
                     .cloned()
                     .collect();
-                error_words(&own, &mut words);
+                error_words(&own, f, &mut words);
             }
         }
     }
@@ -132,6 +150,8 @@ fn head_words(f: &Facts, words: &mut Words<'_>) {
         let w = words.word();
         w.push_str("error=");
         w.push_str(error_name(e));
+    } else if f.error_none {
+        words.word().push_str("error=NONE");
     }
     if let Some(n) = f.brokers {
         int_word(words, "brokers=", n);
@@ -147,9 +167,9 @@ fn head_words(f: &Facts, words: &mut Words<'_>) {
     if let Some((n, v)) = &f.software {
         let w = words.word();
         w.push_str("software=");
-        w.push_str(n);
+        name_into(w, n);
         w.push('/');
-        w.push_str(v);
+        name_into(w, v);
     }
 }
 
@@ -185,7 +205,12 @@ fn tail_words(f: &Facts, words: &mut Words<'_>) {
     // DescribeTopicPartitions pages: where a request resumes and where the next page starts.
     for (c, label) in [(&f.cursor, "cursor"), (&f.next_cursor, "next_cursor")] {
         if let Some((topic, part)) = c {
-            words.push(format!("{label}={topic}/{part}"));
+            let w = words.word();
+            w.push_str(label);
+            w.push('=');
+            name_into(w, topic);
+            w.push('/');
+            int(w, *part);
         }
     }
     if let Some(r) = &f.resources {
@@ -196,6 +221,42 @@ fn tail_words(f: &Facts, words: &mut Words<'_>) {
     }
     if f.partitions > 0 {
         int_word(words, "partitions=", f.partitions);
+    }
+}
+
+/// What the line of this API says beyond the common facts (`essentials::picks`).
+fn line_words(f: &Facts, words: &mut Words<'_>) {
+    for e in &f.line {
+        let w = words.word();
+        w.push_str(e.label);
+        match &e.value {
+            EssentialValue::Flag => {}
+            EssentialValue::Int(n) => {
+                w.push('=');
+                int(w, *n);
+            }
+            EssentialValue::Count(n) => {
+                w.push('=');
+                int(w, *n);
+            }
+            EssentialValue::Text(Some(s)) => {
+                w.push('=');
+                quote_into(w, s);
+            }
+            EssentialValue::Text(None) => w.push_str("=null"),
+            EssentialValue::Name(n) => {
+                w.push('=');
+                w.push_str(n);
+            }
+            EssentialValue::Uuid(u) => {
+                w.push('=');
+                w.push_str(&super::value::uuid(u));
+            }
+            EssentialValue::List(l) => {
+                w.push('=');
+                write_list(w, l);
+            }
+        }
     }
 }
 
@@ -212,26 +273,235 @@ fn embedded_words(e: &EmbeddedMessage, words: &mut Words<'_>) {
     }
     head_words(&e.facts, words);
     tail_words(&e.facts, words);
+    line_words(&e.facts, words);
     if e.direction == Some(Direction::Response) {
-        error_words(&e.errors, words);
+        error_words(&e.errors, &e.facts, words);
     }
 }
 
-/// ` [PartitionChangeRecord×9, RegisterBrokerRecord×3]`: the records of a log whose values
-/// have types (the KRaft metadata log), by type, most first; empty for other records.
-fn record_types_text(types: &[(&str, u32)]) -> String {
-    if types.is_empty() {
+/// Changes of the metadata log a line names; the rest are counted.
+const LINE_CHANGES: usize = 3;
+
+/// ` [PartitionChange orders-0 leader=3 isr=[1,3], +8 more, NoOpRecord×2]`: what the
+/// records of a log whose values have types (the KRaft metadata log) change, the first few,
+/// then the other records by type, most first; empty for other records.
+fn record_types_text(log: &LogRecords) -> String {
+    if log.is_empty() {
         return String::new();
     }
-    let mut items: Vec<String> = types
-        .iter()
-        .take(MAX_TOPICS)
-        .map(|(t, n)| format!("{t}×{n}"))
+    // Brokers first, then topics, then the rest, partitions last: a broker fenced says more
+    // than the eighteen partitions it leaves (in log order within each).
+    let mut ranked: Vec<&Change> = log.changes.iter().map(|c| &c.what).collect();
+    ranked.sort_by_key(|c| change_rank(c));
+    let mut items: Vec<String> = ranked
+        .into_iter()
+        .take(LINE_CHANGES)
+        .map(change_text)
         .collect();
-    if types.len() > MAX_TOPICS {
-        items.push(format!("+{} more types", types.len() - MAX_TOPICS));
+    let more = (log.changes.len().saturating_sub(LINE_CHANGES) as u64) + u64::from(log.dropped);
+    if more > 0 {
+        items.push(format!("+{more} more"));
+    }
+    // The types no change was told for: counted as before.
+    let told: u32 = log.changes.len() as u32 + log.dropped;
+    let others: Vec<&(&str, u32)> = if told == 0 {
+        log.types.iter().collect()
+    } else {
+        log.types
+            .iter()
+            .filter(|(t, _)| !crate::kafka::records::metadata::told(t))
+            .collect()
+    };
+    let shown = others.len().min(MAX_TOPICS);
+    items.extend(others.iter().take(shown).map(|(t, n)| format!("{t}×{n}")));
+    if others.len() > shown {
+        items.push(format!("+{} more types", others.len() - shown));
     }
     format!(" [{}]", items.join(", "))
+}
+
+/// Which changes a line names first: brokers and controllers, topics, the rest, partitions.
+fn change_rank(c: &Change) -> u8 {
+    match c {
+        Change::BrokerRegistered { .. }
+        | Change::BrokerUnregistered { .. }
+        | Change::BrokerChanged { .. }
+        | Change::Controller { .. } => 0,
+        Change::TopicCreated { .. } | Change::TopicDeleted { .. } => 1,
+        Change::PartitionCreated { .. } | Change::PartitionChanged { .. } => 3,
+        _ => 2,
+    }
+}
+
+/// A topic by name, or by id when no name is known.
+fn topic_into(out: &mut String, id: &[u8; 16], name: Option<&str>) {
+    match name {
+        Some(n) => name_into(out, n),
+        None => out.push_str(&super::value::uuid(id)),
+    }
+}
+
+/// `[1, 2, 3]`.
+fn ids_into(out: &mut String, ids: &[i32]) {
+    out.push('[');
+    for (i, b) in ids.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        int(out, *b);
+    }
+    out.push(']');
+}
+
+/// What one metadata record changed, as a line says it. Long: one arm per kind of change.
+fn change_text(c: &Change) -> String {
+    let mut s = String::new();
+    match c {
+        Change::BrokerRegistered {
+            broker,
+            epoch,
+            fenced,
+            shutting_down,
+        } => {
+            let _ = write!(s, "RegisterBroker broker={broker} epoch={epoch}");
+            if *fenced {
+                s.push_str(" fenced");
+            }
+            if *shutting_down {
+                s.push_str(" shutting_down");
+            }
+        }
+        Change::BrokerUnregistered { broker, .. } => {
+            let _ = write!(s, "UnregisterBroker broker={broker}");
+        }
+        Change::BrokerChanged {
+            broker,
+            epoch,
+            fenced,
+            shutting_down,
+        } => {
+            let _ = write!(s, "BrokerRegistrationChange broker={broker} epoch={epoch}");
+            match fenced {
+                Some(true) => s.push_str(" unfenced→fenced"),
+                Some(false) => s.push_str(" fenced→unfenced"),
+                None => {}
+            }
+            if *shutting_down {
+                s.push_str(" shutting_down");
+            }
+        }
+        Change::Controller {
+            controller,
+            registered,
+        } => {
+            let what = if *registered {
+                "Register"
+            } else {
+                "Unregister"
+            };
+            let _ = write!(s, "{what}Controller controller={controller}");
+        }
+        Change::TopicCreated { name, .. } => {
+            s.push_str("Topic created ");
+            name_into(&mut s, name);
+        }
+        Change::TopicDeleted { topic, name } => {
+            s.push_str("Topic deleted ");
+            topic_into(&mut s, topic, name.as_deref());
+        }
+        Change::PartitionCreated {
+            topic,
+            name,
+            partition,
+            leader,
+            isr,
+            ..
+        } => {
+            s.push_str("Partition created ");
+            topic_into(&mut s, topic, name.as_deref());
+            let _ = write!(s, "-{partition} leader={leader} isr=");
+            ids_into(&mut s, isr);
+        }
+        Change::PartitionChanged {
+            topic,
+            name,
+            partition,
+            leader,
+            isr,
+            replicas,
+        } => {
+            s.push_str("PartitionChange ");
+            topic_into(&mut s, topic, name.as_deref());
+            let _ = write!(s, "-{partition}");
+            if let Some(l) = leader {
+                let _ = write!(s, " leader={l}");
+            }
+            if let Some(i) = isr {
+                s.push_str(" isr=");
+                ids_into(&mut s, i);
+            }
+            if let Some(r) = replicas {
+                s.push_str(" replicas=");
+                ids_into(&mut s, r);
+            }
+        }
+        Change::Config {
+            resource_type,
+            resource,
+            name,
+            value,
+        } => {
+            let _ = write!(s, "Config {resource_type}:");
+            name_into(&mut s, resource);
+            s.push(' ');
+            name_into(&mut s, name);
+            match value {
+                Some(v) => {
+                    s.push('=');
+                    name_into(&mut s, v);
+                }
+                None => s.push_str(" deleted"),
+            }
+        }
+        Change::Feature { name, level } => {
+            s.push_str("FeatureLevel ");
+            name_into(&mut s, name);
+            let _ = write!(s, "={level}");
+        }
+        Change::Quota {
+            entity,
+            key,
+            removed,
+        } => {
+            s.push_str("ClientQuota ");
+            quote_into(&mut s, entity);
+            s.push(' ');
+            name_into(&mut s, key);
+            s.push_str(if *removed { " removed" } else { " set" });
+        }
+        Change::ScramUser {
+            user,
+            mechanism,
+            removed,
+        } => {
+            s.push_str(if *removed {
+                "RemoveUserScramCredential "
+            } else {
+                "UserScramCredential "
+            });
+            quote_into(&mut s, user);
+            s.push(' ');
+            s.push_str(mechanism);
+        }
+        Change::Acl { principal, added } => {
+            s.push_str(if *added { "Acl added" } else { "Acl removed" });
+            if let Some(p) = principal {
+                s.push(' ');
+                quote_into(&mut s, p);
+            }
+        }
+    }
+    s
 }
 
 fn error_name(code: i16) -> &'static str {
@@ -257,15 +527,24 @@ fn write_list(out: &mut String, t: &TopicList) {
             out.push_str(", ");
         }
         match &e.topic {
-            TopicRef::Name(n) => out.push_str(n),
+            TopicRef::Name(n) => name_into(out, n),
             // An id whose name an earlier message gave reads as the name.
-            TopicRef::Id(_, Some(n)) => out.push_str(n),
+            TopicRef::Id(_, Some(n)) => name_into(out, n),
             TopicRef::Id(u, None) => out.push_str(&super::value::uuid(u)),
             TopicRef::Unnamed => out.push('?'),
         }
-        if let Some(c) = e.error {
+        let error = e.error.map(error_name);
+        let mut parts = error
+            .into_iter()
+            .map(Detail::Name)
+            .chain(e.details.iter().cloned());
+        if let Some(first) = parts.next() {
             out.push('(');
-            out.push_str(error_name(c));
+            detail_into(out, &first);
+            for d in parts {
+                out.push_str(", ");
+                detail_into(out, &d);
+            }
             out.push(')');
         }
     }
@@ -280,14 +559,37 @@ fn write_list(out: &mut String, t: &TopicList) {
     out.push(']');
 }
 
+/// What a line says of a listed entry: `Stable`, `3 members`, `COMMIT`.
+fn detail_into(out: &mut String, d: &Detail) {
+    match d {
+        Detail::Text(t) => name_into(out, t),
+        Detail::Count(n, what) => {
+            int(out, *n);
+            out.push(' ');
+            out.push_str(what);
+        }
+        Detail::Name(n) => out.push_str(n),
+    }
+}
+
 /// SASL: the mechanism asked for or offered, and the login step with its user.
 fn sasl_words(msg: &Message, words: &mut Words<'_>) {
     let f = &msg.facts;
     if let Some(m) = &f.mechanism {
-        words.push(format!("mechanism={m}"));
+        let w = words.word();
+        w.push_str("mechanism=");
+        name_into(w, m);
     }
     if let Some(list) = &f.mechanisms {
-        words.push(format!("mechanisms=[{}]", list.join(", ")));
+        let w = words.word();
+        w.push_str("mechanisms=[");
+        for (i, m) in list.iter().enumerate() {
+            if i > 0 {
+                w.push_str(", ");
+            }
+            name_into(w, m);
+        }
+        w.push(']');
     }
     if let Some(sasl) = &msg.sasl {
         words.push(format!("sasl={}", quote(sasl.step.short())));
@@ -297,26 +599,29 @@ fn sasl_words(msg: &Message, words: &mut Words<'_>) {
     }
 }
 
-/// Errors below the top level: one level down outside the topic lists (those show beside each
-/// topic: FindCoordinator v4+'s Coordinators[], DescribeGroups' Groups[]), and the count and
-/// names of deeper ones (partitions).
-fn error_words(errors: &[ErrorEntry], words: &mut Words<'_>) {
+/// The errors a line has not named yet: every non-zero error code of the body is named once,
+/// beside the entry of a list it belongs to (`topics=[a(UNKNOWN_TOPIC_OR_PARTITION)]`), as
+/// the top-level `error=`, or here: one level down in `errors=[NAME(where)]` (FindCoordinator
+/// v4+'s Coordinators[], an entry past the first few listed, an entry's second error code),
+/// deeper ones (partitions) counted with their names.
+fn error_words(errors: &[ErrorEntry], f: &Facts, words: &mut Words<'_>) {
     let mut nested: Vec<String> = Vec::new();
-    for e in errors.iter().filter(|e| e.path.fields() == 2) {
-        let steps = e.path.steps();
-        // An error in an element of a topic list shows beside its topic.
-        if let [Step::Field(list), Step::Index(_), ..] = steps {
-            if ["Topics", "TopicData", "Responses", "Results", "Resources"].contains(&list.name()) {
-                continue;
-            }
+    for e in errors.iter().filter(|e| e.path.fields() <= 2) {
+        if told(e, f) {
+            continue;
         }
+        let steps = e.path.steps();
         // The item the error is about: the path up to its last field.
         let last = steps
             .iter()
             .rposition(|s| matches!(s, Step::Field(_)))
             .unwrap_or(0);
         let item = Path(steps.get(..last).unwrap_or_default().to_vec());
-        nested.push(format!("{}({item})", error_name(e.code)));
+        if item.is_empty() {
+            nested.push(error_name(e.code).to_string());
+        } else {
+            nested.push(format!("{}({item})", error_name(e.code)));
+        }
     }
     if !nested.is_empty() {
         let more = nested.len().saturating_sub(MAX_TOPICS);
@@ -344,6 +649,25 @@ fn error_words(errors: &[ErrorEntry], words: &mut Words<'_>) {
             deeper.len(),
             names_seen.join(",")
         ));
+    }
+}
+
+/// Whether the line names the error `e` already: the top-level error code as `error=`, an
+/// entry's error code beside the entry in a list.
+fn told(e: &ErrorEntry, f: &Facts) -> bool {
+    let is_error_code = |s: &Step| match s {
+        Step::Field(id) => id.spec().fact == FactField::ErrorCode,
+        _ => false,
+    };
+    match e.path.steps() {
+        [field] => is_error_code(field) && f.error == Some(e.code),
+        [Step::Field(list), Step::Index(i), field] if is_error_code(field) => f.lists().any(|l| {
+            l.field == Some(*list)
+                && l.first
+                    .get(*i as usize)
+                    .is_some_and(|t| t.error == Some(e.code))
+        }),
+        _ => false,
     }
 }
 
@@ -759,7 +1083,7 @@ fn redden_errors(essentials: &str) -> String {
     let words: Vec<String> = essentials
         .split(' ')
         .map(|w| {
-            let bad = w.starts_with("error=")
+            let bad = (w.starts_with("error=") && w != "error=NONE")
                 || w.starts_with("errors=")
                 || w.starts_with("partition_errors=")
                 || (w.contains('(') && w.contains('_') && w.ends_with(")]"));

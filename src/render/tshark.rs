@@ -33,7 +33,8 @@ pub struct FieldsFormat {
     /// `quote=d|s|n`: around each field that has a value.
     pub quote: Option<char>,
     /// `escape=y|n`: tabs, newlines, carriage returns and backslashes in text escaped (on by
-    /// default, as tshark's), and the quote character when quoting.
+    /// default, as tshark's), and the quote character when quoting; other control
+    /// characters (which tshark leaves raw) as `\u{1b}`.
     pub escape: bool,
     /// `bom=y`: a UTF-8 byte-order mark first.
     pub bom: bool,
@@ -162,6 +163,11 @@ impl FieldsFormat {
                 c if Some(c) == self.quote => {
                     out.push('\\');
                     out.push(c);
+                }
+                // Other controls (ESC, BEL, DEL, C1) would reach a terminal raw: written as
+                // the other views write them.
+                c if c.is_control() => {
+                    let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
                 }
                 c => out.push(c),
             }

@@ -135,10 +135,13 @@ impl<W: Write> Output<W> {
         self.all_stats.as_mut().or(self.shown.stats.as_mut())
     }
 
-    /// At the end of an input: the requests held for the filter that match on their own.
+    /// At the end of an input: the requests held for the filter that match on their own,
+    /// in frame order with what waits.
     pub(crate) fn flush_held(&mut self) {
-        let shown = &mut self.shown;
-        self.exchanges.flush(&mut |r, part| shown.take(r, part));
+        let (shown, order) = (&mut self.shown, &mut self.order);
+        self.exchanges
+            .flush(&mut |r, part| order.message(r, part, shown));
+        self.order.finished(&mut self.shown);
     }
 }
 
@@ -154,6 +157,9 @@ impl<W: Write> Sink for Output<W> {
         let (shown, order) = (&mut self.shown, &mut self.order);
         self.exchanges
             .message(rec, &mut |r, part| order.message(r, part, shown));
+        // A request newly held, or let go unseen, moves what later lines wait for.
+        self.order
+            .held_from(self.exchanges.oldest_held(), &mut self.shown);
     }
 
     fn notice(&mut self, n: &Notice) {
@@ -233,6 +239,14 @@ impl<W: Write> CaptureSink for Output<W> {
         }
     }
 
+    fn closed(&mut self, stream: u32) {
+        let (shown, order) = (&mut self.shown, &mut self.order);
+        self.exchanges
+            .closed(stream, &mut |r, part| order.message(r, part, shown));
+        self.order
+            .held_from(self.exchanges.oldest_held(), &mut self.shown);
+    }
+
     fn settled(&mut self, oldest_kept: Option<u64>, now: u64) {
         self.order.settled(oldest_kept, now, &mut self.shown);
     }
@@ -246,7 +260,8 @@ impl<W: Write> CaptureSink for Output<W> {
     }
 
     fn finished(&mut self) {
-        self.order.finished(&mut self.shown);
+        // The requests still held (unanswered) are judged alone and take their place.
+        self.flush_held();
     }
 }
 

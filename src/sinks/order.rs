@@ -4,9 +4,12 @@
 //! The messages and notices those bytes make are dated by their own packets, so they would
 //! print after later frames. Here they wait until nothing older can come (reassembly says
 //! how old the oldest piece it keeps is), within a window of packets and a memory budget, and
-//! go out in frame order. When reassembly keeps nothing, as in most captures, nothing waits
-//! and nothing is copied. At the end of an input, what the flushed connections and the list
-//! of unanswered requests tell is put in frame order too.
+//! go out in frame order. The exchange filter holds a request until its answer decides
+//! whether it is shown: what is dated after the oldest request held waits for that verdict
+//! too, so that a filtered view prints in frame order as tshark's does. When reassembly keeps
+//! nothing and no request is held, as in most unfiltered runs, nothing waits and nothing is
+//! copied. At the end of an input, what the flushed connections, the requests still held and
+//! the list of unanswered requests tell is put in frame order too.
 
 use super::select::{Held, Part};
 use super::Shown;
@@ -45,6 +48,11 @@ pub(crate) struct InOrder {
     arrivals: u64,
     /// No line still to come is dated before it (but for the late ones that cannot wait).
     floor: u64,
+    /// The packet being read: a line waits at most `ORDER_WINDOW` packets.
+    now: u64,
+    /// The oldest request the exchange filter holds for its answer: lines dated after it
+    /// wait for its verdict.
+    held: Option<u64>,
     /// The input is being flushed: everything waits until it is done.
     finishing: bool,
     /// What comes now comes in frame order (the list of unanswered requests): a line goes
@@ -54,23 +62,56 @@ pub(crate) struct InOrder {
 }
 
 impl InOrder {
-    /// Whether a line dated by `frame` goes out at once: nothing older can come.
+    /// Lines dated up to this frame go out: nothing older can come, but for a request the
+    /// filter holds (within the window of packets).
+    fn ready_up_to(&self) -> u64 {
+        let before_held = self.held.map_or(u64::MAX, |h| h.saturating_sub(1));
+        self.floor
+            .min(before_held)
+            .max(self.now.saturating_sub(ORDER_WINDOW))
+    }
+
+    /// Whether a line dated by `frame` goes out at once: nothing older can come, and nothing
+    /// older waits.
     fn goes_now(&self, frame: u64) -> bool {
-        !self.finishing && frame <= self.floor
+        !self.finishing
+            && frame <= self.ready_up_to()
+            && self
+                .waiting
+                .first_key_value()
+                .is_none_or(|(&(f, _), _)| f > frame)
+    }
+
+    /// The exchange filter now holds requests from frame `held` on: what waited for an
+    /// older one goes out up to there.
+    pub(crate) fn held_from<W: Write>(&mut self, held: Option<u64>, out: &mut Shown<W>) {
+        if self.held != held {
+            self.held = held;
+            if !self.finishing {
+                self.send_up_to(self.ready_up_to(), out);
+            }
+        }
     }
 
     pub(crate) fn message<W: Write>(&mut self, rec: &Record<'_>, part: Part, out: &mut Shown<W>) {
+        // The filter has judged the requests before this record (a request it held may be
+        // the record itself): it takes its place first, then what waited for it goes out.
+        self.held = part.held_from;
         if self.goes_now(rec.frame) {
-            return out.take(rec, part);
+            out.take(rec, part);
+        } else {
+            let cost = Held::cost_of(rec);
+            let prev = out.printer.clock.prev_packet_ts;
+            self.wait(
+                rec.frame,
+                Line::Message(Box::new(Held::of(rec, cost)), part, prev),
+                cost,
+                out,
+            );
         }
-        let cost = Held::cost_of(rec);
-        let prev = out.printer.clock.prev_packet_ts;
-        self.wait(
-            rec.frame,
-            Line::Message(Box::new(Held::of(rec, cost)), part, prev),
-            cost,
-            out,
-        );
+        if !self.finishing {
+            self.send_up_to(self.ready_up_to(), out);
+        }
     }
 
     pub(crate) fn notice<W: Write>(&mut self, n: &Notice, out: &mut Shown<W>) {
@@ -121,9 +162,10 @@ impl InOrder {
         out: &mut Shown<W>,
     ) {
         let kept = oldest_kept.map_or(now, |k| k.min(now));
+        self.now = self.now.max(now);
         self.floor = self.floor.max(kept).max(now.saturating_sub(ORDER_WINDOW));
         if !self.finishing {
-            self.send_up_to(self.floor, out);
+            self.send_up_to(self.ready_up_to(), out);
         }
     }
 
@@ -144,6 +186,8 @@ impl InOrder {
         self.finishing = false;
         self.in_frame_order = false;
         self.floor = 0;
+        self.now = 0;
+        self.held = None;
     }
 
     fn send_up_to<W: Write>(&mut self, frame: u64, out: &mut Shown<W>) {

@@ -9,7 +9,7 @@ use kdissect::filter::{
 use kdissect::kafka::stream::{Notice, Record, RequestInfo};
 use kdissect::kafka::{Direction, Message};
 use kdissect::tcp::EndKind;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::net::SocketAddr;
 
 /// Memory of the requests held for the exchange filters, their frames and decoded trees
@@ -29,14 +29,9 @@ pub(crate) struct Part {
     /// The record ends a unit that `-c` counts: an exchange under an exchange filter (its
     /// request does not), every message otherwise.
     pub(crate) completes: bool,
-}
-
-impl Part {
-    /// A record that is a unit of its own.
-    pub(crate) const WHOLE: Part = Part {
-        response_frame: None,
-        completes: true,
-    };
+    /// The oldest request the filter still holds once this record is passed on: a line dated
+    /// after it waits for it, so that what is shown stays in frame order.
+    pub(crate) held_from: Option<u64>,
 }
 
 /// Which exchanges to print: the exchange flags (as a filter expression judged on request
@@ -329,6 +324,11 @@ pub(crate) struct Exchanges {
     waiting_order: VecDeque<(u32, i32)>,
     /// Memory held in `waiting` (`Held::cost`): past `HELD_MEMORY` the oldest is let go.
     waiting_cost: usize,
+    /// The frames of the requests in `waiting`, oldest first: lines dated after the oldest
+    /// wait for it (`Part::held_from`).
+    held_frames: BTreeSet<(u64, (u32, i32))>,
+    /// The same requests by stream, to let go of a connection's when it ends.
+    held_streams: BTreeSet<(u32, i32)>,
 }
 
 impl Exchanges {
@@ -339,29 +339,63 @@ impl Exchanges {
         }
     }
 
+    /// The frame of the oldest request held for its answer.
+    pub(crate) fn oldest_held(&self) -> Option<u64> {
+        self.held_frames.first().map(|(f, _)| *f)
+    }
+
+    /// A record that is a unit of its own.
+    fn whole(&self) -> Part {
+        Part {
+            response_frame: None,
+            completes: true,
+            held_from: self.oldest_held(),
+        }
+    }
+
     /// Takes a message; `show` gets each record to be shown, in order.
     pub(crate) fn message(&mut self, rec: &Record<'_>, show: &mut dyn FnMut(&Record<'_>, Part)) {
         if !self.selection.active() {
-            return show(rec, Part::WHOLE);
+            return show(rec, self.whole());
         }
         match (rec.msg.direction, rec.msg.correlation_id) {
             (Direction::Request, Some(c)) => self.hold((rec.stream, c), rec, show),
             (Direction::Response, Some(c)) if rec.request.is_some() => {
-                let req = self.waiting.remove(&(rec.stream, c));
-                if let Some(r) = &req {
-                    // Its place in the order is skipped when met.
-                    self.waiting_cost = self.waiting_cost.saturating_sub(r.cost);
-                }
+                let req = self.take_held((rec.stream, c));
                 self.answer(req, rec, show);
             }
             _ => self.lone(rec, show),
         }
     }
 
+    /// The request held under `key`, no longer held (its place in the order is skipped when
+    /// met).
+    fn take_held(&mut self, key: (u32, i32)) -> Option<Held> {
+        let held = self.waiting.remove(&key)?;
+        self.waiting_cost = self.waiting_cost.saturating_sub(held.cost);
+        self.held_frames.remove(&(held.frame, key));
+        self.held_streams.remove(&key);
+        Some(held)
+    }
+
+    /// A connection ended: no answer comes to the requests it holds, which are judged alone
+    /// now (in frame order) rather than keep later lines waiting to the end of the input.
+    pub(crate) fn closed(&mut self, stream: u32, show: &mut dyn FnMut(&Record<'_>, Part)) {
+        let mut keys: Vec<(u64, (u32, i32))> = self
+            .held_streams
+            .range((stream, i32::MIN)..=(stream, i32::MAX))
+            .filter_map(|k| self.waiting.get(k).map(|h| (h.frame, *k)))
+            .collect();
+        keys.sort_unstable();
+        for (_, key) in keys {
+            self.let_go(key, show);
+        }
+    }
+
     /// A message shown or not on its own.
     fn lone(&self, rec: &Record<'_>, show: &mut dyn FnMut(&Record<'_>, Part)) {
         if self.selection.matches_lone(rec) {
-            show(rec, Part::WHOLE);
+            show(rec, self.whole());
         }
     }
 
@@ -380,6 +414,7 @@ impl Exchanges {
         let first = Part {
             response_frame: Some(resp.frame),
             completes: !sel.counts_exchanges(),
+            held_from: self.oldest_held(),
         };
         held.with_record(|q| {
             if sel.messages {
@@ -387,26 +422,26 @@ impl Exchanges {
                     show(q, first);
                 }
                 if sel.matches_alone(resp, None) {
-                    show(resp, Part::WHOLE);
+                    show(resp, self.whole());
                 }
             } else if sel.matches(Some(q), Some(resp)) {
                 show(q, first);
-                show(resp, Part::WHOLE);
+                show(resp, self.whole());
             }
         })
     }
 
-    /// Shows the requests still waiting (unanswered) that match on their own.
+    /// Shows the requests still waiting (unanswered) that match on their own, in frame order.
     pub(crate) fn flush(&mut self, show: &mut dyn FnMut(&Record<'_>, Part)) {
-        while let Some(key) = self.waiting_order.pop_front() {
+        while let Some((_, key)) = self.held_frames.first().copied() {
             self.let_go(key, show);
         }
+        self.waiting_order.clear();
     }
 
     /// Stops holding a request: shown now if it matches on its own.
     fn let_go(&mut self, key: (u32, i32), show: &mut dyn FnMut(&Record<'_>, Part)) {
-        if let Some(held) = self.waiting.remove(&key) {
-            self.waiting_cost = self.waiting_cost.saturating_sub(held.cost);
+        if let Some(held) = self.take_held(key) {
             held.with_record(|r| self.lone(r, show));
         }
     }
@@ -423,8 +458,15 @@ impl Exchanges {
         }
         let held = Held::of(rec, cost);
         self.waiting_cost += held.cost;
+        self.held_frames.insert((held.frame, key));
+        self.held_streams.insert(key);
         if let Some(old) = self.waiting.insert(key, held) {
+            // A request that reused a correlation id still waiting: the earlier one is no
+            // longer held (as before, it is never shown).
             self.waiting_cost = self.waiting_cost.saturating_sub(old.cost);
+            if old.frame != rec.frame {
+                self.held_frames.remove(&(old.frame, key));
+            }
         } else {
             self.waiting_order.push_back(key);
         }

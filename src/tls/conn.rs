@@ -293,6 +293,19 @@ impl Conn {
         self.feed(h, bytes, at, keys, scratch, out);
     }
 
+    /// The frame its report will be dated by, while that report is still to come and may be
+    /// dated before now: a connection that may yet decrypt is reported at its first record
+    /// that authenticates, dated by its handshake (one that does not is dated by its end).
+    pub(super) fn untold_since(&self, any_keys: bool) -> Option<u64> {
+        let may_decrypt = any_keys && matches!(self.info.keys, Keys::NoKeyLog | Keys::Found);
+        (!self.reported && may_decrypt).then_some(self.info.first.frame)
+    }
+
+    /// The frame where its handshake was first seen.
+    pub(super) fn first_frame(&self) -> u64 {
+        self.info.first.frame
+    }
+
     /// Bytes held: records being gathered, ciphertext searched after a loss, a hello being
     /// read.
     pub(super) fn footprint(&self) -> usize {

@@ -244,6 +244,9 @@ pub struct TlsFilter {
     /// and because it spent all connections' budget.
     pub search_limit_hits: u64,
     pub search_total_hits: u64,
+    /// (frame, stream) of the connections whose report may still come dated before now
+    /// (`Conn::untold_since`), oldest first: the sinks hold later lines until it comes.
+    untold: BTreeSet<(u64, u32)>,
 }
 
 /// Bytes all TLS connections together hold at most: records being gathered (at most one per
@@ -418,6 +421,7 @@ impl TlsFilter {
             search_left: Cell::new(limits.max_search_total),
             search_limit_hits: 0,
             search_total_hits: 0,
+            untold: BTreeSet::new(),
         }
     }
 
@@ -431,6 +435,26 @@ impl TlsFilter {
     /// nothing they hold is handed on dated before it.
     pub fn oldest_held(&self) -> Option<u64> {
         self.sniff_order.first().map(|(f, _)| *f)
+    }
+
+    /// The frame the oldest report still to come will be dated by (a connection that may yet
+    /// decrypt is reported at its first record that authenticates, dated by its handshake):
+    /// nothing the sinks print after it may go out before it does.
+    pub fn oldest_untold(&self) -> Option<u64> {
+        self.untold.first().map(|(f, _)| *f)
+    }
+
+    /// Keeps `untold` in step with the connection of `stream` after an event.
+    fn note_untold(&mut self, stream: u32) {
+        let any = !self.given.is_empty() || !self.embedded.is_empty();
+        let Some(c) = self.conns.get(&stream) else {
+            return;
+        };
+        let key = (c.first_frame(), stream);
+        match c.untold_since(any) {
+            Some(_) => self.untold.insert(key),
+            None => self.untold.remove(&key),
+        };
     }
 
     /// Looks at one event from reassembly; what it makes goes to `out`.
@@ -450,7 +474,14 @@ impl TlsFilter {
             }
             out(o)
         };
+        let stream = ev.stream();
+        if let Event::Close { .. } = ev {
+            if let Some(c) = self.conns.get(&stream) {
+                self.untold.remove(&(c.first_frame(), stream));
+            }
+        }
         self.route(ev, &mut counted);
+        self.note_untold(stream);
         self.search_limit_hits += conn_hits;
         self.search_total_hits += total_hits;
     }

@@ -40,6 +40,7 @@ impl TopicNames {
     /// Learns every (TopicId, Name) pair that sits in one struct, and names every TopicId
     /// already known. Learning comes first so a response names its own ids.
     pub fn observe(&mut self, msg: &mut Message) {
+        self.observe_log(msg);
         // Names come from Metadata and DescribeTopicPartitions responses; any message may carry
         // ids to name, once there are names.
         if let Some(pairs) = &msg.topic_pairs {
@@ -69,6 +70,23 @@ impl TopicNames {
         {
             msg.refresh_facts();
         }
+    }
+
+    /// The KRaft metadata log's TopicRecords name their ids too; its other records' ids get
+    /// the names known.
+    fn observe_log(&mut self, msg: &mut Message) {
+        if msg.record_types.changes.is_empty() {
+            return;
+        }
+        for c in &msg.record_types.changes {
+            if let crate::kafka::records::metadata::Change::TopicCreated { topic, name } = &c.what {
+                if *topic != ZERO && !name.is_empty() {
+                    self.learn_pair(*topic, name);
+                }
+            }
+        }
+        msg.record_types
+            .name_topics(|id| self.get(id).map(str::to_string));
     }
 
     fn learn(&mut self, n: &Node) {
@@ -138,10 +156,7 @@ fn may_hold_ids(msg: &Message) -> bool {
 /// Names the topic ids of a message's facts with the names learnt since: what the tree's
 /// topic names do to its nodes before the facts are read again.
 fn name_ids(facts: &mut Facts, names: &TopicNames) {
-    for list in [&mut facts.topics, &mut facts.resources]
-        .into_iter()
-        .flatten()
-    {
+    for list in facts.lists_mut() {
         for t in &mut list.first {
             if let TopicRef::Id(u, name @ None) = &mut t.topic {
                 *name = names.get(u).map(str::to_string);

@@ -4,9 +4,13 @@
 //! walks, src/kafka/walk/tree_facts.rs from a tree); these are the types.
 
 pub use crate::kafka::spec::fact_field::FactField;
+use crate::kafka::spec::schema::FieldId;
 
 /// Topics kept by name or id; the rest are counted.
 pub const MAX_TOPICS: usize = 5;
+
+/// Broker ids a partition's replica list keeps (Kafka clusters have a few).
+pub const MAX_REPLICAS: usize = 64;
 
 /// A topic as the message names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,20 +22,73 @@ pub enum TopicRef {
     Unnamed,
 }
 
-/// A topic entry: who, and its error in a response.
+/// A topic entry (or a group, a user, a log dir...): who, its error in a response, and what
+/// else a line says of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopicFact {
     pub topic: TopicRef,
     pub error: Option<i16>,
+    /// A described group's state and members, a transaction's state or result.
+    pub details: Vec<Detail>,
 }
 
-/// A list of topics (or config resources): the first few, and how many there are in all.
+impl TopicFact {
+    /// An entry without details.
+    pub fn new(topic: TopicRef, error: Option<i16>) -> TopicFact {
+        TopicFact {
+            topic,
+            error,
+            details: Vec::new(),
+        }
+    }
+}
+
+/// Something a line says of a listed entry beside its error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Detail {
+    /// A string field of the entry (a group's state).
+    Text(String),
+    /// How many elements an array of the entry has, and what they are (`3 members`).
+    Count(usize, &'static str),
+    /// The name of a value (`COMMIT`).
+    Name(&'static str),
+}
+
+/// A list of topics (or config resources, or the entries an API's line lists): the first
+/// few, and how many there are in all.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TopicList {
     /// Null on the wire, or empty where that means every topic (Metadata v0).
     pub all: bool,
     pub first: Vec<TopicFact>,
     pub total: usize,
+    /// The array of the body it lists: an error shown beside one of its first entries is
+    /// not told again.
+    pub field: Option<FieldId>,
+}
+
+/// One essential of a message beyond the facts every API has, as
+/// [`super::essentials::picks`] chooses them for its API: `label=value`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Essential {
+    pub label: &'static str,
+    pub value: EssentialValue,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EssentialValue {
+    Int(i64),
+    /// A bool that is true: the label alone.
+    Flag,
+    /// A string; `None` for null.
+    Text(Option<String>),
+    /// The name of a value (an enumeration's, a bool's).
+    Name(&'static str),
+    Uuid([u8; 16]),
+    /// How many entries (or elements of theirs) there are.
+    Count(usize),
+    /// The first entries by their ids, with their errors and details.
+    List(TopicList),
 }
 
 /// A fact whose value is an integer or a string, as fields of groups and transactions are.
@@ -98,6 +155,11 @@ pub struct Facts {
     pub max_wait_ms: Option<i64>,
     /// What the group APIs say of the sender's membership, for the group timelines.
     pub group: GroupFacts,
+    /// A response whose top-level error is NONE, of an API whose line says so (its answer
+    /// holds little else: a heartbeat's, a registration's).
+    pub error_none: bool,
+    /// What the line of this API says beyond the facts above, in the order of its picks.
+    pub line: Vec<Essential>,
 }
 
 /// What the group APIs say of a member beyond its id (JoinGroup, SyncGroup, LeaveGroup and
@@ -113,6 +175,32 @@ pub struct GroupFacts {
     pub rebalance_timeout_ms: Option<i64>,
     /// A KIP-848, share or streams heartbeat answer: when the member must heartbeat again.
     pub heartbeat_interval_ms: Option<i64>,
+}
+
+impl Facts {
+    /// Every list of topics, resources and entries, for names learnt later to name their ids.
+    pub fn lists_mut(&mut self) -> impl Iterator<Item = &mut TopicList> {
+        let line = self.line.iter_mut().filter_map(|e| match &mut e.value {
+            EssentialValue::List(l) => Some(l),
+            _ => None,
+        });
+        [&mut self.topics, &mut self.resources]
+            .into_iter()
+            .flatten()
+            .chain(line)
+    }
+
+    /// Every list of topics, resources and entries.
+    pub fn lists(&self) -> impl Iterator<Item = &TopicList> {
+        let line = self.line.iter().filter_map(|e| match &e.value {
+            EssentialValue::List(l) => Some(l),
+            _ => None,
+        });
+        [&self.topics, &self.resources, &self.topic_names]
+            .into_iter()
+            .flatten()
+            .chain(line)
+    }
 }
 
 /// One partition entry of a message and the offsets it carries; absent fields are `None`.
@@ -133,8 +221,11 @@ pub struct PartitionFact {
     pub offset: Option<i64>,
     /// ListOffsets: the timestamp asked for (-1 the log end, -2 the log start).
     pub timestamp: Option<i64>,
-    /// Metadata response: the partition's leader.
+    /// Metadata response: the partition's leader, its in-sync replicas and its replicas
+    /// (the first `MAX_REPLICAS` of each).
     pub leader: Option<i32>,
+    pub isr: Option<Vec<i32>>,
+    pub replicas: Option<Vec<i32>>,
     /// Share APIs: acknowledged or acquired ranges (first, last offset).
     pub ranges: Vec<(i64, i64)>,
     pub batches: Vec<BatchFact>,

@@ -3,5 +3,7 @@
 //! and the conversation fill these in; the views put them into words.
 
 pub(crate) mod codes;
+pub(crate) mod essentials;
 pub(crate) mod facts;
+pub mod log;
 pub mod problem;

@@ -8,6 +8,8 @@
 pub use crate::kafka::meaning::facts::{RecordSet, Tally};
 pub use crate::kafka::walk::decode::MAX_DECOMPRESSED;
 
+pub mod metadata;
+
 use crate::kafka::meaning::facts::BatchFact;
 use crate::kafka::meaning::problem::{Detail, Path, ProblemKind};
 use crate::kafka::spec::schema::{registry, Direction, Layout};
@@ -149,19 +151,11 @@ pub struct Found {
     /// kept.
     pub hidden: Vec<(usize, usize)>,
     /// Each type of record whose value has a layout (a metadata record, a KRaft control
-    /// record), with how many there were, in order of first sight.
-    pub types: Vec<(&'static str, u32)>,
+    /// record), with how many there were, in order of first sight, and what the metadata
+    /// records changed.
+    pub log: metadata::LogRecords,
     /// The facts of each batch and legacy message kept as a node, in order.
     pub batches: Vec<BatchFact>,
-}
-
-impl Found {
-    fn count(&mut self, ty: &'static str) {
-        match self.types.iter_mut().find(|(t, _)| *t == ty) {
-            Some((_, n)) => *n += 1,
-            None => self.types.push((ty, 1)),
-        }
-    }
 }
 
 /// Nodes in a subtree.
@@ -1298,9 +1292,18 @@ fn record_fields(
     };
     if let Some(layout) = value {
         let found = embed_last(r, ctx, c, "value", layout);
-        // In the metadata log, every record's type is counted: data and control alike.
+        // In the metadata log, every record's type is counted: data and control alike; and
+        // what a record changes is kept.
         if let (Some(ty), Some(_)) = (found.and_then(|p| p.spec), ctx.opts.values) {
-            ctx.found.count(ty);
+            ctx.found.log.count(ty, 1);
+            let changed = c.last().and_then(|v| metadata::change(ty, v));
+            if let Some(what) = changed {
+                ctx.found.log.change(metadata::LogChange {
+                    offset: info.base_offset.saturating_add(od),
+                    timestamp: info.base_ts.saturating_add(td),
+                    what,
+                });
+            }
         }
     }
     let headers = r.varint("headersCount", "varint", c)?;
@@ -1544,12 +1547,8 @@ impl Decoder<'_> {
             &mut found,
         );
         self.secrets.append(&mut found.secrets);
-        for (ty, k) in found.types.drain(..) {
-            match self.record_types.iter_mut().find(|(t, _)| *t == ty) {
-                Some((_, n)) => *n += k,
-                None => self.record_types.push((ty, k)),
-            }
-        }
+        crate::kafka::meaning::log::name_from_topic_records(&mut found.log.changes);
+        self.record_types.append(&mut found.log);
         if let Some((key, direction)) = self.message {
             if let Some(why) =
                 crate::kafka::records::batch_format_problem(key, direction, self.version, &tally)

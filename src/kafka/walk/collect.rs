@@ -18,11 +18,12 @@
 use super::cursor::Prefix;
 use super::decode::Decoder;
 use super::interpreted::GiveUp;
+use crate::kafka::meaning::essentials::{self, Entries, Fields, Id, ListPick};
 use crate::kafka::meaning::facts::{
     FactField, Facts, GroupFacts, Scalar, TopicFact, TopicList, TopicRef, IDENTITY, MAX_TOPICS,
 };
 use crate::kafka::meaning::problem::Step;
-use crate::kafka::spec::schema::{Direction, FieldSpec, FieldType, MessageSpec, Role};
+use crate::kafka::spec::schema::{Direction, FieldId, FieldSpec, FieldType, MessageSpec, Role};
 
 /// Levels of the body the collector reads: the body's fields and those one level down, as
 /// the summary's decoding keeps them.
@@ -47,6 +48,7 @@ pub(super) enum Val {
 /// One field of a struct the facts may read.
 #[derive(Debug, Clone, Copy)]
 struct Slot {
+    spec: &'static FieldSpec,
     fact: FactField,
     role: Role,
     tagged: bool,
@@ -129,6 +131,17 @@ impl Frame {
         int(self.fact(f))
     }
 
+    /// The field (of `f`, or `r`) of a slot, to name an array a list is of.
+    fn field_of(&self, f: FactField, r: Role) -> Option<FieldId> {
+        let i = if f == FactField::None {
+            *self.by_role.get(r as usize)?
+        } else {
+            *self.by_fact.get(f as usize)?
+        };
+        let i = usize::from(i).checked_sub(1)?;
+        self.slots.get(i).map(|s| FieldId::of(s.spec))
+    }
+
     /// The first plain field with `role`, as the topic names learn it.
     fn plain_role(&self, r: Role) -> Option<Val> {
         self.slots
@@ -170,6 +183,9 @@ struct Elements {
     strings: Vec<String>,
     advertised: Vec<(i16, i64, i64)>,
     node_ids: Vec<i64>,
+    /// How the API's line lists it, and what its entries gave.
+    pick: Option<&'static ListPick>,
+    entries: Entries,
 }
 
 /// Where the fields being walked at the second level go.
@@ -221,6 +237,8 @@ impl Elements {
         self.strings.clear();
         self.advertised.clear();
         self.node_ids.clear();
+        self.pick = None;
+        self.entries.clear();
     }
 }
 
@@ -276,6 +294,7 @@ impl Collector {
         frame.fields += 1;
         if f.facts {
             frame.push(Slot {
+                spec: f,
                 fact: f.fact,
                 role: f.role,
                 tagged,
@@ -296,6 +315,10 @@ impl Collector {
                 topics,
                 ..Elements::default()
             }),
+        }
+        if let Some(a) = self.arrays.get_mut(n) {
+            a.pick = essentials::list_pick(self.api_key, self.direction, f.fact)
+                .filter(|_| f.fact != FactField::None);
         }
         self.arrays_met += 1;
         n
@@ -333,6 +356,10 @@ impl Collector {
                 self.nodes = self.nodes.saturating_add(own);
                 if let Some(a) = self.arrays.get_mut(n) {
                     element(a, &self.inner, buf);
+                    if let Some(pick) = a.pick {
+                        let e = InBuf(&self.inner, buf);
+                        a.entries.element(pick, &e);
+                    }
                 }
             }
             None => {}
@@ -352,10 +379,7 @@ impl Collector {
         };
         a.met += 1;
         if a.first.len() < MAX_TOPICS {
-            a.first.push(TopicFact {
-                topic: TopicRef::Unnamed,
-                error: None,
-            });
+            a.first.push(TopicFact::new(TopicRef::Unnamed, None));
         }
         let wants = matches!(
             a.role,
@@ -363,6 +387,13 @@ impl Collector {
         );
         if let (true, Some(Some(span))) = (wants, s) {
             a.strings.push(text(buf, span));
+        }
+        if let Some(pick) = a.pick {
+            let s = match s {
+                Some(Some(span)) if pick.id == Id::Scalar => Some(text(buf, span)),
+                _ => None,
+            };
+            a.entries.scalar(pick, s);
         }
     }
 
@@ -414,7 +445,10 @@ impl Collector {
             mechanisms: strings(b.role(Role::Mechanisms)),
             coordinator_keys: strings(b.role(Role::CoordinatorKeys)),
             throttle_ms: int(b.role(Role::ThrottleTime)),
-            topic_names: self.name_list(b.role(Role::TopicNames)),
+            topic_names: self.name_list(b.role(Role::TopicNames)).map(|mut l| {
+                l.field = b.field_of(FactField::None, Role::TopicNames);
+                l
+            }),
             replica_id: int(b.role(Role::ReplicaId)).or_else(|| {
                 self.inner_frame(b.fact(FactField::ReplicaState))
                     .and_then(|r| int(r.role(Role::ReplicaId)))
@@ -448,16 +482,27 @@ impl Collector {
         }
         if let Some(t) = b.role(Role::TopicArray) {
             let empty_means_all = !response && key == 3 && api_version == Some(0);
-            f.topics = Some(self.topic_list(t, response, empty_means_all));
+            let mut list = self.topic_list(t, response, empty_means_all);
+            list.field = b.field_of(FactField::None, Role::TopicArray);
+            f.topics = Some(list);
         }
-        if let Some(r) = b
-            .fact(FactField::Resources)
-            .or_else(|| b.fact(FactField::Results))
-        {
+        let resources = [FactField::Resources, FactField::Results]
+            .into_iter()
+            .find_map(|x| b.fact(x).map(|v| (x, v)));
+        if let Some((x, r)) = resources {
             if self.elements(Some(r)).is_some_and(|a| a.any_resource_name) {
-                f.resources = Some(self.topic_list(r, response, false));
+                let mut list = self.topic_list(r, response, false);
+                list.field = b.field_of(x, Role::Other);
+                f.resources = Some(list);
             }
         }
+        let picks = essentials::picks(key, self.direction);
+        let body = InBuf(b, buf);
+        let (line, error_none) = essentials::gather(picks, &body, &mut |l: &ListPick| {
+            self.elements(b.fact(l.array)).map(|a| a.entries.clone())
+        });
+        f.line = line;
+        f.error_none = error_none;
         f
     }
 
@@ -492,11 +537,9 @@ impl Collector {
             first: names
                 .into_iter()
                 .take(MAX_TOPICS)
-                .map(|n| TopicFact {
-                    topic: TopicRef::Name(n),
-                    error: None,
-                })
+                .map(|n| TopicFact::new(TopicRef::Name(n), None))
                 .collect(),
+            field: None,
         })
     }
 
@@ -516,16 +559,14 @@ impl Collector {
         let first = a.map_or_else(Vec::new, |a| {
             a.first
                 .iter()
-                .map(|t| TopicFact {
-                    topic: t.topic.clone(),
-                    error: t.error.filter(|_| with_errors),
-                })
+                .map(|t| TopicFact::new(t.topic.clone(), t.error.filter(|_| with_errors)))
                 .collect()
         });
         TopicList {
             all: false,
             first,
             total: array_len(Some(v)).unwrap_or_else(|| a.map_or(0, |a| a.met)),
+            field: None,
         }
     }
 
@@ -564,13 +605,11 @@ fn element(a: &mut Elements, e: &Frame, buf: &[u8]) {
 /// its error, its partitions, whether it names a resource.
 fn topic_element(a: &mut Elements, e: &Frame, buf: &[u8]) {
     if a.first.len() < MAX_TOPICS {
-        a.first.push(TopicFact {
-            topic: topic_ref(e, buf),
-            error: e
-                .int(FactField::ErrorCode)
-                .filter(|c| *c != 0)
-                .map(|c| c as i16),
-        });
+        let error = e
+            .int(FactField::ErrorCode)
+            .filter(|c| *c != 0)
+            .map(|c| c as i16);
+        a.first.push(TopicFact::new(topic_ref(e, buf), error));
     }
     a.partitions += [
         FactField::Partitions,
@@ -583,6 +622,45 @@ fn topic_element(a: &mut Elements, e: &Frame, buf: &[u8]) {
     .and_then(|v| array_len(Some(v)))
     .unwrap_or(0);
     a.any_resource_name |= e.fact(FactField::ResourceName).is_some();
+}
+
+/// A struct's slots and the frame its strings lie in, as the essentials read them.
+struct InBuf<'a>(&'a Frame, &'a [u8]);
+
+impl Fields for InBuf<'_> {
+    fn int(&self, f: FactField) -> Option<i64> {
+        self.0.int(f)
+    }
+
+    fn text(&self, f: FactField) -> Option<Option<String>> {
+        match self.0.fact(f)? {
+            Val::Str(Some(span)) => Some(Some(text(self.1, span))),
+            Val::Str(None) => Some(None),
+            _ => None,
+        }
+    }
+
+    fn uuid(&self, f: FactField) -> Option<[u8; 16]> {
+        match self.0.fact(f)? {
+            Val::Uuid(u) => Some(u),
+            _ => None,
+        }
+    }
+
+    fn len(&self, f: FactField) -> Option<Option<usize>> {
+        match self.0.fact(f)? {
+            Val::Array(n, _) => Some(n),
+            _ => None,
+        }
+    }
+
+    fn field(&self, f: FactField) -> Option<FieldId> {
+        self.0.field_of(f, Role::Other)
+    }
+
+    fn topic(&self) -> TopicRef {
+        topic_ref(self.0, self.1)
+    }
 }
 
 /// How an element names its topic (as the tree's `topic_ref`).
@@ -851,6 +929,8 @@ fn fixed_value(ty: &FieldType, data: &[u8]) -> Val {
     let int = |v: i64| Val::Int(v);
     match (ty, data) {
         (FieldType::Int8, &[a]) => int(i64::from(a as i8)),
+        // As the decoder reads a bool: any byte but 0 is true.
+        (FieldType::Bool, &[a]) => int(i64::from(a != 0)),
         (FieldType::Int16, &[a, b]) => int(i64::from(i16::from_be_bytes([a, b]))),
         (FieldType::Uint16, &[a, b]) => int(i64::from(u16::from_be_bytes([a, b]))),
         (FieldType::Int32, &[a, b, c, d]) => int(i64::from(i32::from_be_bytes([a, b, c, d]))),

@@ -144,8 +144,9 @@ pub(crate) struct Decoder<'a> {
     /// The topic the fields being decoded are about (the last topic name or id met in the
     /// structs around), for records whose layout depends on their topic.
     pub(in crate::kafka) topic_layout: Option<&'static crate::kafka::spec::schema::Layout>,
-    /// Record types met in record values that have a layout (metadata records), counted.
-    pub(crate) record_types: Vec<(&'static str, u32)>,
+    /// Record types met in record values that have a layout (metadata records), counted,
+    /// and what the metadata records changed.
+    pub(crate) record_types: crate::kafka::meaning::log::LogRecords,
     /// The facts of the record batches kept so far, which records nodes index.
     pub(crate) batch_facts: Vec<crate::kafka::meaning::facts::BatchFact>,
     /// Nodes a full decode of the current element would have kept but `facts_only` walked
@@ -199,7 +200,7 @@ impl<'a> Decoder<'a> {
             embedded_api: None,
             embedded: None,
             topic_layout: None,
-            record_types: Vec::new(),
+            record_types: Default::default(),
             batch_facts: Vec::new(),
             skipped_nodes: 0,
             collector: None,

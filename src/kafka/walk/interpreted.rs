@@ -31,7 +31,7 @@ pub(super) struct Mark {
     secrets: usize,
     diagnoses: usize,
     records: (i64, usize),
-    record_types: Vec<(&'static str, u32)>,
+    record_types: crate::kafka::meaning::log::LogMark,
     batch_facts: usize,
     spent: super::decode::Spent,
     next_source: u16,
@@ -50,7 +50,7 @@ impl<'a> Decoder<'a> {
             secrets: self.secrets.len(),
             diagnoses: self.diagnoses.len(),
             records: self.records,
-            record_types: self.record_types.clone(),
+            record_types: self.record_types.mark(),
             batch_facts: self.batch_facts.len(),
             spent: self.spent,
             next_source: self.next_source,
@@ -68,7 +68,7 @@ impl<'a> Decoder<'a> {
         self.secrets.truncate(m.secrets);
         self.diagnoses.truncate(m.diagnoses);
         self.records = m.records;
-        self.record_types = m.record_types;
+        self.record_types.restore(m.record_types);
         self.batch_facts.truncate(m.batch_facts);
         self.spent = m.spent;
         self.next_source = m.next_source;

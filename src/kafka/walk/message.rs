@@ -64,8 +64,8 @@ pub struct Message {
     /// (Boxed: most messages carry none, and messages are moved often.)
     pub embedded: Option<Box<super::embed::EmbeddedMessage>>,
     /// Records whose values have a layout (the KRaft metadata log's), by type: each type
-    /// with how many records of it there are, most first.
-    pub record_types: Vec<(&'static str, u32)>,
+    /// with how many records of it there are, most first; and what they changed.
+    pub record_types: crate::kafka::meaning::log::LogRecords,
     /// The facts of the record batches its records fields keep, which their nodes index.
     pub batches: Vec<crate::kafka::meaning::facts::BatchFact>,
     /// Set when the body's facts were gathered as it was walked, with no node kept below the
@@ -400,7 +400,7 @@ fn versioned_body(
     };
     let (start, children, diagnosed) = (d.pos, root.children.len(), d.diagnoses.len());
     let (errors, records) = (d.errors.len(), d.records);
-    let types = d.record_types.clone();
+    let types = d.record_types.mark();
     let batch_facts = d.batch_facts.len();
     let err = body(d, spec, newest, root, frame, end, opts);
     let why = match (&err, d.pos == end, d.diagnoses.len() == diagnosed) {
@@ -424,7 +424,7 @@ fn versioned_body(
     d.diagnoses.truncate(diagnosed);
     d.errors.truncate(errors);
     d.records = records;
-    d.record_types = types;
+    d.record_types.restore(types);
     d.batch_facts.truncate(batch_facts);
     d.embedded = None;
     // Facts gathered while walking the guess are the guess's too.
@@ -570,7 +570,7 @@ impl Message {
             sasl: None,
             facts: Default::default(),
             embedded: None,
-            record_types: Vec::new(),
+            record_types: Default::default(),
             batches: Vec::new(),
             topic_pairs: None,
         }
@@ -746,7 +746,7 @@ fn conclude(
     msg.record_types = std::mem::take(&mut d.record_types);
     msg.batches = std::mem::take(&mut d.batch_facts);
     // Most first; ties in the order first met.
-    msg.record_types.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+    msg.record_types.most_first();
     finish(root, &err, (4, d.pos, end), &mut diagnoses, opts);
     root.len = msg.size;
     msg.error = err;

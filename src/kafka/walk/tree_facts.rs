@@ -5,6 +5,7 @@
 
 use super::message::Message;
 use super::node::{Node, NodeKind, Note, Shape, Value};
+use crate::kafka::meaning::essentials::{self, Entries, Fields, Id, ListPick};
 use crate::kafka::meaning::facts::*;
 use crate::kafka::spec::fact_field::{FactField, FACT_FIELDS};
 use crate::kafka::spec::schema::{Direction, Role};
@@ -48,6 +49,8 @@ fn with_role(n: &Node, role: Role) -> Option<&Node> {
 struct Index<'a> {
     by_fact: [Option<&'a Node>; FACT_FIELDS.len() + 1],
     by_role: [Option<&'a Node>; Role::COUNT],
+    /// The struct indexed.
+    node: Option<&'a Node>,
 }
 
 impl<'a> Index<'a> {
@@ -55,6 +58,7 @@ impl<'a> Index<'a> {
         let mut ix = Index {
             by_fact: [None; FACT_FIELDS.len() + 1],
             by_role: [None; Role::COUNT],
+            node: Some(n),
         };
         let plain = n.children.iter().filter(|c| c.shape != Shape::TaggedField);
         let tagged = n
@@ -132,18 +136,19 @@ fn topic_list(arr: &Node, with_errors: bool, empty_means_all: bool) -> TopicList
     if arr.value == Value::Null || (empty_means_all && arr.value == Value::Array(0)) {
         return TopicList {
             all: true,
+            field: arr.field,
             ..TopicList::default()
         };
     }
     let first = elements(arr)
         .take(MAX_TOPICS)
-        .map(|t| TopicFact {
-            topic: topic_ref(t),
-            error: with_errors
+        .map(|t| {
+            let error = with_errors
                 .then(|| field(t, FactField::ErrorCode).and_then(Node::as_int))
                 .flatten()
                 .filter(|c| *c != 0)
-                .map(|c| c as i16),
+                .map(|c| c as i16);
+            TopicFact::new(topic_ref(t), error)
         })
         .collect();
     TopicList {
@@ -151,6 +156,7 @@ fn topic_list(arr: &Node, with_errors: bool, empty_means_all: bool) -> TopicList
         first,
         // The count on the wire: past --max-elements the elements are not kept as nodes.
         total: array_len(arr).unwrap_or_else(|| elements(arr).count()),
+        field: arr.field,
     }
 }
 
@@ -162,12 +168,10 @@ fn name_list(arr: &Node) -> TopicList {
         first: names
             .iter()
             .take(MAX_TOPICS)
-            .map(|n| TopicFact {
-                topic: TopicRef::Name(n.to_string()),
-                error: None,
-            })
+            .map(|n| TopicFact::new(TopicRef::Name(n.to_string()), None))
             .collect(),
         total: names.len(),
+        field: arr.field,
     }
 }
 
@@ -333,7 +337,70 @@ pub fn collect_body(
             f.resources = Some(topic_list(r, response, false));
         }
     }
+    if let Some(k) = api_key {
+        let picks = essentials::picks(k, direction);
+        let (line, error_none) = essentials::gather(picks, &b, &mut |l: &ListPick| entries(&b, l));
+        f.line = line;
+        f.error_none = error_none;
+    }
     f
+}
+
+/// What the entries of a listed array of the body give.
+fn entries(body: &Index<'_>, l: &ListPick) -> Option<Entries> {
+    let arr = body.fact(l.array)?;
+    let mut got = Entries::default();
+    for e in elements(arr) {
+        match e.value {
+            Value::Struct => got.element(l, &Index::of(e)),
+            _ if l.id == Id::Scalar || l.id == Id::Count => {
+                got.scalar(l, e.as_str().map(str::to_string));
+            }
+            _ => {}
+        }
+    }
+    Some(got)
+}
+
+/// A struct's fields as the essentials read them.
+impl Fields for Index<'_> {
+    fn int(&self, f: FactField) -> Option<i64> {
+        match self.fact(f)?.value {
+            Value::Int(i) => Some(i),
+            Value::Bool(b) => Some(i64::from(b)),
+            _ => None,
+        }
+    }
+
+    fn text(&self, f: FactField) -> Option<Option<String>> {
+        match &self.fact(f)?.value {
+            Value::Str(s) => Some(s.clone()),
+            _ => None,
+        }
+    }
+
+    fn uuid(&self, f: FactField) -> Option<[u8; 16]> {
+        match self.fact(f)?.value {
+            Value::Uuid(u) => Some(u),
+            _ => None,
+        }
+    }
+
+    fn len(&self, f: FactField) -> Option<Option<usize>> {
+        match self.fact(f)?.value {
+            Value::Array(n) => Some(Some(n)),
+            Value::Null => Some(None),
+            _ => None,
+        }
+    }
+
+    fn field(&self, f: FactField) -> Option<crate::kafka::spec::schema::FieldId> {
+        self.fact(f)?.field
+    }
+
+    fn topic(&self) -> TopicRef {
+        self.node.map_or(TopicRef::Unnamed, topic_ref)
+    }
 }
 
 /// APIs whose partition entries carry offsets: Produce, Fetch, ListOffsets, Metadata,
@@ -419,12 +486,22 @@ fn partition_fact(topic: &str, p: &Node, all_batches: &[BatchFact]) -> Partition
         offset: int(FactField::Offset),
         timestamp: int(FactField::Timestamp),
         leader: int(FactField::LeaderId).map(|l| l as i32),
+        isr: p.fact(FactField::IsrNodes).map(broker_ids),
+        replicas: p.fact(FactField::ReplicaNodes).map(broker_ids),
         ranges,
         batches: p
             .fact(FactField::Records)
             .map(|r| batches(r, all_batches))
             .unwrap_or_default(),
     }
+}
+
+/// The first broker ids of an int32 array (a partition's replicas).
+fn broker_ids(a: &Node) -> Vec<i32> {
+    elements(a)
+        .filter_map(|b| b.as_int().and_then(|i| i32::try_from(i).ok()))
+        .take(MAX_REPLICAS)
+        .collect()
 }
 
 /// The batches of a records field: v2 batches and legacy messages, as the decoder counted
@@ -595,7 +672,9 @@ mod tests {
                 gather(&s.fields, &mut all);
             }
         }
-        for s in reg.data_specs() {
+        // The data specs, and the KRaft metadata log's records (src/kafka/records/metadata.rs
+        // reads their fields by fact).
+        for s in reg.data_specs().chain(reg.metadata_records()) {
             gather(&s.fields, &mut all);
         }
         all.into_iter()

@@ -466,34 +466,20 @@ pub fn show_command(frames: &[u64], capture: &str) -> String {
     )
 }
 
+/// Clients using versions older than the broker offers where their software would send
+/// newer ones (by design is not a finding): one finding per software and set of old uses.
 fn old_clients(v: &Versions, out: &mut Vec<Finding>) {
-    for ((name, version), apis) in &v.uses {
-        let old: Vec<String> = apis
-            .iter()
-            .filter(|(_, u)| Versions::older(u))
-            .map(|(k, u)| {
-                let used = u.versions.iter().next_back().copied().unwrap_or(-1);
-                format!(
-                    "{} v{used} < v{}",
-                    api_display_name(*k),
-                    u.broker_max.unwrap_or(-1)
-                )
-            })
-            .collect();
-        if !old.is_empty() {
-            out.push(Finding::new(
-                "note",
-                "old_client_version",
-                format!(
-                    "{name} {version} uses versions older than the broker offers: {}",
-                    old.join(", ")
-                ),
-                apis.values()
-                    .flat_map(|u| u.frames.iter().copied())
-                    .take(FRAMES)
-                    .collect(),
-            ));
-        }
+    for (software, clients, what) in v.old_uses() {
+        let refs: Vec<&super::versions::Client> = clients.iter().collect();
+        out.push(Finding::new(
+            "note",
+            "old_client_version",
+            format!(
+                "{software} ({}) uses versions older than the broker offers: {what}",
+                super::versions::clients_text(&refs)
+            ),
+            Vec::new(),
+        ));
     }
 }
 
@@ -505,10 +491,15 @@ pub fn tables(list: &[Finding], width: Option<u16>) -> Vec<(String, String)> {
     let mut g = Grid::new(&["severity", "finding", "summary", "frames"]);
     for f in list {
         let frames: Vec<String> = f.frames.iter().map(u64::to_string).collect();
+        let summary = if f.count > 1 {
+            format!("{} (×{}, identical)", f.summary, f.count)
+        } else {
+            f.summary.clone()
+        };
         g.row(vec![
             Cell::atom(f.severity),
             Cell::atom(f.kind),
-            Cell::text(&f.summary),
+            Cell::text(summary),
             Cell::text(if frames.is_empty() {
                 "-".into()
             } else {
@@ -527,6 +518,7 @@ pub fn out(list: &[Finding]) -> Vec<FindingOut> {
             kind: f.kind,
             summary: f.summary.clone(),
             frames: f.frames.clone(),
+            count: f.count,
         })
         .collect()
 }
@@ -534,14 +526,16 @@ pub fn out(list: &[Finding]) -> Vec<FindingOut> {
 /// One finding (an element of `findings` in the JSON).
 #[derive(Debug, Clone, Serialize)]
 pub struct FindingOut {
-    /// `warning` or `note`.
+    /// `warning`, `note` or `info`.
     pub severity: &'static str,
     /// `metadata_storm`, `not_leader_burst`, `throttling`, `connection_churn`,
-    /// `unanswered`, `retried_correlation_id`, `old_client_version`.
+    /// `unanswered`, `in_flight_at_end`, `retried_correlation_id`, `old_client_version`.
     pub kind: &'static str,
     pub summary: String,
-    /// The frames that show it (`kdissect -Y 'frame == N' -V`).
+    /// The frames that show it ([`show_command`]).
     pub frames: Vec<u64>,
+    /// Identical findings folded into this one.
+    pub count: u64,
 }
 
 #[cfg(test)]

@@ -59,8 +59,9 @@ pub struct Generation {
     pub end: Option<(i64, u64)>,
     /// The first answer that gave this generation: members absent from it left then.
     pub opened: (i64, u64),
-    /// Members listed (at most `MAX_LISTED`) with their assignment in this generation.
-    pub members: BTreeMap<String, Assignment>,
+    /// Members listed (at most `MAX_LISTED`) with their assignment in this generation
+    /// (`None`: not seen, as for a member known from its heartbeats alone).
+    pub members: BTreeMap<String, Option<Assignment>>,
     /// Members of the generation, listed or not.
     pub member_count: usize,
     pub leader: Option<String>,
@@ -68,7 +69,7 @@ pub struct Generation {
     /// Members that joined in this generation.
     pub joined: Vec<String>,
     /// Members that left since the generation before, with the reason.
-    pub left: Vec<(String, String)>,
+    pub left: Vec<Left>,
     /// Members, joins and leaves past `MAX_LISTED`: counted, not listed.
     pub unlisted: u64,
     /// A complete member list was seen (the leader's JoinGroup answer or SyncGroup request).
@@ -86,13 +87,23 @@ impl Generation {
         }
     }
 
-    fn list_leave(&mut self, member: &str, reason: &str) {
+    fn list_leave(&mut self, left: Left) {
         if self.left.len() < MAX_LISTED {
-            self.left.push((member.to_string(), reason.to_string()));
+            self.left.push(left);
         } else {
             self.unlisted += 1;
         }
     }
+}
+
+/// A member that left, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Left {
+    pub member: String,
+    /// `LeaveGroup`, `heartbeat with epoch -1` (or -2), `absent`, `timed out`.
+    pub why: &'static str,
+    /// The whole reason, as the timeline says it.
+    pub detail: String,
 }
 
 /// Something that happened to a group.
@@ -114,8 +125,8 @@ struct Member {
     epoch: Option<i64>,
     /// The last generation (or epoch) it was counted in.
     generation: Option<i64>,
-    /// What it was last assigned.
-    assignment: Assignment,
+    /// What it was last assigned, when seen.
+    assignment: Option<Assignment>,
     instance_id: Option<String>,
     interval_ms: Option<i64>,
     /// Its JoinGroup's session timeout (classic).
@@ -125,7 +136,7 @@ struct Member {
 }
 
 /// What the bounds left out, counted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Dropped {
     /// Generations older than the newest `MAX_GENERATIONS` of their group.
     pub generations: u64,
@@ -135,8 +146,6 @@ pub struct Dropped {
     pub listed: u64,
     /// Sightings of members not followed (past `MAX_MEMBERS` or `MAX_KEPT`).
     pub members: u64,
-    /// Messages of groups past `MAX_GROUPS`.
-    pub group_messages: u64,
 }
 
 /// How much the groups keep together, against `MAX_KEPT`.
@@ -166,7 +175,7 @@ pub struct GroupLine {
     /// Members that left: a second goodbye of theirs is not a second leave.
     gone: HashSet<String>,
     /// Leaves since the newest generation began, listed with the next one.
-    pending_left: Vec<(String, String)>,
+    pub pending_left: Vec<Left>,
     /// The newest `MAX_EVENTS` events.
     pub happenings: VecDeque<Happening>,
     pub rebalance_in_progress: u64,
@@ -261,7 +270,12 @@ impl GroupLine {
             return;
         }
         let (id, at) = (g.id, g.opened);
-        self.leave_absent(b, id, at, "absent from generation {id} (no answer to it)");
+        self.leave_absent(
+            b,
+            id,
+            at,
+            "absent from generation {id}, which it did not answer",
+        );
     }
 
     /// Members not in generation `id` (which began at `at`) have left.
@@ -277,15 +291,15 @@ impl GroupLine {
         for m in absent {
             let why = match self.members.get(&m) {
                 Some(x) => format!(
-                    "{reason}; last heard {:.1} s before{}",
+                    "{reason}: last heard {:.1} s before{}",
                     (at.0 - x.last_heard) as f64 / 1e9,
                     x.session_timeout_ms
-                        .map(|t| format!(" (session timeout {:.1} s)", t as f64 / 1e3))
+                        .map(|t| format!(", session timeout {:.1} s", t as f64 / 1e3))
                         .unwrap_or_default()
                 ),
                 None => reason.clone(),
             };
-            self.leave(b, &m, at, &why, Some(id));
+            self.leave(b, &m, at, ("absent", &why), Some(id));
         }
     }
 
@@ -297,7 +311,7 @@ impl GroupLine {
         b: &mut Budget,
         member: &str,
         at: (i64, u64),
-        reason: &str,
+        (why, reason): (&'static str, &str),
         in_gen: Option<i64>,
     ) {
         match self.members.remove(member) {
@@ -316,12 +330,14 @@ impl GroupLine {
         self.gone.insert(member.to_string());
         self.leaves += 1;
         self.happen(b, at, "left", member, reason.to_string());
+        let left = Left {
+            member: member.to_string(),
+            why,
+            detail: reason.to_string(),
+        };
         match in_gen.and_then(|id| self.index_of(id)) {
-            Some(i) => self.generations[i].list_leave(member, reason),
-            None if self.pending_left.len() < MAX_LISTED => {
-                self.pending_left
-                    .push((member.to_string(), reason.to_string()));
-            }
+            Some(i) => self.generations[i].list_leave(left),
+            None if self.pending_left.len() < MAX_LISTED => self.pending_left.push(left),
             None => self.dropped.listed += 1,
         }
     }
@@ -437,12 +453,11 @@ impl GroupLine {
             g.member_count += 1;
         }
         if let Some(a) = g.members.get_mut(member) {
-            if g.complete || self.protocol == "classic" {
-                a.clone_from(&m.assignment);
-            } else {
+            match (a.as_mut(), &m.assignment) {
                 // A KIP-848 member gives partitions up at its epoch on its way to the next
                 // one, and is given more at it: what it held at the epoch is the union.
-                union_into(a, &m.assignment);
+                (Some(a), Some(now)) if self.protocol != "classic" => union_into(a, now),
+                _ => a.clone_from(&m.assignment),
             }
         } else if g.members.len() < MAX_LISTED && b.listed < MAX_KEPT {
             b.listed += 1;
@@ -456,7 +471,7 @@ impl GroupLine {
     /// `member` was assigned `a` in generation `i`.
     fn assign(&mut self, b: &mut Budget, member: &str, i: usize, a: Assignment) {
         if let Some(m) = self.members.get_mut(member) {
-            m.assignment = sorted(a);
+            m.assignment = Some(sorted(a));
         }
         self.count_in(b, member, i);
     }
@@ -489,7 +504,15 @@ pub struct Timeline {
     pub groups_dropped: u64,
 }
 
+/// An assignment as `?` when not seen.
+fn maybe_text(a: &Option<Assignment>) -> String {
+    a.as_ref().map_or_else(|| "?".into(), text_of)
+}
+
 fn text_of(a: &Assignment) -> String {
+    if a.is_empty() {
+        return "[]".into();
+    }
     a.iter()
         .map(|(t, p)| {
             let ps: Vec<String> = p.iter().map(i32::to_string).collect();
@@ -606,7 +629,7 @@ impl Timeline {
                         Some(known) if m.is_empty() => known,
                         _ => m,
                     };
-                    l.leave(b, &m, (e.ts, e.frame), "LeaveGroup", None);
+                    l.leave(b, &m, (e.ts, e.frame), ("LeaveGroup", "LeaveGroup"), None);
                 }
             }
             14 => self.sync_assignments(&group, e),
@@ -622,7 +645,7 @@ impl Timeline {
                         "heartbeat with epoch -1"
                     };
                     let m = m.clone();
-                    l.leave(b, &m, (e.ts, e.frame), why, None);
+                    l.leave(b, &m, (e.ts, e.frame), (why, why), None);
                 }
             }
             _ => {}
@@ -807,7 +830,7 @@ impl Timeline {
         let assigned = l.generations[i]
             .members
             .get(&member)
-            .map(text_of)
+            .map(maybe_text)
             .unwrap_or_default();
         l.happen(
             b,
@@ -867,7 +890,7 @@ impl Timeline {
             let text = l.generations[i]
                 .members
                 .get(&member)
-                .map(text_of)
+                .map(maybe_text)
                 .unwrap_or_default();
             let from = before.map_or("-".into(), |b| b.to_string());
             l.happen(
@@ -913,7 +936,9 @@ impl GroupLine {
             .members
             .iter()
             .filter(|(k, m)| {
-                k.as_str() != member && m.last_heard < opened.0 && overlap(&m.assignment, a)
+                k.as_str() != member
+                    && m.last_heard < opened.0
+                    && m.assignment.as_ref().is_some_and(|x| overlap(x, a))
             })
             .map(|(k, m)| (k.clone(), m.last_heard))
             .collect();
@@ -923,7 +948,7 @@ impl GroupLine {
                 "timed out: no heartbeat for {:.1} s, its partitions given to others at member epoch {epoch}",
                 (opened.0 - last) as f64 / 1e9
             );
-            self.leave(b, &m, opened, &why, Some(epoch));
+            self.leave(b, &m, opened, ("timed out", &why), Some(epoch));
         }
         let _ = at;
     }
@@ -946,8 +971,72 @@ impl GroupLine {
                 "timed out: no heartbeat for {:.1} s when member epoch {epoch} began",
                 (at.0 - last) as f64 / 1e9
             );
-            self.leave(b, &m, at, &why, Some(epoch));
+            self.leave(b, &m, at, ("timed out", &why), Some(epoch));
         }
+    }
+}
+
+/// Generations a group shows in the text table (the newest); the JSON has those kept.
+pub const TEXT_GENERATIONS: usize = 12;
+/// Rows of the text timeline in all; the rest are counted in a last row.
+pub const TEXT_ROWS: usize = 60;
+/// Members named in one cell of the text timeline.
+const TEXT_MEMBERS: usize = 8;
+
+/// Up to `TEXT_MEMBERS` items joined with `; `, and how many more there are.
+fn some_of(items: Vec<String>, more: u64) -> String {
+    let n = items.len();
+    let mut out: Vec<String> = items.into_iter().take(TEXT_MEMBERS).collect();
+    let rest = (n.saturating_sub(TEXT_MEMBERS)) as u64 + more;
+    if rest > 0 {
+        out.push(format!("and {rest} more"));
+    }
+    if out.is_empty() {
+        "-".into()
+    } else {
+        out.join("; ")
+    }
+}
+
+/// Leaves as `member (why)`: an absence is told in the row of the generation it is from.
+fn left_text(left: &[Left]) -> Vec<String> {
+    left.iter()
+        .map(|l| {
+            let short = match l.why {
+                "absent" => l
+                    .detail
+                    .split_once(": ")
+                    .map_or("absent".to_string(), |(_, r)| format!("absent: {r}")),
+                "timed out" => l
+                    .detail
+                    .split_once(", ")
+                    .map_or(l.detail.clone(), |(a, _)| a.to_string()),
+                "heartbeat with epoch -1" => "epoch -1".into(),
+                "heartbeat with epoch -2 (static member, may rejoin)" => "epoch -2".into(),
+                _ => l.detail.clone(),
+            };
+            format!("{} ({short})", short_id(&l.member))
+        })
+        .collect()
+}
+
+/// A member id as the text table shows it: a classic member's `<client.id>-<uuid>` cut to
+/// `<client.id>-<first 8 of the uuid>` (the JSON has it whole).
+fn short_id(member: &str) -> &str {
+    let b = member.as_bytes();
+    let n = b.len();
+    let uuid = n > 37
+        && b[n - 37] == b'-'
+        && [n - 28, n - 23, n - 18, n - 13]
+            .iter()
+            .all(|i| b[*i] == b'-')
+        && member[n - 36..]
+            .bytes()
+            .all(|c| c == b'-' || c.is_ascii_hexdigit());
+    if uuid {
+        &member[..n - 28]
+    } else {
+        member
     }
 }
 
@@ -961,70 +1050,68 @@ impl Timeline {
             "group",
             "protocol",
             "generations",
+            "members",
             "joins",
             "leaves",
             "rebalance in progress",
             "fenced",
             "rebalancing",
         ]);
-        let mut gens = Grid::new(&[
+        let mut rows = Grid::new(&[
             "group",
             "generation",
             "started",
             "took",
             "members",
+            "joined, left",
             "assignment",
         ]);
-        let mut tl = Grid::new(&["at", "frame", "group", "what", "member", "detail"]);
+        let (mut shown, mut unshown) = (0usize, 0u64);
+        let mut dropped = Dropped::default();
         for (name, l) in &self.groups {
             g.row(vec![
                 Cell::atom(name),
                 Cell::atom(l.protocol),
-                Cell::num(l.generations.len()),
+                Cell::num(l.generations_seen),
+                Cell::num(l.members.len()),
                 Cell::num(l.joins),
                 Cell::num(l.leaves),
                 Cell::num(l.rebalance_in_progress),
                 Cell::num(l.fenced),
                 Cell::num(ms_text(l.rebalancing_ns())),
             ]);
-            for x in &l.generations {
-                let took = x.end.map_or("-".into(), |e| ms_text(e.0 - x.start.0));
-                let assigned: Vec<String> = x
-                    .members
-                    .iter()
-                    .map(|(m, a)| format!("{m}: {}", text_of(a)))
-                    .collect();
-                gens.row(vec![
-                    Cell::atom(name),
-                    Cell::num(x.id),
-                    Cell::num(format!(
-                        "{} (frame {})",
-                        at_text(x.start.0, start),
-                        x.start.1
-                    )),
-                    Cell::num(took),
-                    Cell::num(x.members.len()),
-                    Cell::text(assigned.join("; ")),
-                ]);
-            }
-            for h in &l.happenings {
-                tl.row(vec![
-                    Cell::num(at_text(h.ts, start)),
-                    Cell::num(h.frame),
-                    Cell::atom(name),
-                    Cell::atom(h.what),
-                    Cell::atom(&h.member),
-                    Cell::text(&h.detail),
-                ]);
+            dropped.add(&l.dropped);
+            let lines = timeline_rows(name, l, start);
+            for line in lines {
+                if shown < TEXT_ROWS {
+                    rows.row(line);
+                    shown += 1;
+                } else {
+                    unshown += 1;
+                }
             }
         }
+        if unshown > 0 {
+            rows.row(vec![
+                Cell::atom(format!("and {unshown} more rows")),
+                Cell::atom("(in --json)"),
+                Cell::num(""),
+                Cell::num(""),
+                Cell::num(""),
+                Cell::text(""),
+                Cell::text(""),
+            ]);
+        }
+        let mut summary = g.render(width).to_string();
+        if let Some(note) = dropped.note(self.groups_dropped) {
+            summary.push_str(&note);
+        }
         vec![
-            ("Consumer groups".into(), g.render(width).to_string()),
+            ("Consumer groups".into(), summary),
             (
-                "Group generations and rebalances".into(),
-                gens.render(width).to_string(),
+                "Group timeline (one row per generation)".into(),
+                rows.render(width).to_string(),
             ),
-            ("Group timeline".into(), tl.render(width).to_string()),
         ]
     }
 
@@ -1035,9 +1122,13 @@ impl Timeline {
             .map(|(name, l)| GroupOut {
                 group: name.clone(),
                 protocol: l.protocol,
+                generations_seen: l.generations_seen,
                 generations: l.generations.iter().map(GenerationOut::of).collect(),
+                members_now: l.members.len(),
                 joins: l.joins,
                 leaves: l.leaves,
+                present_at_start: l.present_at_start,
+                left_since_newest: l.pending_left.iter().map(LeftOut::of).collect(),
                 rebalance_in_progress: l.rebalance_in_progress,
                 fenced: l.fenced,
                 rebalancing_ms: ms(l.rebalancing_ns()),
@@ -1052,8 +1143,148 @@ impl Timeline {
                         detail: h.detail.clone(),
                     })
                     .collect(),
+                dropped: l.dropped,
             })
             .collect()
+    }
+}
+
+/// A group's rows of the text timeline: a count of the generations not shown, the newest
+/// `TEXT_GENERATIONS`, and the leaves since the newest began.
+fn timeline_rows(name: &str, l: &GroupLine, start: i64) -> Vec<Vec<Cell>> {
+    let mut lines: Vec<Vec<Cell>> = Vec::new();
+    let earlier = l.generations_seen.saturating_sub(TEXT_GENERATIONS as u64);
+    if earlier > 0 {
+        lines.push(vec![
+            Cell::atom(name),
+            Cell::atom(format!("{earlier} earlier")),
+            Cell::num(""),
+            Cell::num(""),
+            Cell::num(""),
+            Cell::text("(in --json: the newest kept)"),
+            Cell::text(""),
+        ]);
+    }
+    let newest = l.generations.len().saturating_sub(TEXT_GENERATIONS);
+    for x in l.generations.iter().skip(newest) {
+        lines.push(generation_row(name, x, start));
+    }
+    if !l.pending_left.is_empty() {
+        let after = l
+            .generations
+            .back()
+            .map_or("-".into(), |x| format!("after {}", x.id));
+        lines.push(vec![
+            Cell::atom(name),
+            Cell::atom(after),
+            Cell::num(""),
+            Cell::num(""),
+            Cell::num(l.members.len()),
+            Cell::text(changes_text(&[], &l.pending_left)),
+            Cell::text(""),
+        ]);
+    }
+    lines
+}
+
+/// One generation as a row of the text timeline.
+fn generation_row(name: &str, x: &Generation, start: i64) -> Vec<Cell> {
+    let took = x.end.map_or("-".into(), |e| ms_text(e.0 - x.start.0));
+    let mut changes = changes_text(&x.joined, &x.left);
+    if x.from_heartbeats {
+        // Its rebalance came before the capture: say so where the changes would be.
+        changes = format!("(known from heartbeats) {changes}");
+    }
+    let unlisted = (x.member_count as u64).saturating_sub(x.members.len() as u64);
+    vec![
+        Cell::atom(name),
+        Cell::num(x.id),
+        Cell::num(at_text(x.start.0, start)),
+        Cell::num(took),
+        Cell::num(x.member_count),
+        Cell::text(changes),
+        Cell::text(assignment_text(&x.members, unlisted)),
+    ]
+}
+
+/// `joined A, B; left C (why)`, or `-`.
+fn changes_text(joined: &[String], left: &[Left]) -> String {
+    let mut parts = Vec::new();
+    if !joined.is_empty() {
+        let ids = joined.iter().map(|m| short_id(m).to_string()).collect();
+        parts.push(format!("joined {}", some_of(ids, 0)));
+    }
+    if !left.is_empty() {
+        parts.push(format!("left {}", some_of(left_text(left), 0)));
+    }
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join("; ")
+    }
+}
+
+/// Each member's assignment; when every member's is of one and the same topic, the topic
+/// once and then each member's partitions.
+fn assignment_text(members: &BTreeMap<String, Option<Assignment>>, unlisted: u64) -> String {
+    let topics: HashSet<&str> = members
+        .values()
+        .flatten()
+        .flat_map(|a| a.iter().map(|(t, _)| t.as_str()))
+        .collect();
+    let one = (topics.len() == 1)
+        .then(|| topics.iter().next().copied())
+        .flatten()
+        .filter(|t| !t.contains(' '));
+    let items: Vec<String> = members
+        .iter()
+        .map(|(m, a)| match (one, a) {
+            (Some(_), Some(a)) => {
+                let ps: Vec<String> = a
+                    .iter()
+                    .flat_map(|(_, p)| p.iter().map(i32::to_string))
+                    .collect();
+                format!("{} [{}]", short_id(m), ps.join(","))
+            }
+            _ => format!("{}: {}", short_id(m), maybe_text(a)),
+        })
+        .collect();
+    match one {
+        Some(t) => format!("{t}: {}", some_of(items, unlisted)),
+        None => some_of(items, unlisted),
+    }
+}
+
+impl Dropped {
+    fn add(&mut self, o: &Dropped) {
+        self.generations += o.generations;
+        self.events += o.events;
+        self.listed += o.listed;
+        self.members += o.members;
+    }
+
+    /// What the bounds left out, said under the groups table.
+    fn note(&self, groups: u64) -> Option<String> {
+        let mut parts = Vec::new();
+        let mut say = |n: u64, what: &str| {
+            if n > 0 {
+                parts.push(format!("{n} {what}"));
+            }
+        };
+        say(self.generations, "older generations");
+        say(self.events, "older events");
+        say(self.listed, "members of generations not listed");
+        say(
+            self.members,
+            "sightings of members past the members followed",
+        );
+        say(groups, "messages of groups past the groups followed");
+        (!parts.is_empty()).then(|| {
+            format!(
+                "not kept (limits in docs/robustness.md, all counted above): {}\n",
+                parts.join(", ")
+            )
+        })
     }
 }
 
@@ -1061,33 +1292,58 @@ impl Timeline {
 #[derive(Debug, Clone, Serialize)]
 pub struct GroupOut {
     pub group: String,
-    /// `classic`, `consumer` (KIP-848) or `share`.
+    /// `classic`, `consumer` (KIP-848), `share` or `streams`.
     pub protocol: &'static str,
+    /// Generations (or epochs) seen, kept or not.
+    pub generations_seen: u64,
+    /// The newest `MAX_GENERATIONS` generations, in the order they began.
     pub generations: Vec<GenerationOut>,
+    /// Members in the group at the end of the capture.
+    pub members_now: usize,
     pub joins: u64,
     pub leaves: u64,
+    /// Members first seen in the first generation of a capture begun after they joined.
+    pub present_at_start: u64,
+    /// Members that left after the newest generation began.
+    pub left_since_newest: Vec<LeftOut>,
     /// Heartbeats answered REBALANCE_IN_PROGRESS.
     pub rebalance_in_progress: u64,
     pub fenced: u64,
     /// The sum of the rebalances' durations.
     pub rebalancing_ms: f64,
-    /// What happened, in the order it was seen.
+    /// The newest `MAX_EVENTS` events, as they were found (a leave inferred from the
+    /// generation that lacks a member carries that generation's time).
     pub timeline: Vec<HappeningOut>,
+    /// What the bounds left out.
+    pub dropped: Dropped,
 }
 
-/// One generation (classic) or epoch (KIP-848, share).
+/// One generation (classic) or epoch (KIP-848, share, streams).
 #[derive(Debug, Clone, Serialize)]
 pub struct GenerationOut {
     pub generation: i64,
     pub start_ns: i64,
     pub start_frame: u64,
+    /// The first answer that gave it (members absent from it left then).
+    pub opened_ns: i64,
+    pub opened_frame: u64,
     pub end_ns: Option<i64>,
     pub end_frame: Option<u64>,
     pub duration_ms: Option<f64>,
+    /// Known from its members' heartbeats alone: its rebalance came before the capture.
+    pub from_heartbeats: bool,
     pub leader: Option<String>,
     pub protocol: Option<String>,
-    /// By member id.
+    /// Its members, listed or not.
+    pub member_count: usize,
+    /// By member id, at most `MAX_LISTED`.
     pub members: Vec<MemberOut>,
+    /// Members that joined in it.
+    pub joined: Vec<String>,
+    /// Members that left since the generation before.
+    pub left: Vec<LeftOut>,
+    /// Members, joins and leaves past `MAX_LISTED`.
+    pub unlisted: u64,
 }
 
 impl GenerationOut {
@@ -1096,25 +1352,28 @@ impl GenerationOut {
             generation: x.id,
             start_ns: x.start.0,
             start_frame: x.start.1,
+            opened_ns: x.opened.0,
+            opened_frame: x.opened.1,
             end_ns: x.end.map(|e| e.0),
             end_frame: x.end.map(|e| e.1),
             duration_ms: x.end.map(|e| ms(e.0 - x.start.0)),
+            from_heartbeats: x.from_heartbeats,
             leader: x.leader.clone(),
             protocol: x.protocol.clone(),
+            member_count: x.member_count,
             members: x
                 .members
                 .iter()
                 .map(|(m, a)| MemberOut {
                     member_id: m.clone(),
                     assignment: a
-                        .iter()
-                        .map(|(t, p)| AssignedOut {
-                            topic: t.clone(),
-                            partitions: p.clone(),
-                        })
-                        .collect(),
+                        .as_ref()
+                        .map(|a| a.iter().map(|(t, p)| AssignedOut::of(t, p)).collect()),
                 })
                 .collect(),
+            joined: x.joined.clone(),
+            left: x.left.iter().map(LeftOut::of).collect(),
+            unlisted: x.unlisted,
         }
     }
 }
@@ -1123,14 +1382,60 @@ impl GenerationOut {
 #[derive(Debug, Clone, Serialize)]
 pub struct MemberOut {
     pub member_id: String,
-    pub assignment: Vec<AssignedOut>,
+    /// `null` when the capture did not show it (a member known from its heartbeats).
+    pub assignment: Option<Vec<AssignedOut>>,
 }
 
-/// The partitions of one topic assigned to a member.
+/// The partitions of one topic assigned to a member, or a streams member's tasks of one
+/// kind (`active`, `standby`, `warmup`) and subtopology.
 #[derive(Debug, Clone, Serialize)]
 pub struct AssignedOut {
-    pub topic: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topic: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subtopology: Option<String>,
     pub partitions: Vec<i32>,
+}
+
+impl AssignedOut {
+    /// Topic names hold no space: `active 0` is a streams member's tasks.
+    fn of(t: &str, p: &[i32]) -> AssignedOut {
+        match t.split_once(' ') {
+            Some((kind, sub)) => AssignedOut {
+                topic: None,
+                tasks: Some(kind.to_string()),
+                subtopology: Some(sub.to_string()),
+                partitions: p.to_vec(),
+            },
+            None => AssignedOut {
+                topic: Some(t.to_string()),
+                tasks: None,
+                subtopology: None,
+                partitions: p.to_vec(),
+            },
+        }
+    }
+}
+
+/// A member that left.
+#[derive(Debug, Clone, Serialize)]
+pub struct LeftOut {
+    pub member_id: String,
+    /// `LeaveGroup`, `heartbeat with epoch -1` (or -2), `absent`, `timed out`.
+    pub why: &'static str,
+    pub detail: String,
+}
+
+impl LeftOut {
+    fn of(l: &Left) -> LeftOut {
+        LeftOut {
+            member_id: l.member.clone(),
+            why: l.why,
+            detail: l.detail.clone(),
+        }
+    }
 }
 
 /// Something that happened to a group.
@@ -1138,9 +1443,28 @@ pub struct AssignedOut {
 pub struct HappeningOut {
     pub ts_ns: i64,
     pub frame: u64,
-    /// `member id given`, `joined`, `assigned`, `generation`, `epoch`, `rebalance in
-    /// progress`, `fenced`, `left`.
+    /// `member id given`, `joined`, `rejoined`, `assigned`, `generation`, `epoch`,
+    /// `rebalance in progress`, `fenced`, `left`.
     pub what: &'static str,
     pub member: String,
     pub detail: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_classic_member_id_is_shown_by_its_client_id_and_uuid_start() {
+        assert_eq!(
+            short_id("issue35-classic-c1-6cb86268-dd57-44e2-bc03-034cc7d1b26b"),
+            "issue35-classic-c1-6cb86268"
+        );
+        assert_eq!(short_id("uttWvIKjSSuL7uKDm_b3Rg"), "uttWvIKjSSuL7uKDm_b3Rg");
+        assert_eq!(short_id("member-000001"), "member-000001");
+        assert_eq!(
+            short_id("é-6cb86268-dd57-44e2-bc03-034cc7d1b26x"),
+            "é-6cb86268-dd57-44e2-bc03-034cc7d1b26x"
+        );
+    }
 }

@@ -69,6 +69,9 @@ pub struct AnalysesOut {
     /// Group timelines, by group name (`groups`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groups: Option<Vec<GroupOut>>,
+    /// Messages of groups past the groups followed (groups::MAX_GROUPS), not counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groups_dropped: Option<u64>,
     /// Version negotiation per client software (`versions`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_versions: Option<Vec<ClientVersionsOut>>,
@@ -366,6 +369,8 @@ impl Analyses {
                 .throughput
                 .then(|| self.throughput.out(self.span(), &b)),
             groups: self.which.groups.then(|| self.timeline.out()),
+            groups_dropped: (self.which.groups && self.timeline.groups_dropped > 0)
+                .then_some(self.timeline.groups_dropped),
             client_versions: self.which.versions.then(|| self.versions.out()),
             findings: findings.as_deref().map(findings::out),
             cluster: self.which.cluster.then(|| self.cluster.out()),

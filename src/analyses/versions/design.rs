@@ -47,9 +47,21 @@ pub const JAVA: Family = Family {
     name: "apache-kafka-java",
     source: "kafka-clients 4.4.0",
     floors: &[
-        (0, 11, "transactional producer without transaction.version 2"),
-        (8, 9, "classic consumer or Admin (v10 only with group.protocol=consumer)"),
-        (9, 9, "classic consumer or Admin (v10 only with group.protocol=consumer)"),
+        (
+            0,
+            11,
+            "transactional producer without transaction.version 2",
+        ),
+        (
+            8,
+            9,
+            "classic consumer or Admin (v10 only with group.protocol=consumer)",
+        ),
+        (
+            9,
+            9,
+            "classic consumer or Admin (v10 only with group.protocol=consumer)",
+        ),
         (24, 3, "the clients' highest (v4+ are for brokers)"),
         (26, 4, "without transaction.version 2"),
         (28, 4, "without transaction.version 2"),
@@ -69,7 +81,11 @@ pub const LIBRDKAFKA: Family = Family {
         (0, 10, "librdkafka's highest"),
         (1, 16, "librdkafka's highest"),
         (2, 7, "librdkafka's highest"),
-        (3, 10, "v10 when authorized operations are asked, else up to 13"),
+        (
+            3,
+            10,
+            "v10 when authorized operations are asked, else up to 13",
+        ),
         (8, 9, "librdkafka's highest"),
         (9, 9, "librdkafka's highest"),
         (10, 2, "librdkafka's highest"),
@@ -249,12 +265,18 @@ mod tests {
 
     #[test]
     fn families_are_found_by_name_and_wrapped_librdkafka_by_version() {
-        assert_eq!(family("apache-kafka-java", "4.4.0").map(|f| f.name), Some("apache-kafka-java"));
+        assert_eq!(
+            family("apache-kafka-java", "4.4.0").map(|f| f.name),
+            Some("apache-kafka-java")
+        );
         assert_eq!(
             family("confluent-kafka-python", "2.16.1-rdkafka-2.16.0").map(|f| f.name),
             Some("librdkafka")
         );
-        assert_eq!(family("librdkafka", "2.15.0").map(|f| f.name), Some("librdkafka"));
+        assert_eq!(
+            family("librdkafka", "2.15.0").map(|f| f.name),
+            Some("librdkafka")
+        );
         assert_eq!(family("sarama", "v1.61.1").map(|f| f.name), Some("sarama"));
         assert_eq!(family("kgo", "v1.22.3").map(|f| f.name), Some("kgo"));
         assert!(family("kafka-python", "3.0.12").is_none());

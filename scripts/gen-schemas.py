@@ -24,7 +24,19 @@ Integer fields named in schema-src/enums.json get an "enum" key: the name of the
 (src/kafka/spec/names.rs) whose names their values have. An entry of either file that names no
 field of any table is an error.
 
-Kept: apiKey (not in headers), type, name, validVersions, flexibleVersions, and for each field name, type,
+Header versions: Kafka 4.5's specs (trunk since KAFKA-20923) give every request and response
+a "headerVersions" map from its versions to the header version each uses ({"0-8": "1",
+"9+": "2"}); it is kept as given, after a check (ranges from 0, contiguous, the last one open,
+header versions that never decrease and that the header tables have). Where a spec has none
+(Kafka 4.4 and older), kdissect keeps Kafka's old rule: the flexible header in flexible
+versions (src/kafka/spec/headers.rs).
+
+What the next release's specs will say, and kdissect must read before its tables come from it,
+is in schema-src/ahead.json: header version maps and header fields (request header v3 and its
+ClientInstanceId, KIP-1313). The script applies an entry only where the source lacks it, notes
+the overlay in the manifests, and says which entries a source has made redundant.
+
+Kept: apiKey (not in headers), type, name, validVersions, flexibleVersions, headerVersions, and for each field name, type,
 versions, nullableVersions, taggedVersions, tag, ignorable, default, entityType, mapKey,
 flexibleVersions, nested fields, and commonStructs. Kafka's comments and descriptions are not
 copied: descriptions come from schema-src/descriptions.json (the seed APIs' texts and our own),
@@ -160,6 +172,8 @@ def clean_spec(d, descs, valid=None, ours=None):
               "flexibleVersions": d.get("flexibleVersions", "none")})
     if d.get("latestVersionUnstable"):
         o["latestVersionUnstable"] = True
+    if "headerVersions" in d:
+        o["headerVersions"] = d["headerVersions"]
     o["fields"] = clean_fields(d.get("fields", []), descs, "", ours)
     if d.get("commonStructs"):
         o["commonStructs"] = [
@@ -306,6 +320,99 @@ def stray_ours(ours_of, content_all, enums_all):
     return out
 
 
+def header_version_map(name, raw, header_versions):
+    """A spec's "headerVersions", checked as Kafka's generator checks it: a non-empty map of
+    version ranges to header versions, the ranges from 0 on without gap or overlap, the last
+    one open ("9+"), header versions that never decrease and that the header tables have
+    (header_versions: the versions of RequestHeader or ResponseHeader). Returns
+    [(low, high or None, header version)] in order; exits with the problem otherwise."""
+    def bad(why):
+        sys.exit(f"{name}: headerVersions {json.dumps(raw)}: {why}")
+    if not isinstance(raw, dict) or not raw:
+        bad("not a map of version ranges to header versions")
+    entries = []
+    for k, v in raw.items():
+        try:
+            r = parse_versions(k)
+            h = int(v)
+        except ValueError:
+            bad(f"{k!r}: {v!r} is not a version range and a header version")
+        if r is None:
+            bad(f"{k!r} is no version range")
+        entries.append((r[0], r[1], h))
+    entries.sort(key=lambda e: (e[0], e[1] if e[1] is not None else 1 << 16))
+    expect = 0
+    for i, (lo, hi, h) in enumerate(entries):
+        last = i == len(entries) - 1
+        if lo != expect:
+            bad(f"versions {expect} to {lo - 1} have no header version" if lo > expect
+                else f"version {lo} is mapped twice")
+        if (hi is None) != last:
+            bad("only the last range is open (\"9+\")" if not last else "the last range must be open (\"9+\")")
+        if i and h < entries[i - 1][2]:
+            bad("header versions decrease as versions grow")
+        if h not in header_versions:
+            bad(f"header version {h} is not in the header table")
+        expect = (hi or lo) + 1
+    return entries
+
+
+def header_table_versions(d):
+    """The versions a header spec has, as a set (its validVersions)."""
+    r = parse_versions(d["validVersions"])
+    return set(range(r[0], (r[1] if r[1] is not None else r[0]) + 1)) if r else set()
+
+
+class Ahead:
+    """schema-src/ahead.json: what a newer Kafka's specs hold that the source does not yet,
+    applied where the source lacks it."""
+
+    def __init__(self, path):
+        self.data = json.load(open(path, encoding="utf-8")) if path and os.path.exists(path) else {}
+        self.used = []
+        self.stale = []
+
+    def header(self, d):
+        """A header spec with the versions and fields of ahead.json's "headers" entry that
+        the source has not."""
+        entry = self.data.get("headers", {}).get(d["name"])
+        if not entry:
+            return d
+        d = json.loads(json.dumps(d))
+        have = {f["name"] for f in d.get("fields", [])}
+        added = [f for f in entry.get("fields", []) if f["name"] not in have]
+        for f in entry.get("fields", []):
+            if f["name"] in have:
+                self.stale.append(f"headers.{d['name']}.{f['name']}")
+        if added:
+            d["fields"] = d.get("fields", []) + added
+            lo, hi = parse_versions(d["validVersions"])
+            want = parse_versions(entry["validVersions"])
+            if hi is not None and want[1] is not None and want[1] > hi:
+                d["validVersions"] = f"{lo}-{want[1]}"
+            self.used.append((HEADERS, f"{d['name']} v{want[1]} ({', '.join(f['name'] for f in added)})"))
+        return d
+
+    def header_versions(self, d):
+        """A request or response with ahead.json's header version map where it has none."""
+        given = self.data.get("headerVersions", {}).get(d["name"])
+        if given is None:
+            return d
+        if "headerVersions" in d:
+            self.stale.append(f"headerVersions.{d['name']}")
+            return d
+        self.used.append(("", f"{d['name']} headerVersions"))
+        return dict(d, headerVersions=given)
+
+    def unused_names(self, names):
+        """Entries that name no message of the source: typos."""
+        out = []
+        for section in ("headers", "headerVersions"):
+            out.extend(f"{section}.{n}" for n in self.data.get(section, {})
+                       if not n.startswith("_") and n not in names)
+        return out
+
+
 HEADERS = "headers/"
 DATA = "data/"
 METADATA = "metadata/"
@@ -334,6 +441,8 @@ def main():
     ap.add_argument("--descriptions", default="schema-src/descriptions.json")
     ap.add_argument("--content", default="schema-src/content.json")
     ap.add_argument("--enums", default="schema-src/enums.json")
+    ap.add_argument("--ahead", default="schema-src/ahead.json",
+                    help="what a newer Kafka's specs hold that the source has not yet ('' for none)")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--require-descriptions", default="", metavar="API,API,...",
                     help="fail when a field of these APIs (e.g. Produce,Fetch) has no description")
@@ -357,7 +466,20 @@ def main():
 
     new_src = Source(a.new)
     legacy_src = Source(a.legacy) if a.legacy else None
+    ahead = Ahead(a.ahead)
     new = {n: d for n, d in messages(new_src).items() if d.get("apiKey") not in skip}
+    unused = ahead.unused_names(set(new))
+    for m in unused:
+        print(f"{a.ahead}: {m} names no message of the source", file=sys.stderr)
+    new = {n: ahead.header(d) if d["type"] == "header" else ahead.header_versions(d)
+           for n, d in new.items()}
+    header_versions = {n: header_table_versions(d) for n, d in new.items() if d["type"] == "header"}
+    for name, d in new.items():
+        if "headerVersions" in d:
+            which = "RequestHeader" if d["type"] == "request" else "ResponseHeader"
+            header_version_map(name, d["headerVersions"], header_versions.get(which, set()))
+    for m in ahead.stale:
+        print(f"{a.ahead}: the source has {m} now: remove the entry", file=sys.stderr)
     for name, d in new.items():
         table(d)
     if a.legacy:
@@ -395,6 +517,9 @@ def main():
                  f"# current: {src.label(label or a.new_label)}"]
         if a.legacy and src is new_src and strip in ("", HEADERS):
             lines.append(f"# legacy: {legacy_src.label(a.legacy_label)}")
+        applied = [text for folder, text in ahead.used if folder == strip]
+        if applied and src is new_src and strip in ("", HEADERS):
+            lines.append(f"# ahead: {a.ahead}: {'; '.join(sorted(applied))}")
         for rel in sorted(rels):
             lines.append(f"{hashlib.sha256(files[rel].encode()).hexdigest()}  {rel[len(strip):]}")
         return "\n".join(lines) + "\n"
@@ -427,7 +552,7 @@ def main():
         desc_problems = len(unknown) + len(missing) + len(stray)
         print(f"descriptions of {len(required)} APIs checked: {len(missing)} missing, "
               f"{len(stray)} naming no field, {len(long)} over {DESC_MAX} characters")
-    desc_problems += len(stray_keys)
+    desc_problems += len(stray_keys) + len(unused)
 
     if a.check:
         bad = 0

@@ -21,7 +21,10 @@
 #   unnamed   clients that send no software name in ApiVersions: aiokafka and kafka-go
 #             producers and groups: issue35-unnamed.pcap
 #   nonascii  librdkafka clients with client ids "café" and "クライアント": issue35-nonascii.pcap
-#             and issue35-nonascii-late.pcap (started while they run)
+#             and issue35-nonascii-late.pcap (started while they run; like every capture it is
+#             written to OUT, but the committed one is kept in samples/issue35/, out of the
+#             tests that read every file of samples/, until issue 35 item 19 is fixed: move a
+#             remade one there)
 #   busy      (not in the default list, not committed: too large) a long capture for the
 #             bounds of issue 35 item 12: a producer, a Java member and a churn of librdkafka
 #             members of one classic group for DURATION seconds (default 600), written to

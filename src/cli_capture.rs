@@ -730,6 +730,17 @@ fn health_report(
     lines
 }
 
+/// `--report` without a view asked for (`--stats`, `-V`, `-x`, `--json`, `-T`, `-e`): the page
+/// is the output, and no message line is printed (as `-q`).
+fn report_alone(s: &Settings) -> bool {
+    s.report.is_some()
+        && !s.print_stats
+        && s.show.summary
+        && !s.show.json
+        && s.show.fields.is_none()
+        && s.show.tshark.is_none()
+}
+
 /// Reads every input (or the live interfaces) through the pipeline into the sinks, then
 /// writes the statistics, the `-w` file and the closing report.
 pub fn run(mut s: Settings) -> ExitCode {
@@ -740,7 +751,13 @@ pub fn run(mut s: Settings) -> ExitCode {
         ..Clock::default()
     };
     let out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    let printer = Printer::new(out, s.show.clone(), s.quiet, s.style, clock);
+    let printer = Printer::new(
+        out,
+        s.show.clone(),
+        s.quiet || report_alone(&s),
+        s.style,
+        clock,
+    );
     if let Some(path) = &s.report {
         // Refused before reading, as tshark refuses -w: not after a whole capture was decoded.
         if let Err(e) = std::fs::File::create(path) {
@@ -909,6 +926,30 @@ fn finish<W: Write>(
     o.tally.exit_code(trouble)
 }
 
+/// The `--report` page, and on stderr where it went and how big it is.
+fn write_report(
+    st: &kdissect::render::stats::Stats,
+    s: &Settings,
+    path: &std::path::Path,
+) -> io::Result<()> {
+    use kdissect::analyses::report;
+    let stats = st.out();
+    let analyses = st.analyses.as_ref().map(|a| a.out());
+    let page = report::html(&report::Report {
+        inputs: &s.inputs,
+        stats: &stats,
+        analyses: analyses.as_ref(),
+    });
+    std::fs::write(path, &page)
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display())))?;
+    eprintln!(
+        "kdissect: wrote report to {} ({} KB)",
+        path.display(),
+        page.len().div_ceil(1024)
+    );
+    Ok(())
+}
+
 /// The `--stats` tables (or one JSON object) after the messages.
 fn write_stats<W: Write>(o: &mut Output<W>, s: &Settings) -> io::Result<()> {
     let Some(st) = o.all_stats.as_ref().or(o.shown.stats.as_ref()) else {
@@ -916,10 +957,7 @@ fn write_stats<W: Write>(o: &mut Output<W>, s: &Settings) -> io::Result<()> {
     };
     let out = &mut o.shown.printer.out;
     if let Some(path) = &s.report {
-        let page = kdissect::analyses::report::html(&st.to_json_all(), &s.inputs.join(" "));
-        std::fs::write(path, page).map_err(|e| {
-            io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display()))
-        })?;
+        write_report(st, s, path)?;
     }
     if !s.print_stats {
         return Ok(());

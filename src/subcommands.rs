@@ -155,9 +155,7 @@ fn example(
 ) -> ExitCode {
     use kdissect::kafka::schema::registry;
     let Some(key) = names::api_key_from_str(api) else {
-        return fail(format!(
-            "{api:?} is neither a number nor a Kafka API name (try metadata, 3, describe-cluster)"
-        ));
+        return fail(crate::flags::not_an_api("example", api));
     };
     let reg = registry();
     let versions = reg.versions(key, Direction::Request);

@@ -33,7 +33,8 @@ fn long_polls_in_flight_when_the_capture_stopped_are_not_unanswered() {
     assert_eq!(flying[0]["severity"], "info");
     let summary = flying[0]["summary"].as_str().unwrap_or("");
     assert!(
-        summary.starts_with("24 requests in flight when the capture stopped (24 of them long polls"),
+        summary
+            .starts_with("24 requests in flight when the capture stopped (24 of them long polls"),
         "{summary}"
     );
     assert_eq!(frames(flying[0])[0], 6670);
@@ -68,9 +69,15 @@ fn finding_texts_name_clients_count_in_capture_time_and_agree_in_number() {
     ] {
         for f in findings(sample) {
             let s = f["summary"].as_str().unwrap_or("");
-            assert!(!s.contains("(client )") && !s.contains("client )"), "{sample}: {s}");
+            assert!(
+                !s.contains("(client )") && !s.contains("client )"),
+                "{sample}: {s}"
+            );
             assert!(!s.contains("since 1970"), "{sample}: {s}");
-            assert!(!s.starts_with("1 requests") && !s.contains(" 1 requests"), "{sample}: {s}");
+            assert!(
+                !s.starts_with("1 requests") && !s.contains(" 1 requests"),
+                "{sample}: {s}"
+            );
             assert!(f["count"].as_u64().unwrap_or(1) >= 1, "{sample}: {f}");
         }
     }

@@ -48,24 +48,27 @@ const CASES: &[Case] = &[
         from_start: false,
     },
     Case {
-        pcap: "issue35/issue35-streams.pcap",
+        pcap: "issue35-streams.pcap",
         run: "streams",
         from_start: true,
     },
     Case {
-        pcap: "issue35/issue35-unnamed.pcap",
+        pcap: "issue35-unnamed.pcap",
         run: "unnamed",
         from_start: true,
     },
     Case {
-        pcap: "issue35/issue35-nonascii.pcap",
+        pcap: "issue35-nonascii.pcap",
         run: "nonascii",
         from_start: true,
     },
-    // issue35/issue35-nonascii-late.pcap is left out until issue 35 item 19 is fixed: picked up
-    // mid-stream, the requests of the clients "café" and "クライアント" vanish today (the frame
-    // boundary search takes only printable-ASCII client ids), so their records and client ids
-    // cannot be found. Whoever fixes item 19 adds it here.
+    // Picked up mid-stream, the requests of "café" and "クライアント" vanished until issue 35
+    // item 19 was fixed (the frame boundary search took only printable-ASCII client ids).
+    Case {
+        pcap: "issue35/issue35-nonascii-late.pcap",
+        run: "nonascii",
+        from_start: false,
+    },
 ];
 
 /// Seconds after a late capture's start before which a record may be missed: a stream picked

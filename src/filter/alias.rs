@@ -35,6 +35,8 @@ pub enum Target {
     Named(NamedField),
     /// A schema path, as `-Y` takes it.
     Path(&'static str),
+    /// The protocol: `kafka` alone, every Kafka message (tshark's `-Y kafka`).
+    Protocol,
 }
 
 /// One Wireshark name.
@@ -101,6 +103,11 @@ use Direction::{Request as Q, Response as R};
 /// Every Wireshark name kdissect knows (tshark 4.0's `kafka.*` fields that have an
 /// equivalent, and the frame, TCP and IP fields a Kafka filter uses).
 pub const ALIASES: &[Alias] = &[
+    Alias {
+        name: "kafka",
+        target: Target::Protocol,
+        render: Render::Plain,
+    },
     b("frame.number", Builtin::Frame),
     time("frame.time", Render::FrameTime),
     time("frame.time_epoch", Render::Epoch),
@@ -309,6 +316,7 @@ pub(crate) fn resolve(a: &Alias, name: &FieldName) -> Result<(FieldRef, Vec<Kind
             text: text.to_string(),
             column: name.column,
         })?,
+        Target::Protocol => (FieldRef::Protocol, vec![Kind::Protocol]),
     })
 }
 
@@ -349,6 +357,7 @@ pub fn describe(a: &Alias) -> String {
         Target::Only(Direction::Request, b) => format!("`{b}` of requests"),
         Target::Only(Direction::Response, b) => format!("`{b}` of responses"),
         Target::Path(p) => format!("`{p}`"),
+        Target::Protocol => "every Kafka message (as tshark's `-Y kafka`)".to_string(),
         Target::Named(n) => {
             let names: Vec<String> = n.names.iter().map(|x| format!("`{x}`")).collect();
             let api = n

@@ -4,8 +4,8 @@
 
 use super::fields::{resolve, Builtin, FieldRef, FieldValue, Fields, Kind};
 use super::literal::{self, UNIT_NAMES};
-use super::parser::{parse, CmpOp, Expr, FieldName, Literal};
-use super::pattern::Pattern;
+use super::parser::{parse, CmpOp, Expr, FieldName, Literal, SetMember};
+use super::pattern::{Budget, Pattern};
 use super::record::RecordFields;
 use super::suggest::{did_you_mean, nearest};
 use super::FilterError;
@@ -40,6 +40,28 @@ enum Check {
     /// `contains` or `matches` on API keys or error codes: the numbers whose names match,
     /// found once here rather than per message.
     OneOf(Vec<i64>),
+    /// `in {...}`: a value equal to a member, or inside a member's range.
+    In(Vec<Member>),
+}
+
+/// A member of a set, read as the field's type.
+#[derive(Debug, Clone)]
+enum Member {
+    One(FieldValue),
+    /// Both ends included.
+    Range(FieldValue, FieldValue),
+}
+
+impl Member {
+    fn holds(&self, v: &FieldValue) -> bool {
+        match self {
+            Member::One(want) => order(v, want).is_some_and(Ordering::is_eq),
+            Member::Range(lo, hi) => {
+                order(v, lo).is_some_and(Ordering::is_ge)
+                    && order(v, hi).is_some_and(Ordering::is_le)
+            }
+        }
+    }
 }
 
 impl Filter {
@@ -48,11 +70,12 @@ impl Filter {
         Filter::from_expr(&parse(text)?)
     }
 
-    /// Checks a parsed filter.
+    /// Checks a parsed filter. Its `matches` patterns together are held to
+    /// [`super::pattern::TOTAL_LIMIT`].
     pub fn from_expr(expr: &Expr) -> Result<Filter, FilterError> {
         Ok(Filter {
             expr: expr.clone(),
-            root: prog(expr)?,
+            root: prog(expr, &mut Budget::new())?,
         })
     }
 
@@ -108,20 +131,90 @@ impl fmt::Display for Filter {
     }
 }
 
-fn prog(e: &Expr) -> Result<Prog, FilterError> {
+fn prog(e: &Expr, budget: &mut Budget) -> Result<Prog, FilterError> {
     Ok(match e {
-        Expr::Or(a, b) => Prog::Or(Box::new(prog(a)?), Box::new(prog(b)?)),
-        Expr::And(a, b) => Prog::And(Box::new(prog(a)?), Box::new(prog(b)?)),
-        Expr::Not(a) => Prog::Not(Box::new(prog(a)?)),
+        Expr::Or(a, b) => Prog::Or(Box::new(prog(a, budget)?), Box::new(prog(b, budget)?)),
+        Expr::And(a, b) => Prog::And(Box::new(prog(a, budget)?), Box::new(prog(b, budget)?)),
+        Expr::Not(a) => Prog::Not(Box::new(prog(a, budget)?)),
         Expr::Test { field, cmp } => {
             let (fref, kinds) = resolve(field)?;
             let check = match cmp {
                 None => Check::Truthy,
-                Some((op, lit)) => check(field, &kinds, *op, lit)?,
+                Some((op, lit)) => check(field, &kinds, *op, lit, budget)?,
             };
             Prog::Test { field: fref, check }
         }
+        Expr::In { field, set } => {
+            let (fref, kinds) = resolve(field)?;
+            let check = first_kind(&kinds, lit_column(set), |k| set_check(field, k, set))?;
+            Prog::Test { field: fref, check }
+        }
     })
+}
+
+/// The column of a set's first member, for an error that names none.
+fn lit_column(set: &[SetMember]) -> usize {
+    match set.first() {
+        Some(SetMember::One(l) | SetMember::Range(l, _)) => l.column,
+        None => 1,
+    }
+}
+
+/// The check made with the first of the field's kinds that accepts it (a path may have
+/// several when versions or directions differ), else the first kind's error.
+fn first_kind(
+    kinds: &[Kind],
+    column: usize,
+    mut make: impl FnMut(Kind) -> Result<Check, FilterError>,
+) -> Result<Check, FilterError> {
+    let mut first_err = None;
+    for k in kinds {
+        match make(*k) {
+            Ok(c) => return Ok(c),
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    Err(first_err.unwrap_or_else(|| FilterError::new(column, "no value fits this field")))
+}
+
+/// `field in {...}`: every member read as the field's kind; ranges need an order.
+fn set_check(field: &FieldName, kind: Kind, set: &[SetMember]) -> Result<Check, FilterError> {
+    if matches!(kind, Kind::Struct | Kind::Protocol) {
+        return Err(bare_only(field, kind));
+    }
+    let mut members = Vec::with_capacity(set.len());
+    for m in set {
+        members.push(match m {
+            SetMember::One(lit) => Member::One(value(field, kind, lit)?),
+            SetMember::Range(lo, _) if matches!(kind, Kind::Bool | Kind::Uuid | Kind::Bytes) => {
+                return Err(FilterError::new(
+                    lo.column,
+                    format!(
+                        "a range needs an order: `{}` is {}",
+                        field.text,
+                        kind.describe()
+                    ),
+                ))
+            }
+            SetMember::Range(lo, hi) => {
+                Member::Range(value(field, kind, lo)?, value(field, kind, hi)?)
+            }
+        });
+    }
+    Ok(Check::In(members))
+}
+
+/// The error for a comparison on what can only be tested bare.
+fn bare_only(field: &FieldName, kind: Kind) -> FilterError {
+    let name = &field.text;
+    let message = if kind == Kind::Protocol {
+        format!("`{name}` is the protocol: test it bare (`{name}` alone holds for every message)")
+    } else {
+        format!("`{name}` is a struct, an array of structs or records: test it bare, or compare one of its fields")
+    };
+    FilterError::new(field.column, message)
 }
 
 /// The check for `field op lit`: the literal read as the first of the field's kinds that
@@ -131,17 +224,9 @@ fn check(
     kinds: &[Kind],
     op: CmpOp,
     lit: &Literal,
+    budget: &mut Budget,
 ) -> Result<Check, FilterError> {
-    let mut first_err = None;
-    for k in kinds {
-        match check_kind(field, *k, op, lit) {
-            Ok(c) => return Ok(c),
-            Err(e) => {
-                first_err.get_or_insert(e);
-            }
-        }
-    }
-    Err(first_err.unwrap_or_else(|| FilterError::new(lit.column, "no value fits this field")))
+    first_kind(kinds, lit.column, |k| check_kind(field, k, op, lit, budget))
 }
 
 fn check_kind(
@@ -149,16 +234,14 @@ fn check_kind(
     kind: Kind,
     op: CmpOp,
     lit: &Literal,
+    budget: &mut Budget,
 ) -> Result<Check, FilterError> {
     let name = &field.text;
-    if kind == Kind::Struct {
-        return Err(FilterError::new(
-            field.column,
-            format!("`{name}` is a struct, an array of structs or records: test it bare, or compare one of its fields"),
-        ));
+    if matches!(kind, Kind::Struct | Kind::Protocol) {
+        return Err(bare_only(field, kind));
     }
     match op {
-        CmpOp::Contains | CmpOp::Matches => text_check(field, kind, op, lit),
+        CmpOp::Contains | CmpOp::Matches => text_check(field, kind, op, lit, budget),
         _ if op.is_ordering() && matches!(kind, Kind::Bool | Kind::Uuid | Kind::Bytes) => {
             Err(FilterError::new(
                 field.column,
@@ -180,13 +263,12 @@ fn text_check(
     kind: Kind,
     op: CmpOp,
     lit: &Literal,
+    budget: &mut Budget,
 ) -> Result<Check, FilterError> {
+    let at = lit.column + usize::from(lit.quoted);
     let pattern = match op {
         CmpOp::Matches => Some(Pattern::new(&lit.text).map_err(|e| {
-            FilterError::new(
-                lit.column + usize::from(lit.quoted) + e.offset,
-                format!("in the pattern: {}", e.message),
-            )
+            FilterError::new(at + e.offset, format!("in the pattern: {}", e.message))
         })?),
         _ => None,
     };
@@ -205,7 +287,13 @@ fn text_check(
         Kind::Api => Ok(Check::OneOf(codes(API_NAMES))),
         Kind::Error => Ok(Check::OneOf(codes(ERROR_NAMES))),
         Kind::Str | Kind::Bytes | Kind::Topic => Ok(match pattern {
-            Some(p) => Check::Matches(p),
+            Some(p) => {
+                // Kept for the filter's life: counted against what all its patterns may take.
+                budget
+                    .charge(&p)
+                    .map_err(|e| FilterError::new(at, e.message))?;
+                Check::Matches(p)
+            }
             None => Check::Contains(lit.text.clone()),
         }),
         _ => Err(FilterError::new(
@@ -263,7 +351,7 @@ fn value(field: &FieldName, kind: Kind, lit: &Literal) -> Result<FieldValue, Fil
         Kind::Offset => FieldValue::Duration(offset(field, lit)?),
         Kind::Api => FieldValue::Int(api(lit)?),
         Kind::Error => FieldValue::Int(error_code(lit)?),
-        Kind::Struct => return Err(expect("nothing: test it bare")),
+        Kind::Struct | Kind::Protocol => return Err(expect("nothing: test it bare")),
     })
 }
 
@@ -335,7 +423,7 @@ fn api(lit: &Literal) -> Result<i64, FilterError> {
         .filter(|_| literal::int(&lit.text).is_none())
         .filter(|k| API_NAMES.iter().any(|(key, _)| key == k));
     known.map(i64::from).ok_or_else(|| {
-        let hint = did_you_mean(&nearest(&lit.text, API_NAMES.iter().map(|(_, n)| *n)));
+        let hint = super::api_hint(&lit.text);
         FilterError::new(lit.column, format!("unknown API `{}`{hint}", lit.text))
     })
 }
@@ -398,6 +486,7 @@ fn passes(v: &FieldValue, check: &Check) -> bool {
             _ => false,
         },
         Check::OneOf(set) => matches!(v, FieldValue::Int(i) if set.contains(i)),
+        Check::In(members) => members.iter().any(|m| m.holds(v)),
     }
 }
 
@@ -557,6 +646,90 @@ mod tests {
         assert!(!t("Produce"));
         assert!(!t("Produce.Acks == 0"));
         assert!(t("not Produce.Acks"));
+    }
+
+    #[test]
+    fn sets_as_wireshark_writes_them() {
+        assert!(t("kafka.api_key in {3 19}"));
+        assert!(t("api in {3,19}") && t("api in {19, 3}") && !t("api in {19 60}"));
+        assert!(t("api in {Produce Metadata}") && t("api in {fetch..metadata}"));
+        assert!(t("api in {0..3}") && t("api in {3..3}") && !t("api in {4..9}"));
+        assert!(!t("api not in {3}") && t("api not in {0 1}"));
+        assert!(t("latency in {50ms..70ms}") && !t("latency in {1ms..59ms}"));
+        assert!(t("topic in {\"payments\" \"orders\"}") && t("topic in {orders}"));
+        assert!(t("topic in {01010101-0101-0101-0101-010101010101}"));
+        assert!(t("error in {NOT_LEADER_OR_FOLLOWER}") && t("error in {1..3}"));
+        // Any value: one of several partitions in the range is enough; none is outside
+        // the set only when negated.
+        assert!(t("partition in {1..2}") && t("partition in {0}") && !t("partition in {5..9}"));
+        assert!(!t("port not in {9092 53872}") && !t("port not in {9092}"));
+        assert!(t("port not in {1 2}"));
+        assert!(!t("client_id in {a}") && t("client_id not in {a}"));
+        assert!(t("Metadata.Topics[*].Partitions[*].ErrorCode in {6 7}"));
+        assert!(e("api in {Metdata}")
+            .message
+            .contains("did you mean `Metadata`"));
+        assert_eq!(e("api in {3 Metdata}").column, 11);
+        assert!(e("request in {true..false}")
+            .message
+            .contains("a range needs an order"));
+        assert!(e("Metadata.Topics in {1}").message.contains("test it bare"));
+        assert!(e("version in {1 x}")
+            .message
+            .contains("expected an integer"));
+        assert_eq!(
+            Filter::compile("api in {3,19}").unwrap().to_string(),
+            "api in {3 19}"
+        );
+    }
+
+    #[test]
+    fn kafka_alone_is_every_message() {
+        assert!(t("kafka"));
+        assert!(!t("!kafka"));
+        assert!(t("kafka && api == 3"));
+        let f = Filter::compile("kafka").unwrap();
+        assert!(!f.needs_tree() && !f.reads_schema());
+        let x = e("kafka == 1");
+        assert_eq!(
+            (x.column, x.message.as_str()),
+            (
+                1,
+                "`kafka` is the protocol: test it bare (`kafka` alone holds for every message)"
+            )
+        );
+        assert!(e("kafka in {1}").message.contains("is the protocol"));
+        assert!(e("kafka.api_kee")
+            .message
+            .contains("did you mean `kafka.api_key`"));
+    }
+
+    #[test]
+    fn patterns_share_one_budget() {
+        // 1,000 patterns just under the limit for one would take about a GiB: the one that
+        // passes the budget is named, at its column. (A thousand tests nest a thousand deep:
+        // compiled in a thread with the stack of a main thread.)
+        let one = r#"client_id matches "[a-z]{12000}""#;
+        let text = vec![one; 1000].join(" || ");
+        let x = std::thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn(move || e(&text))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(
+            x.message.starts_with(
+                "`[a-z]{12000}` brings the filter's patterns to more than 32 MiB together"
+            ),
+            "{x}"
+        );
+        let at = (x.column - 20) / (one.len() + 4);
+        assert_eq!((x.column - 20) % (one.len() + 4), 0, "{x}");
+        assert!((30..50).contains(&at), "refused at pattern {at}");
+        // A few such patterns, and many small ones, are fine.
+        assert!(Filter::compile(&[one; 4].join(" || ")).is_ok());
+        let small = vec![r#"topic matches "^orders-[0-9]+$""#; 100].join(" || ");
+        assert!(Filter::compile(&small).is_ok());
     }
 
     #[test]

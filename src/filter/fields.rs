@@ -132,7 +132,7 @@ impl Builtin {
             Builtin::Request => "the message is a request",
             Builtin::Response => "the message is a response",
             Builtin::Corr => "the correlation id",
-            Builtin::ClientId => "the request header's client id (requests only; a null one is null)",
+            Builtin::ClientId => "the request header's client id (requests only; a null one is null; header v3's null after a connection's first request is the id carried from it)",
             Builtin::Latency => "a response's time after its request (from the packet that completed the request)",
             Builtin::Error => "every non-zero error code in the message, at any depth; names or numbers",
             Builtin::Topic => "every topic the message names: names, and ids (by the name a Metadata response gave them, else as ids)",
@@ -314,6 +314,8 @@ pub(crate) enum Kind {
     Topic,
     /// A struct or records: only tested bare.
     Struct,
+    /// The protocol itself (`kafka`): every message has it; only tested bare.
+    Protocol,
 }
 
 impl Kind {
@@ -333,6 +335,7 @@ impl Kind {
             Kind::Error => "error code",
             Kind::Topic => "topic",
             Kind::Struct => "struct",
+            Kind::Protocol => "protocol",
         }
     }
 
@@ -351,6 +354,7 @@ impl Kind {
             Kind::Error => "an error code",
             Kind::Topic => "a topic",
             Kind::Struct => "a struct",
+            Kind::Protocol => "the protocol",
         }
     }
 }
@@ -364,6 +368,8 @@ pub(crate) enum FieldRef {
     Named(NamedField),
     /// A field's values in messages of one direction only (`kafka.request_key`).
     Only(Direction, Box<FieldRef>),
+    /// The protocol (`kafka`, as tshark's first filter): there in every message.
+    Protocol,
 }
 
 impl FieldRef {
@@ -381,6 +387,7 @@ impl FieldRef {
                     Vec::new()
                 }
             }
+            FieldRef::Protocol => vec![FieldValue::Struct],
         }
     }
 
@@ -391,7 +398,7 @@ impl FieldRef {
             | FieldRef::Named(_)
             | FieldRef::Builtin(Builtin::Topic)
             | FieldRef::Builtin(Builtin::Partition) => true,
-            FieldRef::Builtin(_) => false,
+            FieldRef::Builtin(_) | FieldRef::Protocol => false,
             FieldRef::Only(_, inner) => inner.needs_tree(),
         }
     }
@@ -401,7 +408,7 @@ impl FieldRef {
     pub(crate) fn reads_schema(&self) -> bool {
         match self {
             FieldRef::Path(_) | FieldRef::Named(_) => true,
-            FieldRef::Builtin(_) => false,
+            FieldRef::Builtin(_) | FieldRef::Protocol => false,
             FieldRef::Only(_, inner) => inner.reads_schema(),
         }
     }
@@ -411,7 +418,7 @@ impl FieldRef {
         match self {
             FieldRef::Builtin(x) => *x == b,
             FieldRef::Only(_, inner) => inner.reads(b),
-            FieldRef::Path(_) | FieldRef::Named(_) => false,
+            FieldRef::Path(_) | FieldRef::Named(_) | FieldRef::Protocol => false,
         }
     }
 }
@@ -423,6 +430,7 @@ impl fmt::Display for FieldRef {
             FieldRef::Path(p) => write!(f, "{p}"),
             FieldRef::Named(n) => f.write_str(n.names.join("|").as_str()),
             FieldRef::Only(_, inner) => write!(f, "{inner}"),
+            FieldRef::Protocol => f.write_str("kafka"),
         }
     }
 }

@@ -141,7 +141,7 @@ mod tests {
                 cmp: Some((_, lit)),
                 ..
             } if lit.quoted => out.push(lit.text.clone()),
-            Expr::Test { .. } => {}
+            Expr::Test { .. } | Expr::In { .. } => {}
         }
     }
 }

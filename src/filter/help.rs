@@ -4,7 +4,7 @@
 
 use super::alias::{describe, ALIASES};
 use super::fields::Builtin;
-use super::pattern::SIZE_LIMIT;
+use super::pattern::{SIZE_LIMIT, TOTAL_LIMIT};
 
 /// The language, in a few lines.
 const LANGUAGE: &str = "\
@@ -13,7 +13,10 @@ with --messages, the single messages that match. The same names choose the field
 --fields, -T fields and -T ek (-e FIELD).
 
   FIELD OP VALUE   compare: == != < <= > >= (eq ne lt le gt ge), contains, matches
+  FIELD in {A B C..D}  any value is one of the set's, or in a range (both ends included);
+                   commas or spaces between members; `not in` is its negation
   FIELD            the field is there and true (a number not 0, a string not null)
+  kafka            every Kafka message (tshark's -Y kafka)
   A && B, A and B  both;   A || B, A or B  either;   !A, not A  not;   ( A )  grouping
 
 ! binds tightest, then &&, then ||. A field with several values (a path through arrays,
@@ -38,9 +41,10 @@ array without brackets means any element. A struct or array of structs is tested
 
 matches takes a regular expression (Rust's regex syntax: classes, groups, alternation,
 {{n,m}}, (?i)), matched in linear time; a pattern compiling to more than {} KiB is
-refused: topic matches \"^(orders|payments)-\".
+refused, and a filter's patterns share {} MiB: topic matches \"^(orders|payments)-\".
 ",
-        SIZE_LIMIT / 1024
+        SIZE_LIMIT / 1024,
+        TOTAL_LIMIT >> 20
     )
 }
 

@@ -15,6 +15,13 @@ pub(crate) enum Tok {
     Word(String),
     /// A quoted string, escapes resolved.
     Quoted(String),
+    /// `in`: membership in a set, as Wireshark's `tcp.port in {80 443}`.
+    In,
+    /// `{` and `}` around a set.
+    LBrace,
+    RBrace,
+    /// `,` between a set's members.
+    Comma,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +43,7 @@ fn keyword(w: &str) -> Option<Tok> {
         "and" => Tok::And,
         "or" => Tok::Or,
         "not" => Tok::Not,
+        "in" => Tok::In,
         "contains" => Tok::Op(CmpOp::Contains),
         "matches" => Tok::Op(CmpOp::Matches),
         "eq" => Tok::Op(CmpOp::Eq),
@@ -61,6 +69,9 @@ pub(crate) fn tokens(text: &str) -> Result<Vec<Token>, FilterError> {
         let (tok, next) = match c {
             '(' => (Tok::LParen, i + 1),
             ')' => (Tok::RParen, i + 1),
+            '{' => (Tok::LBrace, i + 1),
+            '}' => (Tok::RBrace, i + 1),
+            ',' => (Tok::Comma, i + 1),
             '"' | '\'' => quoted(&chars, i)?,
             c if word_char(c) => {
                 let end = (i..chars.len())
@@ -183,6 +194,32 @@ mod tests {
         assert_eq!(t[4].0, Tok::Not);
         assert_eq!(t[6].0, Tok::Op(CmpOp::Matches));
         assert_eq!(t[7].0, Tok::Quoted("q".into()));
+    }
+
+    #[test]
+    fn sets() {
+        let t = toks("api in {3 19,\"x\"} and a not in {1..5}");
+        let kinds: Vec<Tok> = t.into_iter().map(|(k, _)| k).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                Tok::Word("api".into()),
+                Tok::In,
+                Tok::LBrace,
+                Tok::Word("3".into()),
+                Tok::Word("19".into()),
+                Tok::Comma,
+                Tok::Quoted("x".into()),
+                Tok::RBrace,
+                Tok::And,
+                Tok::Word("a".into()),
+                Tok::Not,
+                Tok::In,
+                Tok::LBrace,
+                Tok::Word("1..5".into()),
+                Tok::RBrace,
+            ]
+        );
     }
 
     #[test]

@@ -35,11 +35,17 @@ pub use compile::Filter;
 pub use fields::{Builtin, FieldPath, FieldValue, Fields, NamedField, PathIndex, PathSegment};
 pub use flags::from_flags;
 pub use help::{help_text, man_section};
-pub use parser::{parse, CmpOp, Expr, FieldName, Literal};
-pub use pattern::Pattern;
+pub use parser::{parse, CmpOp, Expr, FieldName, Literal, SetMember};
+pub use pattern::{Budget, Pattern};
 pub use project::Projection;
 pub use record::{ExchangeFields, MessageFields, RecordFields};
 pub use window::{TimeBound, Window};
+
+/// `; did you mean `Metadata`?` for a name that is no API's (`metdata`), the nearest names
+/// ignoring case and separators; empty when none is near.
+pub fn api_hint(wrong: &str) -> String {
+    suggest::did_you_mean(&suggest::nearest_api(wrong))
+}
 
 /// Why a filter does not parse or compile, with the 1-based column (in characters) where the
 /// problem is.

@@ -55,6 +55,14 @@ pub struct Literal {
     pub column: usize,
 }
 
+/// A member of a set: one value, or a range of values with both ends included (`3..19`), as
+/// in Wireshark's `tcp.port in {80 443 8000..8080}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SetMember {
+    One(Literal),
+    Range(Literal, Literal),
+}
+
 /// A parsed filter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Expr {
@@ -65,6 +73,12 @@ pub enum Expr {
     Test {
         field: FieldName,
         cmp: Option<(CmpOp, Literal)>,
+    },
+    /// `FIELD in {A B C..D}`: any value of the field is one of the set's (`not in` is its
+    /// negation).
+    In {
+        field: FieldName,
+        set: Vec<SetMember>,
     },
 }
 
@@ -127,7 +141,77 @@ fn describe(t: &Tok) -> String {
         Tok::Op(op) => format!("`{}`", op.as_str()),
         Tok::Word(w) => format!("`{w}`"),
         Tok::Quoted(s) => format!("string {s:?}"),
+        Tok::In => "`in`".into(),
+        Tok::LBrace => "`{`".into(),
+        Tok::RBrace => "`}`".into(),
+        Tok::Comma => "`,`".into(),
     }
+}
+
+/// What a set holds between its braces, before ranges are put together.
+enum SetAtom {
+    Value(Literal),
+    /// `..`, at its column.
+    To(usize),
+}
+
+/// A bare word of a set cut at its `..`s (`3..19` is one word to the lexer): the values and
+/// the range marks, each with its column.
+fn split_ranges(w: &str, column: usize, out: &mut Vec<SetAtom>) {
+    let mut at = column;
+    for (i, piece) in w.split("..").enumerate() {
+        if i > 0 {
+            out.push(SetAtom::To(at));
+            at += 2;
+        }
+        if !piece.is_empty() {
+            out.push(SetAtom::Value(Literal {
+                text: piece.to_string(),
+                quoted: false,
+                column: at,
+            }));
+        }
+        at += piece.chars().count();
+    }
+}
+
+/// Values and ranges from the atoms: `A .. B` is a range, every other value one member.
+fn set_members(atoms: Vec<SetAtom>, open: usize) -> Result<Vec<SetMember>, FilterError> {
+    let mut out = Vec::new();
+    let mut it = atoms.into_iter().peekable();
+    while let Some(a) = it.next() {
+        let lo = match a {
+            SetAtom::Value(v) => v,
+            SetAtom::To(col) => {
+                return Err(FilterError::new(
+                    col,
+                    "`..` needs a value before it: write a range as `3..19`",
+                ))
+            }
+        };
+        let Some(SetAtom::To(col)) = it.peek() else {
+            out.push(SetMember::One(lo));
+            continue;
+        };
+        let col = *col;
+        it.next();
+        match it.next() {
+            Some(SetAtom::Value(hi)) => out.push(SetMember::Range(lo, hi)),
+            _ => {
+                return Err(FilterError::new(
+                    col,
+                    "`..` needs a value after it: write a range as `3..19`",
+                ))
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(FilterError::new(
+            open,
+            "an empty set: put the values between the braces, as in `{3 19}`",
+        ));
+    }
+    Ok(out)
 }
 
 impl Parser {
@@ -221,8 +305,16 @@ impl Parser {
         }
     }
 
-    /// After a field: an operator and a value, or nothing (a bare field).
+    /// After a field: an operator and a value, `in` and a set, or nothing (a bare field).
     fn test(&mut self, field: FieldName) -> Result<Expr, FilterError> {
+        if self.eat(&Tok::In) {
+            return self.set(field);
+        }
+        let not_in = matches!(self.toks.get(self.pos..self.pos + 2), Some([a, b]) if a.tok == Tok::Not && b.tok == Tok::In);
+        if not_in {
+            self.pos += 2;
+            return Ok(Expr::Not(Box::new(self.set(field)?)));
+        }
         let Some(Tok::Op(op)) = self.peek().map(|t| t.tok.clone()) else {
             return Ok(Expr::Test { field, cmp: None });
         };
@@ -265,16 +357,91 @@ impl Parser {
                 ))
             }
         };
-        if let Some(t) = self.peek().filter(|t| matches!(t.tok, Tok::Op(_))) {
-            return Err(FilterError::new(
-                t.column,
-                "comparisons do not chain: join them with `&&` or `||`",
-            ));
-        }
+        self.no_chain()?;
         Ok(Expr::Test {
             field,
             cmp: Some((op, value)),
         })
+    }
+
+    /// A comparison is followed by logic or the end, never by another comparison.
+    fn no_chain(&self) -> Result<(), FilterError> {
+        match self
+            .peek()
+            .filter(|t| matches!(t.tok, Tok::Op(_) | Tok::In))
+        {
+            Some(t) => Err(FilterError::new(
+                t.column,
+                "comparisons do not chain: join them with `&&` or `||`",
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// After `in`: `{`, values, ranges (`3..19`), separated by spaces or commas, and `}`.
+    fn set(&mut self, field: FieldName) -> Result<Expr, FilterError> {
+        let open = match self.next() {
+            Some(Token {
+                tok: Tok::LBrace,
+                column,
+            }) => column,
+            Some(t) => {
+                return Err(FilterError::new(
+                    t.column,
+                    format!(
+                        "expected `{{` after `in`, found {}: a set is written `{{3 19}}`",
+                        describe(&t.tok)
+                    ),
+                ))
+            }
+            None => {
+                return Err(FilterError::new(
+                    self.end,
+                    "expected `{` after `in`: a set is written `{3 19}`",
+                ))
+            }
+        };
+        let mut atoms = Vec::new();
+        loop {
+            match self.next() {
+                Some(Token {
+                    tok: Tok::RBrace, ..
+                }) => break,
+                Some(Token {
+                    tok: Tok::Comma, ..
+                }) => {}
+                Some(Token {
+                    tok: Tok::Word(w),
+                    column,
+                }) => split_ranges(&w, column, &mut atoms),
+                Some(Token {
+                    tok: Tok::Quoted(text),
+                    column,
+                }) => atoms.push(SetAtom::Value(Literal {
+                    text,
+                    quoted: true,
+                    column,
+                })),
+                Some(t) => {
+                    return Err(FilterError::new(
+                        t.column,
+                        format!(
+                            "expected a value or `}}` in the set opened at column {open}, found {}",
+                            describe(&t.tok)
+                        ),
+                    ))
+                }
+                None => {
+                    return Err(FilterError::new(
+                        self.end,
+                        format!("expected `}}` to close the `{{` at column {open}"),
+                    ))
+                }
+            }
+        }
+        let set = set_members(atoms, open)?;
+        self.no_chain()?;
+        Ok(Expr::In { field, set })
     }
 }
 
@@ -329,6 +496,19 @@ impl fmt::Display for Expr {
                 field,
                 cmp: Some((op, v)),
             } => write!(f, "{} {} {v}", field.text, op.as_str()),
+            Expr::In { field, set } => {
+                write!(f, "{} in {{", field.text)?;
+                for (i, m) in set.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(" ")?;
+                    }
+                    match m {
+                        SetMember::One(v) => write!(f, "{v}")?,
+                        SetMember::Range(lo, hi) => write!(f, "{lo}..{hi}")?,
+                    }
+                }
+                f.write_str("}")
+            }
         }
     }
 }
@@ -446,12 +626,60 @@ mod tests {
     }
 
     #[test]
+    fn sets_of_values_and_ranges() {
+        assert_eq!(canon("kafka.api_key in {3 19}"), "kafka.api_key in {3 19}");
+        assert_eq!(canon("api in {3,19}"), "api in {3 19}");
+        assert_eq!(canon("api in { 3 , 19 }"), "api in {3 19}");
+        assert_eq!(
+            canon("port in {9092 9093..9095}"),
+            "port in {9092 9093..9095}"
+        );
+        assert_eq!(canon("port in {9093 .. 9095}"), "port in {9093..9095}");
+        assert_eq!(
+            canon("client_id in {\"a b\" 'c'} && x"),
+            "client_id in {\"a b\" \"c\"} && x"
+        );
+        assert_eq!(canon("api not in {3}"), "!(api in {3})");
+        assert_eq!(canon("!api in {3} || a"), "!(api in {3}) || a");
+        match parse("port in {1 2..5}").unwrap() {
+            Expr::In { field, set } => {
+                assert_eq!(field.text, "port");
+                let cols: Vec<(usize, Option<usize>)> = set
+                    .iter()
+                    .map(|m| match m {
+                        SetMember::One(v) => (v.column, None),
+                        SetMember::Range(lo, hi) => (lo.column, Some(hi.column)),
+                    })
+                    .collect();
+                assert_eq!(cols, vec![(10, None), (12, Some(15))]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            err("api in {}").1,
+            "an empty set: put the values between the braces, as in `{3 19}`"
+        );
+        assert_eq!(err("api in {}").0, 8);
+        assert_eq!(err("api in {3 19").0, 13);
+        assert!(err("api in {3 19").1.contains("close the `{` at column 8"));
+        assert_eq!(err("api in 3").0, 8);
+        assert_eq!(err("api in {3 ..}").0, 11);
+        assert_eq!(err("api in {..3}").0, 9);
+        assert_eq!(err("api in {1..2..3}").0, 13);
+        assert_eq!(err("api in {(}").0, 9);
+        assert_eq!(err("api in {3} == 3").0, 12);
+        assert_eq!(err("api in {3} in {4}").0, 12);
+        assert_eq!(err("api == 3 in {4}").0, 10);
+    }
+
+    #[test]
     fn display_round_trips() {
         for s in [
             "api == Metadata && latency > 50ms",
             "(a || b) && !c",
             "client_id == \"say \\\"hi\\\"\"",
             "Metadata.Topics[*].Partitions[*].ErrorCode != 0",
+            "api in {3 19..20 \"x y\"} && !(port in {1})",
         ] {
             let e = parse(s).unwrap();
             assert_eq!(parse(&e.to_string()).unwrap().to_string(), e.to_string());

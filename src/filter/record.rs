@@ -149,10 +149,12 @@ impl Fields for MessageFields<'_> {
             Builtin::Corr => int(m.correlation_id.map(i64::from)),
             Builtin::Request => vec![FieldValue::Bool(m.direction == Direction::Request)],
             Builtin::Response => vec![FieldValue::Bool(m.direction == Direction::Response)],
-            Builtin::ClientId => match &m.client_id {
-                Some(Some(c)) => vec![FieldValue::Str(c.clone())],
-                Some(None) => vec![FieldValue::Null],
-                None => Vec::new(),
+            // A client_id carried forward by the connection (header v3) is the request's, as
+            // the summary line shows it.
+            Builtin::ClientId => match (&m.client_id, &m.carried_client_id) {
+                (Some(Some(c)), _) | (Some(None), Some(c)) => vec![FieldValue::Str(c.clone())],
+                (Some(None), None) => vec![FieldValue::Null],
+                (None, _) => Vec::new(),
             },
             Builtin::Error => m
                 .errors

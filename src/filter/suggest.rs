@@ -61,6 +61,33 @@ pub(crate) fn nearest<'a>(
     scored.into_iter().take(3).map(|(_, c)| c).collect()
 }
 
+/// The API names nearest to one that is no API's. Names are matched ignoring case and
+/// separators (`describe-cluster` is `DescribeCluster`), so the separators are left out
+/// before measuring: `metdata` and `describe-clustr` are one edit from their API.
+/// Only the nearest are named (`describe-clustr` gets `DescribeCluster`, not also
+/// `DescribeAcls`); with none near, the names it begins, if any.
+pub(crate) fn nearest_api(wrong: &str) -> Vec<&'static str> {
+    let squashed: String = wrong.chars().filter(|c| c.is_alphanumeric()).collect();
+    let names = || crate::kafka::names::API_NAMES.iter().map(|(_, n)| *n);
+    if squashed.len() > 100 {
+        return Vec::new();
+    }
+    let limit = (squashed.chars().count() / 3).max(1);
+    let scored: Vec<(usize, &'static str)> = names()
+        .map(|n| (distance(&squashed, n), n))
+        .filter(|(d, _)| *d <= limit)
+        .collect();
+    match scored.iter().map(|(d, _)| *d).min() {
+        Some(best) => scored
+            .into_iter()
+            .filter(|(d, _)| *d == best)
+            .map(|(_, n)| n)
+            .take(3)
+            .collect(),
+        None => nearest(&squashed, names()),
+    }
+}
+
 /// `; did you mean `x`?`, `; did you mean `x`, `y` or `z`?`, or nothing.
 pub(crate) fn did_you_mean(names: &[&str]) -> String {
     let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
@@ -101,5 +128,19 @@ mod tests {
             "; did you mean `a`, `b` or `c`?"
         );
         assert_eq!(did_you_mean(&[]), "");
+    }
+
+    #[test]
+    fn api_names_ignore_case_and_separators() {
+        assert_eq!(nearest_api("metdata"), vec!["Metadata"]);
+        assert_eq!(nearest_api("METDATA"), vec!["Metadata"]);
+        assert_eq!(nearest_api("describe-clustr"), vec!["DescribeCluster"]);
+        assert_eq!(nearest_api("api_verions"), vec!["ApiVersions"]);
+        assert_eq!(nearest_api("xyzzy"), Vec::<&str>::new());
+        assert_eq!(nearest_api("describe-configs"), vec!["DescribeConfigs"]);
+        assert_eq!(
+            nearest_api("consumer-group"),
+            vec!["ConsumerGroupDescribe", "ConsumerGroupHeartbeat"]
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! by the time of the packet that completed it.
 
 use super::literal;
+use std::fmt;
 use std::str::FromStr;
 
 /// One end of the window.
@@ -47,6 +48,38 @@ impl FromStr for TimeBound {
     }
 }
 
+/// The bound in a form `--since` reads back: seconds after the first packet (`5`, `2.5`), or
+/// a time in RFC 3339, UTC.
+impl fmt::Display for TimeBound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            TimeBound::At(t) => f.write_str(&utc(t)),
+            TimeBound::AfterStart(d) => {
+                let (s, ns) = (d.div_euclid(1_000_000_000), d.rem_euclid(1_000_000_000));
+                let frac = format!("{ns:09}");
+                let frac = frac.trim_end_matches('0');
+                if frac.is_empty() {
+                    write!(f, "{s}")
+                } else {
+                    write!(f, "{s}.{frac}")
+                }
+            }
+        }
+    }
+}
+
+/// RFC 3339 in UTC, without the fraction's trailing zeros: `2026-11-30T12:00:00Z`.
+fn utc(t: i64) -> String {
+    let full = crate::render::time::rfc3339(t);
+    let Some((head, frac)) = full.strip_suffix('Z').and_then(|x| x.split_once('.')) else {
+        return full;
+    };
+    match frac.trim_end_matches('0') {
+        "" => format!("{head}Z"),
+        f => format!("{head}.{f}Z"),
+    }
+}
+
 /// `--since` (inclusive) to `--until` (exclusive), as editcap's `-A` and `-B`: two windows
 /// that meet do not overlap.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -59,6 +92,28 @@ impl Window {
     /// Whether any bound is given.
     pub fn active(&self) -> bool {
         self.since.is_some() || self.until.is_some()
+    }
+
+    /// Why no message can fall in the window, naming both bounds: `--until` is not after
+    /// `--since`. Bounds of one kind are compared as they are; a relative and an absolute one
+    /// only with `origin`, the first packet's time of the input they apply to.
+    pub fn empty(&self, origin: Option<i64>) -> Option<String> {
+        let (since, until) = (self.since?, self.until?);
+        let (from, to) = match (since, until) {
+            (TimeBound::AfterStart(a), TimeBound::AfterStart(b))
+            | (TimeBound::At(a), TimeBound::At(b)) => (a, b),
+            _ => (since.resolve(origin)?, until.resolve(origin)?),
+        };
+        let start = match (since, until) {
+            (TimeBound::At(_), TimeBound::AfterStart(_))
+            | (TimeBound::AfterStart(_), TimeBound::At(_)) => origin
+                .map(|o| format!(" for an input that starts at {}", utc(o)))
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        (from >= to).then(|| {
+            format!("--since {since} --until {until} leave no time between them{start}: nothing would be shown (--since is inclusive, --until exclusive: --until must come after --since)")
+        })
     }
 
     /// Whether a message completed at `ts` is in the window; `origin` is the time of its
@@ -109,5 +164,40 @@ mod tests {
         assert!(!w.contains(103 * S, origin));
         assert!(Window::default().contains(0, None));
         assert!(!Window::default().active() && w.active());
+    }
+
+    #[test]
+    fn an_empty_window_says_so_with_both_bounds() {
+        let w = |a: &str, b: &str| Window {
+            since: Some(a.parse().unwrap()),
+            until: Some(b.parse().unwrap()),
+        };
+        let e = w("5", "2").empty(None).unwrap();
+        assert!(
+            e.starts_with("--since 5 --until 2 leave no time between them: "),
+            "{e}"
+        );
+        assert!(w("+2.5", "2500ms").empty(None).is_some());
+        assert!(w("2", "5").empty(None).is_none());
+        let e = w("2026-11-30T12:00:01Z", "@1796040000")
+            .empty(None)
+            .unwrap();
+        assert!(
+            e.starts_with("--since 2026-11-30T12:00:01Z --until 2026-11-30T12:00:00Z leave"),
+            "{e}"
+        );
+        // One relative and one absolute bound: known once the input's start is.
+        let mixed = w("10", "2026-11-30T12:00:05Z");
+        assert!(mixed.empty(None).is_none());
+        let origin = 1_796_040_000 * S;
+        let e = mixed.empty(Some(origin)).unwrap();
+        assert!(
+            e.contains("for an input that starts at 2026-11-30T12:00:00Z"),
+            "{e}"
+        );
+        assert!(mixed.empty(Some(origin - 10 * S)).is_none());
+        assert!(Window::default().empty(Some(0)).is_none());
+        assert_eq!(TimeBound::AfterStart(2 * S + 5 * S / 10).to_string(), "2.5");
+        assert_eq!(TimeBound::AfterStart(90 * S).to_string(), "90");
     }
 }

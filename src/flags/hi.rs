@@ -206,10 +206,7 @@ impl TryFrom<&Cli> for Settings {
             line_buffered: cli.line_buffered,
             progress: !cli.no_progress && !json && io::stderr().is_terminal(),
             ports: cli.ports.clone(),
-            window: Window {
-                since: cli.since,
-                until: cli.until,
-            },
+            window: window(cli)?,
             max_zstd_window: cli.max_zstd_window as u64,
             stats_connections: cli.stats_connections.0,
             analyses: analyses(cli)?,
@@ -217,6 +214,20 @@ impl TryFrom<&Cli> for Settings {
             interval: cli.interval,
             report: cli.report.clone(),
         })
+    }
+}
+
+/// `--since` and `--until`; an error when they leave no time between them (tshark users
+/// would otherwise see nothing and hear nothing). Bounds of two kinds (one after the first
+/// packet, one absolute) are checked against each input's start as it is read.
+fn window(cli: &Cli) -> Result<Window, String> {
+    let w = Window {
+        since: cli.since,
+        until: cli.until,
+    };
+    match w.empty(None) {
+        Some(why) => Err(why),
+        None => Ok(w),
     }
 }
 
@@ -257,7 +268,11 @@ fn mode(cli: &Cli, named: &[String]) -> Result<Mode, String> {
 }
 
 fn hex_mode(cli: &Cli) -> Result<Hex, String> {
-    let api_key = match cli.api_key.as_deref().map(|s| (s, names::api_key_from_str(s))) {
+    let api_key = match cli
+        .api_key
+        .as_deref()
+        .map(|s| (s, names::api_key_from_str(s)))
+    {
         None => None,
         Some((_, Some(k))) => Some(k),
         Some((s, None)) if s.trim().parse::<i64>().is_ok() => {
@@ -265,11 +280,7 @@ fn hex_mode(cli: &Cli) -> Result<Hex, String> {
                 "--api-key {s} is out of range: API keys are 16-bit (0 to 32767)"
             ))
         }
-        Some((s, None)) => {
-            return Err(format!(
-                "--api-key {s:?} is neither a number nor a Kafka API name (try metadata, 3, api-versions)"
-            ))
-        }
+        Some((s, None)) => return Err(not_an_api("--api-key", s)),
     };
     if api_key.is_some() != cli.api_version.is_some() {
         return Err(
@@ -430,12 +441,18 @@ fn decode_options(cli: &Cli, whole_tree: bool, facts_suffice: bool) -> DecodeOpt
 fn parse_apis(list: &[String]) -> Result<Vec<i16>, String> {
     list.iter()
         .filter(|s| !s.trim().is_empty())
-        .map(|s| {
-            names::api_key_from_str(s).ok_or_else(|| {
-                format!("--api {s:?} is neither a number nor a Kafka API name (try metadata, 3, describe-cluster)")
-            })
-        })
+        .map(|s| names::api_key_from_str(s).ok_or_else(|| not_an_api("--api", s)))
         .collect()
+}
+
+/// `--api metdata`: the nearest API names, or how names are written when none is near.
+pub(crate) fn not_an_api(flag: &str, s: &str) -> String {
+    let hint = kdissect::filter::api_hint(s.trim());
+    if hint.is_empty() {
+        format!("{flag} {s:?} is neither a number nor a Kafka API name (names as Kafka spells them, in any case and with or without dashes, such as DescribeCluster or describe-cluster; or API keys, such as 60)")
+    } else {
+        format!("{flag} {s:?} is neither a number nor a Kafka API name{hint}")
+    }
 }
 
 /// `--fields`, checked: it goes with `--json`, on captures (the fields are those of -Y).

@@ -1,6 +1,7 @@
 //! The command line as clap reads it: every flag, its help text and its value parser. What
 //! the flags mean together is decided once, in [`super::hi`].
 
+use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -50,6 +51,7 @@ pub(crate) enum Commands {
     /// Build and decode the smallest legal instance of an API: `kdissect example metadata --version 13`.
     Example {
         /// API name or key (metadata, 3, describe-cluster, ...).
+        #[arg(value_parser = ApiName, hide_possible_values = true)]
         api: String,
         /// Version (default: the newest).
         #[arg(long, short = 'v')]
@@ -216,7 +218,7 @@ pub(crate) struct Cli {
     pub(crate) max_frame: usize,
 
     /// API of a response whose request is not in the hex input (name or number).
-    #[arg(long, value_name = "K", help_heading = "Input")]
+    #[arg(long, value_name = "K", value_parser = ApiName, hide_possible_values = true, help_heading = "Input")]
     pub(crate) api_key: Option<String>,
 
     /// API version of a response whose request is not in the hex input.
@@ -366,7 +368,7 @@ pub(crate) struct Cli {
     )]
     pub(crate) max_pending: usize,
 
-    /// TCP connections tracked at once (under 1 KiB each when idle, at most about 4.5 KiB); past
+    /// TCP connections tracked at once (under 1 KiB each when idle, at most about 5.5 KiB); past
     /// it the one idle longest is dropped, and picked up mid-stream if it speaks again.
     #[arg(
         long,
@@ -400,6 +402,8 @@ pub(crate) struct Cli {
         long,
         value_name = "LIST",
         value_delimiter = ',',
+        value_parser = ApiName,
+        hide_possible_values = true,
         help_heading = "Filters (whole exchanges)"
     )]
     pub(crate) api: Vec<String>,
@@ -479,9 +483,46 @@ pub(crate) struct Cli {
     pub(crate) interval: Option<i64>,
 
     /// Write the statistics and every analysis as one self-contained HTML page (tables and
-    /// inline SVG charts, no script); implies --analyses.
+    /// inline SVG charts); implies --analyses. Alone, prints no message line.
     #[arg(long, value_name = "FILE.html", help_heading = "Views")]
     pub(crate) report: Option<std::path::PathBuf>,
+}
+
+/// An API, by name or key, as text: checked later, where a misspelt name gets the nearest
+/// ones. Its possible values are the API names, for the shell completions (bash, zsh and
+/// fish offer them after `--api`, `--api-key` and `kdissect example`, rather than file
+/// names); any other text still parses (`60`, `DescribeCluster`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ApiName;
+
+impl TypedValueParser for ApiName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        let names = kdissect::kafka::names::API_NAMES.iter();
+        Some(Box::new(names.map(|(_, n)| PossibleValue::new(kebab(n)))))
+    }
+}
+
+/// `DescribeCluster` → `describe-cluster`, as the flags' examples write API names.
+fn kebab(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('-');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
 }
 
 fn parse_analyses(s: &str) -> Result<kdissect::analyses::Which, String> {

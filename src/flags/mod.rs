@@ -3,5 +3,5 @@
 mod hi;
 mod low;
 
-pub(crate) use hi::{Hex, Live, Mode, Settings, Show, StatsScope};
+pub(crate) use hi::{not_an_api, Hex, Live, Mode, Settings, Show, StatsScope};
 pub(crate) use low::{Cli, ColorChoice, Commands, Shell};

@@ -7,7 +7,10 @@ use crate::kafka::stream::{Notice, Record};
 use crate::kafka::StreamHealth;
 use crate::kafka::{names, Direction};
 use crate::tls::TlsConnection;
-use serde_json::{json, Value as J};
+use serde_json::Value as J;
+
+pub mod out;
+pub use out::StatsOut;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
@@ -674,107 +677,152 @@ impl Stats {
     }
     /// The same as one JSON object.
     pub fn to_json(&self) -> J {
-        let apis: Vec<J> = self
-            .apis
-            .iter()
-            .map(|((k, v), r)| {
-                let l = &r.latencies;
-                let us = |x: Option<i64>| x.map_or(J::Null, |n| json!(n as f64 / 1000.0));
-                json!({
-                    "api_key": k, "api_name": api_display_name(*k), "api_version": v,
-                    "requests": r.requests, "responses": r.responses, "unanswered": r.unanswered,
-                    "with_errors": r.errors, "malformed": r.malformed,
-                    "latency_us": {"p50": us(l.percentile(50.0)), "p95": us(l.percentile(95.0)),
-                                   "p99": us(l.percentile(99.0)), "max": us(l.max)}
+        serde_json::to_value(self.out()).unwrap_or(J::Null)
+    }
+
+    /// The statistics as typed values: what [`Stats::to_json`] prints and the report reads.
+    pub fn out(&self) -> StatsOut {
+        StatsOut {
+            apis: self.apis_out(),
+            connections: self.connections_out(),
+            errors: self
+                .errors
+                .iter()
+                .map(|(&code, &count)| out::ErrorOut {
+                    code,
+                    name: names::error_name(code),
+                    count,
                 })
-            })
-            .collect();
-        let conns = self.connections_json();
-        let errors: Vec<J> = self
-            .errors
-            .iter()
-            .map(|(c, n)| json!({"code": c, "name": names::error_name(*c), "count": n}))
-            .collect();
-        let skew: Vec<J> = self
-            .skew()
-            .into_iter()
-            .map(|r| json!({"api_key": r.api_key, "api_name": api_display_name(r.api_key), "node": r.node.to_string(), "advertised": r.advertised, "used": r.used, "status": r.status}))
-            .collect();
-        let advertised: serde_json::Map<String, J> = self
-            .nodes
-            .iter()
-            .filter_map(|(node, n)| Some((node, n.advertised.as_ref()?)))
-            .map(|(node, m)| {
-                let v: Vec<J> = m
-                    .iter()
-                    .map(|(k, (lo, hi))| json!({"api_key": k, "min": lo, "max": hi}))
-                    .collect();
-                (node.to_string(), J::Array(v))
-            })
-            .collect();
-        let h = &self.health;
-        let mut out = json!({
-            "apis": apis,
-            "connections": conns,
-            "errors": errors,
-            "advertised": advertised,
-            "version_skew": skew,
-            "health": {
-                "packets": self.packets, "truncated_packets": self.truncated_packets, "gaps": h.gaps,
-                "partial": h.partial, "retransmissions": h.retransmissions,
-                "conflicting_overlaps": h.conflicting_overlaps, "midstream_pickups": h.midstream_pickups,
-                "resyncs": h.resyncs, "bad_sizes": h.bad_sizes,
-                "unmatched_responses": h.unmatched_responses, "unanswered": h.unanswered,
-                "malformed": h.malformed, "undecoded": h.undecoded,
-                "backwards": h.backwards, "frames_dropped": h.frames_dropped,
-                "pending_dropped": h.pending_dropped, "ended_in_frame": h.ended_in_frame
-            }
-        });
-        // Only where TLS was seen: every other capture's object stays as it was.
-        if let (Some(tls), J::Object(o)) = (self.tls_json(), &mut out) {
-            o.insert("tls".into(), tls);
+                .collect(),
+            advertised: self.advertised_out(),
+            version_skew: self
+                .skew()
+                .into_iter()
+                .map(|r| out::SkewOut {
+                    api_key: r.api_key,
+                    api_name: api_display_name(r.api_key).into_owned(),
+                    node: r.node.to_string(),
+                    advertised: r.advertised,
+                    used: r.used,
+                    status: r.status,
+                })
+                .collect(),
+            health: self.health_out(),
+            // Only where TLS was seen: every other capture's object stays as it was.
+            tls: (self.tls.decrypted + self.tls.not_decrypted > 0).then(|| out::TlsOut {
+                connections: self.tls.decrypted + self.tls.not_decrypted,
+                decrypted: self.tls.decrypted,
+                not_decrypted: self.tls.not_decrypted,
+                not_decrypted_bytes: self.tls.not_decrypted_bytes,
+            }),
+            other_api_messages: self.other_api_messages,
+            unchecked_requests: self.unchecked_requests,
+            files: if self.files.len() > 1 {
+                self.files.clone()
+            } else {
+                Vec::new()
+            },
         }
-        out
     }
 
-    /// The TLS connections seen, when there were any.
-    fn tls_json(&self) -> Option<J> {
-        let t = &self.tls;
-        (t.decrypted + t.not_decrypted > 0).then(|| {
-            json!({
-                "connections": t.decrypted + t.not_decrypted, "decrypted": t.decrypted,
-                "not_decrypted": t.not_decrypted, "not_decrypted_bytes": t.not_decrypted_bytes
+    fn apis_out(&self) -> Vec<out::ApiOut> {
+        let us = |x: Option<i64>| x.map(|n| n as f64 / 1000.0);
+        self.apis
+            .iter()
+            .map(|(&(k, v), r)| {
+                let l = &r.latencies;
+                out::ApiOut {
+                    api_key: k,
+                    api_name: api_display_name(k).into_owned(),
+                    api_version: v,
+                    requests: r.requests,
+                    responses: r.responses,
+                    unanswered: r.unanswered,
+                    with_errors: r.errors,
+                    malformed: r.malformed,
+                    latency_us: out::LatencyUs {
+                        p50: us(l.percentile(50.0)),
+                        p95: us(l.percentile(95.0)),
+                        p99: us(l.percentile(99.0)),
+                        max: us(l.max),
+                    },
+                }
             })
-        })
+            .collect()
     }
 
-    /// A row per connection, and one for those past `CONN_ROWS`.
-    fn connections_json(&self) -> Vec<J> {
-        let mut conns: Vec<J> = self
+    /// Every connection kept, then the sum of those past `CONN_ROWS`.
+    fn connections_out(&self) -> Vec<out::ConnOut> {
+        let mut conns: Vec<out::ConnOut> = self
             .conns
             .iter()
             .map(|(&(file, id), c)| {
                 let [client, broker] = c.ends_text();
-                let mut row = json!({"stream": id, "client_id": c.client_id.as_deref(), "client": client, "broker": broker, "messages": c.messages, "bytes": c.bytes});
-                if let (Some(d), J::Object(o)) = (c.tls, &mut row) {
-                    o.insert("tls".into(), json!(if d { "decrypted" } else { "not decrypted" }));
-                }
-                match (self.file_name(file as usize), row) {
-                    (Some(f), J::Object(o)) => {
-                        let mut with = serde_json::Map::new();
-                        with.insert("file".into(), J::String(f.into()));
-                        with.extend(o);
-                        J::Object(with)
-                    }
-                    (_, row) => row,
+                out::ConnOut {
+                    file: self.file_name(file as usize).map(str::to_string),
+                    stream: Some(id),
+                    client_id: c.client_id.as_deref().map(str::to_string),
+                    client,
+                    broker,
+                    messages: c.messages,
+                    bytes: c.bytes,
+                    tls: c.tls.map(|d| if d { "decrypted" } else { "not decrypted" }),
                 }
             })
             .collect();
         if self.other_conns.messages > 0 {
             let o = &self.other_conns;
-            conns.push(json!({"stream": null, "client_id": null, "client": "*", "broker": "*", "messages": o.messages, "bytes": o.bytes}));
+            conns.push(out::ConnOut {
+                file: None,
+                stream: None,
+                client_id: None,
+                client: "*".into(),
+                broker: "*".into(),
+                messages: o.messages,
+                bytes: o.bytes,
+                tls: None,
+            });
         }
         conns
+    }
+
+    fn advertised_out(&self) -> out::Advertised {
+        out::Advertised(
+            self.nodes
+                .iter()
+                .filter_map(|(node, n)| Some((node, n.advertised.as_ref()?)))
+                .map(|(node, m)| {
+                    let v = m
+                        .iter()
+                        .map(|(&api_key, &(min, max))| out::AdvertisedApi { api_key, min, max })
+                        .collect();
+                    (node.to_string(), v)
+                })
+                .collect(),
+        )
+    }
+
+    fn health_out(&self) -> out::HealthOut {
+        let h = &self.health;
+        out::HealthOut {
+            packets: self.packets,
+            truncated_packets: self.truncated_packets,
+            gaps: h.gaps,
+            partial: h.partial,
+            retransmissions: h.retransmissions,
+            conflicting_overlaps: h.conflicting_overlaps,
+            midstream_pickups: h.midstream_pickups,
+            resyncs: h.resyncs,
+            bad_sizes: h.bad_sizes,
+            unmatched_responses: h.unmatched_responses,
+            unanswered: h.unanswered,
+            malformed: h.malformed,
+            undecoded: h.undecoded,
+            backwards: h.backwards,
+            frames_dropped: h.frames_dropped,
+            pending_dropped: h.pending_dropped,
+            ended_in_frame: h.ended_in_frame,
+        }
     }
 
     /// [`Stats::to_json`] with the analyses' object (`analyses`) when they ran.

@@ -69,7 +69,17 @@ fn write_essentials(out: &mut String, msg: &Message) {
                 w.push_str("client_id=");
                 quote_into(w, c);
             }
-            Some(None) => words.word().push_str("client_id=null"),
+            // Header v3 leaves it null after a connection's first request: the one the
+            // connection gave, marked as not in this frame.
+            Some(None) => match &msg.carried_client_id {
+                Some(c) => {
+                    let w = words.word();
+                    w.push_str("client_id=");
+                    quote_into(w, c);
+                    w.push_str(" (carried)");
+                }
+                None => words.word().push_str("client_id=null"),
+            },
             None => {}
         }
     }

@@ -181,6 +181,11 @@ impl<W: Write> CaptureSink for Output<W> {
         clock.first_ts = ts_nanos;
         clock.precision = precision;
         self.exchanges.selection.origin = Some(ts_nanos);
+        // A relative and an absolute bound can only be compared once the input's start is
+        // known: an empty window is said, not left to print nothing.
+        if let Some(why) = self.window.empty(Some(ts_nanos)) {
+            eprintln!("kdissect: {why}");
+        }
     }
 
     fn packet(&mut self, ts_nanos: i64) {

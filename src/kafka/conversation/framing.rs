@@ -71,8 +71,23 @@ pub fn prefix(buf: &[u8], max_frame: usize) -> Option<Prefix> {
 }
 
 /// A request header that could start a frame here: size, known API name, sane version,
-/// client_id that fits.
+/// client_id that fits and is UTF-8 (any of it, as Kafka reads it). Where the frame is then
+/// decoded to verify it; where nothing verifies it, [`likely_request_at`].
 pub fn plausible_request_at(buf: &[u8], max_frame: usize) -> bool {
+    request_header_at(buf, max_frame, false)
+}
+
+/// A request header taken for one where nothing verifies it (the first bytes of a connection
+/// on a port not given, a frame start taken unverified past [`RESYNC_WINDOW`] or in bytes that
+/// will not grow): as [`plausible_request_at`], with a client_id that is text, without control
+/// characters. Every real client's is; a header found inside other bytes (zero padding, the
+/// tail of a string) often has NULs there.
+pub fn likely_request_at(buf: &[u8], max_frame: usize) -> bool {
+    request_header_at(buf, max_frame, true)
+}
+
+/// [`plausible_request_at`], or with `text` [`likely_request_at`].
+fn request_header_at(buf: &[u8], max_frame: usize, text: bool) -> bool {
     let Some(h) = buf.get(0..REQUEST_PEEK) else {
         return false;
     };
@@ -98,11 +113,25 @@ pub fn plausible_request_at(buf: &[u8], max_frame: usize) -> bool {
     if cid < -1 || (cid > 0 && i64::from(cid) + i64::from(MIN_REQUEST) > i64::from(size)) {
         return false;
     }
-    // Client ids are printable text: a header found inside other bytes rarely has one.
-    let id = buf
-        .get(REQUEST_PEEK..REQUEST_PEEK + cid.max(0) as usize)
-        .unwrap_or_else(|| buf.get(REQUEST_PEEK..).unwrap_or(&[]));
-    id.iter().all(|b| (0x20..0x7f).contains(b))
+    match buf.get(REQUEST_PEEK..REQUEST_PEEK + cid.max(0) as usize) {
+        Some(id) => client_id_text(id, true, text),
+        None => client_id_text(buf.get(REQUEST_PEEK..).unwrap_or(&[]), false, text),
+    }
+}
+
+/// Whether the bytes of a client id (`whole`, or as many as have come) can be one: a Kafka
+/// string is UTF-8, any of it (`café`, `クライアント`), as the broker reads it. Bytes that are
+/// not UTF-8 cannot start a request; in an id not whole yet, a character cut at the end may
+/// be completed by what follows. With `text`, no control character either.
+fn client_id_text(id: &[u8], whole: bool, text: bool) -> bool {
+    let (valid, ok) = match std::str::from_utf8(id) {
+        Ok(s) => (s, true),
+        Err(e) => (
+            std::str::from_utf8(id.get(..e.valid_up_to()).unwrap_or(&[])).unwrap_or(""),
+            !whole && e.error_len().is_none(),
+        ),
+    };
+    ok && !(text && valid.chars().any(char::is_control))
 }
 
 /// A response header that answers a waiting request: a size of at least `min_size` (and at
@@ -124,8 +153,9 @@ pub enum Want {
     Either,
 }
 
-/// Whether a frame plausibly starts at `rest` (unverified: nothing is decoded), `None` when
-/// more bytes are needed to tell. `waiting` says which correlation ids a response may answer.
+/// Whether a frame plausibly starts at `rest` (unverified: nothing is decoded, so a request's
+/// client_id must be text, [`likely_request_at`]), `None` when more bytes are needed to tell.
+/// `waiting` says which correlation ids a response may answer.
 pub fn candidate_at(
     rest: &[u8],
     want: Want,
@@ -133,14 +163,12 @@ pub fn candidate_at(
     waiting: impl Fn(i32) -> bool,
 ) -> Option<bool> {
     match want {
-        Want::Requests => {
-            (rest.len() >= REQUEST_PEEK).then(|| plausible_request_at(rest, max_frame))
-        }
+        Want::Requests => (rest.len() >= REQUEST_PEEK).then(|| likely_request_at(rest, max_frame)),
         Want::Responses => {
             (rest.len() >= RESPONSE_PEEK).then(|| answers_at(rest, MIN_FRAME, max_frame, waiting))
         }
         Want::Either => (rest.len() >= REQUEST_PEEK).then(|| {
-            plausible_request_at(rest, max_frame)
+            likely_request_at(rest, max_frame)
                 || answers_at(rest, MIN_HEX_RESPONSE, max_frame, waiting)
         }),
     }
@@ -418,9 +446,22 @@ pub fn find_boundary<R: Asked>(
         }
     }
     if data.len() > RESYNC_WINDOW {
-        return scan.waiting.first().copied();
+        return unverified_pick(data, side, scan);
     }
     None
+}
+
+/// The candidate taken without verification once the search outgrew [`RESYNC_WINDOW`]: the
+/// first whose header is likely a request's ([`likely_request_at`]), else the first.
+fn unverified_pick<R>(data: &[u8], side: &Search<'_, R>, scan: &Scan) -> Option<usize> {
+    let likely = |i: &usize| {
+        !side.requests || likely_request_at(data.get(*i..).unwrap_or(&[]), side.max_frame)
+    };
+    scan.waiting
+        .iter()
+        .copied()
+        .find(likely)
+        .or_else(|| scan.waiting.first().copied())
 }
 
 /// The candidates whose frames were incomplete, judged again: the earliest accepted one, and
@@ -480,5 +521,82 @@ fn strong_header<R: Asked>(rest: &[u8], requests: bool, pending: &Pending<R>) ->
     } else {
         crate::kafka::walk::header::peek_response_correlation(rest)
             .is_some_and(|c| pending.contains(c))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    /// A Metadata v12 request frame (header v2) with this client_id's bytes, and an empty body
+    /// after it (enough for the peek).
+    fn metadata_request(client_id: &[u8]) -> Vec<u8> {
+        let mut f = Vec::new();
+        let size = 10 + client_id.len() + 1 + 3;
+        f.extend_from_slice(&(size as i32).to_be_bytes());
+        f.extend_from_slice(&[0, 3, 0, 12, 0, 0, 0, 7]);
+        f.extend_from_slice(&(client_id.len() as i16).to_be_bytes());
+        f.extend_from_slice(client_id);
+        f.extend_from_slice(&[0, 1, 0, 0]);
+        f
+    }
+
+    #[test]
+    fn any_utf8_client_id_can_start_a_request() {
+        for id in [
+            "consumer-1",
+            "café",
+            "クライアント",
+            "",
+            "tab\there",
+            "\u{1b}[31m",
+        ] {
+            let f = metadata_request(id.as_bytes());
+            assert!(plausible_request_at(&f, 1 << 20), "{id:?}");
+            // As much of it as has come: a character cut at the end may be completed.
+            for cut in REQUEST_PEEK..f.len() {
+                assert!(
+                    plausible_request_at(&f[..cut], 1 << 20),
+                    "{id:?} cut at {cut}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn unverified_requests_need_a_text_client_id() {
+        for id in ["consumer-1", "café", "クライアント", ""] {
+            assert!(
+                likely_request_at(&metadata_request(id.as_bytes()), 1 << 20),
+                "{id:?}"
+            );
+        }
+        for id in ["ile\0\0\0", "\u{1b}[31m", "a\u{85}"] {
+            let f = metadata_request(id.as_bytes());
+            assert!(!likely_request_at(&f, 1 << 20), "{id:?}");
+            assert!(plausible_request_at(&f, 1 << 20), "{id:?}");
+        }
+        // A cut character after text is fine; after a control character it is not.
+        let f = metadata_request("aé".as_bytes());
+        assert!(likely_request_at(&f[..REQUEST_PEEK + 2], 1 << 20));
+        let f = metadata_request("\0é".as_bytes());
+        assert!(!likely_request_at(&f[..REQUEST_PEEK + 2], 1 << 20));
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_cannot() {
+        for id in [&b"caf\xe9"[..], b"\xff\xfe", b"a\xc3(b", b"\xe3\x82\x00"] {
+            let f = metadata_request(id);
+            assert!(!plausible_request_at(&f, 1 << 20), "{id:?}");
+        }
+        // A client_id longer than its frame, or a negative length other than null.
+        let mut f = metadata_request(b"abc");
+        f[12..14].copy_from_slice(&100i16.to_be_bytes());
+        assert!(!plausible_request_at(&f, 1 << 20));
+        f[12..14].copy_from_slice(&(-2i16).to_be_bytes());
+        assert!(!plausible_request_at(&f, 1 << 20));
+        f[12..14].copy_from_slice(&(-1i16).to_be_bytes());
+        assert!(plausible_request_at(&f, 1 << 20));
     }
 }

@@ -4,7 +4,8 @@
 //! ([`super::framing`]) and paired with the pairing core ([`super::pairing`]), as hex input is.
 
 use super::framing::{
-    self, guess_response, plausible_request_at, Prefix, Scan, Search, Want, SIZE_PREFIX,
+    self, guess_response, likely_request_at, plausible_request_at, Prefix, Scan, Search, Want,
+    SIZE_PREFIX,
 };
 use super::pairing::{self, waits_for_answer, Asked, Pending};
 use super::topics::TopicNames;
@@ -14,7 +15,7 @@ use crate::kafka::walk::decode::Diagnosis;
 use crate::kafka::walk::decode::{DecodeOptions, ErrorKind};
 use crate::kafka::walk::message::{
     decode_request_with, decode_response_embedding, decode_response_header_only, peek_request,
-    peek_response_correlation, Message,
+    peek_response_correlation, request_header_version, Message,
 };
 use crate::side::{Side, Sides};
 use crate::tcp::{At, EndKind, Event, GapKind};
@@ -532,7 +533,14 @@ struct KConn {
     picked_up: (bool, bool),
     /// The bytes are the plaintext of a decrypted TLS connection (a source mark only).
     tls: bool,
+    /// The client_id its requests gave, carried forward to the requests whose header (v3,
+    /// KIP-1313) leaves it null; one longer than `MAX_CARRIED_CLIENT_ID` is not kept.
+    client_id: Option<Box<str>>,
 }
+
+/// Bytes of a client_id a connection keeps to carry forward: every real one, and at most
+/// this much memory per connection (a header's client_id may be 32 KiB).
+const MAX_CARRIED_CLIENT_ID: usize = 1024;
 
 /// A response held back to be decoded with the versions its connection turns out to use.
 #[derive(Debug)]
@@ -868,6 +876,7 @@ impl Tracker {
             deferred_at: None,
             picked_up: (false, false),
             tls: false,
+            client_id: None,
         };
         self.conns.insert(stream, Box::new(conn));
     }
@@ -1150,7 +1159,7 @@ impl KConn {
         self.data_events += 1;
         let h = &mut self.halves[side];
         h.push(bytes, at);
-        if plausible_request_at(h.unconsumed(), cx.cfg.max_frame) {
+        if likely_request_at(h.unconsumed(), cx.cfg.max_frame) {
             self.state = State::Kafka;
             self.broker = Some(self.addrs.side_of(&dst));
             sink.notice(&Notice::Connection {
@@ -1419,6 +1428,7 @@ impl KConn {
     ) {
         let at = span.at;
         let mut msg = decode_request_with(frame, cx.cfg.decode);
+        self.carry_client_id(&mut msg);
         cx.topics.observe(&mut msg);
         msg.keep_tree_for(cx.cfg.decode);
         // A request cut short by the end of its connection never reached the broker whole.
@@ -1444,6 +1454,27 @@ impl KConn {
             input_offset: None,
         });
         self.flush_deferred(cx, sink);
+    }
+
+    /// Notes the client_id a request gives; to a request whose header (v3) leaves it null,
+    /// gives the one its connection gave before, as Kafka reads it (KIP-1313: a client sends
+    /// its client_id in a connection's first request only).
+    fn carry_client_id(&mut self, msg: &mut Message) {
+        match &msg.client_id {
+            Some(Some(c)) if self.client_id.as_deref() != Some(c.as_str()) => {
+                self.client_id = (c.len() <= MAX_CARRIED_CLIENT_ID).then(|| c.as_str().into());
+            }
+            Some(None) => {
+                let v3 = msg
+                    .api_key
+                    .zip(msg.api_version)
+                    .is_some_and(|(k, v)| request_header_version(k, v) >= 3);
+                if v3 {
+                    msg.carried_client_id = self.client_id.as_deref().map(String::from);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// A request waits for its answer; past `max_pending`, the oldest are dropped (and told).

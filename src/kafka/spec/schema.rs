@@ -178,6 +178,10 @@ struct RawSpec {
     fields: Vec<RawField>,
     #[serde(default)]
     common_structs: Vec<RawStruct>,
+    /// Kafka 4.5's map from the message's versions to the header version each uses
+    /// (`{"0-8": "1", "9+": "2"}`); absent in older specs.
+    #[serde(default)]
+    header_versions: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// A field of the spec tables, which live for the whole run once loaded: what a node, a path
@@ -417,6 +421,10 @@ pub struct MessageSpec {
     /// The index of its file among the embedded message specs, by which the walks generated
     /// from it are found (src/kafka/walk/generated.rs); `None` for a spec read at run time.
     pub walk: Option<u16>,
+    /// The spec's `headerVersions`: which header version each range of versions uses, the
+    /// last range open. Empty where the spec gives none (Kafka 4.4 and older), and the header
+    /// follows the body's flexibility (src/kafka/spec/headers.rs).
+    pub header_versions: Vec<(Versions, i16)>,
 }
 
 fn any_id_holder(fields: &[FieldSpec]) -> bool {
@@ -447,6 +455,52 @@ impl MessageSpec {
     pub fn is_flexible(&self, version: i16) -> bool {
         self.flexible_versions.contains(version)
     }
+
+    /// The header version the spec's `headerVersions` gives `version` (a version newer than
+    /// the spec falls in its last, open range); `None` where the spec gives no map.
+    pub fn header_version(&self, version: i16) -> Option<i16> {
+        self.header_versions
+            .iter()
+            .find(|(r, _)| r.contains(version))
+            .map(|(_, h)| *h)
+    }
+}
+
+/// A `headerVersions` map as Kafka writes it (ranges to header versions, as strings or
+/// numbers), in order of its ranges, which must start at 0, meet without gap or overlap and
+/// end open (`"9+"`), as Kafka's generator requires.
+fn header_versions(
+    raw: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> Result<Vec<(Versions, i16)>, String> {
+    let Some(raw) = raw else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::with_capacity(raw.len());
+    for (range, header) in raw {
+        let r = Versions::parse(range).map_err(|e| format!("headerVersions: {e}"))?;
+        let h = match header {
+            serde_json::Value::String(s) => s.trim().parse::<i16>().ok(),
+            serde_json::Value::Number(n) => n.as_i64().and_then(|n| i16::try_from(n).ok()),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            format!("headerVersions: {range:?} maps to {header}, not a header version")
+        })?;
+        out.push((r, h));
+    }
+    out.sort_by_key(|(r, _)| r.min);
+    let mut next = 0;
+    for (i, (r, _)) in out.iter().enumerate() {
+        let last = i + 1 == out.len();
+        if r.none || r.min != next || r.max.is_none() != last {
+            return Err(format!(
+                "headerVersions: the ranges must cover every version from 0, the last open; found {:?}",
+                raw.keys().collect::<Vec<_>>()
+            ));
+        }
+        next = r.max.map_or(next, |m| m.saturating_add(1));
+    }
+    Ok(out)
 }
 
 fn convert_fields(
@@ -561,6 +615,8 @@ pub fn parse_spec(text: &str) -> Result<MessageSpec, String> {
         None => return Err(format!("{} has no apiKey", raw.name)),
     };
     let fields = convert_fields(&raw.fields, &common, 0)?;
+    let header_versions =
+        header_versions(raw.header_versions.as_ref()).map_err(|e| format!("{}: {e}", raw.name))?;
     Ok(MessageSpec {
         api_key,
         kind,
@@ -572,6 +628,7 @@ pub fn parse_spec(text: &str) -> Result<MessageSpec, String> {
         has_secrets: any_secret(&fields),
         may_hold_ids: any_id_holder(&fields),
         walk: None,
+        header_versions,
         fields,
     })
 }

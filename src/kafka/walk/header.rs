@@ -66,7 +66,11 @@ pub(crate) struct HeaderValues {
 struct Walk {
     /// The spec in the registry, with Kafka's own field names.
     source: &'static MessageSpec,
+    /// The fields read in place, in order: the source's fields but its tagged ones.
     spec: MessageSpec,
+    /// The tagged fields (request header v3's ClientInstanceId), read in the tagged-field
+    /// section that ends a flexible header.
+    tagged: Vec<FieldSpec>,
     /// The group's name for each version: `RequestHeader v2`.
     names: Vec<String>,
     /// What each of the source's fields holds for the message, by the field's place: found
@@ -102,20 +106,31 @@ fn walks() -> &'static [Walk] {
     WALKS.get_or_init(|| {
         registry()
             .header_specs()
-            .map(|source| Walk {
-                source,
-                spec: MessageSpec {
-                    flexible_versions: Versions::NONE,
-                    fields: source.fields.iter().map(guide_field).collect(),
-                    ..source.clone()
-                },
-                names: (0..=source.max_version().max(0))
-                    .map(|v| format!("{} v{v}", source.name))
-                    .collect(),
-                slots: source.fields.iter().map(Slot::of).collect(),
+            .map(|source| {
+                let (tagged, plain): (Vec<&FieldSpec>, Vec<&FieldSpec>) =
+                    source.fields.iter().partition(|f| is_tagged(f));
+                Walk {
+                    source,
+                    spec: MessageSpec {
+                        flexible_versions: Versions::NONE,
+                        fields: plain.into_iter().map(guide_field).collect(),
+                        ..source.clone()
+                    },
+                    tagged: tagged.into_iter().map(guide_field).collect(),
+                    names: (0..=source.max_version().max(0))
+                        .map(|v| format!("{} v{v}", source.name))
+                        .collect(),
+                    slots: source.fields.iter().map(Slot::of).collect(),
+                }
             })
             .collect()
     })
+}
+
+/// A field of the tagged-field section, in whichever versions (a header field is tagged in
+/// every version that has it, or in none).
+fn is_tagged(f: &FieldSpec) -> bool {
+    !f.tagged_versions.none
 }
 
 fn guide_field(f: &FieldSpec) -> FieldSpec {
@@ -190,7 +205,7 @@ pub(crate) fn decode(
     let values = show_as_guide(walk, version, &mut g.children);
     if result.is_ok() && walk.source.is_flexible(version) {
         result = d.tagged_section(
-            &walk.spec.fields,
+            &walk.tagged,
             &mut g.children,
             "number of tagged fields in the header",
         );
@@ -225,7 +240,7 @@ fn read_in_place(d: &mut Decoder<'_>, walk: &Walk, version: i16) -> Option<Heade
 fn read_values(d: &mut Decoder<'_>, walk: &Walk, version: i16) -> Option<HeaderValues> {
     let mut v = HeaderValues::default();
     let fields = walk.source.fields.iter().zip(&walk.slots);
-    for (f, &slot) in fields.filter(|(f, _)| f.versions.contains(version)) {
+    for (f, &slot) in fields.filter(|(f, _)| f.versions.contains(version) && !is_tagged(f)) {
         match f.ty {
             FieldType::Int16 => take_int(&mut v, slot, i16::from_be_bytes(take(d)?).into()),
             FieldType::Int32 => take_int(&mut v, slot, i32::from_be_bytes(take(d)?).into()),
@@ -290,7 +305,7 @@ fn take_value(v: &mut HeaderValues, slot: Slot, value: &Value) {
 fn show_as_guide(walk: &Walk, version: i16, leaves: &mut [Node]) -> HeaderValues {
     let mut v = HeaderValues::default();
     let fields = walk.source.fields.iter().zip(&walk.slots);
-    let present = fields.filter(|(f, _)| f.versions.contains(version));
+    let present = fields.filter(|(f, _)| f.versions.contains(version) && !is_tagged(f));
     for (n, (f, &slot)) in leaves.iter_mut().zip(present) {
         if f.ty == FieldType::String && f.nullable_versions.contains(version) {
             n.ty = Cow::Borrowed("nullable_string");
@@ -351,7 +366,7 @@ mod tests {
     #[test]
     fn header_fields_are_never_compact() {
         for direction in [Direction::Request, Direction::Response] {
-            for version in 0..=2 {
+            for version in 0..=3 {
                 let spec = registry().header(direction, version).expect("header table");
                 for f in &spec.fields {
                     let fixed = !matches!(
@@ -371,7 +386,7 @@ mod tests {
 
     #[test]
     fn every_header_version_has_a_walk() {
-        for (direction, versions) in [(Direction::Request, 0..=2), (Direction::Response, 0..=1)] {
+        for (direction, versions) in [(Direction::Request, 0..=3), (Direction::Response, 0..=1)] {
             for v in versions {
                 let w = walk_for(direction, v).expect("walk");
                 assert!(w.spec.valid_versions.contains(v), "{direction:?} v{v}");

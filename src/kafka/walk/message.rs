@@ -33,6 +33,10 @@ pub struct Message {
     pub correlation_id: Option<i32>,
     /// The request's client_id; `Some(None)` is a null client_id.
     pub client_id: Option<Option<String>>,
+    /// For a request whose header (v3, KIP-1313) leaves the client_id null because its
+    /// connection's first request gave it: that client_id, carried forward by the connection
+    /// (`client_id` keeps what the frame holds). Set by the capture's tracker, not the decoder.
+    pub carried_client_id: Option<String>,
     /// Problems found, fatal or not, each with its offset.
     pub diagnoses: Vec<Diagnosis>,
     /// Where and why decoding stopped, if it did.
@@ -71,6 +75,16 @@ pub struct Message {
 }
 
 impl Message {
+    /// Who sent the request: its client_id, or the one its connection carried forward to it
+    /// (`carried_client_id`); `None` for a null client_id with nothing carried, and for a
+    /// response. What an analysis keys clients by.
+    pub fn client_id_or_carried(&self) -> Option<&str> {
+        match &self.client_id {
+            Some(Some(c)) => Some(c),
+            _ => self.carried_client_id.as_deref(),
+        }
+    }
+
     /// Decoded to the end with nothing to report.
     pub fn is_clean(&self) -> bool {
         self.error.is_none() && self.diagnoses.is_empty()
@@ -545,6 +559,7 @@ impl Message {
             api_version: api.map(|a| a.1),
             correlation_id: None,
             client_id: None,
+            carried_client_id: None,
             diagnoses: Vec::new(),
             error: None,
             size,

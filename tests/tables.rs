@@ -368,7 +368,7 @@ fn assert_aligned(text: &str, what: &str) {
 /// aligned, whole where there is room and cut in the middle where there is not.
 #[test]
 fn wide_characters_keep_the_lines_aligned() {
-    let f = root().join("samples/issue35/issue35-nonascii.pcap");
+    let f = root().join("samples/issue35-nonascii.pcap");
     let f = f.to_string_lossy();
     let wide = tables(&f, 1000);
     let (words, cells) = (data_words(&wide), all_cells(&wide));

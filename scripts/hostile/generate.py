@@ -1001,6 +1001,25 @@ def gen_rebalances(out, scale, opts):
     c.fin()
 
 
+# ---------------------------------------------------------------------------------------------
+# Tables (issue 35, item 16): one cell listing every client id of a capture.
+
+
+def gen_client_ids(out, scale, opts):
+    """Item 16: 30 000 distinct client ids (small: 2 000), each sending one answered
+    Metadata v1 request over one connection, none announcing its software: the versions
+    table lists them all in one cell, whose fitting was quadratic in the cell's width (more
+    than 15 minutes at 30 000, deaf to SIGTERM); the tables must be fitted in time linear in
+    their cells."""
+    n = big(scale, 2_000, 30_000, 20)
+    cap = Pcap(out)
+    c = Conn(cap, 0)
+    for i in range(n):
+        c.send(True, frame(request_header(3, 1, i, "client-%05d" % i) + i32(-1)))
+        c.send(False, metadata_response_v1(i, 0))
+    c.fin()
+
+
 GENERATORS = [
     ("nested-bomb", "pcap", "1", gen_nested_bomb,
      "163-byte Produce v2: gzip wrapper > zstd wrapper > 64 MiB of zeros (zero-size messages)"),
@@ -1046,6 +1065,8 @@ GENERATORS = [
      "JoinGroup answer of 12 000 members: members indexed, 1 000 listed a generation"),
     ("rebalances", "pcap", "16", gen_rebalances,
      "40 000 rebalances with new member ids: newest generations and events kept, the rest counted"),
+    ("client-ids", "pcap", "16", gen_client_ids,
+     "30 000 client ids in one versions cell: tables fitted in time linear in their cells"),
     ("everything", "pcap", "all", gen_everything,
      "one capture hitting every limit at once (worst case; ~330 MB full)"),
 ]

@@ -319,27 +319,26 @@ fn middle(s: &str, limit: usize) -> String {
         return s.to_string();
     }
     let room = limit.saturating_sub(1);
-    let tail_room = room / 2;
-    let head_room = room - tail_room;
+    let mut tail: Vec<char> = Vec::new();
+    let mut tail_used = 0;
+    for c in s.chars().rev() {
+        let n = width_of(c.encode_utf8(&mut [0; 4]));
+        if tail_used + n > room / 2 {
+            break;
+        }
+        tail_used += n;
+        tail.push(c);
+    }
+    // The head gets the rest: the odd column, and what a wide character left of the tail's.
     let mut head = String::new();
     let mut used = 0;
     for c in s.chars() {
         let n = width_of(c.encode_utf8(&mut [0; 4]));
-        if used + n > head_room {
+        if used + n > room - tail_used {
             break;
         }
         used += n;
         head.push(c);
-    }
-    let mut tail: Vec<char> = Vec::new();
-    let mut used = 0;
-    for c in s.chars().rev() {
-        let n = width_of(c.encode_utf8(&mut [0; 4]));
-        if used + n > tail_room {
-            break;
-        }
-        used += n;
-        tail.push(c);
     }
     head.push('…');
     head.extend(tail.into_iter().rev());
@@ -811,6 +810,10 @@ mod tests {
         let cut = middle("クライアント-0001", 9);
         assert_eq!(cut, "クラ…0001");
         assert!(cut.width() <= 9);
+        // A wide character that does not fit the tail's half leaves its room to the head.
+        assert_eq!(middle("client クライアント", 7), "clie…ト");
+        assert_eq!(middle("client クライアント", 6), "cli…ト");
+        assert_eq!(middle("client クライアント", 4), "cli…");
     }
 
     #[test]

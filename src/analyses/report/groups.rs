@@ -45,9 +45,11 @@ fn assignment_text(g: &GenerationOut, member: &str) -> String {
         .map(|m| {
             m.assignment
                 .iter()
+                .flatten()
                 .map(|a| {
                     let parts: Vec<String> = a.partitions.iter().map(i32::to_string).collect();
-                    format!("{}[{}]", a.topic, parts.join(","))
+                    let what = a.topic.as_deref().or(a.tasks.as_deref()).unwrap_or("?");
+                    format!("{what}[{}]", parts.join(","))
                 })
                 .collect::<Vec<_>>()
                 .join(" ")

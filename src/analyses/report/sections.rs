@@ -426,25 +426,19 @@ pub fn latency(r: &Report<'_>) -> Section {
     }
 }
 
-/// Client ids listed in a row at most.
-const CLIENT_IDS: usize = 6;
-
-/// One row per client software: its client ids, every API with the versions used, and what
+/// One row per client (software, client id, address): every API with the versions used, and what
 /// is older than the broker offers, not advertised, or answered in another layout.
 fn clients_table(list: &[ClientVersionsOut]) -> Markup {
     let mut t = Table::new(
         "client-versions",
         &[
             ("software", "software"),
-            ("client ids", "client_ids"),
+            ("client id", "client_id"),
             ("APIs and versions used", "apis"),
             ("to look at", "flags"),
         ],
     );
     for c in list {
-        let ids = c.client_ids.as_deref().unwrap_or_default();
-        let shown: Vec<&str> = ids.iter().take(CLIENT_IDS).map(String::as_str).collect();
-        let more = ids.len().saturating_sub(CLIENT_IDS);
         let used: Vec<String> = c
             .apis
             .iter()
@@ -481,11 +475,10 @@ fn clients_table(list: &[ClientVersionsOut]) -> Markup {
         t.row_classed(
             (!flags.is_empty()).then_some("warning"),
             vec![
-                Cell::text(format!("{} {}", c.software, c.version)),
-                Cell::text(if more > 0 {
-                    format!("{} and {more} more", shown.join(" "))
-                } else {
-                    shown.join(" ")
+                Cell::text(software_text(c)),
+                Cell::text(match &c.address {
+                    Some(address) => format!("{} ({address})", c.client_id),
+                    None => c.client_id.clone(),
                 }),
                 Cell::prose(used.join(", ")),
                 Cell::prose(flags.join("; ")),
@@ -493,6 +486,17 @@ fn clients_table(list: &[ClientVersionsOut]) -> Markup {
         );
     }
     t.render()
+}
+
+/// The software and version a client's ApiVersions request gave, or what its versions show
+/// it to be, or that it said nothing.
+fn software_text(c: &ClientVersionsOut) -> String {
+    match (&c.software, &c.version, c.recognised_as) {
+        (Some(software), Some(version), _) => format!("{software} {version}"),
+        (Some(software), None, _) => software.clone(),
+        (None, _, Some(like)) => format!("unnamed (versions of {like})"),
+        (None, _, None) => "unnamed".to_string(),
+    }
 }
 
 /// The versions each node advertised against those used on it.

@@ -357,7 +357,12 @@ impl YAxis {
                 if whole {
                     step = step.max(1.0).round();
                 }
-                let top = ((max / step).ceil() * step).max(step);
+                let mut top = ((max / step).ceil() * step).max(step);
+                // A peak on the top line would be drawn on the frame, half of its dot cut:
+                // one more step above it.
+                if max > 0.0 && top - max < step * 0.05 {
+                    top += step;
+                }
                 let n = (top / step).round() as usize;
                 YAxis {
                     ticks: (0..=n).map(|i| i as f64 * step).collect(),
@@ -979,6 +984,8 @@ mod tests {
         let y = YAxis::new([566.0, 3.0].into_iter(), Scale::Linear, false);
         assert_eq!(y.ticks, vec![0.0, 200.0, 400.0, 600.0]);
         let y = YAxis::new([2.0].into_iter(), Scale::Linear, true);
+        assert_eq!(y.ticks, vec![0.0, 1.0, 2.0, 3.0]);
+        let y = YAxis::new([1.5].into_iter(), Scale::Linear, true);
         assert_eq!(y.ticks, vec![0.0, 1.0, 2.0]);
         let y = YAxis::new([0.8, 566.0].into_iter(), Scale::Log, false);
         assert_eq!(y.ticks, vec![0.1, 1.0, 10.0, 100.0, 1000.0]);

@@ -12,6 +12,7 @@
 //! and sorting, and the page reads the same without it.
 
 pub mod charts;
+mod cluster;
 mod groups;
 pub mod page;
 mod sections;

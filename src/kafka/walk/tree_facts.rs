@@ -377,8 +377,14 @@ fn offsets(body: &Index<'_>, key: i16, batches: &[BatchFact]) -> Vec<PartitionFa
                 continue;
             }
             let topic = topic_text(t);
+            let id = field(t, FactField::TopicId).and_then(|n| match n.value {
+                Value::Uuid(u) if u != [0; 16] => Some(u),
+                _ => None,
+            });
             for p in parts {
-                out.push(partition_fact(&topic, p, batches));
+                let mut f = partition_fact(&topic, p, batches);
+                f.topic_id = id;
+                out.push(f);
             }
         }
     }
@@ -419,6 +425,7 @@ fn partition_fact(topic: &str, p: &Node, all_batches: &[BatchFact]) -> Partition
         offset: int(FactField::Offset),
         timestamp: int(FactField::Timestamp),
         leader: int(FactField::LeaderId).map(|l| l as i32),
+        topic_id: None,
         ranges,
         batches: p
             .fact(FactField::Records)

@@ -10,8 +10,10 @@ use serde_json::Value as J;
 use std::collections::{BTreeMap, HashMap};
 
 /// The analyses object of `--stats --json`.
-fn analyses(sample: &str) -> J {
-    let out = run(&["--stats", "--json", "-q", "--analyses", sample]);
+fn analyses(sample: &str, ports: &[&str]) -> J {
+    let mut args = vec!["--stats", "--json", "-q", "--analyses", sample];
+    args.extend(ports);
+    let out = run(&args);
     let j: J = serde_json::from_str(out.trim()).expect("stats json");
     j["stats"]["analyses"].clone()
 }
@@ -28,8 +30,10 @@ struct Msg {
     body: J,
 }
 
-fn messages(sample: &str) -> Vec<Msg> {
-    run(&["--json", sample])
+fn messages(sample: &str, ports: &[&str]) -> Vec<Msg> {
+    let mut args = vec!["--json", sample];
+    args.extend(ports);
+    run(&args)
         .lines()
         .map(|l| serde_json::from_str::<J>(l).expect("json line"))
         .map(|m| {
@@ -54,14 +58,50 @@ fn messages(sample: &str) -> Vec<Msg> {
         .collect()
 }
 
-/// A topic element's name: its name field, the name noted on its id, or the id's hex.
-fn topic(t: &J) -> String {
-    for k in ["Name", "Topic", "TopicName", "TopicId_name"] {
-        if let Some(s) = t[k].as_str().filter(|s| !s.is_empty()) {
-            return s.to_string();
+thread_local! {
+    /// Topic ids (hex) and the names the whole capture gives them: a name learnt late
+    /// applies to the messages before it too (docs/analyses.md).
+    static NAMES: std::cell::RefCell<HashMap<String, String>> = Default::default();
+}
+
+/// A struct's own name field, or the name noted on its id.
+fn name_of(t: &J) -> Option<String> {
+    ["Name", "Topic", "TopicName", "TopicId_name"]
+        .iter()
+        .find_map(|k| t[*k].as_str().filter(|s| !s.is_empty()))
+        .map(str::to_string)
+}
+
+/// Every (id, name) pair of the messages, in any struct that holds both.
+fn learn_names(msgs: &[Msg]) {
+    fn walk(v: &J, out: &mut HashMap<String, String>) {
+        match v {
+            J::Object(o) => {
+                let id = o.get("TopicId").and_then(J::as_str);
+                if let (Some(id), Some(name)) = (id, name_of(v)) {
+                    out.insert(id.replace('-', ""), name);
+                }
+                o.values().for_each(|c| walk(c, out));
+            }
+            J::Array(a) => a.iter().for_each(|c| walk(c, out)),
+            _ => {}
         }
     }
-    t["TopicId"].as_str().unwrap_or("").replace('-', "")
+    let mut names = HashMap::new();
+    for m in msgs {
+        walk(&m.body, &mut names);
+    }
+    NAMES.with(|n| *n.borrow_mut() = names);
+}
+
+/// A topic element's name: its name field, the name noted on its id, the name the capture
+/// gives its id elsewhere, or the id's hex.
+fn topic(t: &J) -> String {
+    if let Some(name) = name_of(t) {
+        return name;
+    }
+    let id = t["TopicId"].as_str().unwrap_or("").replace('-', "");
+    NAMES.with(|n| n.borrow().get(&id).cloned()).unwrap_or(id)
 }
 
 /// (topic, partition, partition element) of a body's topic list.
@@ -122,12 +162,15 @@ struct Reader {
     generations: BTreeMap<String, Vec<i64>>,
     /// group → generations its Heartbeat requests name.
     heartbeats: BTreeMap<String, Vec<i64>>,
+    /// Records matched whose Fetch answer was captured before their Produce answer.
+    early: usize,
 }
 
 type Tp = (String, i64);
 
 /// Offsets `range` delivered to a consumer at `ts`: those past what it was delivered before
-/// are matched with the records produced there.
+/// are matched, once the whole capture is read, with the records produced there by a Produce
+/// request sent before `ts`, whichever answer was captured first (docs/analyses.md).
 struct Delivery {
     to: (String, String, Tp),
     owner: String,
@@ -135,15 +178,15 @@ struct Delivery {
     ts: i64,
 }
 
-type Produced = HashMap<Tp, Vec<(i64, i64, i64)>>;
+/// Per partition: (first offset, last offset, request time, answer time) of each Produce.
+type Produced = HashMap<Tp, Vec<(i64, i64, i64, i64)>>;
+
+/// A consumer's first deliveries: (partition, owner, first, last, time).
+type Delivered = Vec<(Tp, String, i64, i64, i64)>;
 
 impl Delivery {
-    fn count(
-        self,
-        next: &mut HashMap<(String, String, Tp), i64>,
-        produced: &Produced,
-        latency: &mut BTreeMap<(String, String), Vec<i64>>,
-    ) {
+    /// Keeps the offsets not delivered to this consumer before.
+    fn count(self, next: &mut HashMap<(String, String, Tp), i64>, delivered: &mut Delivered) {
         let tp = self.to.2.clone();
         let nx = next.entry(self.to).or_insert(i64::MIN);
         let (first, last) = (self.range.0.max(*nx), self.range.1);
@@ -151,10 +194,21 @@ impl Delivery {
             return;
         }
         *nx = last + 1;
-        for &(a, z, at) in produced.get(&tp).map_or(&[][..], Vec::as_slice) {
-            for _ in a.max(first)..=z.min(last) {
-                let key = (tp.0.clone(), self.owner.clone());
-                latency.entry(key).or_default().push(self.ts - at);
+        delivered.push((tp, self.owner, first, last, self.ts));
+    }
+}
+
+/// Every first delivery matched with the records produced in it by a request sent before it.
+fn match_deliveries(delivered: &Delivered, produced: &Produced, r: &mut Reader) {
+    for (tp, owner, first, last, ts) in delivered {
+        for &(a, z, at, answered) in produced.get(tp).map_or(&[][..], Vec::as_slice) {
+            if at > *ts {
+                continue;
+            }
+            for _ in a.max(*first)..=z.min(*last) {
+                let key = (tp.0.clone(), owner.clone());
+                r.latency.entry(key).or_default().push(ts - at);
+                r.early += usize::from(*ts < answered);
             }
         }
     }
@@ -163,6 +217,7 @@ impl Delivery {
 /// The reader: one pass over the messages in frame order, keeping each request until its
 /// response, as docs/analyses.md describes the figures.
 fn read(msgs: &[Msg]) -> Reader {
+    learn_names(msgs);
     let mut r = Reader::default();
     let mut group_of: HashMap<(String, String), String> = HashMap::new();
     for m in msgs.iter().filter(|m| !m.response) {
@@ -183,6 +238,7 @@ fn read(msgs: &[Msg]) -> Reader {
     let mut positions: HashMap<(u64, Tp), i64> = HashMap::new();
     let mut produced: Produced = HashMap::new();
     let mut next: HashMap<(String, String, Tp), i64> = HashMap::new();
+    let mut delivered: Delivered = Vec::new();
     for m in msgs {
         if !m.response {
             if m.api_key == 0 {
@@ -215,7 +271,7 @@ fn read(msgs: &[Msg]) -> Reader {
                         range: (first, last),
                         ts: m.ts,
                     };
-                    d.count(&mut next, &produced, &mut r.latency);
+                    d.count(&mut next, &mut delivered);
                 }
             }
         }
@@ -231,7 +287,7 @@ fn read(msgs: &[Msg]) -> Reader {
                         produced
                             .entry((t, p))
                             .or_default()
-                            .push((base, base + n - 1, q.ts));
+                            .push((base, base + n - 1, q.ts, m.ts));
                     }
                 }
             }
@@ -281,7 +337,7 @@ fn read(msgs: &[Msg]) -> Reader {
                             range: (base.max(from), base + n - 1),
                             ts: m.ts,
                         };
-                        d.count(&mut next, &produced, &mut r.latency);
+                        d.count(&mut next, &mut delivered);
                     }
                 }
             }
@@ -344,13 +400,21 @@ fn read(msgs: &[Msg]) -> Reader {
             _ => {}
         }
     }
+    match_deliveries(&delivered, &produced, &mut r);
     r
 }
 
 /// Every figure of the reader against `--stats --json`.
 fn check(sample: &str) {
-    let a = analyses(sample);
-    let r = read(&messages(sample));
+    check_on(sample, &[]);
+}
+
+const CLUSTER_PORTS: [&str; 8] = ["-p", "9093", "-p", "9092", "-p", "9192", "-p", "9292"];
+
+/// [`check`] with the capture's Kafka ports (`-p PORT` pairs) when not the default.
+fn check_on(sample: &str, ports: &[&str]) -> Reader {
+    let a = analyses(sample, ports);
+    let r = read(&messages(sample, ports));
     // Lag: the same series, each with the same samples, min, median, max and last.
     let series = arr(&a["lag"]["series"]);
     assert_eq!(
@@ -425,6 +489,7 @@ fn check(sample: &str) {
         let want = r.generations.get(name).or(r.heartbeats.get(name));
         assert_eq!(Some(&ids), want, "{sample}: generations of {name}");
     }
+    r
 }
 
 #[test]
@@ -471,4 +536,19 @@ fn a_slow_acks_all_producer_matches_the_reader() {
 #[test]
 fn a_share_group_matches_the_reader() {
     check("samples/ana-share-group.pcap");
+}
+
+/// Issue 35 item 1: librdkafka and Java consumers of a 3-broker cluster, where a consumer's
+/// Fetch answer often comes before the Produce answer (acks=all waits for the followers):
+/// every such record is matched, as the reader matches it.
+#[test]
+fn records_fetched_before_their_produce_answer_are_matched() {
+    for sample in [
+        "samples/issue35-classic.pcap",
+        "samples/issue35-kip848.pcap",
+    ] {
+        let r = check_on(sample, &CLUSTER_PORTS);
+        let matched: usize = r.latency.values().map(Vec::len).sum();
+        assert!(r.early > 50, "{sample}: {} of {matched} early", r.early);
+    }
 }

@@ -1020,6 +1020,52 @@ def gen_client_ids(out, scale, opts):
     c.fin()
 
 
+def produce_request_v8_wide(corr, n, topic="wide"):
+    """Produce v8 of one topic and `n` partitions, one batch of one record each."""
+    batch = record_batch(record(b"v"), 1)
+    parts = b"".join(i32(p) + i32(len(batch)) + batch for p in range(n))
+    body = NULL_STRING + i16(-1) + i32(30000) + i32(1) + string(topic) + i32(n) + parts
+    return frame(request_header(0, 8, corr) + body)
+
+
+def produce_response_v8_wide(corr, n, base, topic="wide"):
+    """Its answer: partition p's record at offset `base`."""
+    part = lambda p: i32(p) + i16(0) + i64(base) + i64(-1) + i64(0) + i32(0) + NULL_STRING
+    body = i32(1) + string(topic) + i32(n) + b"".join(part(p) for p in range(n)) + i32(0)
+    return frame(response_header(corr) + body)
+
+
+def offset_commit_v2_wide(corr, n, offset, topic="wide", group="wide-group"):
+    """OffsetCommit v2 of `n` partitions of one topic at `offset`."""
+    parts = b"".join(i32(p) + i64(offset) + NULL_STRING for p in range(n))
+    body = string(group) + i32(1) + string("member-1") + i64(-1)
+    body += i32(1) + string(topic) + i32(n) + parts
+    return frame(request_header(8, 2, corr) + body)
+
+
+def offset_commit_response_v2_wide(corr, n, topic="wide"):
+    body = i32(1) + string(topic) + i32(n) + b"".join(i32(p) + i16(0) for p in range(n))
+    return frame(response_header(corr) + body)
+
+
+def gen_wide_exchange(out, scale, opts):
+    """Item 16: exchanges of 80 000 partitions (small: 3 000): a Produce of one record to
+    each, answered, then two commits of them all. Each answer's partitions must be found in
+    its request by partition, not by a search of the request (one such exchange took 37 s).
+    Partition p's records are at offsets 0 and 1 (two Produce exchanges); the commits are at
+    offsets 1 then 2: committed lag 1, then 0."""
+    n = big(scale, 3_000, 80_000, 50)
+    cap = Pcap(out)
+    c = Conn(cap, 0)
+    for corr, base in [(1, 0), (2, 1)]:
+        c.send(True, produce_request_v8_wide(corr, n))
+        c.send(False, produce_response_v8_wide(corr, n, base))
+    for corr, offset in [(3, 1), (4, 2)]:
+        c.send(True, offset_commit_v2_wide(corr, n, offset))
+        c.send(False, offset_commit_response_v2_wide(corr, n))
+    c.fin()
+
+
 GENERATORS = [
     ("nested-bomb", "pcap", "1", gen_nested_bomb,
      "163-byte Produce v2: gzip wrapper > zstd wrapper > 64 MiB of zeros (zero-size messages)"),
@@ -1067,6 +1113,8 @@ GENERATORS = [
      "40 000 rebalances with new member ids: newest generations and events kept, the rest counted"),
     ("client-ids", "pcap", "16", gen_client_ids,
      "30 000 client ids in one versions cell: tables fitted in time linear in their cells"),
+    ("wide-exchange", "pcap", "16", gen_wide_exchange,
+     "Produce and OffsetCommit exchanges of 80 000 partitions: answers found by partition"),
     ("everything", "pcap", "all", gen_everything,
      "one capture hitting every limit at once (worst case; ~330 MB full)"),
 ]

@@ -147,3 +147,44 @@ pub fn produced<'a>(
         Some((p, base, sent.batches.iter().map(|b| b.records).sum()))
     })
 }
+
+/// The (topic id, name) pairs a message teaches: a Metadata, CreateTopics or
+/// DescribeTopicPartitions answer, or a controller's Fetch answer carrying the KRaft log's
+/// TopicRecords; learnt here too (not only from the messages the pipeline names after it), so
+/// that a name given last still names what came before.
+pub fn topic_pairs(rec: &Record<'_>) -> Vec<([u8; 16], String)> {
+    let m = &rec.msg;
+    if let Some(pairs) = &m.topic_pairs {
+        return pairs.clone();
+    }
+    let teaches = m.direction == Direction::Response
+        && (matches!(m.api_key, Some(3 | 19 | 75))
+            || m.record_types.types.iter().any(|(n, _)| *n == "TopicRecord"));
+    let mut out = Vec::new();
+    if let (true, Some(root)) = (teaches, m.tree.as_deref()) {
+        pairs_in(root, &mut out);
+    }
+    out
+}
+
+/// Every struct below `n` holding a TopicId and a Name.
+fn pairs_in(n: &crate::kafka::walk::node::Node, out: &mut Vec<([u8; 16], String)>) {
+    use crate::kafka::spec::schema::Role;
+    use crate::kafka::walk::node::Value;
+    let id = n.children.iter().find_map(|c| match (c.role(), &c.value) {
+        (Role::TopicId, Value::Uuid(u)) if *u != [0; 16] => Some(*u),
+        _ => None,
+    });
+    let name = n
+        .children
+        .iter()
+        .find(|c| c.role() == Role::Name)
+        .and_then(|c| c.as_str())
+        .filter(|s| !s.is_empty());
+    if let (Some(id), Some(name)) = (id, name) {
+        out.push((id, name.to_string()));
+    }
+    for c in n.children.iter().filter(|c| !c.children.is_empty()) {
+        pairs_in(c, out);
+    }
+}

@@ -10,10 +10,14 @@
 //!   acknowledges.
 //!
 //! Statuses follow Burrow's evaluation of a window of the last 10 commits; see [`status`].
+//! Each series keeps its samples up to a bound shared by all series (see [`super::points`]).
 
 use super::adapter::Event;
+use super::budget::Budget;
+use super::keys::{TopicIx, Tp};
+use super::points::Points;
 use super::series::{at_text, median, sparkline_fit, Buckets};
-use super::{Analyses, ClientKey, MAX_KEYS, MAX_SAMPLES};
+use super::{Analyses, At, Held, MAX_KEYS};
 use crate::render::table::{Cell, Grid};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -54,45 +58,69 @@ impl Kind {
 }
 
 /// Who lags: a group (committed, acknowledged lag), or a client resolved to its group when
-/// shown (position lag: a Fetch names no group).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// shown (position lag: a Fetch names no group). Both as indexes of the analyses' tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum Who {
-    Group(String),
-    Client(ClientKey),
+    Group(u32),
+    Client(u32),
 }
 
-type TopicPartition = (String, i32);
+/// Samples kept over all series (48 bytes each), and by each series at least, however many
+/// there are (its last 12 are never merged: Burrow's window).
+pub const POINTS: usize = 131_072;
+pub const LEAST_POINTS: usize = 32;
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Lag {
+    /// The samples all series keep together.
+    budget: Budget,
     /// The newest log end of each partition, and when it was seen.
-    log_end: HashMap<TopicPartition, (i64, i64)>,
-    series: HashMap<(Who, TopicPartition, Kind), Vec<Sample>>,
+    log_end: HashMap<Tp, (i64, i64)>,
+    series: HashMap<(Who, Tp, Kind), Points>,
     /// The last fetch offset each connection sent for a partition: an incremental fetch
     /// session's request leaves out the partitions whose offset did not change.
-    positions: HashMap<(u32, TopicPartition), i64>,
+    positions: HashMap<(u32, Tp), i64>,
     /// Commits whose partition's log end was not seen before them: no lag can be given.
     pub without_log_end: u64,
     /// Samples past the bounds.
     pub dropped: u64,
 }
 
+impl Default for Lag {
+    fn default() -> Lag {
+        Lag {
+            budget: Budget::new(POINTS, LEAST_POINTS),
+            log_end: HashMap::new(),
+            series: HashMap::new(),
+            positions: HashMap::new(),
+            without_log_end: 0,
+            dropped: 0,
+        }
+    }
+}
+
+/// A series as shown: (owner, topic, partition, kind).
+type SeriesKey = (String, String, i32, Kind);
+
 /// Burrow judges the last this many commits.
 const WINDOW: usize = 10;
 
+/// Series rows a text table shows: those with the largest lag.
+pub const TOP_ROWS: usize = 20;
+
 impl Lag {
-    pub fn response(&mut self, req: Option<&Event>, e: &Event) {
+    pub fn response(&mut self, req: Option<&Held>, e: &Event, parts: &[At]) {
         match e.api_key {
-            0 => self.produced(req, e),
-            1 => self.fetched(req, e),
-            2 => self.listed(req, e),
-            8 => self.committed(req, e),
-            78 | 79 => self.acknowledged(req, e),
+            0 => self.produced(req, e, parts),
+            1 => self.fetched(req, e, parts),
+            2 => self.listed(req, e, parts),
+            8 => self.committed(req, e, parts),
+            78 | 79 => self.acknowledged(req, e, parts),
             _ => {}
         }
     }
 
-    fn saw_log_end(&mut self, tp: TopicPartition, ts: i64, end: i64) {
+    fn saw_log_end(&mut self, tp: Tp, ts: i64, end: i64) {
         if self.log_end.len() >= MAX_KEYS && !self.log_end.contains_key(&tp) {
             return;
         }
@@ -103,82 +131,80 @@ impl Lag {
     }
 
     /// A Produce answer: each partition's log now ends after the records its request sent.
-    fn produced(&mut self, req: Option<&Event>, e: &Event) {
+    fn produced(&mut self, req: Option<&Held>, e: &Event, parts: &[At]) {
         let Some(req) = req else { return };
-        for (p, base, n) in super::adapter::produced(req, e) {
-            self.saw_log_end((p.topic.clone(), p.partition), e.ts, base + n);
+        for at in parts {
+            let p = &e.parts[at.i];
+            let (Some(base), 0) = (p.base_offset.filter(|b| *b >= 0), p.error) else {
+                continue;
+            };
+            if let Some(n) = req.get(at) {
+                self.saw_log_end(at.tp, e.ts, base + n);
+            }
         }
     }
 
-    fn fetched(&mut self, req: Option<&Event>, e: &Event) {
-        if let Some(r) = req.filter(|r| !r.replica) {
-            for q in &r.parts {
-                let key = (r.stream, (q.topic.clone(), q.partition));
-                let room = self.positions.len() < MAX_KEYS || self.positions.contains_key(&key);
-                if let (Some(o), true) = (q.fetch_offset, room) {
-                    self.positions.insert(key, o);
+    fn fetched(&mut self, req: Option<&Held>, e: &Event, parts: &[At]) {
+        let req = req.filter(|r| !r.event.replica);
+        if let Some(r) = req {
+            for (tp, o) in &r.parts {
+                let key = (r.event.stream, *tp);
+                if self.positions.len() < MAX_KEYS || self.positions.contains_key(&key) {
+                    self.positions.insert(key, *o);
                 }
             }
         }
-        for p in e.parts.iter().filter(|p| p.error == 0) {
-            let Some(hw) = p.high_watermark.filter(|h| *h >= 0) else {
+        for at in parts {
+            let p = &e.parts[at.i];
+            let (Some(hw), 0) = (p.high_watermark.filter(|h| *h >= 0), p.error) else {
                 continue;
             };
-            let tp = (p.topic.clone(), p.partition);
-            self.saw_log_end(tp.clone(), e.ts, hw);
-            let Some(req) = req.filter(|r| !r.replica) else {
-                continue;
-            };
-            if let Some(&from) = self.positions.get(&(req.stream, tp.clone())) {
+            self.saw_log_end(at.tp, e.ts, hw);
+            let Some(req) = req else { continue };
+            let stream = req.event.stream;
+            let from = self
+                .positions
+                .get(&(stream, at.tp))
+                .or_else(|| at.raw.and_then(|r| self.positions.get(&(stream, r))));
+            if let (Some(&from), Some(client)) = (from, req.client) {
                 // The consumer's position once it has the records: past the last whole batch
                 // returned (a partial batch at the end is not decoded as one).
-                let at = p
+                let to = p
                     .batches
                     .iter()
                     .map(|b| b.last_offset.saturating_add(1))
                     .fold(from, i64::max);
-                let who = Who::Client(ClientKey::of(req));
-                self.sample(who, tp, Kind::Position, e, (from, at), hw);
+                let who = Who::Client(client);
+                self.sample(who, at.tp, Kind::Position, e, (from, to), hw);
             }
         }
     }
 
     /// A ListOffsets answer to a request for the latest offset (timestamp -1) is a log end.
-    fn listed(&mut self, req: Option<&Event>, e: &Event) {
+    fn listed(&mut self, req: Option<&Held>, e: &Event, parts: &[At]) {
         let Some(req) = req else { return };
-        for p in e.parts.iter().filter(|p| p.error == 0) {
-            let latest = req.parts.iter().any(|q| {
-                q.topic == p.topic && q.partition == p.partition && q.timestamp == Some(-1)
-            });
-            if let (true, Some(o)) = (latest, p.offset.filter(|o| *o >= 0)) {
-                self.saw_log_end((p.topic.clone(), p.partition), e.ts, o);
+        for at in parts {
+            let p = &e.parts[at.i];
+            let latest = req.get(at) == Some(-1);
+            if let (true, 0, Some(o)) = (latest, p.error, p.offset.filter(|o| *o >= 0)) {
+                self.saw_log_end(at.tp, e.ts, o);
             }
         }
     }
 
-    fn committed(&mut self, req: Option<&Event>, e: &Event) {
+    fn committed(&mut self, req: Option<&Held>, e: &Event, parts: &[At]) {
         let Some(req) = req else { return };
-        let Some(group) = req.group.clone() else {
-            return;
-        };
-        for p in e.parts.iter().filter(|p| p.error == 0) {
-            let offset = req
-                .parts
-                .iter()
-                .find(|q| q.topic == p.topic && q.partition == p.partition)
-                .and_then(|q| q.committed_offset);
-            let Some(offset) = offset else { continue };
-            let tp = (p.topic.clone(), p.partition);
-            match self.log_end.get(&tp) {
+        let Some(group) = req.group else { return };
+        for at in parts.iter().filter(|at| e.parts[at.i].error == 0) {
+            let Some(offset) = req.get(at) else { continue };
+            let end = self
+                .log_end
+                .get(&at.tp)
+                .or_else(|| at.raw.and_then(|r| self.log_end.get(&r)));
+            match end {
                 Some(&(_, end)) => {
-                    self.sample(
-                        Who::Group(group.clone()),
-                        tp,
-                        Kind::Committed,
-                        e,
-                        (offset, offset),
-                        end,
-                    );
+                    let at_offset = (offset, offset);
+                    self.sample(Who::Group(group), at.tp, Kind::Committed, e, at_offset, end);
                 }
                 None => self.without_log_end += 1,
             }
@@ -186,73 +212,85 @@ impl Lag {
     }
 
     /// A share group's acknowledgements, answered without error.
-    fn acknowledged(&mut self, req: Option<&Event>, e: &Event) {
+    fn acknowledged(&mut self, req: Option<&Held>, e: &Event, parts: &[At]) {
         let Some(req) = req else { return };
-        let Some(group) = req.group.clone() else {
-            return;
-        };
-        for q in &req.parts {
-            let Some(last) = q.ranges.iter().map(|r| r.1).max() else {
-                continue;
-            };
-            let ok = e
-                .parts
-                .iter()
-                .any(|p| p.topic == q.topic && p.partition == q.partition && p.error == 0);
-            let tp = (q.topic.clone(), q.partition);
-            if let (true, Some(&(_, end))) = (ok, self.log_end.get(&tp)) {
-                let who = Who::Group(group.clone());
-                let at = last.saturating_add(1);
-                self.sample(who, tp, Kind::Acknowledged, e, (at, at), end);
+        let Some(group) = req.group else { return };
+        for at in parts.iter().filter(|at| e.parts[at.i].error == 0) {
+            let Some(last) = req.get(at) else { continue };
+            if let Some(&(_, end)) = self.log_end.get(&at.tp) {
+                let to = last.saturating_add(1);
+                self.sample(
+                    Who::Group(group),
+                    at.tp,
+                    Kind::Acknowledged,
+                    e,
+                    (to, to),
+                    end,
+                );
             }
         }
     }
 
     /// `at`: (where the consumer was before the exchange, where it is after it).
-    fn sample(
-        &mut self,
-        who: Who,
-        tp: TopicPartition,
-        kind: Kind,
-        e: &Event,
-        at: (i64, i64),
-        end: i64,
-    ) {
+    fn sample(&mut self, who: Who, tp: Tp, kind: Kind, e: &Event, at: (i64, i64), end: i64) {
         let key = (who, tp, kind);
         if self.series.len() >= MAX_KEYS && !self.series.contains_key(&key) {
             self.dropped += 1;
             return;
         }
-        let s = self.series.entry(key).or_default();
-        if s.len() >= MAX_SAMPLES {
-            self.dropped += 1;
-            return;
-        }
-        s.push(Sample {
+        let sample = Sample {
             ts: e.ts,
             frame: e.frame,
             lag: end.saturating_sub(at.1).max(0),
             offset: at.1,
             log_end: end,
             from: at.0,
-        });
+        };
+        self.budget.add(&mut self.series, key, |p| p.add(sample));
     }
 
-    /// The series by (owner, topic, partition, kind), clients resolved to their groups and
-    /// the samples of one owner merged in time order.
-    fn resolved(&self, a: &Analyses) -> BTreeMap<(String, String, i32, Kind), Vec<Sample>> {
-        let mut out: BTreeMap<(String, String, i32, Kind), Vec<Sample>> = BTreeMap::new();
+    /// Rows kept under `from` (a topic id) move to `to` (its name, now learnt): the log ends
+    /// and positions later messages read. Series are joined when shown.
+    pub fn join(&mut self, from: TopicIx, to: TopicIx) {
+        let keys: Vec<Tp> = self
+            .log_end
+            .keys()
+            .filter(|k| k.0 == from)
+            .copied()
+            .collect();
+        for tp in keys {
+            if let Some((ts, end)) = self.log_end.remove(&tp) {
+                self.saw_log_end((to, tp.1), ts, end);
+            }
+        }
+        let keys: Vec<(u32, Tp)> = self
+            .positions
+            .keys()
+            .filter(|k| k.1 .0 == from)
+            .copied()
+            .collect();
+        for (s, tp) in keys {
+            if let Some(o) = self.positions.remove(&(s, tp)) {
+                self.positions.entry((s, (to, tp.1))).or_insert(o);
+            }
+        }
+    }
+
+    /// The series by (owner, topic, partition, kind), clients resolved to their groups, topics
+    /// to the names known at the end, and the samples of one owner merged in time order.
+    fn resolved(&self, a: &Analyses) -> BTreeMap<(String, String, i32, Kind), Points> {
+        let mut out: BTreeMap<(String, String, i32, Kind), Points> = BTreeMap::new();
         for ((who, (t, p), kind), s) in &self.series {
             let owner = match who {
-                Who::Group(g) => g.clone(),
-                Who::Client(c) => a.owner(c),
+                Who::Group(g) => a.group_text(*g),
+                Who::Client(c) => a.owner_of(*c),
             };
-            out.entry((owner, t.clone(), *p, *kind))
-                .or_default()
-                .extend(s.iter().copied());
+            let slot = out.entry((owner, a.topic_text(*t), *p, *kind)).or_default();
+            slot.kept.extend(s.kept.iter().copied());
+            slot.count += s.count;
         }
         for s in out.values_mut() {
-            s.sort_by_key(|x| (x.ts, x.frame));
+            s.kept.sort_by_key(|x| (x.ts, x.frame));
         }
         out
     }
@@ -282,12 +320,18 @@ impl Lag {
             "growing since",
             "over time",
         ]);
-        for ((owner, topic, part, kind), s) in &series {
-            let f = Figures::of(s, a.span().map_or(0, |x| x.1), *kind != Kind::Position);
-            let since = f.growing_since.map_or("-".into(), |x| {
-                format!("{} (frame {})", at_text(x.ts, b.start), x.frame)
-            });
-            let line = sparkline_fit(&b.max_per_bucket(s.iter().map(|x| (x.ts, x.lag))));
+        let end = a.span().map_or(0, |x| x.1);
+        let figures: Vec<(&SeriesKey, &Points, Figures)> = series
+            .iter()
+            .map(|(k, s)| (k, s, Figures::of(&s.kept, end, k.3 != Kind::Position)))
+            .collect();
+        let shown = top(&figures, |x| x.2.max, TOP_ROWS);
+        for (i, ((owner, topic, part, kind), s, f)) in figures.iter().enumerate() {
+            if !shown[i] {
+                continue;
+            }
+            let since = since_text(f, b.start);
+            let line = sparkline_fit(&b.max_per_bucket(s.kept.iter().map(|x| (x.ts, x.lag))));
             let who = [
                 Cell::atom(owner),
                 Cell::atom(topic),
@@ -296,7 +340,7 @@ impl Lag {
             ];
             let mut row = who.to_vec();
             row.extend([
-                Cell::num(s.len()),
+                Cell::num(s.count),
                 Cell::num(f.min),
                 Cell::num(f.median),
                 Cell::num(f.max),
@@ -308,6 +352,22 @@ impl Lag {
             row.extend([Cell::text(since), Cell::whole(line)]);
             t.row(row);
         }
+        let more = figures.len().saturating_sub(TOP_ROWS);
+        if more > 0 {
+            let text = format!("and {more} more series with a smaller largest lag (all in --json)");
+            g.row(vec![Cell::text(&text)]);
+            t.row(vec![Cell::text(&text)]);
+        }
+        vec![
+            (self.title(), g.render(width).to_string()),
+            (
+                "Consumer lag over time (largest per bucket)".into(),
+                t.render(width).to_string(),
+            ),
+        ]
+    }
+
+    fn title(&self) -> String {
         let mut title = String::from("Consumer lag (records behind the newest log end seen)");
         if self.without_log_end > 0 {
             title.push_str(&format!(
@@ -315,13 +375,7 @@ impl Lag {
                 self.without_log_end
             ));
         }
-        vec![
-            (title, g.render(width).to_string()),
-            (
-                "Consumer lag over time (largest per bucket)".into(),
-                t.render(width).to_string(),
-            ),
-        ]
+        title
     }
 
     /// Every series, by owner, topic, partition and kind.
@@ -331,7 +385,7 @@ impl Lag {
             .resolved(a)
             .into_iter()
             .map(|((owner, topic, partition, kind), s)| {
-                let f = Figures::of(&s, end, kind != Kind::Position);
+                let f = Figures::of(&s.kept, end, kind != Kind::Position);
                 let at = |x: Option<Sample>| {
                     x.map(|x| LagAt {
                         ts_ns: x.ts,
@@ -344,7 +398,7 @@ impl Lag {
                     topic,
                     partition,
                     kind,
-                    samples: s.len(),
+                    samples: s.count as usize,
                     min: f.min,
                     median: f.median,
                     max: f.max,
@@ -353,8 +407,10 @@ impl Lag {
                     growing_since: at(f.growing_since),
                     caught_up: at(f.caught_up),
                     status: f.status,
-                    buckets: b.max_per_bucket(s.iter().map(|x| (x.ts, x.lag))),
-                    points: s.iter().map(|x| LagPoint::of(x, kind)).collect(),
+                    buckets: b.max_per_bucket(s.kept.iter().map(|x| (x.ts, x.lag))),
+                    points: s.kept.iter().map(|x| LagPoint::of(x, kind)).collect(),
+                    growing_before_first_sample: f.before_first,
+                    points_merged: s.merged(),
                 }
             })
             .collect();
@@ -366,6 +422,29 @@ impl Lag {
     }
 }
 
+/// "growing since" as the table shows it: `before` when the lag grew before the first sample.
+fn since_text(f: &Figures, start: i64) -> String {
+    f.growing_since.map_or("-".into(), |x| {
+        let when = at_text(x.ts, start);
+        match f.before_first {
+            true => format!("before {when} (frame {})", x.frame),
+            false => format!("{when} (frame {})", x.frame),
+        }
+    })
+}
+
+/// Which of `rows` a text table shows: the `n` with the largest `key` (the first of equals),
+/// the rest summed in an "and N more" row.
+pub fn top<T>(rows: &[T], key: impl Fn(&T) -> i64, n: usize) -> Vec<bool> {
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(key(&rows[i])), i));
+    let mut shown = vec![false; rows.len()];
+    for &i in order.iter().take(n) {
+        shown[i] = true;
+    }
+    shown
+}
+
 /// Consumer lag (`lag` in the JSON).
 #[derive(Debug, Clone, Serialize)]
 pub struct LagOut {
@@ -373,7 +452,7 @@ pub struct LagOut {
     pub series: Vec<LagSeriesOut>,
     /// Commits made before any log end of their partition was seen: no lag figure.
     pub commits_without_log_end: u64,
-    /// Samples past the bounds (series per table, samples per series).
+    /// Samples past the bounds (series per table).
     pub dropped: u64,
 }
 
@@ -385,9 +464,10 @@ pub struct LagSeriesOut {
     pub topic: String,
     pub partition: i32,
     pub kind: Kind,
+    /// Samples taken (all of them, kept or merged).
     pub samples: usize,
     pub min: i64,
-    /// Nearest-rank 50th percentile.
+    /// Nearest-rank 50th percentile (of the samples kept, when some were merged).
     pub median: i64,
     pub max: i64,
     pub last: i64,
@@ -401,8 +481,22 @@ pub struct LagSeriesOut {
     pub status: Option<Status>,
     /// The largest lag of each time bucket; `None` (`null`) where a bucket has none.
     pub buckets: Vec<Option<i64>>,
-    /// Every sample, in time order.
+    /// The samples kept, in time order: every sample, unless `points_merged` says some were
+    /// merged away to keep the series within its bound.
     pub points: Vec<LagPoint>,
+    /// The lag was at its largest from the first sample on, above 0: it grew before that
+    /// sample (before the capture began, or before the consumer's first commit), and
+    /// `growing_since` is the first sample.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub growing_before_first_sample: bool,
+    /// Samples merged away (each time cell of the older samples keeps its lowest and its
+    /// highest); 0 when every sample is in `points`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub points_merged: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A sample named by its moment.
@@ -506,10 +600,15 @@ struct Figures {
     max: i64,
     last: i64,
     max_at: Option<Sample>,
-    /// The sample after the last one at the series' lowest lag before its first maximum: when
-    /// the lag started growing towards its peak. `None` when the lag never grew.
+    /// When the lag started growing towards its first maximum: the sample after the last one
+    /// at the lowest lag before that maximum; or, when the lag is at its maximum (above 0)
+    /// from the first sample on, that first sample (`before_first`). `None` when the lag
+    /// never grew.
     growing_since: Option<Sample>,
-    /// The first sample after the peak back at or below the lag growth started from.
+    /// The lag grew before the first sample.
+    before_first: bool,
+    /// The first sample after the peak back at or below the lag growth started from (0 when
+    /// it grew before the first sample).
     caught_up: Option<Sample>,
     status: Option<Status>,
 }
@@ -520,14 +619,23 @@ impl Figures {
         let lags: Vec<i64> = s.iter().map(|x| x.lag).collect();
         let max = lags.iter().copied().max().unwrap_or(0);
         let peak = lags.iter().position(|l| *l == max).unwrap_or(0);
-        let before = &lags[..=peak.min(lags.len().saturating_sub(1))];
-        let low = before.iter().copied().min().unwrap_or(0);
+        let before = lags.get(..=peak).unwrap_or(&[]);
+        let mut low = before.iter().copied().min().unwrap_or(0);
         let base = before.iter().rposition(|l| *l == low).unwrap_or(0);
-        let grew = max > low;
-        let growing_since = grew.then(|| s.get(base + 1).copied()).flatten();
-        let caught_up = grew
-            .then(|| s.iter().skip(peak + 1).find(|x| x.lag <= low).copied())
-            .flatten();
+        // The first sample is the largest: the consumer was already behind at its first
+        // sample (a capture started while it ran, or a backlog when it started), and the lag
+        // grew before it, from 0 as far as the capture can tell.
+        let before_first = peak == 0 && max > 0;
+        let growing_since = if before_first {
+            low = 0;
+            s.first().copied()
+        } else if max > low {
+            s.get(base + 1).copied()
+        } else {
+            None
+        };
+        let caught_up =
+            growing_since.and_then(|_| s.iter().skip(peak + 1).find(|x| x.lag <= low).copied());
         Figures {
             min: lags.iter().copied().min().unwrap_or(0),
             median: median(&lags).unwrap_or(0),
@@ -535,8 +643,60 @@ impl Figures {
             last: lags.last().copied().unwrap_or(0),
             max_at: s.get(peak).copied(),
             growing_since,
+            before_first,
             caught_up,
             status: judged.then(|| status(s, now)).flatten(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(lags: &[i64]) -> Vec<Sample> {
+        lags.iter()
+            .enumerate()
+            .map(|(i, &lag)| Sample {
+                ts: i as i64,
+                frame: i as u64 + 1,
+                lag,
+                offset: 0,
+                log_end: lag,
+                from: 0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn growing_since_is_after_the_last_low_before_the_first_peak() {
+        let f = Figures::of(&series(&[3, 0, 0, 4, 9, 9, 2, 0]), 10, false);
+        assert_eq!(f.growing_since.map(|x| x.frame), Some(4));
+        assert!(!f.before_first);
+        assert_eq!(f.max_at.map(|x| x.frame), Some(5));
+        assert_eq!(f.caught_up.map(|x| x.frame), Some(8));
+    }
+
+    #[test]
+    fn a_first_sample_at_the_peak_grew_before_the_capture() {
+        let f = Figures::of(&series(&[120, 80, 30, 0, 0]), 10, false);
+        assert!(f.before_first);
+        assert_eq!(f.growing_since.map(|x| x.frame), Some(1));
+        assert_eq!(f.caught_up.map(|x| x.frame), Some(4));
+        let f = Figures::of(&series(&[50, 50, 50]), 10, false);
+        assert!(f.before_first);
+        assert_eq!(f.growing_since.map(|x| x.frame), Some(1));
+        assert_eq!(f.caught_up, None);
+    }
+
+    #[test]
+    fn a_lag_that_never_grew_has_no_start() {
+        for lags in [&[0, 0, 0][..], &[0][..], &[]] {
+            let f = Figures::of(&series(lags), 10, false);
+            assert_eq!(f.growing_since, None, "{lags:?}");
+            assert!(!f.before_first);
+        }
+        let f = Figures::of(&series(&[5, 2, 2]), 10, false);
+        assert!(f.before_first, "5 at the start is the peak, above 0");
     }
 }

@@ -92,6 +92,80 @@ pub struct BucketsOut {
     pub buckets: usize,
 }
 
+/// How [`Cells`] merges the pairs of one time cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Merge {
+    /// The largest values (a chart of the largest per bucket).
+    #[default]
+    Max,
+    /// The sums (a chart of sums per bucket).
+    Sum,
+}
+
+/// (time, value, value) triples kept for a chart, bounded: past the bound the triples are
+/// merged by time cell (the cell doubling at each merge), each cell keeping its largest
+/// values or their sums, at the time of its first. A cell is far narrower than a chart's
+/// bucket unless the capture is long, and a cell that straddles two buckets counts in the
+/// first.
+#[derive(Debug, Clone, Default)]
+pub struct Cells {
+    pub kept: Vec<(i64, i64, i64)>,
+    cell: i64,
+    how: Merge,
+}
+
+impl super::budget::Shrink for Cells {
+    fn held(&self) -> usize {
+        self.kept.len()
+    }
+
+    fn cut(&mut self, cap: usize) {
+        self.merge((cap / 2).max(2), self.how);
+    }
+}
+
+impl Cells {
+    /// Adds a triple; past `cap` kept, merges them by time cell.
+    pub fn push(&mut self, x: (i64, i64, i64), cap: usize, how: Merge) {
+        self.how = how;
+        self.kept.push(x);
+        if self.kept.len() > cap.max(4) {
+            self.merge(cap.max(4) / 2, how);
+        }
+    }
+
+    fn merge(&mut self, want: usize, how: Merge) {
+        self.kept.sort_by_key(|x| x.0);
+        let (Some(first), Some(last)) = (self.kept.first(), self.kept.last()) else {
+            return;
+        };
+        let (t0, span) = (first.0, (last.0 - first.0).max(1));
+        self.cell = self.cell.max(span / want.max(1) as i64 + 1);
+        loop {
+            let mut out: Vec<(i64, i64, i64)> = Vec::new();
+            let mut cur = i64::MIN;
+            for &(ts, a, b) in &self.kept {
+                let c = (ts - t0) / self.cell;
+                match out.last_mut() {
+                    Some(o) if c == cur => match how {
+                        Merge::Max => *o = (o.0, o.1.max(a), o.2.max(b)),
+                        Merge::Sum => *o = (o.0, o.1 + a, o.2 + b),
+                    },
+                    _ => {
+                        out.push((ts, a, b));
+                        cur = c;
+                    }
+                }
+            }
+            if out.len() <= want || self.cell >= span {
+                self.kept = out;
+                return;
+            }
+            self.cell = self.cell.saturating_mul(2);
+        }
+    }
+}
+
 /// Eight levels, and a dot for a bucket without a value.
 const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 

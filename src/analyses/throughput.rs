@@ -4,8 +4,10 @@
 //! exchanges that waited for every in-sync replica (acks=all).
 
 use super::adapter::Event;
-use super::series::{at_text, ms, ms_text, Buckets};
-use super::{MAX_KEYS, MAX_SAMPLES};
+use super::budget::Budget;
+use super::keys::{TopicIx, Tp};
+use super::series::{at_text, ms, ms_text, Buckets, Cells, Merge};
+use super::{Analyses, At, Held, MAX_KEYS};
 use crate::kafka::meaning::facts::BatchFact;
 use crate::kafka::records::codec_name;
 use crate::render::table::{Cell, Grid};
@@ -57,65 +59,82 @@ struct SlowProduce {
     frame: u64,
     ts: i64,
     client_id: String,
-    topics: Vec<String>,
+    topics: Vec<TopicIx>,
     records: i64,
 }
 
 /// Slow acks=all produces kept.
 const SLOWEST: usize = 10;
 
-#[derive(Debug, Default)]
+/// (time, records, wire bytes) kept over all topics of a direction (24 bytes each); each
+/// topic keeps at least 16, merged by time cell past its share.
+pub const SERIES_POINTS: usize = 65_536;
+pub const LEAST_SERIES_POINTS: usize = 16;
+
+/// Partition rows a text table shows: those with the most records.
+const TOP_ROWS: usize = 20;
+
+#[derive(Debug)]
 pub struct Throughput {
-    produce: HashMap<(String, i32), Totals>,
-    fetch: HashMap<(String, i32), Totals>,
+    produce: HashMap<Tp, Totals>,
+    fetch: HashMap<Tp, Totals>,
     /// Per codec: batches, wire bytes, uncompressed bytes (produced).
     codecs: BTreeMap<u8, (u64, u64, u64)>,
     /// (ts, records, wire bytes) produced and fetched per topic, for the series.
-    produce_ts: HashMap<String, Vec<(i64, i64, i64)>>,
-    fetch_ts: HashMap<String, Vec<(i64, i64, i64)>>,
+    produce_ts: HashMap<TopicIx, Cells>,
+    fetch_ts: HashMap<TopicIx, Cells>,
+    /// What the series of each direction keep together.
+    budgets: [Budget; 2],
     slowest: Vec<SlowProduce>,
 }
 
+impl Default for Throughput {
+    fn default() -> Throughput {
+        let budget = Budget::new(SERIES_POINTS, LEAST_SERIES_POINTS);
+        Throughput {
+            produce: HashMap::new(),
+            fetch: HashMap::new(),
+            codecs: BTreeMap::new(),
+            produce_ts: HashMap::new(),
+            fetch_ts: HashMap::new(),
+            budgets: [budget; 2],
+            slowest: Vec::new(),
+        }
+    }
+}
+
 fn add(
-    totals: &mut HashMap<(String, i32), Totals>,
-    times: &mut HashMap<String, Vec<(i64, i64, i64)>>,
-    e: &Event,
-    topic: &str,
-    part: i32,
+    totals: &mut HashMap<Tp, Totals>,
+    (times, budget): (&mut HashMap<TopicIx, Cells>, &mut Budget),
+    ts: i64,
+    tp: Tp,
     batches: &[BatchFact],
 ) {
-    let key = (topic.to_string(), part);
-    if totals.len() >= MAX_KEYS && !totals.contains_key(&key) {
+    if totals.len() >= MAX_KEYS && !totals.contains_key(&tp) {
         return;
     }
-    let t = totals.entry(key).or_default();
+    let t = totals.entry(tp).or_default();
     for b in batches {
         t.add(b);
     }
     let records: i64 = batches.iter().map(|b| b.records).sum();
     let wire: usize = batches.iter().map(|b| b.wire_bytes).sum();
-    if times.len() < MAX_KEYS || times.contains_key(topic) {
-        let s = times.entry(topic.to_string()).or_default();
-        if s.len() < MAX_SAMPLES {
-            s.push((e.ts, records, wire as i64));
-        }
+    if times.len() < MAX_KEYS || times.contains_key(&tp.0) {
+        budget.add(times, tp.0, |s| {
+            s.push((ts, records, wire as i64), usize::MAX, Merge::Sum)
+        });
     }
 }
 
 impl Throughput {
-    pub fn request(&mut self, e: &Event) {
+    pub fn request(&mut self, e: &Event, parts: &[At]) {
         if e.api_key != 0 {
             return;
         }
-        for p in &e.parts {
-            add(
-                &mut self.produce,
-                &mut self.produce_ts,
-                e,
-                &p.topic,
-                p.partition,
-                &p.batches,
-            );
+        for at in parts {
+            let p = &e.parts[at.i];
+            let series = (&mut self.produce_ts, &mut self.budgets[0]);
+            add(&mut self.produce, series, e.ts, at.tp, &p.batches);
             for b in &p.batches {
                 let c = self.codecs.entry(b.codec).or_default();
                 c.0 += 1;
@@ -125,48 +144,56 @@ impl Throughput {
         }
     }
 
-    pub fn response(&mut self, req: Option<&Event>, e: &Event) {
+    pub fn response(&mut self, req: Option<&Held>, e: &Event, parts: &[At]) {
         match (e.api_key, req) {
             // A Fetch answer whose request was not captured may be a follower's.
-            (1, Some(r)) if !r.replica => {
-                for p in e.parts.iter().filter(|p| !p.batches.is_empty()) {
-                    add(
-                        &mut self.fetch,
-                        &mut self.fetch_ts,
-                        e,
-                        &p.topic,
-                        p.partition,
-                        &p.batches,
-                    );
+            (1, Some(r)) if !r.event.replica => {
+                for at in parts {
+                    let p = &e.parts[at.i];
+                    if !p.batches.is_empty() {
+                        let series = (&mut self.fetch_ts, &mut self.budgets[1]);
+                        add(&mut self.fetch, series, e.ts, at.tp, &p.batches);
+                    }
                 }
             }
-            (0, Some(r)) if r.acks == Some(-1) => self.slow(r, e),
+            (0, Some(r)) => {
+                if let Some((topics, records)) = &r.slow {
+                    self.slow(r, topics, *records, e);
+                }
+            }
             _ => {}
         }
     }
 
-    fn slow(&mut self, r: &Event, e: &Event) {
-        let mut topics: Vec<String> = r.parts.iter().map(|p| p.topic.clone()).collect();
-        topics.dedup();
+    fn slow(&mut self, r: &Held, topics: &[TopicIx], records: i64, e: &Event) {
+        let latency = e.ts - r.event.ts;
+        let full = self.slowest.len() >= SLOWEST;
+        if full && self.slowest.last().is_some_and(|x| x.latency >= latency) {
+            return;
+        }
         self.slowest.push(SlowProduce {
-            latency: e.ts - r.ts,
+            latency,
             frame: e.frame,
-            ts: r.ts,
-            client_id: r.client_id.clone(),
-            topics,
-            records: r
-                .parts
-                .iter()
-                .flat_map(|p| &p.batches)
-                .map(|b| b.records)
-                .sum(),
+            ts: r.event.ts,
+            client_id: r.event.client_id.clone(),
+            topics: topics.to_vec(),
+            records,
         });
         self.slowest
             .sort_by(|a, b| b.latency.cmp(&a.latency).then(a.frame.cmp(&b.frame)));
         self.slowest.truncate(SLOWEST);
     }
 
-    fn per_topic(m: &HashMap<(String, i32), Totals>) -> BTreeMap<String, Totals> {
+    /// Totals by (topic, partition), topics under the names known at the end.
+    fn named(a: &Analyses, m: &HashMap<Tp, Totals>) -> BTreeMap<(String, i32), Totals> {
+        let mut out: BTreeMap<(String, i32), Totals> = BTreeMap::new();
+        for ((t, p), x) in m {
+            out.entry((a.topic_text(*t), *p)).or_default().merge(x);
+        }
+        out
+    }
+
+    fn per_topic(m: &BTreeMap<(String, i32), Totals>) -> BTreeMap<String, Totals> {
         let mut out: BTreeMap<String, Totals> = BTreeMap::new();
         for ((t, _), x) in m {
             out.entry(t.clone()).or_default().merge(x);
@@ -174,10 +201,11 @@ impl Throughput {
         out
     }
 
-    pub fn tables(&self, span: Option<(i64, i64)>, width: Option<u16>) -> Vec<(String, String)> {
+    pub fn tables(&self, a: &Analyses, width: Option<u16>) -> Vec<(String, String)> {
         if self.produce.is_empty() && self.fetch.is_empty() {
             return Vec::new();
         }
+        let span = a.span();
         let secs = seconds(span);
         let mut g = Grid::new(&[
             "topic",
@@ -193,16 +221,21 @@ impl Throughput {
         ]);
         let mut rows: BTreeMap<(String, i32, &str), Totals> = BTreeMap::new();
         for (dir, m) in [("produce", &self.produce), ("fetch", &self.fetch)] {
-            for ((t, p), x) in m {
-                rows.insert((t.clone(), *p, dir), *x);
+            for ((t, p), x) in Self::named(a, m) {
+                rows.insert((t, p, dir), x);
             }
         }
-        for ((t, p), x) in rows.iter().map(|((t, p, d), x)| ((t, (*p, *d)), x)) {
+        let rows: Vec<(&(String, i32, &str), &Totals)> = rows.iter().collect();
+        let shown = super::lag::top(&rows, |r| r.1.records, TOP_ROWS);
+        for (i, ((t, p, d), x)) in rows.iter().enumerate() {
+            if !shown[i] {
+                continue;
+            }
             let per_s = |v: f64| format!("{:.1}", v / secs);
             g.row(vec![
                 Cell::atom(t),
-                Cell::num(p.0),
-                Cell::atom(p.1),
+                Cell::num(p),
+                Cell::atom(*d),
                 Cell::num(x.records),
                 Cell::num(per_s(x.records as f64)),
                 Cell::num(per_s(x.wire as f64)),
@@ -217,7 +250,13 @@ impl Throughput {
                 Cell::num(format!("{} B", x.max_wire)),
             ]);
         }
-        let (c, sl) = (self.codec_grid(), self.slowest_grid(span));
+        let more = rows.len().saturating_sub(TOP_ROWS);
+        if more > 0 {
+            g.row(vec![Cell::text(format!(
+                "and {more} more partitions and directions with fewer records (all in --json)"
+            ))]);
+        }
+        let (c, sl) = (self.codec_grid(), self.slowest_grid(a));
         let mut out = vec![(
             format!("Throughput per topic and partition (over {secs:.3} s)"),
             g.render(width).to_string(),
@@ -257,15 +296,15 @@ impl Throughput {
         c
     }
 
-    fn slowest_grid(&self, span: Option<(i64, i64)>) -> Grid {
-        let start = span.map_or(0, |s| s.0);
+    fn slowest_grid(&self, a: &Analyses) -> Grid {
+        let start = a.span().map_or(0, |s| s.0);
         let mut s = Grid::new(&["frame", "at", "client_id", "topics", "records", "latency"]);
         for x in &self.slowest {
             s.row(vec![
                 Cell::num(x.frame),
                 Cell::num(at_text(x.ts, start)),
                 Cell::atom(&x.client_id),
-                Cell::text(x.topics.join(" ")),
+                Cell::text(topic_list(a, &x.topics).join(" ")),
                 Cell::num(x.records),
                 Cell::num(ms_text(x.latency)),
             ]);
@@ -274,19 +313,19 @@ impl Throughput {
     }
 
     /// The throughput tables and series.
-    pub fn out(&self, span: Option<(i64, i64)>, b: &Buckets) -> ThroughputOut {
-        let secs = seconds(span);
+    pub fn out(&self, a: &Analyses, b: &Buckets) -> ThroughputOut {
+        let secs = seconds(a.span());
         let mut partitions = Vec::new();
         let mut topics = Vec::new();
         for (dir, m) in [("produce", &self.produce), ("fetch", &self.fetch)] {
-            let sorted: BTreeMap<&(String, i32), &Totals> = m.iter().collect();
+            let named = Self::named(a, m);
             partitions.extend(
-                sorted
+                named
                     .iter()
                     .map(|((t, p), x)| ThroughputRow::of(dir, t, Some(*p), x, secs)),
             );
             topics.extend(
-                Self::per_topic(m)
+                Self::per_topic(&named)
                     .iter()
                     .map(|(t, x)| ThroughputRow::of(dir, t, None, x, secs)),
             );
@@ -309,7 +348,7 @@ impl Throughput {
                 frame: x.frame,
                 ts_ns: x.ts,
                 client_id: x.client_id.clone(),
-                topics: x.topics.clone(),
+                topics: topic_list(a, &x.topics),
                 records: x.records,
                 latency_ms: ms(x.latency),
             })
@@ -321,22 +360,48 @@ impl Throughput {
             codecs,
             slowest_acks_all,
             series: ThroughputSeries {
-                produce: topic_series(&self.produce_ts, b),
-                fetch: topic_series(&self.fetch_ts, b),
+                produce: topic_series(a, &self.produce_ts, b),
+                fetch: topic_series(a, &self.fetch_ts, b),
             },
         }
     }
 }
 
+/// Topics by name as shown, without repeats next to each other.
+fn topic_list(a: &Analyses, topics: &[TopicIx]) -> Vec<String> {
+    let mut out: Vec<String> = topics.iter().map(|t| a.topic_text(*t)).collect();
+    out.dedup();
+    out
+}
+
 /// Records and wire bytes per bucket of each topic, by topic.
-fn topic_series(m: &HashMap<String, Vec<(i64, i64, i64)>>, b: &Buckets) -> Vec<TopicSeries> {
-    let sorted: BTreeMap<&String, &Vec<(i64, i64, i64)>> = m.iter().collect();
-    sorted
-        .iter()
-        .map(|(t, s)| TopicSeries {
-            topic: (*t).clone(),
-            records: b.sum_per_bucket(s.iter().map(|x| (x.0, x.1))),
-            wire_bytes: b.sum_per_bucket(s.iter().map(|x| (x.0, x.2))),
+fn topic_series(a: &Analyses, m: &HashMap<TopicIx, Cells>, b: &Buckets) -> Vec<TopicSeries> {
+    let mut named: BTreeMap<String, (Vec<i64>, Vec<i64>)> = BTreeMap::new();
+    for (t, s) in m {
+        let slot = named
+            .entry(a.topic_text(*t))
+            .or_insert_with(|| (vec![0; b.count], vec![0; b.count]));
+        for (i, v) in b
+            .sum_per_bucket(s.kept.iter().map(|x| (x.0, x.1)))
+            .into_iter()
+            .enumerate()
+        {
+            slot.0[i] += v;
+        }
+        for (i, v) in b
+            .sum_per_bucket(s.kept.iter().map(|x| (x.0, x.2)))
+            .into_iter()
+            .enumerate()
+        {
+            slot.1[i] += v;
+        }
+    }
+    named
+        .into_iter()
+        .map(|(topic, (records, wire_bytes))| TopicSeries {
+            topic,
+            records,
+            wire_bytes,
         })
         .collect()
 }

@@ -1,4 +1,5 @@
-//! Topic ids to names. Metadata v10+ and DescribeTopicPartitions responses carry both; later
+//! Topic ids to names. Metadata v10+, CreateTopics v7+ and DescribeTopicPartitions responses
+//! carry both, and so does the KRaft log's TopicRecord in a controller's Fetch answer; later
 //! messages that carry only an id get the name beside it, in every view.
 
 use crate::kafka::meaning::facts::{Facts, TopicRef};
@@ -54,7 +55,7 @@ impl TopicNames {
             return;
         }
         if msg.direction == crate::kafka::spec::schema::Direction::Response
-            && matches!(msg.api_key, Some(3) | Some(75))
+            && (matches!(msg.api_key, Some(3 | 19 | 75)) || holds_topic_records(msg))
         {
             self.learn(msg.root());
         }
@@ -144,6 +145,15 @@ impl TopicNames {
         }
         noted
     }
+}
+
+/// Whether the message carries KRaft `TopicRecord`s (a controller's Fetch answer of the
+/// metadata log): each names a topic created, beside its id.
+fn holds_topic_records(msg: &Message) -> bool {
+    msg.record_types
+        .types
+        .iter()
+        .any(|(name, _)| *name == "TopicRecord")
 }
 
 /// Whether the message's API has a field that may hold a topic id; a message of no known API

@@ -211,6 +211,9 @@ pub struct PartitionFact {
     pub error: i16,
     /// Fetch request: the offset asked for.
     pub fetch_offset: Option<i64>,
+    /// The topic's id, when the entry names one (its name, when known, is `topic`; else
+    /// `topic` is the id in hex).
+    pub topic_id: Option<[u8; 16]>,
     /// Fetch response: the high watermark.
     pub high_watermark: Option<i64>,
     /// OffsetCommit request, OffsetFetch response.
@@ -244,6 +247,13 @@ pub struct BatchFact {
     /// Bytes on the wire, and as they would be uncompressed.
     pub wire_bytes: usize,
     pub plain_bytes: usize,
+    /// A v2 batch's producer id and base sequence (-1 for a producer that is not
+    /// idempotent, and for legacy messages), and its stored CRC: with the partition, what
+    /// finds the same batch in a Produce request and in a Fetch answer (the analyses learn a
+    /// topic id's name from it).
+    pub producer_id: i64,
+    pub base_sequence: i32,
+    pub crc: u32,
 }
 
 /// A group member and its partitions, by topic.

@@ -93,6 +93,10 @@ struct Seen {
     /// messages kept from it.
     wrapped: bool,
     inner_records: i64,
+    /// A v2 batch's producerId and baseSequence, and the CRC stored (v2 or legacy).
+    producer_id: Option<i64>,
+    base_sequence: Option<i64>,
+    crc: Option<u32>,
 }
 
 impl Seen {
@@ -138,6 +142,9 @@ impl Seen {
             codec: (self.attributes.unwrap_or(0) & 7) as u8,
             wire_bytes,
             plain_bytes: wire_bytes - comp + plain,
+            producer_id: self.producer_id.unwrap_or(-1),
+            base_sequence: self.base_sequence.unwrap_or(-1) as i32,
+            crc: self.crc.unwrap_or(0),
         }
     }
 }
@@ -960,9 +967,9 @@ fn batch_v2_header(r: &mut Src<'_>, ctx: &mut Ctx<'_>, c: &mut Vec<Node>) -> Res
     let max_ts = r.int("maxTimestamp", Int::Int64, c)?;
     note_last(c, Note::TimestampMs(max_ts));
     // The producer state: idempotent and transactional producers' id, epoch and sequence.
-    r.int("producerId", Int::Int64, c)?;
+    ctx.seen.producer_id = Some(r.int("producerId", Int::Int64, c)?);
     r.int("producerEpoch", Int::Int16, c)?;
-    r.int("baseSequence", Int::Int32, c)?;
+    ctx.seen.base_sequence = Some(r.int("baseSequence", Int::Int32, c)?);
     let count = r.int("recordsCount", Int::Int32, c)?;
     ctx.seen.count = Some(count);
     Ok(BatchInfo {
@@ -979,6 +986,7 @@ fn batch_v2_header(r: &mut Src<'_>, ctx: &mut Ctx<'_>, c: &mut Vec<Node>) -> Res
 fn crc(r: &mut Src<'_>, ctx: &mut Ctx<'_>, c: &mut Vec<Node>, castagnoli: bool) -> Res<()> {
     let at = r.pos();
     let stored = r.uint32("crc", c)?;
+    ctx.seen.crc = Some(stored);
     let computed = if castagnoli {
         crc32c::crc32c(r.rest())
     } else {
@@ -1802,6 +1810,9 @@ mod tests {
                     codec: (int("attributes").unwrap_or(0) & 7) as u8,
                     wire_bytes: b.len,
                     plain_bytes: b.len - comp_len + plain,
+                    producer_id: int("producerId").unwrap_or(-1),
+                    base_sequence: int("baseSequence").unwrap_or(-1) as i32,
+                    crc: int("crc").unwrap_or(0) as u32,
                 }
             })
             .collect();

@@ -269,7 +269,8 @@ impl Collector {
         c.open = None;
         c.arrays_met = 0;
         c.structs_met = 0;
-        c.learns = direction == Direction::Response && matches!(api_key, 3 | 75);
+        // Metadata, CreateTopics and DescribeTopicPartitions answers pair ids with names.
+        c.learns = direction == Direction::Response && matches!(api_key, 3 | 19 | 75);
         c.pairs.clear();
         c.nodes = 0;
         c

@@ -444,8 +444,14 @@ fn offsets(body: &Index<'_>, key: i16, batches: &[BatchFact]) -> Vec<PartitionFa
                 continue;
             }
             let topic = topic_text(t);
+            let id = field(t, FactField::TopicId).and_then(|n| match n.value {
+                Value::Uuid(u) if u != [0; 16] => Some(u),
+                _ => None,
+            });
             for p in parts {
-                out.push(partition_fact(&topic, p, batches));
+                let mut f = partition_fact(&topic, p, batches);
+                f.topic_id = id;
+                out.push(f);
             }
         }
     }
@@ -488,6 +494,7 @@ fn partition_fact(topic: &str, p: &Node, all_batches: &[BatchFact]) -> Partition
         leader: int(FactField::LeaderId).map(|l| l as i32),
         isr: p.fact(FactField::IsrNodes).map(broker_ids),
         replicas: p.fact(FactField::ReplicaNodes).map(broker_ids),
+        topic_id: None,
         ranges,
         batches: p
             .fact(FactField::Records)

@@ -199,6 +199,7 @@ mod tests {
                     })
                     .collect(),
             ),
+            cluster: None,
         }
     }
 

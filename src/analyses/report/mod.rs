@@ -200,6 +200,7 @@ mod tests {
                     })
                     .collect(),
             ),
+            cluster: None,
         }
     }
 

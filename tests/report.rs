@@ -529,7 +529,7 @@ fn the_page_holds_the_json_numbers_without_script() {
     let dom = dump_dom(&browser, &page, false);
     let _ = std::fs::remove_file(&page);
     // Health and errors come first, then latency, lag, end to end, throughput, groups,
-    // versions, connections.
+    // cluster changes, versions, connections.
     let order: Vec<usize> = [
         "id=\"health\"",
         "id=\"latency\"",
@@ -537,6 +537,7 @@ fn the_page_holds_the_json_numbers_without_script() {
         "id=\"end-to-end\"",
         "id=\"throughput\"",
         "id=\"groups\"",
+        "id=\"cluster\"",
         "id=\"versions\"",
         "id=\"connections\"",
     ]

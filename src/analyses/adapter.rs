@@ -159,7 +159,10 @@ pub fn topic_pairs(rec: &Record<'_>) -> Vec<([u8; 16], String)> {
     }
     let teaches = m.direction == Direction::Response
         && (matches!(m.api_key, Some(3 | 19 | 75))
-            || m.record_types.types.iter().any(|(n, _)| *n == "TopicRecord"));
+            || m.record_types
+                .types
+                .iter()
+                .any(|(n, _)| *n == "TopicRecord"));
     let mut out = Vec::new();
     if let (true, Some(root)) = (teaches, m.tree.as_deref()) {
         pairs_in(root, &mut out);

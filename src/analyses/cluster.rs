@@ -63,8 +63,8 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// As the table says it.
-    fn words(self) -> &'static str {
+    /// As the table (and the report) says it.
+    pub(crate) fn words(self) -> &'static str {
         match self {
             Kind::BrokerRegistered => "broker registered",
             Kind::BrokerUnregistered => "broker unregistered",

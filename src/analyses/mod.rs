@@ -8,8 +8,8 @@
 //! (`MAX_KEYS` keys, `MAX_SAMPLES` samples per series), past which what comes is counted.
 
 pub mod adapter;
-pub mod cluster;
 mod budget;
+pub mod cluster;
 mod findings;
 mod groups;
 mod keys;

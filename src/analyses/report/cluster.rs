@@ -2,16 +2,46 @@
 //! unfenced, leaders moved, ISRs shrunk or expanded, topics created or deleted, configs), in
 //! time order, and each broker as the log left it.
 //!
-//! The section reads a view of the cluster analysis' output ([`ClusterView`]) rather than
-//! that output itself: the analysis is written on another branch, and the view keeps this
-//! page compiled and tested until it lands; the mapping from its typed output is a few
-//! lines in `report::html`.
-// Unused outside its tests until the cluster analysis is in the typed output.
-#![cfg_attr(not(test), allow(dead_code))]
+//! The section reads a view of the cluster analysis' output ([`ClusterView`], made by
+//! [`view`]): its tests build views by hand, without running the analysis.
 
 use super::page::{Cell, Section, Table};
 use super::units;
+use crate::analyses::cluster::ClusterOut;
 use maud::html;
+
+/// The view of the cluster analysis' typed output.
+pub fn view(c: &ClusterOut) -> ClusterView<'_> {
+    ClusterView {
+        changes: c
+            .changes
+            .iter()
+            .map(|r| ChangeView {
+                ts_ns: r.ts_ns,
+                frame: r.frame,
+                // In the words of the text table.
+                kind: r.kind.words().to_string(),
+                subjects: &r.subjects,
+                count: r.count,
+                detail: &r.detail,
+            })
+            .collect(),
+        brokers: c
+            .brokers
+            .iter()
+            .map(|b| BrokerView {
+                broker: b.broker,
+                epoch: b.epoch,
+                registered: b.registered,
+                fenced: b.fenced,
+                shutting_down: b.shutting_down,
+            })
+            .collect(),
+        records: c.records,
+        seen_again: c.seen_again,
+        not_kept: c.not_kept,
+    }
+}
 
 /// One row of the change list: a change, or identical changes of several subjects folded.
 pub struct ChangeView<'a> {
@@ -47,20 +77,6 @@ pub struct ClusterView<'a> {
     pub seen_again: u64,
     /// Changes past the analysis' bounds.
     pub not_kept: u64,
-}
-
-/// A kind as its snake_case JSON name gives it: `isr_shrunk` → `ISR shrunk`.
-pub fn kind_words(snake: &str) -> String {
-    snake
-        .split('_')
-        .map(|w| match w {
-            "isr" => "ISR".to_string(),
-            "acl" => "ACL".to_string(),
-            "scram" => "SCRAM".to_string(),
-            w => w.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Within one frame, brokers first: the broker fenced is why the ISRs shrank.
@@ -179,6 +195,7 @@ pub fn section(c: &ClusterView<'_>, start_ns: i64) -> Section {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyses::cluster::Kind;
 
     #[test]
     fn changes_in_time_order_brokers_first_and_escaped() {
@@ -189,7 +206,7 @@ mod tests {
                 ChangeView {
                     ts_ns: 2_000_000_000,
                     frame: 40,
-                    kind: kind_words("isr_shrunk"),
+                    kind: Kind::IsrShrunk.words().to_string(),
                     subjects: &isr,
                     count: 5,
                     detail: "[1,2,3]→[1,3]",
@@ -197,7 +214,7 @@ mod tests {
                 ChangeView {
                     ts_ns: 2_000_000_000,
                     frame: 40,
-                    kind: kind_words("broker_fenced"),
+                    kind: Kind::BrokerFenced.words().to_string(),
                     subjects: &broker,
                     count: 1,
                     detail: "epoch 7",

@@ -46,6 +46,9 @@ pub fn html(r: &Report<'_>) -> String {
         list.extend(traffic::end_to_end(a));
         list.extend(traffic::throughput(a));
         list.extend(groups::groups(a, start, span));
+        if let Some(c) = &a.cluster {
+            list.push(cluster::section(&cluster::view(c), start));
+        }
     }
     list.push(sections::versions(r));
     list.push(sections::connections(r));
@@ -110,6 +113,8 @@ mod tests {
                 .map(|b| (b % 3 != 0).then_some((b % 97) as i64))
                 .collect(),
             points: Vec::new(),
+            growing_before_first_sample: false,
+            points_merged: 0,
         }
     }
 
@@ -118,29 +123,42 @@ mod tests {
         GroupOut {
             group: format!("group-{i}"),
             protocol: "classic",
+            generations_seen: generations as u64,
             generations: (0..generations)
                 .map(|g| GenerationOut {
                     generation: g as i64 + 1,
                     start_ns: START + g as i64 * 1_000_000_000,
                     start_frame: g as u64,
+                    opened_ns: START + g as i64 * 1_000_000_000,
+                    opened_frame: g as u64,
                     end_ns: Some(START + g as i64 * 1_000_000_000 + 5_000_000),
                     end_frame: Some(g as u64 + 1),
                     duration_ms: Some(5.0),
+                    from_heartbeats: false,
                     leader: Some(member(0)),
                     protocol: Some("range".into()),
+                    member_count: members,
                     members: (0..members)
                         .map(|m| MemberOut {
                             member_id: member(m),
-                            assignment: vec![AssignedOut {
-                                topic: "events".into(),
+                            assignment: Some(vec![AssignedOut {
+                                topic: Some("events".into()),
+                                tasks: None,
+                                subtopology: None,
                                 partitions: vec![m as i32],
-                            }],
+                            }]),
                         })
                         .collect(),
+                    joined: Vec::new(),
+                    left: Vec::new(),
+                    unlisted: 0,
                 })
                 .collect(),
+            members_now: members,
             joins: members as u64,
             leaves: 0,
+            present_at_start: 0,
+            left_since_newest: Vec::new(),
             rebalance_in_progress: 0,
             fenced: 0,
             rebalancing_ms: 5.0 * generations as f64,
@@ -153,6 +171,7 @@ mod tests {
                     detail: "generation 1".into(),
                 })
                 .collect(),
+            dropped: Default::default(),
         }
     }
 
@@ -197,10 +216,13 @@ mod tests {
                         kind: "unanswered",
                         summary: format!("finding {i}"),
                         frames: (0..1_000).collect(),
+                        count: 1,
                     })
                     .collect(),
             ),
+            groups_dropped: None,
             cluster: None,
+            topic_ids: Vec::new(),
         }
     }
 

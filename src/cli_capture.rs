@@ -970,6 +970,7 @@ fn write_stats<W: Write>(o: &mut Output<W>, s: &Settings) -> io::Result<()> {
         let layout = kdissect::render::stats::Layout {
             width: Some(table_width()),
             connections: s.stats_connections,
+            rows: s.stats_rows,
         };
         write!(out, "{sep}{}", st.tables_with(&layout))
     }

@@ -68,9 +68,52 @@ pub struct Event {
 
 fn identity_str(rec: &Record<'_>, label: &str) -> Option<String> {
     rec.msg.facts.identity.iter().find_map(|(l, v)| match v {
-        Scalar::Str(s) if *l == label => Some(s.clone()),
+        Scalar::Str(s) if *l == label => Some(capped(s)),
         _ => None,
     })
+}
+
+/// Bytes of an identifier (client, group, member, instance id, protocol) the analyses keep.
+/// Kafka's own are far shorter (a member id is its client id and a UUID), but the wire
+/// allows 32 KiB each, and the analyses keep thousands of them (a generation's members, a
+/// group's timeline): past this they keep its head and a hash of the whole, which keeps
+/// ids apart as the whole would.
+pub const MAX_ID_BYTES: usize = 256;
+
+/// `s`, or its first bytes (whole characters), `…` and a hash of it all when it is longer
+/// than [`MAX_ID_BYTES`].
+pub fn capped(s: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    if s.len() <= MAX_ID_BYTES {
+        return s.to_string();
+    }
+    let mut end = MAX_ID_BYTES - 24;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    // SipHash with fixed keys: the same id gives the same text in every run.
+    let mut h = std::hash::DefaultHasher::new();
+    s.hash(&mut h);
+    format!("{}…#{:016x}", &s[..end], h.finish())
+}
+
+/// A member as the analyses keep it: its ids and topic names capped ([`capped`]).
+fn member_capped(m: &MemberFact) -> MemberFact {
+    MemberFact {
+        member_id: capped(&m.member_id),
+        subscribed: m.subscribed.iter().map(|t| capped(t)).collect(),
+        partitions: m
+            .partitions
+            .iter()
+            .map(|(t, p)| (capped(t), p.clone()))
+            .collect(),
+        instance_id: m.instance_id.as_deref().map(capped),
+        tasks: m
+            .tasks
+            .iter()
+            .map(|(k, t, p)| (*k, capped(t), p.clone()))
+            .collect(),
+    }
 }
 
 fn identity_int(rec: &Record<'_>, label: &str) -> Option<i64> {
@@ -101,7 +144,7 @@ pub fn event(rec: &Record<'_>) -> Option<Event> {
         api_key,
         api_version,
         correlation_id: m.correlation_id.unwrap_or(0),
-        client_id: m.client_id.clone().flatten().unwrap_or_default(),
+        client_id: capped(m.client_id.clone().flatten().as_deref().unwrap_or_default()),
         asked: rec.request.map(|r| Asked {
             frame: r.frame,
             ts: r.ts_nanos,
@@ -119,14 +162,14 @@ pub fn event(rec: &Record<'_>) -> Option<Event> {
         protocol: identity_str(rec, "protocol"),
         all_topics: api_key == 3 && !response && f.topics.as_ref().is_some_and(|t| t.all),
         parts: f.offsets.clone(),
-        members: f.members.clone(),
+        members: f.members.iter().map(member_capped).collect(),
         software: f.software.clone(),
         advertised: f.advertised.clone(),
         bytes: rec.bytes.len(),
         replica: f.replica_id.is_some_and(|r| r >= 0),
         max_wait_ms: f.max_wait_ms,
-        instance_id: f.group.instance_id.clone(),
-        leader: f.group.leader.clone(),
+        instance_id: f.group.instance_id.as_deref().map(capped),
+        leader: f.group.leader.as_deref().map(capped),
         session_timeout_ms: f.group.session_timeout_ms,
         heartbeat_interval_ms: f.group.heartbeat_interval_ms,
     })
@@ -189,5 +232,29 @@ fn pairs_in(n: &crate::kafka::walk::node::Node, out: &mut Vec<([u8; 16], String)
     }
     for c in n.children.iter().filter(|c| !c.children.is_empty()) {
         pairs_in(c, out);
+    }
+}
+
+#[cfg(test)]
+mod capped_tests {
+    use super::*;
+
+    #[test]
+    fn long_ids_keep_their_head_and_stay_apart() {
+        assert_eq!(capped("consumer-1-uuid"), "consumer-1-uuid");
+        let a = format!("{}a", "m".repeat(40_000));
+        let b = format!("{}b", "m".repeat(40_000));
+        let (ca, cb) = (capped(&a), capped(&b));
+        assert!(
+            ca.len() <= MAX_ID_BYTES + 4 && cb.len() <= MAX_ID_BYTES + 4,
+            "{}",
+            ca.len()
+        );
+        assert!(ca.starts_with("mmmm") && ca.contains('…'));
+        assert_ne!(ca, cb);
+        assert_eq!(ca, capped(&a));
+        // Cut on a character boundary.
+        let wide = "é".repeat(1000);
+        assert!(capped(&wide).contains('…'));
     }
 }

@@ -18,7 +18,7 @@ use super::series::at_text;
 use super::MAX_KEYS;
 use crate::kafka::records::metadata::{Change, LogChange};
 use crate::kafka::stream::Record;
-use crate::render::table::{Cell, Grid};
+use crate::render::table::{Cell, Fit, Grid};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
 
@@ -540,7 +540,7 @@ impl Cluster {
     }
 
     /// The change list, for `--stats`: the first rows in time, then one row for the rest.
-    pub fn tables(&self, start: i64, width: Option<u16>) -> Vec<(String, String)> {
+    pub fn tables(&self, start: i64, fit: Fit) -> Vec<(String, String)> {
         if self.rows.is_empty() {
             return Vec::new();
         }
@@ -548,7 +548,8 @@ impl Cluster {
         // Within one frame, brokers first: the broker fenced is why the ISRs shrank.
         let mut rows: Vec<&ChangeRow> = self.rows.iter().collect();
         rows.sort_by_key(|r| (r.ts_ns, r.frame, rank(r.kind)));
-        for r in rows.into_iter().take(TABLE_ROWS) {
+        let shown = fit.rows().min(TABLE_ROWS);
+        for r in rows.iter().take(shown) {
             g.row(vec![
                 Cell::num(at_text(r.ts_ns, start)),
                 Cell::num(r.frame),
@@ -557,22 +558,18 @@ impl Cluster {
                 Cell::text(safe(&r.detail)),
             ]);
         }
-        let rest = self.rows.len().saturating_sub(TABLE_ROWS);
+        let rest = rows.len().saturating_sub(shown);
         if rest > 0 {
-            let changes: u64 = self.rows.iter().skip(TABLE_ROWS).map(|r| r.count).sum();
-            g.row(vec![
-                Cell::num(""),
-                Cell::num(""),
-                Cell::text(format!("and {rest} more rows ({changes} changes)")),
-                Cell::text(""),
-                Cell::text("--stats --json has them all"),
-            ]);
+            let changes: u64 = rows.iter().skip(shown).map(|r| r.count).sum();
+            g.note(format!(
+                "and {rest} more rows ({changes} changes) later in the log (all in --json)"
+            ));
         }
         let title = format!(
             "Cluster changes (KRaft metadata log: {} records changed something, each fetched {} more times)",
             self.records, self.seen_again
         );
-        vec![(title, g.render(width).to_string())]
+        vec![(title, g.text(fit.width))]
     }
 }
 

@@ -9,9 +9,9 @@ use super::versions::Versions;
 use super::{Analyses, ClientKey, MAX_KEYS, MAX_SAMPLES};
 use crate::kafka::message::api_display_name;
 use crate::kafka::stream::Notice;
-use crate::render::table::{Cell, Grid};
+use crate::render::table::{Cell, Fit, Grid};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 /// Full-list Metadata requests by one client within a minute past which it is a storm.
 pub const STORM_PER_MINUTE: usize = 10;
@@ -47,9 +47,53 @@ pub struct Finding {
     pub count: u64,
 }
 
+/// Correlation ids remembered per stream: a request that reuses one of them is retried. A
+/// client numbers its requests in order, so a reuse comes among its latest requests; a
+/// window keeps the memory a long connection takes constant.
+const RECENT_IDS: usize = 64;
+
+/// Requests sent within a minute that a storm's window keeps at most; past it the minute
+/// is a storm whatever the exact count, which then stays at this.
+const STORM_WINDOW: usize = 4096;
+
+/// One client's Metadata requests for every topic: those of the last minute, and its
+/// busiest minute so far (the most requests within 60 s of one another), found as they come.
+#[derive(Debug, Default)]
+struct Storm {
+    window: VecDeque<(i64, u64)>,
+    best: usize,
+    best_at: i64,
+    best_frames: Vec<u64>,
+}
+
+impl Storm {
+    fn add(&mut self, ts: i64, frame: u64) {
+        while self
+            .window
+            .front()
+            .is_some_and(|f| ts - f.0 >= 60_000_000_000)
+        {
+            self.window.pop_front();
+        }
+        if self.window.len() >= STORM_WINDOW {
+            self.window.pop_front();
+        }
+        self.window.push_back((ts, frame));
+        if self.window.len() > self.best {
+            self.best = self.window.len();
+            self.best_at = self.window.front().map_or(ts, |f| f.0);
+            if self.best_frames.len() < FRAMES
+                || self.best_frames.first() != self.window.front().map(|f| &f.1)
+            {
+                self.best_frames = self.window.iter().take(FRAMES).map(|f| f.1).collect();
+            }
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Findings {
-    storms: HashMap<ClientKey, Vec<(i64, u64)>>,
+    storms: HashMap<ClientKey, Storm>,
     /// (ts, frame, partitions with the error) of each NOT_LEADER_OR_FOLLOWER answer.
     not_leader: Vec<(i64, u64, usize)>,
     leaders: HashMap<(String, i32), i32>,
@@ -69,8 +113,9 @@ pub struct Findings {
     /// correlation id).
     long_polls: HashMap<(u32, i32), i64>,
     last_ts: i64,
-    /// Correlation ids per stream; retried ones with their frames.
-    corr: HashMap<u32, HashSet<i32>>,
+    /// The last correlation ids of each stream ([`RECENT_IDS`]); retried ones with their
+    /// frames.
+    corr: HashMap<u32, VecDeque<i32>>,
     retried: Vec<(u32, i32, u64)>,
     retried_total: u64,
 }
@@ -88,19 +133,21 @@ impl Findings {
         if e.all_topics {
             let c = ClientKey::of(e);
             if self.storms.len() < MAX_KEYS || self.storms.contains_key(&c) {
-                let s = self.storms.entry(c).or_default();
-                if s.len() < MAX_SAMPLES {
-                    s.push((e.ts, e.frame));
-                }
+                self.storms.entry(c).or_default().add(e.ts, e.frame);
             }
         }
         if self.corr.len() < MAX_KEYS || self.corr.contains_key(&e.stream) {
             let ids = self.corr.entry(e.stream).or_default();
-            if ids.len() < MAX_SAMPLES && !ids.insert(e.correlation_id) {
+            if ids.contains(&e.correlation_id) {
                 self.retried_total += 1;
                 if self.retried.len() < FRAMES {
                     self.retried.push((e.stream, e.correlation_id, e.frame));
                 }
+            } else {
+                if ids.len() >= RECENT_IDS {
+                    ids.pop_front();
+                }
+                ids.push_back(e.correlation_id);
             }
         }
     }
@@ -273,19 +320,9 @@ impl Findings {
     }
 
     fn storm_findings(&self, a: &Analyses, out: &mut Vec<Finding>) {
-        let sorted: BTreeMap<&ClientKey, &Vec<(i64, u64)>> = self.storms.iter().collect();
+        let sorted: BTreeMap<&ClientKey, &Storm> = self.storms.iter().collect();
         for (c, s) in sorted {
-            // The busiest minute: the most requests within 60 s of one another.
-            let (mut best, mut at) = (0, 0);
-            let mut lo = 0;
-            for hi in 0..s.len() {
-                while s[hi].0 - s[lo].0 >= 60_000_000_000 {
-                    lo += 1;
-                }
-                if hi + 1 - lo > best {
-                    (best, at) = (hi + 1 - lo, lo);
-                }
-            }
+            let best = s.best;
             if best > STORM_PER_MINUTE {
                 let group = a.groups_of.get(c);
                 out.push(Finding::new(
@@ -295,9 +332,9 @@ impl Findings {
                         "{}{} sent {best} Metadata requests for every topic within a minute (over {STORM_PER_MINUTE}), from {}",
                         client_text(&c.client_id, c.ip),
                         group.map(|g| format!(" (group {g:?})")).unwrap_or_default(),
-                        at_text(s[at].0, a.buckets().start),
+                        at_text(s.best_at, a.buckets().start),
                     ),
-                    s[at..at + best].iter().take(FRAMES).map(|x| x.1).collect(),
+                    s.best_frames.clone(),
                 ));
             }
         }
@@ -483,19 +520,39 @@ fn old_clients(v: &Versions, out: &mut Vec<Finding>) {
     }
 }
 
-/// The findings as a table: severity, kind, what, and the frames to look at.
-pub fn tables(list: &[Finding], width: Option<u16>) -> Vec<(String, String)> {
+/// The findings as a table: severity, kind, what, and the frames to look at. Findings of
+/// the same kind and severity (a NOT_LEADER burst at every leader move of an hour) take one
+/// row, the first of them told in full and the others counted: each is in `--json`. The
+/// kinds with the most severe findings first; past `fit.rows()` rows the rest are counted.
+pub fn tables(list: &[Finding], fit: Fit) -> Vec<(String, String)> {
     if list.is_empty() {
         return vec![("Findings".into(), "(none)\n".into())];
     }
-    let mut g = Grid::new(&["severity", "finding", "summary", "frames"]);
+    let mut kinds: Vec<(&Finding, u64)> = Vec::new();
+    let mut at: HashMap<(&str, &str), usize> = HashMap::new();
     for f in list {
+        match at.get(&(f.severity, f.kind)) {
+            Some(&i) => kinds[i].1 += 1,
+            None => {
+                at.insert((f.severity, f.kind), kinds.len());
+                kinds.push((f, 0));
+            }
+        }
+    }
+    let mut g = Grid::new(&["severity", "finding", "summary", "frames"]);
+    for (f, others) in kinds.iter().take(fit.rows()) {
         let frames: Vec<String> = f.frames.iter().map(u64::to_string).collect();
-        let summary = if f.count > 1 {
+        let mut summary = if f.count > 1 {
             format!("{} (×{}, identical)", f.summary, f.count)
         } else {
             f.summary.clone()
         };
+        if *others > 0 {
+            summary = format!(
+                "{} more like it (all in --json); the first: {summary}",
+                others
+            );
+        }
         g.row(vec![
             Cell::atom(f.severity),
             Cell::atom(f.kind),
@@ -507,7 +564,13 @@ pub fn tables(list: &[Finding], width: Option<u16>) -> Vec<(String, String)> {
             }),
         ]);
     }
-    vec![("Findings".into(), g.render(width).to_string())]
+    if kinds.len() > fit.rows() {
+        g.note(format!(
+            "and {} more kinds of findings (all in --json)",
+            kinds.len() - fit.rows()
+        ));
+    }
+    vec![("Findings".into(), g.text(fit.width))]
 }
 
 /// The findings as the JSON gives them.

@@ -15,7 +15,7 @@ use super::adapter::Event;
 use super::series::{at_text, ms, ms_text};
 use super::MAX_KEYS;
 use crate::kafka::names::error_name;
-use crate::render::table::{Cell, Grid};
+use crate::render::table::{Cell, Fit, Grid};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
@@ -1041,8 +1041,9 @@ fn short_id(member: &str) -> &str {
 }
 
 impl Timeline {
-    /// `start`: the capture's first message, which times count from.
-    pub fn tables(&self, start: i64, width: Option<u16>) -> Vec<(String, String)> {
+    /// `start`: the capture's first message, which times count from. Long, as one function
+    /// for the two tables: the summary's group order (busiest first) is the timeline's.
+    pub fn tables(&self, start: i64, fit: Fit) -> Vec<(String, String)> {
         if self.groups.is_empty() {
             return Vec::new();
         }
@@ -1068,7 +1069,16 @@ impl Timeline {
         ]);
         let (mut shown, mut unshown) = (0usize, 0u64);
         let mut dropped = Dropped::default();
-        for (name, l) in &self.groups {
+        for l in self.groups.values() {
+            dropped.add(&l.dropped);
+        }
+        // The groups that changed most first: a group that only heartbeated says little.
+        let mut busiest: Vec<(&String, &GroupLine)> = self.groups.iter().collect();
+        busiest.sort_by_key(|(name, l)| {
+            let changes = l.joins + l.leaves + l.generations_seen;
+            (std::cmp::Reverse(changes), name.as_str())
+        });
+        for (name, l) in busiest.iter().take(fit.rows()) {
             g.row(vec![
                 Cell::atom(name),
                 Cell::atom(l.protocol),
@@ -1080,10 +1090,17 @@ impl Timeline {
                 Cell::num(l.fenced),
                 Cell::num(ms_text(l.rebalancing_ns())),
             ]);
-            dropped.add(&l.dropped);
+        }
+        if busiest.len() > fit.rows() {
+            g.note(format!(
+                "and {} more groups with fewer changes (all in --json)",
+                busiest.len() - fit.rows()
+            ));
+        }
+        for (name, l) in &busiest {
             let lines = timeline_rows(name, l, start);
             for line in lines {
-                if shown < TEXT_ROWS {
+                if shown < fit.rows().min(TEXT_ROWS) {
                     rows.row(line);
                     shown += 1;
                 } else {
@@ -1092,17 +1109,11 @@ impl Timeline {
             }
         }
         if unshown > 0 {
-            rows.row(vec![
-                Cell::atom(format!("and {unshown} more rows")),
-                Cell::atom("(in --json)"),
-                Cell::num(""),
-                Cell::num(""),
-                Cell::num(""),
-                Cell::text(""),
-                Cell::text(""),
-            ]);
+            rows.note(format!(
+                "and {unshown} more rows of groups with fewer changes or older generations (all in --json)"
+            ));
         }
-        let mut summary = g.render(width).to_string();
+        let mut summary = g.text(fit.width);
         if let Some(note) = dropped.note(self.groups_dropped) {
             summary.push_str(&note);
         }
@@ -1110,7 +1121,7 @@ impl Timeline {
             ("Consumer groups".into(), summary),
             (
                 "Group timeline (one row per generation)".into(),
-                rows.render(width).to_string(),
+                rows.text(fit.width),
             ),
         ]
     }

@@ -18,7 +18,7 @@ use super::keys::{TopicIx, Tp};
 use super::points::Points;
 use super::series::{at_text, median, sparkline_fit, Buckets};
 use super::{Analyses, At, Held, MAX_KEYS};
-use crate::render::table::{Cell, Grid};
+use crate::render::table::{Cell, Fit, Grid};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
@@ -84,17 +84,27 @@ pub struct Lag {
     pub without_log_end: u64,
     /// Samples past the bounds.
     pub dropped: u64,
+    /// The group each client named in its requests (interned indexes; as many as clients).
+    group_of: HashMap<u32, u32>,
 }
 
 impl Default for Lag {
     fn default() -> Lag {
+        Lag::new(POINTS)
+    }
+}
+
+impl Lag {
+    /// Lag keeping `points` samples, all series together.
+    pub fn new(points: usize) -> Lag {
         Lag {
-            budget: Budget::new(POINTS, LEAST_POINTS),
+            budget: Budget::new(points, LEAST_POINTS),
             log_end: HashMap::new(),
             series: HashMap::new(),
             positions: HashMap::new(),
             without_log_end: 0,
             dropped: 0,
+            group_of: HashMap::new(),
         }
     }
 }
@@ -104,9 +114,6 @@ type SeriesKey = (String, String, i32, Kind);
 
 /// Burrow judges the last this many commits.
 const WINDOW: usize = 10;
-
-/// Series rows a text table shows: those with the largest lag.
-pub const TOP_ROWS: usize = 20;
 
 impl Lag {
     pub fn response(&mut self, req: Option<&Held>, e: &Event, parts: &[At]) {
@@ -174,7 +181,14 @@ impl Lag {
                     .iter()
                     .map(|b| b.last_offset.saturating_add(1))
                     .fold(from, i64::max);
-                let who = Who::Client(client);
+                // Keyed by the client's group once known: the tables join a group's
+                // members anyway, and a series per client (a consumer that reconnects from
+                // a new address is a new client) would split the samples' budget thinner
+                // with every reconnection.
+                let who = self
+                    .group_of
+                    .get(&client)
+                    .map_or(Who::Client(client), |g| Who::Group(*g));
                 self.sample(who, at.tp, Kind::Position, e, (from, to), hw);
             }
         }
@@ -229,6 +243,11 @@ impl Lag {
                 );
             }
         }
+    }
+
+    /// The client `client` named the group `group` (the first it named is kept).
+    pub fn member_of(&mut self, client: u32, group: u32) {
+        self.group_of.entry(client).or_insert(group);
     }
 
     /// `at`: (where the consumer was before the exchange, where it is after it).
@@ -295,7 +314,7 @@ impl Lag {
         out
     }
 
-    pub fn tables(&self, a: &Analyses, b: &Buckets, width: Option<u16>) -> Vec<(String, String)> {
+    pub fn tables(&self, a: &Analyses, b: &Buckets, fit: Fit) -> Vec<(String, String)> {
         let series = self.resolved(a);
         if series.is_empty() {
             return Vec::new();
@@ -325,7 +344,7 @@ impl Lag {
             .iter()
             .map(|(k, s)| (k, s, Figures::of(&s.kept, end, k.3 != Kind::Position)))
             .collect();
-        let shown = top(&figures, |x| x.2.max, TOP_ROWS);
+        let shown = top(&figures, |x| x.2.max, fit.rows());
         for (i, ((owner, topic, part, kind), s, f)) in figures.iter().enumerate() {
             if !shown[i] {
                 continue;
@@ -352,17 +371,17 @@ impl Lag {
             row.extend([Cell::text(since), Cell::whole(line)]);
             t.row(row);
         }
-        let more = figures.len().saturating_sub(TOP_ROWS);
+        let more = figures.len().saturating_sub(fit.rows());
         if more > 0 {
             let text = format!("and {more} more series with a smaller largest lag (all in --json)");
-            g.row(vec![Cell::text(&text)]);
-            t.row(vec![Cell::text(&text)]);
+            g.note(&text);
+            t.note(&text);
         }
         vec![
-            (self.title(), g.render(width).to_string()),
+            (self.title(), g.text(fit.width)),
             (
                 "Consumer lag over time (largest per bucket)".into(),
-                t.render(width).to_string(),
+                t.text(fit.width),
             ),
         ]
     }

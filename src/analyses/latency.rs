@@ -21,7 +21,7 @@ use super::keys::{TopicIx, Tp};
 use super::series::{ms, ms_text};
 use super::weighted::Weighted;
 use super::{Analyses, At, Held};
-use crate::render::table::{Cell, Grid};
+use crate::render::table::{Cell, Fit, Grid};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
@@ -65,9 +65,8 @@ impl Default for Bounds {
     }
 }
 
-/// Latency entries kept, all (consumer, topic) pairs together (16 bytes each), and by each
-/// pair at least: past its share a pair's values are rounded (see [`Weighted`]).
-pub const LATENCIES: usize = 262_144;
+/// Latency entries kept by each (consumer, topic) pair at least, of `Limits::latencies`:
+/// past its share a pair's values are rounded (see [`Weighted`]).
 pub const LEAST_LATENCIES: usize = 64;
 
 /// Records of a topic produced and seen consumed, of the batches no longer kept.
@@ -82,12 +81,11 @@ struct Folded {
 /// Produce frames listed per topic.
 const FRAMES: usize = 10;
 
-/// Rows a text table shows: the topics and consumers with the most records.
-const TOP_ROWS: usize = 20;
-
 #[derive(Debug)]
 pub struct EndToEnd {
     pub bounds: Bounds,
+    /// Latency values kept, all rows together.
+    latency_cap: usize,
     /// The latency entries all pairs keep together.
     budget: Budget,
     /// Delivered ranges kept, all partitions together.
@@ -113,9 +111,21 @@ pub struct EndToEnd {
 
 impl Default for EndToEnd {
     fn default() -> EndToEnd {
+        EndToEnd::new(&super::Limits::new(96 << 20))
+    }
+}
+
+impl EndToEnd {
+    /// End to end within the bounds `limits` gives.
+    pub fn new(limits: &super::Limits) -> EndToEnd {
         EndToEnd {
-            bounds: Bounds::default(),
-            budget: Budget::new(LATENCIES, LEAST_LATENCIES),
+            bounds: Bounds {
+                produced: limits.produced(),
+                early: limits.early(),
+                ranges: limits.ranges(),
+            },
+            latency_cap: limits.latencies(),
+            budget: Budget::new(limits.latencies(), LEAST_LATENCIES),
             ranges: 0,
             produced: HashMap::new(),
             order: VecDeque::new(),
@@ -432,7 +442,7 @@ impl EndToEnd {
     /// Latencies by (topic, group or client), topics under the names known at the end.
     fn resolved(&self, a: &Analyses) -> BTreeMap<(String, String), Weighted> {
         let mut out: BTreeMap<(String, String), Weighted> = BTreeMap::new();
-        let cap = LATENCIES;
+        let cap = self.latency_cap;
         for ((who, topic), l) in &self.latencies {
             let key = (a.topic_text(*topic), a.owner_of(*who));
             out.entry(key).or_default().absorb(l, cap);
@@ -466,7 +476,7 @@ impl EndToEnd {
         out
     }
 
-    pub fn tables(&self, a: &Analyses, width: Option<u16>) -> Vec<(String, String)> {
+    pub fn tables(&self, a: &Analyses, fit: Fit) -> Vec<(String, String)> {
         let lat = self.resolved(a);
         let un = self.unconsumed(a);
         if lat.is_empty() && un.is_empty() {
@@ -482,7 +492,7 @@ impl EndToEnd {
             "max",
         ]);
         let lat: Vec<(&(String, String), &Weighted)> = lat.iter().collect();
-        let shown = super::lag::top(&lat, |r| r.1.count as i64, TOP_ROWS);
+        let shown = super::lag::top(&lat, |r| r.1.count as i64, fit.rows());
         for (i, ((topic, owner), l)) in lat.iter().enumerate() {
             if !shown[i] {
                 continue;
@@ -499,27 +509,27 @@ impl EndToEnd {
                 Cell::num(text(l.max)),
             ]);
         }
-        if lat.len() > TOP_ROWS {
-            g.row(vec![Cell::text(format!(
+        if lat.len() > fit.rows() {
+            g.note(format!(
                 "and {} more with fewer records (all in --json)",
-                lat.len() - TOP_ROWS
-            ))]);
+                lat.len() - fit.rows()
+            ));
         }
         vec![
             (
                 "End-to-end record latency (Produce request to the Fetch response delivering the record)"
                     .into(),
-                g.render(width).to_string(),
+                g.text(fit.width),
             ),
             (
                 "Records produced and never seen consumed".into(),
-                Self::unconsumed_grid(&un).render(width).to_string(),
+                Self::unconsumed_grid(&un, fit.rows()).text(fit.width),
             ),
         ]
     }
 
     /// The records never consumed, by topic: the topics with most of them.
-    fn unconsumed_grid(un: &BTreeMap<String, Folded>) -> Grid {
+    fn unconsumed_grid(un: &BTreeMap<String, Folded>, rows: usize) -> Grid {
         let mut u = Grid::new(&[
             "topic",
             "produced",
@@ -528,29 +538,30 @@ impl EndToEnd {
             "produce frames",
         ]);
         let un: Vec<(&String, &Folded)> = un.iter().collect();
-        let shown = super::lag::top(&un, |r| r.1.produced - r.1.consumed, TOP_ROWS);
+        let shown = super::lag::top(&un, |r| r.1.produced - r.1.consumed, rows);
         for (i, (topic, f)) in un.iter().enumerate() {
             if !shown[i] {
                 continue;
             }
-            let frames: Vec<String> = f.frames.iter().map(u64::to_string).collect();
+            // The first frame to look at, and how many more the JSON lists.
+            let frames = match f.frames.split_first() {
+                None => "-".to_string(),
+                Some((first, [])) => first.to_string(),
+                Some((first, rest)) => format!("{first} +{}", rest.len()),
+            };
             u.row(vec![
                 Cell::atom(*topic),
                 Cell::num(f.produced),
                 Cell::num(f.consumed),
                 Cell::num(f.produced - f.consumed),
-                Cell::text(if frames.is_empty() {
-                    "-".into()
-                } else {
-                    frames.join(" ")
-                }),
+                Cell::text(frames),
             ]);
         }
-        if un.len() > TOP_ROWS {
-            u.row(vec![Cell::text(format!(
+        if un.len() > rows {
+            u.note(format!(
                 "and {} more topics with fewer records never consumed (all in --json)",
-                un.len() - TOP_ROWS
-            ))]);
+                un.len() - rows
+            ));
         }
         u
     }

@@ -15,6 +15,7 @@ mod groups;
 mod keys;
 mod lag;
 mod latency;
+mod limits;
 mod points;
 pub mod report;
 mod series;
@@ -25,6 +26,7 @@ mod weighted;
 pub use adapter::{event, Event};
 
 use crate::kafka::stream::{Notice, Record};
+use crate::render::table::Fit;
 use keys::{Interned, TopicIx, Topics, Tp};
 use serde::Serialize;
 use serde_json::Value as J;
@@ -35,6 +37,7 @@ pub use findings::FindingOut;
 pub use groups::{AssignedOut, GenerationOut, GroupOut, HappeningOut, MemberOut};
 pub use lag::{Kind as LagKind, LagAt, LagOut, LagPoint, LagSeriesOut, Status as LagStatus};
 pub use latency::{EndToEndOut, LatencyMs, RecordLatencyOut, UnconsumedOut};
+pub use limits::{Limits, DEFAULT_MEMORY as DEFAULT_ANALYSES_MEMORY};
 pub use series::BucketsOut;
 pub use throughput::{
     BatchRecords, CodecOut, SlowProduceOut, ThroughputOut, ThroughputRow, ThroughputSeries,
@@ -42,15 +45,14 @@ pub use throughput::{
 };
 pub use versions::{ApiUseOut, ClientVersionsOut};
 
-/// Keys (partitions, clients, groups) any one table keeps.
-pub const MAX_KEYS: usize = 10_000;
-/// Samples kept per series (lag per partition, latencies per topic and group).
+/// Keys (partitions, clients, groups, connections) any one table keeps. Clients are keyed
+/// by address: a capture of an hour of pods coming and going names tens of thousands, and
+/// each key costs every analysis that follows it (a lag series, a version table, findings'
+/// windows); past this many, later ones are counted, not followed.
+pub const MAX_KEYS: usize = 4096;
+/// Entries the findings keep of each kind (connections opened and picked up, requests
+/// waiting or unanswered, NOT_LEADER answers, leader moves): past it they are counted.
 pub const MAX_SAMPLES: usize = 100_000;
-/// Requests held for their responses (those whose answer needs the request's values), and
-/// the bytes they may hold together (each counts [`Held::bytes`]): past either, the oldest
-/// goes.
-const MAX_PENDING: usize = 100_000;
-const MAX_PENDING_BYTES: usize = 16 << 20;
 
 /// Everything the analyses found, as `--stats --json` prints it under `stats.analyses` and
 /// the `--report` page draws it: the one typed form of their output. Fields serialize in
@@ -259,6 +261,8 @@ pub struct At {
 #[derive(Debug)]
 pub struct Analyses {
     pub which: Which,
+    /// What the stores below may hold (`--analyses-memory`).
+    limits: Limits,
     /// `--interval`, in nanoseconds; `None`: about 60 buckets over the capture.
     pub interval: Option<i64>,
     first_ts: Option<i64>,
@@ -297,19 +301,16 @@ pub struct Analyses {
 /// APIs whose responses are read with their request's values.
 const PAIRED: [i16; 16] = [0, 1, 2, 3, 8, 9, 11, 12, 13, 14, 18, 68, 76, 78, 79, 88];
 
-/// Produce batches remembered to name the topic ids their fetches give (about 80 bytes
-/// each).
-const BATCH_TOPICS: usize = 65_536;
-
-/// (time, latency) pairs kept for the latency charts, all APIs together and each at least
-/// (merged by time cell past its share), and the APIs charted (Kafka has under 100).
-const API_LATENCY_POINTS: usize = 131_072;
+/// (time, latency) pairs kept for the latency charts by each API at least (merged by time
+/// cell past its share of `Limits::api_latency_points`), and the APIs charted (Kafka has
+/// under 100).
 const LEAST_API_LATENCY_POINTS: usize = 256;
 const MAX_APIS: usize = 256;
 
 impl Analyses {
-    pub fn new(which: Which, interval: Option<i64>) -> Analyses {
+    pub fn new(which: Which, interval: Option<i64>, limits: Limits) -> Analyses {
         Analyses {
+            limits,
             which,
             interval,
             first_ts: None,
@@ -326,15 +327,18 @@ impl Analyses {
             group_names: Interned::new(MAX_KEYS),
             batch_topics: HashMap::new(),
             batch_order: VecDeque::new(),
-            lag: lag::Lag::default(),
-            latency: latency::EndToEnd::default(),
-            throughput: throughput::Throughput::default(),
+            lag: lag::Lag::new(limits.lag_points()),
+            latency: latency::EndToEnd::new(&limits),
+            throughput: throughput::Throughput::new(limits.series_points()),
             timeline: groups::Timeline::default(),
             versions: versions::Versions::default(),
             findings: findings::Findings::default(),
             cluster: cluster::Cluster::default(),
             api_latency: HashMap::new(),
-            api_latency_budget: budget::Budget::new(API_LATENCY_POINTS, LEAST_API_LATENCY_POINTS),
+            api_latency_budget: budget::Budget::new(
+                limits.api_latency_points(),
+                LEAST_API_LATENCY_POINTS,
+            ),
         }
     }
 
@@ -411,7 +415,7 @@ impl Analyses {
                         if self.batch_topics.insert(key, at.tp.0).is_none() {
                             self.batch_order.push_back(key);
                         }
-                        if self.batch_order.len() > BATCH_TOPICS {
+                        if self.batch_order.len() > self.limits.batch_topics() {
                             if let Some(old) = self.batch_order.pop_front() {
                                 self.batch_topics.remove(&old);
                             }
@@ -465,6 +469,9 @@ impl Analyses {
         }
         let client = self.clients.ix(&ClientKey::of(&e));
         let group = e.group.as_ref().and_then(|g| self.group_names.ix(g));
+        if let (Some(c), Some(g)) = (client, group) {
+            self.lag.member_of(c, g);
+        }
         let strings = e.client_id.len()
             + [&e.group, &e.member, &e.protocol]
                 .iter()
@@ -501,7 +508,8 @@ impl Analyses {
         self.pending_bytes += h.bytes;
         self.pending_order.push_back((h.seq, key));
         self.pending.insert(key, h);
-        while self.pending.len() > MAX_PENDING || self.pending_bytes > MAX_PENDING_BYTES {
+        let (most, most_bytes) = self.limits.pending();
+        while self.pending.len() > most || self.pending_bytes > most_bytes {
             let Some((seq, k)) = self.pending_order.pop_front() else {
                 break;
             };
@@ -633,30 +641,30 @@ impl Analyses {
     }
 
     /// Every section as (title, table text), for `--stats`.
-    pub fn tables(&self, width: Option<u16>) -> Vec<(String, String)> {
+    pub fn tables(&self, fit: Fit) -> Vec<(String, String)> {
         let b = self.buckets();
         let mut out = Vec::new();
         if self.which.lag {
-            out.extend(self.lag.tables(self, &b, width));
+            out.extend(self.lag.tables(self, &b, fit));
         }
         if self.which.latency {
-            out.extend(self.latency.tables(self, width));
+            out.extend(self.latency.tables(self, fit));
         }
         if self.which.throughput {
-            out.extend(self.throughput.tables(self, width));
+            out.extend(self.throughput.tables(self, fit));
         }
         if self.which.groups {
-            out.extend(self.timeline.tables(b.start, width));
+            out.extend(self.timeline.tables(b.start, fit));
         }
         if self.which.versions {
-            out.extend(self.versions.tables(width));
+            out.extend(self.versions.tables(fit));
         }
         if self.which.findings {
             let f = self.findings.list(self);
-            out.extend(findings::tables(&f, width));
+            out.extend(findings::tables(&f, fit));
         }
         if self.which.cluster {
-            out.extend(self.cluster.tables(b.start, width));
+            out.extend(self.cluster.tables(b.start, fit));
         }
         out
     }

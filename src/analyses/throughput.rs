@@ -10,7 +10,7 @@ use super::series::{at_text, ms, ms_text, Buckets, Cells, Merge};
 use super::{Analyses, At, Held, MAX_KEYS};
 use crate::kafka::meaning::facts::BatchFact;
 use crate::kafka::records::codec_name;
-use crate::render::table::{Cell, Grid};
+use crate::render::table::{Cell, Fit, Grid};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
@@ -71,9 +71,6 @@ const SLOWEST: usize = 10;
 pub const SERIES_POINTS: usize = 65_536;
 pub const LEAST_SERIES_POINTS: usize = 16;
 
-/// Partition rows a text table shows: those with the most records.
-const TOP_ROWS: usize = 20;
-
 #[derive(Debug)]
 pub struct Throughput {
     produce: HashMap<Tp, Totals>,
@@ -90,7 +87,14 @@ pub struct Throughput {
 
 impl Default for Throughput {
     fn default() -> Throughput {
-        let budget = Budget::new(SERIES_POINTS, LEAST_SERIES_POINTS);
+        Throughput::new(SERIES_POINTS)
+    }
+}
+
+impl Throughput {
+    /// Throughput keeping `points` points of each direction's series, all topics together.
+    pub fn new(points: usize) -> Throughput {
+        let budget = Budget::new(points, LEAST_SERIES_POINTS);
         Throughput {
             produce: HashMap::new(),
             fetch: HashMap::new(),
@@ -201,7 +205,7 @@ impl Throughput {
         out
     }
 
-    pub fn tables(&self, a: &Analyses, width: Option<u16>) -> Vec<(String, String)> {
+    pub fn tables(&self, a: &Analyses, fit: Fit) -> Vec<(String, String)> {
         if self.produce.is_empty() && self.fetch.is_empty() {
             return Vec::new();
         }
@@ -226,7 +230,7 @@ impl Throughput {
             }
         }
         let rows: Vec<(&(String, i32, &str), &Totals)> = rows.iter().collect();
-        let shown = super::lag::top(&rows, |r| r.1.records, TOP_ROWS);
+        let shown = super::lag::top(&rows, |r| r.1.records, fit.rows());
         for (i, ((t, p, d), x)) in rows.iter().enumerate() {
             if !shown[i] {
                 continue;
@@ -250,27 +254,27 @@ impl Throughput {
                 Cell::num(format!("{} B", x.max_wire)),
             ]);
         }
-        let more = rows.len().saturating_sub(TOP_ROWS);
+        let more = rows.len().saturating_sub(fit.rows());
         if more > 0 {
-            g.row(vec![Cell::text(format!(
+            g.note(format!(
                 "and {more} more partitions and directions with fewer records (all in --json)"
-            ))]);
+            ));
         }
-        let (c, sl) = (self.codec_grid(), self.slowest_grid(a));
+        let (c, sl) = (self.codec_grid(), self.slowest_grid(a, fit.rows()));
         let mut out = vec![(
             format!("Throughput per topic and partition (over {secs:.3} s)"),
-            g.render(width).to_string(),
+            g.text(fit.width),
         )];
         if !self.codecs.is_empty() {
             out.push((
                 "Compression per codec (produced batches)".into(),
-                c.render(width).to_string(),
+                c.text(fit.width),
             ));
         }
         if !self.slowest.is_empty() {
             out.push((
                 "Slowest acks=all produces (request to response)".into(),
-                sl.render(width).to_string(),
+                sl.text(fit.width),
             ));
         }
         out
@@ -296,10 +300,10 @@ impl Throughput {
         c
     }
 
-    fn slowest_grid(&self, a: &Analyses) -> Grid {
+    fn slowest_grid(&self, a: &Analyses, rows: usize) -> Grid {
         let start = a.span().map_or(0, |s| s.0);
         let mut s = Grid::new(&["frame", "at", "client_id", "topics", "records", "latency"]);
-        for x in &self.slowest {
+        for x in self.slowest.iter().take(rows) {
             s.row(vec![
                 Cell::num(x.frame),
                 Cell::num(at_text(x.ts, start)),

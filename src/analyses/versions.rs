@@ -16,7 +16,7 @@ mod design;
 use super::adapter::Event;
 use super::MAX_KEYS;
 use crate::kafka::message::api_display_name;
-use crate::render::table::{Cell, Grid};
+use crate::render::table::{Cell, Fit, Grid};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, SocketAddr};
@@ -450,7 +450,7 @@ impl Versions {
             .collect()
     }
 
-    pub fn tables(&self, width: Option<u16>) -> Vec<(String, String)> {
+    pub fn tables(&self, fit: Fit) -> Vec<(String, String)> {
         let clients = self.clients();
         if clients.is_empty() {
             return Vec::new();
@@ -482,23 +482,17 @@ impl Versions {
         let lines = fold_plain(rows);
         let mut g = Grid::new(&["software", "API", "used", "broker max", "status", "clients"]);
         let total = lines.len();
-        for line in lines.into_iter().take(TABLE_ROWS) {
+        let shown = fit.rows().min(TABLE_ROWS);
+        for line in lines.into_iter().take(shown) {
             g.row(line);
         }
-        if total > TABLE_ROWS {
-            g.row(vec![
-                Cell::atom(format!("and {} more rows", total - TABLE_ROWS)),
-                Cell::atom("(all in --json)"),
-                Cell::atom(""),
-                Cell::num(""),
-                Cell::text(""),
-                Cell::text(""),
-            ]);
+        if total > shown {
+            g.note(format!(
+                "and {} more rows of versions as the broker offers or by design (all in --json)",
+                total - shown
+            ));
         }
-        vec![(
-            "Version negotiation per client".into(),
-            g.render(width).to_string(),
-        )]
+        vec![("Version negotiation per client".into(), g.text(fit.width))]
     }
 
     /// Every client, with what it used.

@@ -107,6 +107,10 @@ pub(crate) struct Settings {
     pub(crate) max_zstd_window: u64,
     /// `--stats-connections`: connections given a row in the --stats table (`None`: all).
     pub(crate) stats_connections: Option<usize>,
+    /// `--stats-rows`: rows of each other --stats and --analyses table (`None`: all).
+    pub(crate) stats_rows: Option<usize>,
+    /// `--analyses-memory`: the analyses' stores' bounds.
+    pub(crate) analyses_limits: kdissect::analyses::Limits,
     /// `--inject-secrets`: -w embeds the secrets of the TLS connections it writes.
     pub(crate) inject_secrets: bool,
     /// `--analyses` (or implied by `--interval`, `--report`).
@@ -209,6 +213,8 @@ impl TryFrom<&Cli> for Settings {
             window: window(cli)?,
             max_zstd_window: cli.max_zstd_window as u64,
             stats_connections: cli.stats_connections.0,
+            stats_rows: cli.stats_rows.0,
+            analyses_limits: kdissect::analyses::Limits::new(cli.analyses_memory),
             analyses: analyses(cli)?,
             print_stats: cli.stats,
             interval: cli.interval,

@@ -355,6 +355,10 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size, help_heading = "Limits")]
     pub(crate) max_tls_search: usize,
 
+    /// Memory the analyses' stores may hold together (K/M/G): lag samples, end-to-end batches and latencies, throughput series, requests waiting for their answers; each gets a fixed share, past which it merges or lets go of its oldest entries, counted (docs/robustness.md).
+    #[arg(long, value_name = "SIZE", default_value = "24M", value_parser = parse_size, help_heading = "Limits")]
+    pub(crate) analyses_memory: usize,
+
     /// The same for all TLS connections together (K/M/G).
     #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_size, help_heading = "Limits")]
     pub(crate) max_tls_search_total: usize,
@@ -463,8 +467,13 @@ pub(crate) struct Cli {
 
     /// Connections given a row of their own in the --stats table, the busiest first (`all`
     /// for every one); the rest are summed in one row. JSON lists them all.
-    #[arg(long, value_name = "N|all", default_value = "20", value_parser = parse_rows, help_heading = "Views")]
+    #[arg(long, value_name = "N|all", default_value = "8", value_parser = parse_rows, help_heading = "Views")]
     pub(crate) stats_connections: Rows,
+
+    /// Rows of each other --stats and --analyses table, the largest first (`all` for every
+    /// one); the rest are told in one "and N more" row. JSON and --report list them all.
+    #[arg(long, value_name = "N|all", default_value = "8", value_parser = parse_rows, help_heading = "Views")]
+    pub(crate) stats_rows: Rows,
 
     /// The default now: statistics count the exchanges the filters keep.
     #[arg(long, hide = true, conflicts_with = "stats_all")]

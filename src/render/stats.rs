@@ -1,7 +1,7 @@
 //! `--stats`: tables after the messages (or alone with `-q`), or one JSON object with `--json`.
 //! Fed with every message and notice; knows nothing of how they were found.
 
-use super::table::{Cell as TCell, Grid};
+use super::table::{Cell as TCell, Fit, Grid};
 use crate::kafka::message::api_display_name;
 use crate::kafka::stream::{Notice, Record};
 use crate::kafka::StreamHealth;
@@ -264,16 +264,19 @@ pub struct Layout {
     pub width: Option<u16>,
     /// Connections given a row of their own, the busiest first; `None`: all of them.
     pub connections: Option<usize>,
+    /// Rows of each other table, the largest first; `None`: all of them.
+    pub rows: Option<usize>,
 }
 
 /// Connections shown by default; the rest are summed in one row.
-pub const CONNECTIONS_SHOWN: usize = 20;
+pub const CONNECTIONS_SHOWN: usize = 8;
 
 impl Default for Layout {
     fn default() -> Layout {
         Layout {
             width: None,
             connections: Some(CONNECTIONS_SHOWN),
+            rows: Fit::default().rows,
         }
     }
 }
@@ -490,15 +493,16 @@ impl Stats {
     pub fn tables_with(&self, layout: &Layout) -> String {
         crate::interrupt::finishing();
         let mut sections = vec![("Capture health".to_string(), health_grid(self))];
+        let rows = layout.rows.unwrap_or(usize::MAX);
         if !self.errors.is_empty() {
-            sections.push(("Error codes".into(), self.error_grid()));
+            sections.push(("Error codes".into(), self.error_grid(rows)));
         }
-        sections.extend(self.api_grids(layout.width));
+        sections.extend(self.api_grids(layout.width, rows));
         let skew = self.skew();
         if !skew.is_empty() {
             sections.push((
                 "API versions: advertised by each node vs used by clients".into(),
-                skew_grid(skew, self.unchecked_requests),
+                skew_grid(skew, self.unchecked_requests, rows),
             ));
         }
         sections.push((
@@ -510,7 +514,7 @@ impl Stats {
             if crate::interrupt::stopping() {
                 break;
             }
-            text.push(format!("{title}\n{}\n", g.render(layout.width)));
+            text.push(format!("{title}\n{}\n", g.text(layout.width)));
         }
         if let Some(a) = self
             .analyses
@@ -518,9 +522,12 @@ impl Stats {
             .filter(|_| !crate::interrupt::stopping())
         {
             text.extend(
-                a.tables(layout.width)
-                    .into_iter()
-                    .map(|(title, t)| format!("{title}\n{t}\n")),
+                a.tables(Fit {
+                    width: layout.width,
+                    rows: layout.rows,
+                })
+                .into_iter()
+                .map(|(title, t)| format!("{title}\n{t}\n")),
             );
         }
         if crate::interrupt::stopping() {
@@ -533,28 +540,40 @@ impl Stats {
     /// `width` unwrapped; else counts and latencies in tables of their own, each split again
     /// into equal shares of its columns (titled "..., continued") until every table fits
     /// without cutting a word, as far as one column a table allows.
-    fn api_grids(&self, width: Option<u16>) -> Vec<(String, Grid)> {
-        let both = self.api_grid(&API_COUNTS, &API_LATENCIES);
+    fn api_grids(&self, width: Option<u16>, rows: usize) -> Vec<(String, Grid)> {
+        let both = self.api_grid(&API_COUNTS, &API_LATENCIES, rows);
         let Some(w) = width.map(usize::from) else {
             return vec![("Kafka APIs".into(), both)];
         };
         if both.natural_width() <= w {
             return vec![("Kafka APIs".into(), both)];
         }
-        let mut out = shares("Kafka APIs", &API_COUNTS, w, |c| self.api_grid(c, &[]));
+        let mut out = shares("Kafka APIs", &API_COUNTS, w, |c| {
+            self.api_grid(c, &[], rows)
+        });
         out.extend(shares("Kafka API latency", &API_LATENCIES, w, |p| {
-            self.api_grid(&[], p)
+            self.api_grid(&[], p, rows)
         }));
         out
     }
 
     /// API and version, then the `counts` and `latencies` columns asked for.
-    fn api_grid(&self, counts: &[ApiCount], latencies: &[Percentile]) -> Grid {
+    /// The `rows` API versions with the most messages are shown, in the order of their keys;
+    /// the others are counted in a note.
+    fn api_grid(&self, counts: &[ApiCount], latencies: &[Percentile], rows: usize) -> Grid {
         let mut header = vec!["API", "version"];
         header.extend(counts.iter().map(|c| c.header()));
         header.extend(latencies.iter().map(|p| p.header()));
         let mut g = Grid::new(&header);
-        for ((k, v), r) in &self.apis {
+        let mut busiest: Vec<(&(i16, i16), u64)> = self
+            .apis
+            .iter()
+            .map(|(key, r)| (key, r.requests + r.responses))
+            .collect();
+        busiest.sort_by_key(|(key, n)| (std::cmp::Reverse(*n), **key));
+        let (shown, rest) = busiest.split_at(rows.min(busiest.len()));
+        let shown: HashSet<&(i16, i16)> = shown.iter().map(|x| x.0).collect();
+        for ((k, v), r) in self.apis.iter().filter(|(key, _)| shown.contains(key)) {
             let mut row = vec![TCell::text(api_label(*k)), TCell::num(v)];
             row.extend(counts.iter().map(|c| TCell::num(c.of(r))));
             row.extend(latencies.iter().map(|p| TCell::num(p.of(&r.latencies))));
@@ -568,6 +587,14 @@ impl Stats {
                 "({} of API versions past the first {API_ROWS}, not broken down)",
                 super::words::count(self.other_api_messages, "message")
             ))]);
+        }
+        if !rest.is_empty() {
+            let messages: u64 = rest.iter().map(|x| x.1).sum();
+            g.note(format!(
+                "and {} more API versions with fewer messages ({}; all in --json)",
+                rest.len(),
+                super::words::count(messages, "message")
+            ));
         }
         g
     }
@@ -664,9 +691,22 @@ impl Stats {
     }
 
     /// How often each error code was answered.
-    fn error_grid(&self) -> Grid {
+    /// The `rows` codes answered most, in the order of their codes; the others counted.
+    fn error_grid(&self, rows: usize) -> Grid {
         let mut g = Grid::new(&["error", "code", "count"]);
-        for (code, n) in &self.errors {
+        let mut most: Vec<(&i16, &u64)> = self.errors.iter().collect();
+        most.sort_by_key(|(code, n)| (std::cmp::Reverse(**n), **code));
+        let rest: u64 = most.iter().skip(rows).map(|x| *x.1).sum();
+        let left = most.len().saturating_sub(rows);
+        most.truncate(rows);
+        most.sort_by_key(|x| *x.0);
+        if left > 0 {
+            g.note(format!(
+                "and {left} more error codes answered less often ({} in all; all in --json)",
+                super::words::count(rest, "answer")
+            ));
+        }
+        for (code, n) in most {
             g.row(vec![
                 TCell::atom(names::error_name(*code).unwrap_or("unknown")),
                 TCell::num(code),
@@ -841,8 +881,20 @@ impl Stats {
 }
 
 /// Per API and node: the versions the node advertised against those clients sent it.
-fn skew_grid(skew: Vec<SkewRow>, unchecked: u64) -> Grid {
+/// The rows whose status is not `ok` first, then by API and node, `rows` of them; the
+/// others counted.
+fn skew_grid(mut skew: Vec<SkewRow>, unchecked: u64, rows: usize) -> Grid {
     let mut g = Grid::new(&["API", "node", "advertised", "used", "status"]);
+    let left = skew.len().saturating_sub(rows);
+    if left > 0 {
+        skew.sort_by_key(|r| r.status == "ok");
+        let ok = skew.iter().skip(rows).filter(|r| r.status == "ok").count();
+        skew.truncate(rows);
+        skew.sort_by_key(|r| (r.status == "ok", r.api_key, r.node));
+        g.note(format!(
+            "and {left} more (API, node) rows, {ok} of them ok (all in --json)"
+        ));
+    }
     for r in skew {
         g.row(vec![
             TCell::text(api_label(r.api_key)),
@@ -1218,11 +1270,11 @@ mod tests {
                 .collect()
         };
         let shown = rows(&Layout::default());
-        assert_eq!(shown.len(), 21, "{shown:?}");
+        assert_eq!(shown.len(), CONNECTIONS_SHOWN + 1, "{shown:?}");
         assert_eq!(shown[0], "25 25");
-        assert_eq!(shown[19], "6 6");
-        assert_eq!(shown[20], "… 15");
-        assert!(s.tables().contains("(5 more connections)"));
+        assert_eq!(shown[7], "18 18");
+        assert_eq!(shown[8], "… 153");
+        assert!(s.tables().contains("(17 more connections)"));
         let all = rows(&Layout {
             connections: None,
             ..Layout::default()

@@ -112,7 +112,9 @@ impl Cell {
         if self.kind != Kind::Text || width_of(&self.text) <= w {
             return 1;
         }
-        fill(self.words().map(width_of), w).len()
+        fill(self.words().map(width_of), w)
+            .len()
+            .min(MAX_CELL_LINES)
     }
 
     /// The cell as drawn in a column `limit` wide: a number as it is; a header's words too
@@ -142,8 +144,11 @@ impl Cell {
                 shorten(w)
             }
         };
-        let words: Vec<String> = self.words().map(keep_numbers).collect();
-        let breaks = fill(words.iter().map(|w| width_of(w)), limit);
+        let mut words: Vec<String> = self.words().map(keep_numbers).collect();
+        let mut breaks = fill(words.iter().map(|w| width_of(w)), limit);
+        if !header && breaks.len() > MAX_CELL_LINES {
+            cut_lines(&mut words, &mut breaks, limit);
+        }
         let mut out = String::with_capacity(self.text.len() + breaks.len());
         let mut next_break = breaks.iter().skip(1).peekable();
         for (i, w) in words.iter().enumerate() {
@@ -154,6 +159,36 @@ impl Cell {
             out.push_str(w);
         }
         Cow::Owned(out)
+    }
+}
+
+/// Lines a cell of a row takes at most: the rest of a long text (a finding's every moved
+/// partition, a generation's every member) is cut, with an ellipsis, so that one row cannot
+/// take a screen; `--json` keeps it whole.
+pub const MAX_CELL_LINES: usize = 2;
+
+/// Keeps the first [`MAX_CELL_LINES`] lines of `words` broken at `breaks`, the last ending
+/// with an ellipsis (in place of its last words while it would not fit `limit`).
+fn cut_lines(words: &mut Vec<String>, breaks: &mut Vec<usize>, limit: usize) {
+    let Some(&end) = breaks.get(MAX_CELL_LINES) else {
+        return;
+    };
+    words.truncate(end);
+    breaks.truncate(MAX_CELL_LINES);
+    let first = breaks.last().copied().unwrap_or(0);
+    let line_width = |words: &[String]| -> usize {
+        let n: usize = words.iter().map(|w| width_of(w)).sum();
+        n + words.len().saturating_sub(1)
+    };
+    while words.len() > first + 1 && line_width(&words[first..]) + 2 > limit {
+        words.pop();
+    }
+    // The ellipsis is a word of its own, so that no word is cut: a line of one word too
+    // wide to take it after becomes the ellipsis alone.
+    if line_width(&words[first..]) + 2 <= limit {
+        words.push("…".to_string());
+    } else if let Some(last) = words.last_mut() {
+        *last = "…".to_string();
     }
 }
 
@@ -350,6 +385,45 @@ fn middle(s: &str, limit: usize) -> String {
 pub struct Grid {
     header: Vec<Cell>,
     rows: Vec<Vec<Cell>>,
+    /// Lines printed under the table ("and 42 more ..."), escaped as cells are.
+    notes: Vec<String>,
+}
+
+/// How the tables of a run are drawn: the width to fit, and the rows each table shows
+/// (`--stats-rows`), the largest first, the rest told in one note under it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fit {
+    /// Fit every table into this many columns; `None`: each as wide as its content.
+    pub width: Option<u16>,
+    /// Rows each table shows; `None`: all of them.
+    pub rows: Option<usize>,
+}
+
+/// Rows a table shows by default (`--stats-rows`).
+pub const ROWS_SHOWN: usize = 8;
+
+impl Default for Fit {
+    fn default() -> Fit {
+        Fit {
+            width: None,
+            rows: Some(ROWS_SHOWN),
+        }
+    }
+}
+
+impl Fit {
+    /// Rows a table shows (`usize::MAX`: all).
+    pub fn rows(&self) -> usize {
+        self.rows.unwrap_or(usize::MAX)
+    }
+
+    /// Every row, as wide as they come: what tests compare whole.
+    pub fn all() -> Fit {
+        Fit {
+            width: None,
+            rows: None,
+        }
+    }
 }
 
 /// A column's padding (one space each side) and its share of the vertical lines.
@@ -449,11 +523,27 @@ impl Grid {
         Grid {
             header: header.iter().map(Cell::text).collect(),
             rows: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
     pub fn row(&mut self, cells: Vec<Cell>) {
         self.rows.push(cells);
+    }
+
+    /// A line under the table: what the rows left out ("and 42 more ... (all in --json)").
+    pub fn note(&mut self, text: impl ToString) {
+        self.notes.push(printable(&text.to_string()).into_owned());
+    }
+
+    /// The table drawn as [`Grid::render`] draws it, then its notes, one a line.
+    pub fn text(&self, width: Option<u16>) -> String {
+        let mut out = self.render(width).to_string();
+        for n in &self.notes {
+            out.push('\n');
+            out.push_str(n);
+        }
+        out
     }
 
     fn columns(&self) -> usize {
@@ -748,6 +838,32 @@ mod tests {
         }
     }
 
+    /// A long text cell takes at most `MAX_CELL_LINES` lines, the last ending with an
+    /// ellipsis, at any width; a header is never cut so, and notes go under the table.
+    #[test]
+    fn a_long_cell_stops_at_its_lines_with_an_ellipsis() {
+        let words: Vec<String> = (0..60).map(|i| format!("word{i}")).collect();
+        let mut g = Grid::new(&["kind", "summary"]);
+        g.row(vec![Cell::atom("burst"), Cell::text(words.join(" "))]);
+        g.note("and 3 more (all in --json)");
+        for width in [40u16, 60, 100] {
+            let text = g.text(Some(width));
+            let body: Vec<&str> = text
+                .lines()
+                .filter(|l| l.starts_with('│') && !l.contains("summary"))
+                .collect();
+            assert_eq!(body.len(), MAX_CELL_LINES, "{width}\n{text}");
+            assert!(body.last().is_some_and(|l| l.contains('…')), "{text}");
+            assert!(
+                text.lines().all(|l| l.width() <= usize::from(width)),
+                "{text}"
+            );
+            assert_eq!(text.lines().last(), Some("and 3 more (all in --json)"));
+        }
+        // Unfitted (no width), nothing is cut.
+        assert!(g.text(None).contains("word59"));
+    }
+
     /// At every width from the content's down to the narrowest a table can be (every column
     /// at `MIN_COLUMN`, numbers whole), every line fits, and every word drawn is a word of the
     /// cells (whole), or a word cut with an ellipsis when even the longest words do not fit.
@@ -763,8 +879,11 @@ mod tests {
                 assert!(l.width() <= width, "{width}: {l}");
             }
             for w in drawn_words(&text) {
+                // A lone ellipsis ends a cell cut at `MAX_CELL_LINES` lines.
                 assert!(
-                    whole.contains(&w) || (width < least && whole.iter().any(|x| is_cut_of(&w, x))),
+                    whole.contains(&w)
+                        || w == "…"
+                        || (width < least && whole.iter().any(|x| is_cut_of(&w, x))),
                     "{width}: {w:?} is not a whole word\n{text}"
                 );
             }

@@ -94,7 +94,9 @@ impl<W: Write> Output<W> {
         let stats = |scope| {
             (s.stats == Some(scope)).then(|| {
                 let mut st = Stats::default();
-                st.analyses = s.analyses.map(|w| Analyses::new(w, s.interval));
+                st.analyses = s
+                    .analyses
+                    .map(|w| Analyses::new(w, s.interval, s.analyses_limits));
                 st
             })
         };

@@ -2185,4 +2185,73 @@ mod tests {
         });
         assert_eq!(told, Some((client, broker, true)));
     }
+
+    /// The client a connection on ports that say nothing was told with, if any.
+    fn told_client(seen: &Heard) -> Option<SocketAddr> {
+        seen.1.iter().find_map(|n| match n {
+            Notice::Connection { client, .. } => Some(*client),
+            _ => None,
+        })
+    }
+
+    /// A request header alone, its frame still arriving, between two ports that say nothing:
+    /// not decisive, so the connection waits. It is taken for Kafka, that side the client,
+    /// once it has waited `DEFER_PACKETS` packets of the capture (so that what it holds is
+    /// shown in its place), or when it ends; a connection where no side sent a header never is.
+    #[test]
+    fn a_lone_request_header_is_taken_when_its_connection_cannot_wait() {
+        use crate::tcp::EndKind;
+        let (a, b) = (
+            SocketAddr::from(([10, 0, 0, 1], 40000)),
+            SocketAddr::from(([10, 0, 0, 2], 40001)),
+        );
+        let at = |frame| At { frame, ts_nanos: 0 };
+        // An ApiVersions request whose size prefix says 6 more bytes are to come.
+        let mut part = api_versions(7);
+        part.splice(0..4, 16i32.to_be_bytes());
+        let part = &part[..];
+        for ends_by_close in [false, true] {
+            for bytes in [part, &[0, 0, 0, 3, 1, 2, 3][..]] {
+                let mut t = Tracker::new(Config::default());
+                let mut seen = Heard::default();
+                let open = Event::Open {
+                    stream: 0,
+                    a,
+                    b,
+                    syn_from: None,
+                };
+                t.event(open, &mut seen);
+                let data = Event::Data {
+                    stream: 0,
+                    src: b,
+                    dst: a,
+                    bytes,
+                    at: at(10),
+                };
+                t.event(data, &mut seen);
+                assert_eq!(told_client(&seen), None, "decided on a header alone");
+                let later = 10 + super::DEFER_PACKETS;
+                let ev = if ends_by_close {
+                    Event::Close {
+                        stream: 0,
+                        end: EndKind::Reset,
+                        at: at(11),
+                    }
+                } else {
+                    // Another connection's packet, DEFER_PACKETS later.
+                    Event::Data {
+                        stream: 1,
+                        src: a,
+                        dst: b,
+                        bytes: &[],
+                        at: at(later),
+                    }
+                };
+                t.event(ev, &mut seen);
+                let header_sent = bytes.len() == part.len();
+                let want = header_sent.then_some(b);
+                assert_eq!(told_client(&seen), want, "close {ends_by_close}");
+            }
+        }
+    }
 }

@@ -39,8 +39,8 @@ fn captures() -> Vec<PathBuf> {
 
 /// The options a capture is made to be read with (samples/README.md): its own listener port,
 /// or, for the cluster's `issue35-*` captures, the controller's and the three brokers' ports.
-/// Under the default options some of their connections to 9192 and 9292 are found by content
-/// with their directions swapped, and the rows would record that misreading, not the capture.
+/// (Under the default options their connections to 9192 and 9292 are found by content and
+/// read alike: tests/mid_stream_sides.rs.)
 fn opts_for(p: &Path) -> Options {
     let mut o = Options::default();
     let name = p

@@ -3,6 +3,7 @@
 //! its request by correlation id. Frames are cut and searched for with the framing core
 //! ([`super::framing`]) and paired with the pairing core ([`super::pairing`]), as hex input is.
 
+use super::client_side;
 use super::framing::{
     self, guess_response, likely_request_at, plausible_request_at, Prefix, Scan, Search, Want,
     SIZE_PREFIX,
@@ -536,6 +537,13 @@ struct KConn {
     /// The client_id its requests gave, carried forward to the requests whose header (v3,
     /// KIP-1313) leaves it null; one longer than `MAX_CARRIED_CLIENT_ID` is not kept.
     client_id: Option<Box<str>>,
+    /// While detecting: the side that sent the SYN, when captured, and the first side seen
+    /// sending a request header (`client_side::client_side` weighs them).
+    syn: Option<Side>,
+    first_asking: Option<Side>,
+    /// Retransmissions seen while detecting (at most `DETECT_EVENTS`), told once the
+    /// connection is known to be Kafka, as they would have been on a broker port.
+    early_retransmissions: Vec<At>,
 }
 
 /// Bytes of a client_id a connection keeps to carry forward: every real one, and at most
@@ -768,13 +776,17 @@ impl Tracker {
         Some((c, cx))
     }
 
-    /// Responses held back `DEFER_PACKETS` packets are decoded with what is known.
+    /// Responses held back `DEFER_PACKETS` packets are decoded with what is known; a
+    /// connection undecided as long is taken for Kafka if a side sent a request header (the
+    /// likelier client), so that what it holds comes out in its place.
     fn expire_deferred(&mut self, now: u64, sink: &mut impl Sink) {
         while let Some(&(f, stream)) = self.deferred.first() {
             if now.saturating_sub(f) < DEFER_PACKETS {
                 break;
             }
             if let Some((c, mut cx)) = self.conn_cx(stream) {
+                let at = c.halves.iter().map(|h| h.last_at).max_by_key(|a| a.frame);
+                c.decide_client(&mut cx, true, at.unwrap_or_default(), sink);
                 c.flush_deferred(&mut cx, sink);
             }
             self.note_deferred(stream);
@@ -863,6 +875,7 @@ impl Tracker {
                 detected: false,
             });
         }
+        let syn = syn_from.and_then(|s| addrs.side_of_checked(&s));
         let conn = KConn {
             broker: broker.map(|b| addrs.side_of(&b)),
             addrs,
@@ -877,6 +890,9 @@ impl Tracker {
             picked_up: (false, false),
             tls: false,
             client_id: None,
+            syn,
+            first_asking: None,
+            early_retransmissions: Vec::new(),
         };
         self.conns.insert(stream, Box::new(conn));
     }
@@ -912,7 +928,7 @@ impl Tracker {
         let side = c.addrs.side_of(&ends.0);
         match c.state {
             State::NotKafka => {}
-            State::Undecided => c.detect(&mut cx, side, ends, bytes, at, sink),
+            State::Undecided => c.detect(&mut cx, side, bytes, at, sink),
             State::Kafka => c.take_data(&mut cx, side, bytes, at, sink),
         }
     }
@@ -932,9 +948,18 @@ impl Tracker {
         c.gap(&mut cx, ends, kind, at, sink);
     }
 
+    /// A retransmission of a Kafka connection is told; one of a connection still being
+    /// detected is told if it turns out to be Kafka (`KConn::early_retransmissions`).
     fn on_retransmission(&mut self, stream: u32, at: At, sink: &mut impl Sink) {
-        if self.is_kafka(stream) {
-            sink.notice(&Notice::Retransmission { stream, at });
+        let Some(c) = self.conns.get_mut(&stream) else {
+            return;
+        };
+        match c.state {
+            State::Kafka => sink.notice(&Notice::Retransmission { stream, at }),
+            State::Undecided if c.early_retransmissions.len() < DETECT_EVENTS as usize => {
+                c.early_retransmissions.push(at);
+            }
+            _ => {}
         }
     }
 
@@ -947,6 +972,8 @@ impl Tracker {
     /// The connection ended: cut what is left, report what cannot be, forget it.
     fn on_close(&mut self, stream: u32, end: EndKind, at: At, sink: &mut impl Sink) {
         if let Some((c, mut cx)) = self.conn_cx(stream) {
+            // Still undecided at its end: the likelier client, if a side sent a request.
+            c.decide_client(&mut cx, true, at, sink);
             if c.state == State::Kafka {
                 c.end(&mut cx, (end, at), sink);
             }
@@ -1084,6 +1111,7 @@ impl Tracker {
         if c.state == State::Undecided {
             c.state = State::NotKafka;
             c.halves = Sides::default();
+            c.early_retransmissions = Vec::new();
             return;
         }
         for d in Side::BOTH {
@@ -1144,43 +1172,77 @@ impl KConn {
         want_from(self.broker() != Some(self.addrs[side]))
     }
 
-    /// Bytes of a connection on no broker port: Kafka once a side starts with a plausible
-    /// request header (that side is the client), not Kafka after too many events or bytes
-    /// without one.
-    fn detect(
-        &mut self,
-        cx: &mut Cx<'_>,
-        side: Side,
-        (src, dst): (SocketAddr, SocketAddr),
-        bytes: &[u8],
-        at: At,
-        sink: &mut impl Sink,
-    ) {
+    /// Bytes of a connection on no broker port: Kafka once the evidence says which side is
+    /// the client (`client_side`: a side whose first frame is a clean request, requests the
+    /// other side answers, the SYN, the ports), not Kafka after too many events or bytes
+    /// without a side sending a request header. Until then both sides' bytes are held, and
+    /// nothing of the connection is decoded: a broker's answer read as a request cannot be
+    /// taken back once shown.
+    fn detect(&mut self, cx: &mut Cx<'_>, side: Side, bytes: &[u8], at: At, sink: &mut impl Sink) {
         self.data_events += 1;
-        let h = &mut self.halves[side];
-        h.push(bytes, at);
-        if likely_request_at(h.unconsumed(), cx.cfg.max_frame) {
-            self.state = State::Kafka;
-            self.broker = Some(self.addrs.side_of(&dst));
-            sink.notice(&Notice::Connection {
-                stream: cx.stream,
-                client: src,
-                broker: dst,
-                detected: true,
-            });
-            self.tell_picked_up(cx, sink);
-            // Requests first, then whatever the broker already said.
-            self.cut(cx, side, at, sink);
-            self.cut(cx, side.other(), at, sink);
-        } else if self.data_events > DETECT_EVENTS
+        self.halves[side].last_at = at;
+        self.halves[side].push(bytes, at);
+        let over = self.data_events > DETECT_EVENTS
             || self
                 .halves
                 .iter()
-                .any(|h| h.cutting().buf.len() > DETECT_BUFFER)
-        {
+                .any(|h| h.cutting().buf.len() > DETECT_BUFFER);
+        if !self.decide_client(cx, over, at, sink) && over {
             self.state = State::NotKafka;
             self.halves = Sides::default();
+            self.early_retransmissions = Vec::new();
         }
+    }
+
+    /// Takes the connection for Kafka once a side can be told the client (with `forced`, the
+    /// likelier of the sides that sent a request header, if any did); whether it was.
+    fn decide_client(
+        &mut self,
+        cx: &mut Cx<'_>,
+        forced: bool,
+        at: At,
+        sink: &mut impl Sink,
+    ) -> bool {
+        if self.state != State::Undecided {
+            return false;
+        }
+        let bytes = Sides::new(
+            self.halves[Side::A].unconsumed(),
+            self.halves[Side::B].unconsumed(),
+        );
+        if self.first_asking.is_none() {
+            self.first_asking = Side::BOTH
+                .into_iter()
+                .find(|&s| likely_request_at(bytes[s], cx.cfg.max_frame));
+        }
+        let evidence = client_side::Evidence {
+            bytes,
+            syn_from: self.syn,
+            ports: Sides::new(self.addrs[Side::A].port(), self.addrs[Side::B].port()),
+            max_frame: cx.cfg.max_frame,
+        };
+        let Some(client) = client_side::client_side(&evidence, forced, self.first_asking) else {
+            return false;
+        };
+        self.state = State::Kafka;
+        self.broker = Some(client.other());
+        sink.notice(&Notice::Connection {
+            stream: cx.stream,
+            client: self.addrs[client],
+            broker: self.addrs[client.other()],
+            detected: true,
+        });
+        self.tell_picked_up(cx, sink);
+        for at in std::mem::take(&mut self.early_retransmissions) {
+            sink.notice(&Notice::Retransmission {
+                stream: cx.stream,
+                at,
+            });
+        }
+        // Requests first, then whatever the broker already said.
+        self.cut(cx, client, at, sink);
+        self.cut(cx, client.other(), at, sink);
+        true
     }
 
     /// In-order bytes of a side of a Kafka connection. With nothing buffered before them,
@@ -2030,5 +2092,166 @@ mod tests {
         data(&mut t, &mut seen, third.get(5..).unwrap_or_default(), 6);
         assert_eq!(seen.0.get(2), Some(&(6, 4, 6)));
         assert_eq!(buffered(&t), (0, 0, 0), "the buffer outlived its frame");
+    }
+
+    /// What a mid-stream test sees of each message: frame, sender's port, request or not,
+    /// and whether an answer was paired with its request.
+    #[derive(Default)]
+    struct Heard(Vec<(u64, u16, bool, bool)>, Vec<Notice>);
+
+    impl Sink for Heard {
+        fn message(&mut self, rec: &Record<'_>) {
+            let request = rec.msg.direction == crate::kafka::spec::schema::Direction::Request;
+            self.0
+                .push((rec.frame, rec.src.port(), request, rec.request.is_some()));
+        }
+        fn notice(&mut self, n: &Notice) {
+            self.1.push(n.clone());
+        }
+    }
+
+    /// A Fetch v16 answer with no topics: with a correlation id under 65 536 it reads as a
+    /// "Produce" request header of that version, corr 0, empty client_id.
+    fn fetch_answer(corr: i32) -> Vec<u8> {
+        let mut f = vec![0, 0, 0, 17];
+        f.extend_from_slice(&corr.to_be_bytes());
+        f.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0x25, 0xc5, 0x96, 0xc5, 1, 0]);
+        f
+    }
+
+    /// Picked up mid-stream on a port not given, the broker speaks first: its answer reads as
+    /// a request header. The client is still the side that sends requests, found when its
+    /// request comes; the broker's first answer is shown as an answer, in its place.
+    #[test]
+    fn a_connection_picked_up_mid_stream_keeps_its_client_when_the_broker_speaks_first() {
+        use crate::tcp::GapKind;
+        let broker = SocketAddr::from(([127, 0, 0, 4], 9292));
+        let client = SocketAddr::from(([127, 0, 0, 1], 53228));
+        let mut t = Tracker::new(Config::default());
+        let mut seen = Heard::default();
+        let at = |frame| At { frame, ts_nanos: 0 };
+        let open = Event::Open {
+            stream: 0,
+            a: broker,
+            b: client,
+            syn_from: None,
+        };
+        t.event(open, &mut seen);
+        let send = |t: &mut Tracker, seen: &mut Heard, (src, dst), bytes: &[u8], frame| {
+            t.event(
+                Event::Data {
+                    stream: 0,
+                    src,
+                    dst,
+                    bytes,
+                    at: at(frame),
+                },
+                seen,
+            )
+        };
+        for (src, dst) in [(broker, client), (client, broker)] {
+            let kind = GapKind::MidStream;
+            let gap = Event::Gap {
+                stream: 0,
+                src,
+                dst,
+                kind,
+                at: at(1),
+            };
+            t.event(gap, &mut seen);
+        }
+        send(&mut t, &mut seen, (broker, client), &fetch_answer(14), 1);
+        assert!(seen.0.is_empty(), "nothing decided on the answer alone");
+        send(&mut t, &mut seen, (client, broker), &api_versions(15), 2);
+        send(&mut t, &mut seen, (broker, client), &fetch_answer(15), 3);
+        let mut got = seen.0.clone();
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                (1, 9292, false, false),
+                (2, 53228, true, false),
+                (3, 9292, false, true)
+            ]
+        );
+        let told = seen.1.iter().find_map(|n| match n {
+            Notice::Connection {
+                client: c,
+                broker: b,
+                detected,
+                ..
+            } => Some((*c, *b, *detected)),
+            _ => None,
+        });
+        assert_eq!(told, Some((client, broker, true)));
+    }
+
+    /// The client a connection on ports that say nothing was told with, if any.
+    fn told_client(seen: &Heard) -> Option<SocketAddr> {
+        seen.1.iter().find_map(|n| match n {
+            Notice::Connection { client, .. } => Some(*client),
+            _ => None,
+        })
+    }
+
+    /// A request header alone, its frame still arriving, between two ports that say nothing:
+    /// not decisive, so the connection waits. It is taken for Kafka, that side the client,
+    /// once it has waited `DEFER_PACKETS` packets of the capture (so that what it holds is
+    /// shown in its place), or when it ends; a connection where no side sent a header never is.
+    #[test]
+    fn a_lone_request_header_is_taken_when_its_connection_cannot_wait() {
+        use crate::tcp::EndKind;
+        let (a, b) = (
+            SocketAddr::from(([10, 0, 0, 1], 40000)),
+            SocketAddr::from(([10, 0, 0, 2], 40001)),
+        );
+        let at = |frame| At { frame, ts_nanos: 0 };
+        // An ApiVersions request whose size prefix says 6 more bytes are to come.
+        let mut part = api_versions(7);
+        part.splice(0..4, 16i32.to_be_bytes());
+        let part = &part[..];
+        for ends_by_close in [false, true] {
+            for bytes in [part, &[0, 0, 0, 3, 1, 2, 3][..]] {
+                let mut t = Tracker::new(Config::default());
+                let mut seen = Heard::default();
+                let open = Event::Open {
+                    stream: 0,
+                    a,
+                    b,
+                    syn_from: None,
+                };
+                t.event(open, &mut seen);
+                let data = Event::Data {
+                    stream: 0,
+                    src: b,
+                    dst: a,
+                    bytes,
+                    at: at(10),
+                };
+                t.event(data, &mut seen);
+                assert_eq!(told_client(&seen), None, "decided on a header alone");
+                let later = 10 + super::DEFER_PACKETS;
+                let ev = if ends_by_close {
+                    Event::Close {
+                        stream: 0,
+                        end: EndKind::Reset,
+                        at: at(11),
+                    }
+                } else {
+                    // Another connection's packet, DEFER_PACKETS later.
+                    Event::Data {
+                        stream: 1,
+                        src: a,
+                        dst: b,
+                        bytes: &[],
+                        at: at(later),
+                    }
+                };
+                t.event(ev, &mut seen);
+                let header_sent = bytes.len() == part.len();
+                let want = header_sent.then_some(b);
+                assert_eq!(told_client(&seen), want, "close {ends_by_close}");
+            }
+        }
     }
 }

@@ -220,6 +220,7 @@ mod tests {
             file_offset: 0,
             precision,
             left_out: &[],
+            topics: &[],
             secrets: &[],
         }
     }
@@ -247,5 +248,35 @@ mod tests {
                 assert!(r.next_packet().unwrap().is_none());
             }
         }
+    }
+
+    #[test]
+    fn topic_notes_read_back_beside_the_packet_and_forged_ones_are_counted() {
+        use crate::capture::cut::TopicNamed;
+        let named = TopicNamed {
+            id: [7; 16],
+            name: "orders\n".into(),
+        };
+        let mut w = CaptureWriter::new(Vec::new(), OutFormat::PcapNg);
+        let comments = vec![
+            named.text(),
+            "kdissect -w: topic 07070707 = \"cut short\"".to_string(),
+            "someone's own comment".to_string(),
+        ];
+        w.write_with(&packet(1, 0, b"abc", 6), &comments).unwrap();
+        w.write(&packet(2, 0, b"def", 6)).unwrap();
+        let bytes = w.finish().unwrap();
+        let mut r = CaptureReader::new(&bytes[..]).unwrap();
+        assert_eq!(r.next_packet().unwrap().unwrap().topics, &[named][..]);
+        assert!(r.next_packet().unwrap().unwrap().topics.is_empty());
+        assert!(r.next_packet().unwrap().is_none());
+        let warnings = r.take_warnings();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings
+                .iter()
+                .all(|w| w.starts_with("1 packet comment of")),
+            "{warnings:?}"
+        );
     }
 }

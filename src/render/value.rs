@@ -186,9 +186,16 @@ pub fn note_name(note: &Note) -> Option<&str> {
         Note::Error(c) => c.name(),
         Note::Api(k) => k.name(),
         Note::Named(n) | Note::Enum { name: Some(n), .. } => Some(n),
-        Note::TopicName(n) => Some(n),
+        // A topic name from the wire (or a cut's note) that a terminal would act on is
+        // `note_text`'s, escaped.
+        Note::TopicName(n) if !needs_escaping(n) => Some(n),
         _ => None,
     }
+}
+
+/// Whether wire text holds a character [`super::table::printable`] escapes.
+fn needs_escaping(s: &str) -> bool {
+    matches!(super::table::printable(s), std::borrow::Cow::Owned(_))
 }
 
 /// A tagged field's group as shown: `tag 0, 5 bytes`.
@@ -253,6 +260,7 @@ pub fn note_text(note: &Note) -> Option<String> {
         // A code no error of Kafka's has: its number, as tshark shows a value it cannot name
         // (named ones are `note_name`'s).
         Note::Error(c) => format!("(unknown error code {})", c.0),
+        Note::TopicName(n) if needs_escaping(n) => format!("({})", super::table::printable(n)),
         // Named above, or nothing to say.
         Note::None | Note::TopicName(_) | Note::Named(_) | Note::Enum { name: Some(_), .. } => {
             return None
@@ -482,6 +490,9 @@ mod tests {
             "(unknown error code -32768)"
         );
         assert_eq!(note(Note::TopicName("orders".into())), "(orders)");
+        let evil = Note::TopicName("evil\u{1b}[2J\u{202e}".into());
+        assert_eq!(note_name(&evil), None);
+        assert_eq!(note(evil), "(evil\\x1b[2J\\u{202e})");
         assert_eq!(note(Note::AclOperations(0b1_1000)), "(READ, WRITE)");
         assert_eq!(note(Note::AclOperations(i32::MIN)), "(not requested)");
         assert_eq!(

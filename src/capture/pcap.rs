@@ -586,7 +586,13 @@ fn cut_notes(options: &[PcapNGOption<'_>], bad: &mut u64) -> Notes {
         if let Some(l) = LeftOut::parse(text) {
             notes.left_out.push(l);
         } else if let Some(t) = TopicNamed::parse(text) {
-            notes.topics.push(t);
+            // A cut writes at most `MAX_TOPIC_NOTES` on a packet: past them a block of
+            // forged notes would hold many times its size in names.
+            if notes.topics.len() < cut::MAX_TOPIC_NOTES {
+                notes.topics.push(t);
+            } else {
+                *bad += 1;
+            }
         } else if cut::is_note(text) {
             *bad += 1;
         }

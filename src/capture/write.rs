@@ -279,4 +279,33 @@ mod tests {
             "{warnings:?}"
         );
     }
+
+    #[test]
+    fn a_packet_gives_at_most_the_notes_a_cut_writes() {
+        use crate::capture::cut::{TopicNamed, MAX_TOPIC_NOTES};
+        let comments: Vec<String> = (0..MAX_TOPIC_NOTES as u32 + 5)
+            .map(|i| {
+                let mut id = [1u8; 16];
+                id[..4].copy_from_slice(&i.to_be_bytes());
+                TopicNamed {
+                    id,
+                    name: format!("t{i}"),
+                }
+                .text()
+            })
+            .collect();
+        let mut w = CaptureWriter::new(Vec::new(), OutFormat::PcapNg);
+        w.write_with(&packet(1, 0, b"abc", 6), &comments).unwrap();
+        let bytes = w.finish().unwrap();
+        let mut r = CaptureReader::new(&bytes[..]).unwrap();
+        assert_eq!(
+            r.next_packet().unwrap().unwrap().topics.len(),
+            MAX_TOPIC_NOTES
+        );
+        assert!(r.next_packet().unwrap().is_none());
+        assert!(r
+            .take_warnings()
+            .iter()
+            .any(|w| w.starts_with("5 packet comments")));
+    }
 }

@@ -292,6 +292,28 @@ struct Cut {
     max_zstd_window: u64,
     /// `--inject-secrets`: the secrets of the TLS connections written go in the file.
     inject_secrets: bool,
+    /// Topic names noted in the file, and those past the bound not noted.
+    names_noted: u64,
+    names_not_noted: u64,
+}
+
+/// The topic names a cut notes for one input (`capture::cut::TopicNamed`), and how many more
+/// it had than it notes.
+#[derive(Default)]
+struct CutNames {
+    notes: Vec<cut::TopicNamed>,
+    more: usize,
+}
+
+impl CutNames {
+    /// The notes' text, for the first packet written: the names come before any message.
+    fn comments(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.notes.iter().map(cut::TopicNamed::text).collect();
+        if self.more > 0 {
+            out.push(cut::names_not_noted(self.more));
+        }
+        out
+    }
 }
 
 /// The decrypted TLS connections of one input, for `-w`: (client, server, the ClientHello
@@ -322,8 +344,16 @@ fn whole_tls(
 impl Cut {
     /// Writes the packets of `keep` from `source`.
     // Why this is long: one pass over the input deciding packet by packet, with the notes.
-    fn write_input(&mut self, source: &str, keep: Vec<Kept>, tls: TlsKept) -> Result<(), String> {
+    fn write_input(
+        &mut self,
+        source: &str,
+        keep: Vec<Kept>,
+        tls: TlsKept,
+        names: CutNames,
+    ) -> Result<(), String> {
         self.messages += keep.len() as u64;
+        // The names go on the first packet written, before any message that gives an id.
+        let mut first = names.comments();
         let mut notes = LeftOutNotes::new(&keep);
         let mut ranges: HashMap<(SocketAddr, SocketAddr), Vec<(u64, u64)>> = HashMap::new();
         for (src, dst, first, last, _) in keep {
@@ -344,6 +374,7 @@ impl Cut {
         let Some(w) = self.writer.as_mut() else {
             return Ok(());
         };
+        let written_before = w.written;
         let (whole, secrets) = whole_tls(&tls, &ranges);
         if self.inject_secrets {
             w.write_secrets(secrets.as_bytes())
@@ -355,7 +386,7 @@ impl Cut {
             };
             notes.seen(&seg);
             if whole.contains(&(seg.src, seg.dst)) {
-                w.write(&p)
+                w.write_with(&p, &std::mem::take(&mut first))
                     .map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
                 continue;
             }
@@ -369,7 +400,7 @@ impl Cut {
                 // the end of its question, and waits).
                 let ends = (seg.rst || seg.fin) && !seg.syn;
                 if ends && of_kept {
-                    let comments = notes.take(&seg, p.number);
+                    let comments = first_then(&mut first, notes.take(&seg, p.number));
                     w.write_with(&p, &comments)
                         .map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
                 }
@@ -381,9 +412,20 @@ impl Cut {
                 }
                 continue;
             }
-            let comments = notes.take(&seg, p.number);
+            let comments = first_then(&mut first, notes.take(&seg, p.number));
             w.write_with(&p, &comments)
                 .map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
+        }
+        if w.written > written_before {
+            let all = (names.notes.len() + names.more) as u64;
+            match self.format {
+                OutFormat::PcapNg => {
+                    self.names_noted += names.notes.len() as u64;
+                    self.names_not_noted += names.more as u64;
+                }
+                // A classic pcap has no place for notes.
+                OutFormat::Pcap => self.names_not_noted += all,
+            }
         }
         Ok(())
     }
@@ -404,6 +446,23 @@ impl Cut {
             count(self.messages, "message"),
             self.path.display()
         );
+        if self.names_noted > 0 {
+            line.push_str(&format!(
+                ", with the names of {}",
+                count(self.names_noted, "topic id")
+            ));
+        }
+        match (self.format, self.names_not_noted) {
+            (_, 0) => {}
+            (OutFormat::Pcap, n) => line.push_str(&format!(
+                " ({} the messages give not noted: a pcap file has no place for notes)",
+                count(n, "topic name")
+            )),
+            (OutFormat::PcapNg, n) => line.push_str(&format!(
+                " ({n} more not noted: at most {} an input)",
+                cut::MAX_TOPIC_NOTES
+            )),
+        }
         if skipped > 0 {
             line.push_str(&format!(
                 " ({skipped} of another link type left out: a pcap file holds one)"
@@ -411,6 +470,16 @@ impl Cut {
         }
         Ok(line)
     }
+}
+
+/// The comments of a packet written: the topic names first when it is the input's first.
+fn first_then(first: &mut Vec<String>, comments: Vec<String>) -> Vec<String> {
+    if first.is_empty() {
+        return comments;
+    }
+    let mut all = std::mem::take(first);
+    all.extend(comments);
+    all
 }
 
 /// Where a cut leaves packets of its connections out, as notes for the packets it keeps: the
@@ -775,6 +844,8 @@ pub fn run(mut s: Settings) -> ExitCode {
         messages: 0,
         max_zstd_window: s.max_zstd_window,
         inject_secrets: s.inject_secrets,
+        names_noted: 0,
+        names_not_noted: 0,
     });
     let mut any_read = false;
     let mut trouble = false;
@@ -855,7 +926,8 @@ fn end_of_input<W: Write>(
         let keep = o.shown.keep.replace(Vec::new()).unwrap_or_default();
         let again = reread.unwrap_or_default();
         let tls = std::mem::take(&mut o.tls_kept);
-        let r = c.write_input(&again, keep, tls);
+        let names = cut_names(o);
+        let r = c.write_input(&again, keep, tls, names);
         if live || again == spool.to_string_lossy() {
             let _ = std::fs::remove_file(spool);
         }
@@ -892,6 +964,26 @@ fn end_of_input<W: Write>(
         read: health.packets > 0,
         damaged: err.is_some(),
     })
+}
+
+/// The topic names the cut of the input just read notes: those of the ids its kept messages
+/// give, as the run learnt them (the analyses too: a batch fetched under an id that a Produce
+/// sent under its name).
+fn cut_names<W: Write>(o: &mut Output<W>) -> CutNames {
+    let Some(t) = o.shown.cut_topics.as_mut() else {
+        return CutNames::default();
+    };
+    for st in [o.all_stats.as_ref(), o.shown.stats.as_ref()]
+        .into_iter()
+        .flatten()
+    {
+        if let Some(a) = st.analyses.as_ref() {
+            let learnt = a.learnt_names();
+            t.learn_pairs(learnt.iter().map(|(id, name)| (id, name.as_str())));
+        }
+    }
+    let (notes, more) = t.take_notes();
+    CutNames { notes, more }
 }
 
 /// After all inputs: the statistics, the `-w` file, the closing report and the exit status.

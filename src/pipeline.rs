@@ -1,5 +1,6 @@
 //! Wires the stages for a capture file: capture → tcp → tls → kafka → the caller's sink.
 
+use crate::capture::cut::TopicNamed;
 use crate::capture::net::{self, Skip};
 use crate::capture::pcap::{CaptureError, CaptureReader, Packet};
 use crate::kafka::stream::{Config, Sink, Tracker};
@@ -76,7 +77,7 @@ impl<R: Read> PacketSource for CaptureReader<R> {
         CaptureReader::next_packet(self)
     }
     fn take_warnings(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.warnings)
+        CaptureReader::take_warnings(self)
     }
 }
 
@@ -104,6 +105,8 @@ pub trait CaptureSink: Sink {
     /// Something wrong inside a decrypted TLS connection (a loss, a record that does not
     /// authenticate, a renegotiation).
     fn tls_notice(&mut self, _notice: &TlsNotice) {}
+    /// Topic ids named by a cut's notes (`-w`), before the messages that give them.
+    fn topics_named(&mut self, _topics: &[TopicNamed]) {}
     /// A Kafka connection ended (both FINs, a reset, eviction or the end of the input): no
     /// answer comes on it any more.
     fn closed(&mut self, _stream: u32) {}
@@ -195,9 +198,7 @@ pub fn run_source<P: PacketSource, S: CaptureSink>(
             sink.first_packet(pkt.ts_nanos, pkt.precision);
         }
         health.last_ts = pkt.ts_nanos;
-        for text in pkt.secrets {
-            tls.add_embedded(text);
-        }
+        carried(&pkt, &mut tls, &mut kafka, sink);
         sink.packet(pkt.ts_nanos);
         let at = At {
             frame: pkt.number,
@@ -242,6 +243,24 @@ pub fn run_source<P: PacketSource, S: CaptureSink>(
     kafka.finish(sink);
     sink.finished();
     error.map_or(Ok(()), Err)
+}
+
+/// What a pcapng file carries beside a packet, for what follows it: TLS secrets (Decryption
+/// Secrets Blocks) to the TLS stage; the topic ids a cut's notes name to the Kafka layer, as
+/// the answers the cut left out would have named them, and to the sink (the analyses).
+fn carried<S: CaptureSink>(
+    pkt: &Packet<'_>,
+    tls: &mut TlsFilter,
+    kafka: &mut Tracker,
+    sink: &mut S,
+) {
+    for text in pkt.secrets {
+        tls.add_embedded(text);
+    }
+    if !pkt.topics.is_empty() {
+        kafka.topics_named(pkt.topics);
+        sink.topics_named(pkt.topics);
+    }
 }
 
 /// What the limits of reassembly and of the TLS stage cost the input, for its health report.

@@ -243,6 +243,7 @@ impl LiveCapture {
             file_offset: 0,
             precision: 9,
             left_out: &[],
+            topics: &[],
             secrets: &[],
         }))
     }

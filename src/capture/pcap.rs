@@ -2,7 +2,7 @@
 //! reused buffer. pcapng blocks are parsed by `pcap-parser`; the record framing is ours so that
 //! every error names its file offset and no buffer is sized by an unchecked length.
 
-use super::cut::LeftOut;
+use super::cut::{self, LeftOut, TopicNamed};
 use pcap_parser::pcapng::{parse_block_be, parse_block_le, Block};
 use pcap_parser::{OptionCode, PcapNGOption};
 use std::fmt;
@@ -36,6 +36,8 @@ pub struct Packet<'a> {
     pub precision: u8,
     /// What a cut (`-w`) left out around this packet, as its pcapng comments note it.
     pub left_out: &'a [LeftOut],
+    /// Topic ids a cut (`-w`) named in this packet's pcapng comments, for the messages after.
+    pub topics: &'a [TopicNamed],
     /// TLS key log text of the pcapng Decryption Secrets Blocks read since the previous
     /// packet (type 0x544c534b, as `editcap --inject-secrets tls,KEYS` writes).
     pub secrets: &'a [Vec<u8>],
@@ -128,8 +130,12 @@ pub struct CaptureReader<R: Read> {
     interfaces: Vec<Interface>,
     /// Non-fatal oddities (unknown interface ids and the like), for the caller to report.
     pub warnings: Vec<String>,
-    /// The notes of a cut on the packet read last (`Packet::left_out`).
+    /// The notes of a cut on the packet read last (`Packet::left_out`, `Packet::topics`).
     left_out: Vec<LeftOut>,
+    topics: Vec<TopicNamed>,
+    /// Comments meant as a cut's notes that do not read as one (forged or damaged), ignored;
+    /// told once, at the end of the file.
+    bad_notes: u64,
     /// Decryption secrets read before the packet read last (`Packet::secrets`).
     secrets: Vec<Vec<u8>>,
     /// Whether `secrets` went out with a packet and is to be emptied before the next.
@@ -210,6 +216,8 @@ impl<R: Read> CaptureReader<R> {
             interfaces: Vec::new(),
             warnings: Vec::new(),
             left_out: Vec::new(),
+            topics: Vec::new(),
+            bad_notes: 0,
             secrets: Vec::new(),
             secrets_given: false,
         };
@@ -305,6 +313,19 @@ impl<R: Read> CaptureReader<R> {
         Ok(())
     }
 
+    /// The warnings so far (`warnings`), with the comments meant as a cut's notes that did
+    /// not read as one.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        let bad = std::mem::take(&mut self.bad_notes);
+        if bad > 0 {
+            let noun = if bad == 1 { "comment" } else { "comments" };
+            self.warnings.push(format!(
+                "{bad} packet {noun} of the form of kdissect -w's notes did not read as one (forged or damaged); ignored"
+            ));
+        }
+        std::mem::take(&mut self.warnings)
+    }
+
     fn ng_section(&mut self) -> Result<(), CaptureError> {
         // A new section starts a new set of interfaces.
         self.interfaces.clear();
@@ -375,6 +396,7 @@ impl<R: Read> CaptureReader<R> {
             file_offset: start,
             precision: if nanos { 9 } else { 6 },
             left_out: &[],
+            topics: &[],
             secrets: &[],
         }))
     }
@@ -394,7 +416,8 @@ impl<R: Read> CaptureReader<R> {
             }
             if let Some(found) = self.ng_packet(start) {
                 self.number += 1;
-                self.left_out = found.left_out;
+                self.left_out = found.notes.left_out;
+                self.topics = found.notes.topics;
                 return Ok(Some(Packet {
                     number: self.number,
                     ts_nanos: found.ts_nanos,
@@ -404,6 +427,7 @@ impl<R: Read> CaptureReader<R> {
                     file_offset: start,
                     precision: found.precision,
                     left_out: &self.left_out,
+                    topics: &self.topics,
                     secrets: {
                         self.secrets_given = !self.secrets.is_empty();
                         &self.secrets
@@ -482,7 +506,7 @@ impl<R: Read> CaptureReader<R> {
                     linktype: iface.linktype,
                     orig_len: epb.origlen.max(caplen as u32),
                     precision: if res > 1_000_000 { 9 } else { 6 },
-                    left_out: cut_notes(&epb.options),
+                    notes: cut_notes(&epb.options, &mut self.bad_notes),
                 })
             }
             Block::DecryptionSecrets(dsb) => {
@@ -500,7 +524,7 @@ impl<R: Read> CaptureReader<R> {
                     linktype: iface.linktype,
                     orig_len: spb.origlen.max(len as u32),
                     precision: if iface.resolution > 1_000_000 { 9 } else { 6 },
-                    left_out: Vec::new(),
+                    notes: Notes::default(),
                 })
             }
             _ => None,
@@ -541,15 +565,37 @@ struct NgPacket {
     linktype: u32,
     orig_len: u32,
     precision: u8,
-    left_out: Vec<LeftOut>,
+    notes: Notes,
 }
 
-/// The notes a cut left in a packet's comments (pcapng option 1, `opt_comment`).
-fn cut_notes(options: &[PcapNGOption<'_>]) -> Vec<LeftOut> {
-    options
-        .iter()
-        .filter(|o| o.code == OptionCode::Comment)
-        .filter_map(|o| o.as_str().ok())
-        .filter_map(LeftOut::parse)
-        .collect()
+/// What a cut noted in a packet's comments.
+#[derive(Default)]
+struct Notes {
+    left_out: Vec<LeftOut>,
+    topics: Vec<TopicNamed>,
+}
+
+/// The notes a cut left in a packet's comments (pcapng option 1, `opt_comment`); a comment
+/// meant as one that does not read is counted in `bad`. Other comments are anyone's.
+fn cut_notes(options: &[PcapNGOption<'_>], bad: &mut u64) -> Notes {
+    let mut notes = Notes::default();
+    for o in options.iter().filter(|o| o.code == OptionCode::Comment) {
+        let Ok(text) = o.as_str() else {
+            continue;
+        };
+        if let Some(l) = LeftOut::parse(text) {
+            notes.left_out.push(l);
+        } else if let Some(t) = TopicNamed::parse(text) {
+            // A cut writes at most `MAX_TOPIC_NOTES` on a packet: past them a block of
+            // forged notes would hold many times its size in names.
+            if notes.topics.len() < cut::MAX_TOPIC_NOTES {
+                notes.topics.push(t);
+            } else {
+                *bad += 1;
+            }
+        } else if cut::is_note(text) {
+            *bad += 1;
+        }
+    }
+    notes
 }

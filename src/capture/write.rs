@@ -220,6 +220,7 @@ mod tests {
             file_offset: 0,
             precision,
             left_out: &[],
+            topics: &[],
             secrets: &[],
         }
     }
@@ -247,5 +248,64 @@ mod tests {
                 assert!(r.next_packet().unwrap().is_none());
             }
         }
+    }
+
+    #[test]
+    fn topic_notes_read_back_beside_the_packet_and_forged_ones_are_counted() {
+        use crate::capture::cut::TopicNamed;
+        let named = TopicNamed {
+            id: [7; 16],
+            name: "orders\n".into(),
+        };
+        let mut w = CaptureWriter::new(Vec::new(), OutFormat::PcapNg);
+        let comments = vec![
+            named.text(),
+            "kdissect -w: topic 07070707 = \"cut short\"".to_string(),
+            "someone's own comment".to_string(),
+        ];
+        w.write_with(&packet(1, 0, b"abc", 6), &comments).unwrap();
+        w.write(&packet(2, 0, b"def", 6)).unwrap();
+        let bytes = w.finish().unwrap();
+        let mut r = CaptureReader::new(&bytes[..]).unwrap();
+        assert_eq!(r.next_packet().unwrap().unwrap().topics, &[named][..]);
+        assert!(r.next_packet().unwrap().unwrap().topics.is_empty());
+        assert!(r.next_packet().unwrap().is_none());
+        let warnings = r.take_warnings();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings
+                .iter()
+                .all(|w| w.starts_with("1 packet comment of")),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn a_packet_gives_at_most_the_notes_a_cut_writes() {
+        use crate::capture::cut::{TopicNamed, MAX_TOPIC_NOTES};
+        let comments: Vec<String> = (0..MAX_TOPIC_NOTES as u32 + 5)
+            .map(|i| {
+                let mut id = [1u8; 16];
+                id[..4].copy_from_slice(&i.to_be_bytes());
+                TopicNamed {
+                    id,
+                    name: format!("t{i}"),
+                }
+                .text()
+            })
+            .collect();
+        let mut w = CaptureWriter::new(Vec::new(), OutFormat::PcapNg);
+        w.write_with(&packet(1, 0, b"abc", 6), &comments).unwrap();
+        let bytes = w.finish().unwrap();
+        let mut r = CaptureReader::new(&bytes[..]).unwrap();
+        assert_eq!(
+            r.next_packet().unwrap().unwrap().topics.len(),
+            MAX_TOPIC_NOTES
+        );
+        assert!(r.next_packet().unwrap().is_none());
+        assert!(r
+            .take_warnings()
+            .iter()
+            .any(|w| w.starts_with("5 packet comments")));
     }
 }

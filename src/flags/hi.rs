@@ -430,8 +430,15 @@ fn decode_options(cli: &Cli, whole_tree: bool, facts_suffice: bool) -> DecodeOpt
     // no view prints the tree and no filter names a schema field, only the facts' nodes are
     // kept at any depth (`facts_suffice`: topic names and ids, partitions are among them).
     // The analyses read offsets below the second level and the records' sizes.
-    let lines_only =
-        !cli.tree && !cli.bytes && !cli.json && !cli.hex && asked_analyses(cli).is_none();
+    // -w notes the names of every topic id the messages it keeps give (capture::cut), some
+    // below the second level (a KIP-848 heartbeat's assignment), in records (the KRaft log's
+    // TopicRecords): it reads them whole.
+    let lines_only = !cli.tree
+        && !cli.bytes
+        && !cli.json
+        && !cli.hex
+        && asked_analyses(cli).is_none()
+        && cli.write.is_none();
     let summary_only = lines_only && !whole_tree;
     DecodeOptions {
         max_elements: cli.max_elements.max(1),
@@ -582,5 +589,7 @@ mod tests {
         assert!(!kept(&["-T", "fields", "-e", "kafka.api_key", "x.pcap"]).0);
         assert!(!kept(&["-T", "json", "-Y", "topic == orders", "x.pcap"]).0);
         assert!(!kept(&["-T", "json", "x.pcap"]).0);
+        // -w reads every topic id its messages give, at any depth.
+        assert_eq!(kept(&["-w", "cut.pcapng", "x.pcap"]), (false, usize::MAX));
     }
 }

@@ -149,7 +149,7 @@ fn head_words(f: &Facts, words: &mut Words<'_>) {
     if let Some(e) = f.error {
         let w = words.word();
         w.push_str("error=");
-        w.push_str(error_name(e));
+        w.push_str(&error_name(e));
     } else if f.error_none {
         words.word().push_str("error=NONE");
     }
@@ -504,8 +504,13 @@ fn change_text(c: &Change) -> String {
     s
 }
 
-fn error_name(code: i16) -> &'static str {
-    names::error_name(code).unwrap_or("unknown error")
+/// An error's name, or for a code Kafka does not define, `unknown error N`: its number, as
+/// tshark shows a value it cannot name.
+fn error_name(code: i16) -> std::borrow::Cow<'static, str> {
+    match names::error_name(code) {
+        Some(n) => n.into(),
+        None => format!("unknown error {code}").into(),
+    }
 }
 
 /// `[orders, payments(UNKNOWN_TOPIC_OR_PARTITION), +3 more]`, or `all`.
@@ -533,20 +538,20 @@ fn write_list(out: &mut String, t: &TopicList) {
             TopicRef::Id(u, None) => out.push_str(&super::value::uuid(u)),
             TopicRef::Unnamed => out.push('?'),
         }
-        let error = e.error.map(error_name);
-        let mut parts = error
-            .into_iter()
-            .map(Detail::Name)
-            .chain(e.details.iter().cloned());
-        if let Some(first) = parts.next() {
-            out.push('(');
-            detail_into(out, &first);
-            for d in parts {
-                out.push_str(", ");
-                detail_into(out, &d);
-            }
-            out.push(')');
+        if e.error.is_none() && e.details.is_empty() {
+            continue;
         }
+        out.push('(');
+        if let Some(code) = e.error {
+            out.push_str(&error_name(code));
+        }
+        for (j, d) in e.details.iter().enumerate() {
+            if j > 0 || e.error.is_some() {
+                out.push_str(", ");
+            }
+            detail_into(out, d);
+        }
+        out.push(')');
     }
     if t.total > t.first.len() {
         if !t.first.is_empty() {
@@ -618,7 +623,7 @@ fn error_words(errors: &[ErrorEntry], f: &Facts, words: &mut Words<'_>) {
             .unwrap_or(0);
         let item = Path(steps.get(..last).unwrap_or_default().to_vec());
         if item.is_empty() {
-            nested.push(error_name(e.code).to_string());
+            nested.push(error_name(e.code).into_owned());
         } else {
             nested.push(format!("{}({item})", error_name(e.code)));
         }
@@ -637,7 +642,7 @@ fn error_words(errors: &[ErrorEntry], f: &Facts, words: &mut Words<'_>) {
         .map(|e| e.code)
         .collect();
     if !deeper.is_empty() {
-        let mut names_seen: Vec<&str> = Vec::new();
+        let mut names_seen: Vec<std::borrow::Cow<'static, str>> = Vec::new();
         for c in &deeper {
             let n = error_name(*c);
             if !names_seen.contains(&n) {

@@ -179,15 +179,23 @@ fn bare(n: &Node, frame: &[u8], wide: bool, max_value: usize) -> Option<String> 
 }
 
 /// The name a note gives its value (an error's, an API's, an enumeration value's, a topic's),
-/// shown in parentheses; `None` for the notes [`note_text`] spells otherwise.
+/// shown in parentheses; `None` for the notes [`note_text`] spells otherwise (an error code
+/// Kafka does not define among them: it is told with its number).
 pub fn note_name(note: &Note) -> Option<&str> {
     match note {
-        Note::Error(c) => Some(c.name().unwrap_or("unknown error code")),
+        Note::Error(c) => c.name(),
         Note::Api(k) => k.name(),
         Note::Named(n) | Note::Enum { name: Some(n), .. } => Some(n),
-        Note::TopicName(n) => Some(n),
+        // A topic name from the wire (or a cut's note) that a terminal would act on is
+        // `note_text`'s, escaped.
+        Note::TopicName(n) if !needs_escaping(n) => Some(n),
         _ => None,
     }
+}
+
+/// Whether wire text holds a character [`super::table::printable`] escapes.
+fn needs_escaping(s: &str) -> bool {
+    matches!(super::table::printable(s), std::borrow::Cow::Owned(_))
 }
 
 /// A tagged field's group as shown: `tag 0, 5 bytes`.
@@ -249,12 +257,14 @@ pub fn note_text(note: &Note) -> Option<String> {
         return Some(format!("({name})"));
     }
     Some(match note {
+        // A code no error of Kafka's has: its number, as tshark shows a value it cannot name
+        // (named ones are `note_name`'s).
+        Note::Error(c) => format!("(unknown error code {})", c.0),
+        Note::TopicName(n) if needs_escaping(n) => format!("({})", super::table::printable(n)),
         // Named above, or nothing to say.
-        Note::None
-        | Note::Error(_)
-        | Note::TopicName(_)
-        | Note::Named(_)
-        | Note::Enum { name: Some(_), .. } => return None,
+        Note::None | Note::TopicName(_) | Note::Named(_) | Note::Enum { name: Some(_), .. } => {
+            return None
+        }
         // An API key without a name (named ones are `note_name`'s).
         Note::Api(k) => format!("(ApiKey{})", k.0),
         Note::AclOperations(bits) => format!("({})", names::acl_operations(*bits)),
@@ -471,8 +481,18 @@ mod tests {
             "(UNKNOWN_TOPIC_OR_PARTITION)"
         );
         assert_eq!(note(Note::Error(ErrorCode(-1))), "(UNKNOWN_SERVER_ERROR)");
-        assert_eq!(note(Note::Error(ErrorCode(9999))), "(unknown error code)");
+        assert_eq!(
+            note(Note::Error(ErrorCode(9999))),
+            "(unknown error code 9999)"
+        );
+        assert_eq!(
+            note(Note::Error(ErrorCode(i16::MIN))),
+            "(unknown error code -32768)"
+        );
         assert_eq!(note(Note::TopicName("orders".into())), "(orders)");
+        let evil = Note::TopicName("evil\u{1b}[2J\u{202e}".into());
+        assert_eq!(note_name(&evil), None);
+        assert_eq!(note(evil), "(evil\\x1b[2J\\u{202e})");
         assert_eq!(note(Note::AclOperations(0b1_1000)), "(READ, WRITE)");
         assert_eq!(note(Note::AclOperations(i32::MIN)), "(not requested)");
         assert_eq!(

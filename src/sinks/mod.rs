@@ -3,12 +3,14 @@
 //! `--stats-all`, counted; the exchange filter passes on what is shown; what is shown is
 //! counted against `-c`, kept for `-w`, counted by `--stats` and printed.
 
+mod cut_topics;
 mod order;
 mod printer;
 mod select;
 mod tally;
 pub(crate) mod titled;
 
+pub(crate) use cut_topics::CutTopics;
 pub(crate) use printer::Printer;
 pub(crate) use select::{Exchanges, Part, Selection};
 pub(crate) use tally::{Judging, Tally};
@@ -37,6 +39,8 @@ pub(crate) struct Shown<W: Write> {
     remaining: Option<u64>,
     /// The messages shown, when `-w` writes them out.
     pub(crate) keep: Option<Vec<Kept>>,
+    /// With `-w`: the topic names the run learnt, and the ids the messages kept give.
+    pub(crate) cut_topics: Option<CutTopics>,
 }
 
 impl<W: Write> Shown<W> {
@@ -56,6 +60,9 @@ impl<W: Write> Shown<W> {
                 rec.last_frame,
                 rec.partial,
             ));
+        }
+        if let Some(t) = self.cut_topics.as_mut() {
+            t.keep(rec);
         }
         if let Some(s) = self.stats.as_mut() {
             s.message(rec);
@@ -115,6 +122,7 @@ impl<W: Write> Output<W> {
                 stats: stats(StatsScope::Shown),
                 remaining: s.count,
                 keep: s.write.is_some().then(Vec::new),
+                cut_topics: s.write.is_some().then(CutTopics::default),
             },
             packet_ts: None,
             ports: s.ports.clone(),
@@ -152,6 +160,10 @@ impl<W: Write> Sink for Output<W> {
         self.tally.message(rec);
         if let Some(s) = self.all_stats.as_mut() {
             s.message(rec);
+        }
+        // A name learnt from a message left out of a cut is noted in it all the same.
+        if let Some(t) = self.shown.cut_topics.as_mut() {
+            t.learn(rec);
         }
         if !self.in_window(rec.ts_nanos) {
             return;
@@ -193,6 +205,24 @@ impl<W: Write> CaptureSink for Output<W> {
         // known: an empty window is said, not left to print nothing.
         if let Some(why) = self.window.empty(Some(ts_nanos)) {
             eprintln!("kdissect: {why}");
+        }
+    }
+
+    /// The names a cut read noted: the analyses learn them (the Kafka layer did), and a cut
+    /// of it notes them again.
+    fn topics_named(&mut self, topics: &[kdissect::capture::cut::TopicNamed]) {
+        let pairs: Vec<([u8; 16], String)> =
+            topics.iter().map(|t| (t.id, t.name.clone())).collect();
+        for st in [self.all_stats.as_mut(), self.shown.stats.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            if let Some(a) = st.analyses.as_mut() {
+                a.topic_names(&pairs);
+            }
+        }
+        if let Some(t) = self.shown.cut_topics.as_mut() {
+            t.learn_pairs(topics.iter().map(|t| (&t.id, t.name.as_str())));
         }
     }
 

@@ -738,6 +738,11 @@ impl Tracker {
         }
     }
 
+    /// Topic ids a cut (`-w`) named in its file: the messages after give them names.
+    pub fn topics_named(&mut self, named: &[crate::capture::cut::TopicNamed]) {
+        self.topics.given(named);
+    }
+
     /// The frame of the oldest response held back for its connection's first request: no
     /// message still to come is dated before it but those.
     pub fn oldest_deferred(&self) -> Option<u64> {

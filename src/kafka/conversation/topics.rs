@@ -113,6 +113,14 @@ impl TopicNames {
         }
     }
 
+    /// Names a cut (`-w`) noted in its file for the ids its messages give, learnt as an
+    /// answer's, within the same bounds.
+    pub fn given(&mut self, named: &[crate::capture::cut::TopicNamed]) {
+        for t in named.iter().filter(|t| t.id != ZERO && !t.name.is_empty()) {
+            self.learn_pair(t.id, &t.name);
+        }
+    }
+
     /// Learns that `id` is `name`, within the bounds.
     fn learn_pair(&mut self, id: [u8; 16], name: &str) {
         let room = self.map.len() < MAX_TOPIC_NAMES || self.map.contains_key(&id);

@@ -9,9 +9,10 @@
 /// about this much at worst (docs/robustness.md adds them up).
 const REFERENCE: usize = 96 << 20;
 
-/// The default budget: a quarter of [`REFERENCE`], so that `--stats --analyses` stays
-/// within 64 MiB in all on a busy cluster (docs/performance.md).
-pub const DEFAULT_MEMORY: usize = 24 << 20;
+/// The default budget: an eighth of [`REFERENCE`], so that `--stats --analyses` stays
+/// within 64 MiB in all on a busy cluster, at any length (docs/analyses.md: 62 MB at 1 GB;
+/// at 24M, 67 MB).
+pub const DEFAULT_MEMORY: usize = 12 << 20;
 
 /// The smallest budget taken: under it the shares would keep too few entries to chart.
 pub const LEAST_MEMORY: usize = 1 << 20;
@@ -101,8 +102,8 @@ mod tests {
     #[test]
     fn shares_follow_the_budget_and_keep_their_floor() {
         let d = Limits::default();
-        assert_eq!(d.lag_points(), 32_768);
-        assert_eq!(d.pending(), (25_000, 4 << 20));
+        assert_eq!(d.lag_points(), 16_384);
+        assert_eq!(d.pending(), (12_500, 2 << 20));
         let big = Limits::new(REFERENCE);
         assert_eq!(big.lag_points(), 131_072);
         assert_eq!(big.produced(), 262_144);

@@ -356,7 +356,7 @@ pub(crate) struct Cli {
     pub(crate) max_tls_search: usize,
 
     /// Memory the analyses' stores may hold together (K/M/G): lag samples, end-to-end batches and latencies, throughput series, requests waiting for their answers; each gets a fixed share, past which it merges or lets go of its oldest entries, counted (docs/robustness.md).
-    #[arg(long, value_name = "SIZE", default_value = "24M", value_parser = parse_size, help_heading = "Limits")]
+    #[arg(long, value_name = "SIZE", default_value = "12M", value_parser = parse_size, help_heading = "Limits")]
     pub(crate) analyses_memory: usize,
 
     /// The same for all TLS connections together (K/M/G).

@@ -184,10 +184,11 @@ fn cut_lines(words: &mut Vec<String>, breaks: &mut Vec<usize>, limit: usize) {
         words.pop();
     }
     // The ellipsis is a word of its own, so that no word is cut: a line of one word too
-    // wide to take it after becomes the ellipsis alone.
+    // wide to take it after becomes the ellipsis alone, unless that word is a number (a
+    // time, a count), which is kept as numbers always are.
     if line_width(&words[first..]) + 2 <= limit {
         words.push("…".to_string());
-    } else if let Some(last) = words.last_mut() {
+    } else if let Some(last) = words.last_mut().filter(|w| !is_number(w)) {
         *last = "…".to_string();
     }
 }

@@ -2,7 +2,7 @@
 //! statistics, progress.
 
 use crate::flags::{Live, Mode, Settings};
-use crate::sinks::{Kept, Output, Printer};
+use crate::sinks::{Kept, Output, Printer, TlsKept};
 use crate::{fail, input, interrupt, write_failed};
 use kdissect::capture::cut::{self, LeftOut, Span};
 use kdissect::capture::net::{self, linktype_name};
@@ -38,29 +38,6 @@ pub fn list_interfaces() -> ExitCode {
 pub fn list_interfaces() -> ExitCode {
     fail("this kdissect was built without live capture: build it with `cargo install --path . --features live` (needs libpcap, Debian's libpcap-dev)")
 }
-
-/// The width the --stats tables fit: COLUMNS when set (as shells set it, and as a pipe's
-/// reader may), else the terminal's, else (a pipe, a file) `PIPED_WIDTH`; never under
-/// `NARROWEST`, where tables stop being readable.
-pub(crate) fn table_width() -> u16 {
-    let columns = std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.trim().parse().ok());
-    let terminal = || {
-        io::stdout()
-            .is_terminal()
-            .then(|| comfy_table::Table::new().width())
-            .flatten()
-    };
-    columns
-        .or_else(terminal)
-        .unwrap_or(PIPED_WIDTH)
-        .max(NARROWEST)
-}
-
-/// Tables written to a pipe or a file, with no COLUMNS to say otherwise.
-const PIPED_WIDTH: u16 = 100;
-const NARROWEST: u16 = 40;
 
 /// What reading one input gave.
 struct Pass {
@@ -315,10 +292,6 @@ impl CutNames {
         out
     }
 }
-
-/// The decrypted TLS connections of one input, for `-w`: (client, server, the ClientHello
-/// random and secrets).
-pub(crate) type TlsKept = Vec<(SocketAddr, SocketAddr, Option<kdissect::tls::KeyedRandom>)>;
 
 /// Directions of decrypted TLS connections some kept message belongs to: all their packets
 /// are written (the handshake and every record are needed to decrypt any of them), and
@@ -1024,7 +997,7 @@ fn write_report(
     s: &Settings,
     path: &std::path::Path,
 ) -> io::Result<()> {
-    use kdissect::analyses::report;
+    use kdissect::render::report;
     let stats = st.out();
     let analyses = st.analyses.as_ref().map(|a| a.out());
     let page = report::html(&report::Report {
@@ -1060,7 +1033,7 @@ fn write_stats<W: Write>(o: &mut Output<W>, s: &Settings) -> io::Result<()> {
     } else {
         let sep = if s.quiet { "" } else { "\n" };
         let layout = kdissect::render::stats::Layout {
-            width: Some(table_width()),
+            width: Some(s.table_width),
             connections: s.stats_connections,
             rows: s.stats_rows,
         };

@@ -28,6 +28,7 @@ pub mod pipeline;
 pub mod render;
 pub(crate) mod side;
 pub mod tcp;
+pub mod text;
 pub mod tls;
 
 // The facade: what a program that dissects Kafka bytes needs, named once at the top. The

@@ -18,7 +18,7 @@ use super::series::at_text;
 use super::MAX_KEYS;
 use crate::kafka::records::metadata::{Change, LogChange};
 use crate::kafka::stream::Record;
-use crate::render::table::{Cell, Fit, Grid};
+use crate::text::table::{Cell, Fit, Grid};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
 
@@ -462,7 +462,7 @@ impl Cluster {
             .get(id)
             .map(String::as_str)
             .or(named)
-            .map_or_else(|| crate::render::value::uuid(id), str::to_string)
+            .map_or_else(|| crate::text::uuid(id), str::to_string)
     }
 
     fn broker(&mut self, id: i32, epoch: i64, f: impl FnOnce(&mut BrokerState)) {
@@ -586,7 +586,7 @@ fn subjects_text(r: &ChangeRow) -> String {
 /// Wire text for a table cell: quoted and escaped when it holds a control character.
 fn safe(s: &str) -> String {
     if s.chars().any(char::is_control) {
-        crate::render::value::quote(s)
+        crate::text::quote(s)
     } else {
         s.to_string()
     }

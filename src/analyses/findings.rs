@@ -9,7 +9,7 @@ use super::versions::Versions;
 use super::{Analyses, ClientKey, MAX_KEYS, MAX_SAMPLES};
 use crate::kafka::message::api_display_name;
 use crate::kafka::stream::Notice;
-use crate::render::table::{Cell, Fit, Grid};
+use crate::text::table::{Cell, Fit, Grid};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 

@@ -15,7 +15,7 @@ use super::adapter::Event;
 use super::series::{at_text, ms, ms_text};
 use super::MAX_KEYS;
 use crate::kafka::names::error_name;
-use crate::render::table::{Cell, Fit, Grid};
+use crate::text::table::{Cell, Fit, Grid};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
@@ -1041,8 +1041,8 @@ fn short_id(member: &str) -> &str {
 }
 
 impl Timeline {
-    /// `start`: the capture's first message, which times count from. Long, as one function
-    /// for the two tables: the summary's group order (busiest first) is the timeline's.
+    /// `start`: the capture's first message, which times count from. Long: one function
+    /// for the two tables, as the summary's group order (busiest first) is the timeline's.
     pub fn tables(&self, start: i64, fit: Fit) -> Vec<(String, String)> {
         if self.groups.is_empty() {
             return Vec::new();

@@ -18,7 +18,7 @@ use super::keys::{TopicIx, Tp};
 use super::points::Points;
 use super::series::{at_text, median, sparkline_fit, Buckets};
 use super::{Analyses, At, Held, MAX_KEYS};
-use crate::render::table::{Cell, Fit, Grid};
+use crate::text::table::{Cell, Fit, Grid};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 

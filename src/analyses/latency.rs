@@ -21,7 +21,7 @@ use super::keys::{TopicIx, Tp};
 use super::series::{ms, ms_text};
 use super::weighted::Weighted;
 use super::{Analyses, At, Held};
-use crate::render::table::{Cell, Fit, Grid};
+use crate::text::table::{Cell, Fit, Grid};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 

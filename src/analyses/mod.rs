@@ -10,14 +10,13 @@
 pub mod adapter;
 mod budget;
 pub mod cluster;
-mod findings;
+pub(crate) mod findings;
 mod groups;
 mod keys;
 mod lag;
 mod latency;
 mod limits;
 mod points;
-pub mod report;
 mod series;
 mod throughput;
 mod versions;
@@ -26,7 +25,7 @@ mod weighted;
 pub use adapter::{event, Event};
 
 use crate::kafka::stream::{Notice, Record};
-use crate::render::table::Fit;
+use crate::text::table::Fit;
 use keys::{Interned, TopicIx, Topics, Tp};
 use serde::Serialize;
 use serde_json::Value as J;
@@ -701,7 +700,7 @@ impl Analyses {
                 .learnt_names()
                 .into_iter()
                 .map(|(id, name)| TopicIdOut {
-                    id: crate::render::value::uuid(&id),
+                    id: crate::text::uuid(&id),
                     name,
                 })
                 .collect(),

@@ -221,7 +221,7 @@ pub fn ms(ns: i64) -> f64 {
 
 /// A duration for a table, as every table writes one: `0.83 ms`, `38.2 ms`, `497 ms`.
 pub fn ms_text(ns: i64) -> String {
-    crate::render::table::duration_text(ns)
+    crate::text::table::duration_text(ns)
 }
 
 /// Seconds since the capture's first message: `12.345 s`.

@@ -10,7 +10,7 @@ use super::series::{at_text, ms, ms_text, Buckets, Cells, Merge};
 use super::{Analyses, At, Held, MAX_KEYS};
 use crate::kafka::meaning::facts::BatchFact;
 use crate::kafka::records::codec_name;
-use crate::render::table::{Cell, Fit, Grid};
+use crate::text::table::{Cell, Fit, Grid};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 

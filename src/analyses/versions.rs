@@ -16,7 +16,7 @@ mod design;
 use super::adapter::Event;
 use super::MAX_KEYS;
 use crate::kafka::message::api_display_name;
-use crate::render::table::{Cell, Fit, Grid};
+use crate::text::table::{Cell, Fit, Grid};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, SocketAddr};

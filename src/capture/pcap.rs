@@ -532,6 +532,10 @@ impl<R: Read> CaptureReader<R> {
     }
 }
 
+/// Decryption secrets held before one packet, at most: the budget a key log file read with
+/// `--tls-keylog` has too (64 MiB), kept here so that reading a capture needs nothing of TLS.
+pub const MAX_SECRETS_BYTES: usize = 64 * 1024 * 1024;
+
 /// Keeps the key log text of a TLS Decryption Secrets Block for the next packet; other kinds
 /// (WireGuard) are skipped. Each block is bounded by the reader's block size limit, and what
 /// is held before one packet by the key log budget.
@@ -542,10 +546,10 @@ fn add_secrets(
     dsb: &pcap_parser::pcapng::DecryptionSecretsBlock<'_>,
 ) {
     let held: usize = secrets.iter().map(Vec::len).sum();
-    if held > crate::tls::keylog::MAX_KEYLOG_BYTES {
+    if held > MAX_SECRETS_BYTES {
         warnings.push(format!(
             "offset {start}: decryption secrets past {} MiB before one packet; skipped",
-            crate::tls::keylog::MAX_KEYLOG_BYTES >> 20
+            MAX_SECRETS_BYTES >> 20
         ));
     } else if dsb.secrets_type == pcap_parser::pcapng::SecretsType::TlsKeyLog {
         let len = (dsb.secrets_len as usize).min(dsb.data.len());

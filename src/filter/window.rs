@@ -70,7 +70,7 @@ impl fmt::Display for TimeBound {
 
 /// RFC 3339 in UTC, without the fraction's trailing zeros: `2026-11-30T12:00:00Z`.
 fn utc(t: i64) -> String {
-    let full = crate::render::time::rfc3339(t);
+    let full = crate::text::time::rfc3339(t);
     let Some((head, frac)) = full.strip_suffix('Z').and_then(|x| x.split_once('.')) else {
         return full;
     };

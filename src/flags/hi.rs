@@ -2,8 +2,8 @@
 //! limits, filters, and every check of flags that do not go together. Nothing after this
 //! reads the clap struct.
 
+use super::choice::Choice;
 use super::low::{Cli, ColorChoice, OutputFormat};
-use crate::sinks::Selection;
 use kdissect::filter::{Builtin, Projection, Window};
 use kdissect::kafka::frames::ResponseHint;
 use kdissect::kafka::names;
@@ -87,7 +87,8 @@ pub(crate) struct Settings {
     pub(crate) time_format: TimeFormat,
     /// Decoding, framing and reassembly limits.
     pub(crate) options: Options,
-    pub(crate) selection: Selection,
+    /// The exchanges to show.
+    pub(crate) choice: Choice,
     pub(crate) stats: Option<StatsScope>,
     /// `-c N`.
     pub(crate) count: Option<u64>,
@@ -109,6 +110,8 @@ pub(crate) struct Settings {
     pub(crate) stats_connections: Option<usize>,
     /// `--stats-rows`: rows of each other --stats and --analyses table (`None`: all).
     pub(crate) stats_rows: Option<usize>,
+    /// The width the `--stats` tables fit, resolved once (`table_width`).
+    pub(crate) table_width: u16,
     /// `--analyses-memory`: the analyses' stores' bounds.
     pub(crate) analyses_limits: kdissect::analyses::Limits,
     /// `--inject-secrets`: -w embeds the secrets of the TLS connections it writes.
@@ -148,17 +151,17 @@ impl TryFrom<&Cli> for Settings {
         let named: Vec<String> = cli.read_file.iter().chain(&cli.files).cloned().collect();
         let mode = mode(cli, &named)?;
         let apis = parse_apis(&cli.api)?;
-        let mut selection = Selection::new(cli, &apis)?;
+        let mut choice = Choice::new(cli, &apis)?;
         if fields
             .as_ref()
             .is_some_and(|p| p.uses(Builtin::ResponseFrame))
         {
             // A request's response frame is known once the response has come.
-            selection.hold_requests();
+            choice.hold_requests();
         }
         // A whole message in -T ek is its whole JSON object.
         let whole_message = tshark == Some(tshark::View::Ek) && fields.is_none();
-        let whole_tree = selection.needs_tree()
+        let whole_tree = choice.needs_tree()
             || fields.as_ref().is_some_and(|p| p.needs_tree())
             || whole_message
             || json;
@@ -167,11 +170,11 @@ impl TryFrom<&Cli> for Settings {
         // names, topic ids and partitions among them, at every depth for a filter on topics
         // or partitions), and a request held for its answer under a filter on values every
         // message keeps holds its frame and its summary, no tree.
-        let facts_suffice =
-            !json && !selection.reads_schema() && fields.is_none() && tshark.is_none();
+        let facts_suffice = !json && !choice.reads_schema() && fields.is_none() && tshark.is_none();
         let mut options = options(cli, whole_tree, facts_suffice);
         options.keys = std::sync::Arc::new(key_logs(cli)?);
         Ok(Settings {
+            table_width: table_width(),
             mode,
             inputs: if named.is_empty() {
                 vec!["-".to_string()]
@@ -194,7 +197,7 @@ impl TryFrom<&Cli> for Settings {
             style: style(cli),
             time_format: cli.time_format,
             options,
-            selection,
+            choice,
             stats: (cli.stats || cli.report.is_some()).then_some(if cli.stats_all {
                 StatsScope::All
             } else {
@@ -555,6 +558,29 @@ fn port_filter(ports: &[u16]) -> String {
 /// access), 9192/9292 and 19092/29092/39092 (several brokers on one host, as in Redpanda's and
 /// docker-compose examples and Confluent's cp-all-in-one).
 pub(crate) const COMMON_KAFKA_PORTS: &str = "tcp portrange 9092-9098 or tcp port 9192 or tcp port 9194 or tcp port 9196 or tcp port 9198 or tcp port 9292 or tcp port 19092 or tcp port 29092 or tcp port 39092";
+
+/// The width the --stats tables fit: COLUMNS when set (as shells set it, and as a pipe's
+/// reader may), else the terminal's, else (a pipe, a file) `PIPED_WIDTH`; never under
+/// `NARROWEST`, where tables stop being readable.
+fn table_width() -> u16 {
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse().ok());
+    let terminal = || {
+        io::stdout()
+            .is_terminal()
+            .then(|| comfy_table::Table::new().width())
+            .flatten()
+    };
+    columns
+        .or_else(terminal)
+        .unwrap_or(PIPED_WIDTH)
+        .max(NARROWEST)
+}
+
+/// Tables written to a pipe or a file, with no COLUMNS to say otherwise.
+const PIPED_WIDTH: u16 = 100;
+const NARROWEST: u16 = 40;
 
 #[cfg(test)]
 mod tests {

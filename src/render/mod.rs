@@ -7,16 +7,17 @@ pub mod bytes;
 pub mod json;
 pub mod notice;
 pub mod problem;
+pub mod report;
 pub mod stats;
 pub mod summary;
-pub mod table;
+pub use crate::text::table;
 #[cfg(test)]
 mod test_frames;
-pub mod time;
+pub use crate::text::time;
 pub mod tree;
 pub mod tshark;
 pub mod value;
-pub mod words;
+pub use crate::text::words;
 
 /// How output looks.
 #[derive(Debug, Clone, Copy)]

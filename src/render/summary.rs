@@ -35,6 +35,9 @@ impl Words<'_> {
 }
 
 /// Writes an integer in decimal.
+pub use crate::text::latency_text;
+use crate::text::{push_digits, write_latency};
+
 fn int(out: &mut String, n: impl itoa::Integer) {
     out.push_str(itoa::Buffer::new().format(n));
 }
@@ -674,47 +677,6 @@ fn told(e: &ErrorEntry, f: &Facts) -> bool {
         }),
         _ => false,
     }
-}
-
-/// Milliseconds with two decimals, or microseconds below 0.01 ms.
-pub fn latency_text(nanos: i64) -> String {
-    let mut s = String::new();
-    write_latency(&mut s, nanos);
-    s
-}
-
-/// [`latency_text`], written into `out`. Integers where they give the same digits as
-/// formatting `nanos / 1e6` as a float: always but at a tie (a hundredth of a millisecond and
-/// a half exactly, which the float's rounding decides) or past 2^53 nanoseconds.
-fn write_latency(out: &mut String, nanos: i64) {
-    if nanos.abs() < 10_000 {
-        int(out, nanos / 1000);
-        out.push_str(" µs");
-        return;
-    }
-    let n = nanos.unsigned_abs();
-    if n % 10_000 == 5_000 || n >= 1 << 53 {
-        let _ = write!(out, "{:.2} ms", nanos as f64 / 1e6);
-        return;
-    }
-    let hundredths = (n + 5_000) / 10_000;
-    if nanos < 0 {
-        out.push('-');
-    }
-    int(out, hundredths / 100);
-    out.push('.');
-    push_digits(out, hundredths % 100, 2);
-    out.push_str(" ms");
-}
-
-/// `n` in exactly `digits` decimal digits, zeros first (`n` has at most that many).
-fn push_digits(out: &mut String, n: u64, digits: usize) {
-    let mut buf = itoa::Buffer::new();
-    let s = buf.format(n);
-    for _ in s.len()..digits {
-        out.push('0');
-    }
-    out.push_str(s);
 }
 
 /// `n` right-aligned in `width` columns.

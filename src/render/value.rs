@@ -1,7 +1,6 @@
 //! Text of a node's value, shared by the tree and the summary line.
 
 use crate::kafka::{names, Node, Note, RecordSet, Value};
-use std::fmt::Write;
 
 /// Most bytes a `bytes` value shows as hex in the tree; the span says how many there are.
 pub const MAX_HEX_BYTES: usize = 32;
@@ -9,16 +8,7 @@ pub const MAX_HEX_BYTES: usize = 32;
 /// Most bytes of a record key or value shown (text or hex) without `--wide`.
 pub const MAX_VALUE_BYTES: usize = 64;
 
-/// Lower-case hex digits, as `{:02x}` and `hex::encode` write them.
-pub const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
-
-/// The two hex digits of a byte.
-pub fn hex_pair(b: u8) -> [u8; 2] {
-    [
-        HEX_DIGITS[usize::from(b >> 4)],
-        HEX_DIGITS[usize::from(b & 0xf)],
-    ]
-}
+pub use crate::text::{hex_pair, push_uuid, quote, uuid, HEX_DIGITS};
 
 /// Appends `data` as lower-case hex, as `hex::encode` writes it, without a string for it.
 pub fn push_hex(out: &mut Vec<u8>, data: &[u8]) {
@@ -46,41 +36,6 @@ pub fn push_hex_num(out: &mut Vec<u8>, n: usize, width: usize) {
     for d in (0..digits).rev() {
         out.push(HEX_DIGITS[(n >> (4 * d)) & 0xf]);
     }
-}
-
-/// Appends a Uuid as [`uuid`] writes it.
-pub fn push_uuid(out: &mut Vec<u8>, b: &[u8; 16]) {
-    for (i, &x) in b.iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
-            out.push(b'-');
-        }
-        out.extend_from_slice(&hex_pair(x));
-    }
-}
-
-/// `8-4-4-4-12` hex digits, as Kafka prints a Uuid.
-pub fn uuid(b: &[u8; 16]) -> String {
-    let mut s = Vec::with_capacity(36);
-    push_uuid(&mut s, b);
-    // Hex digits and dashes are ASCII.
-    String::from_utf8(s).unwrap_or_default()
-}
-
-pub fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// The text of record keys, values and header values that are text, by the one rule every

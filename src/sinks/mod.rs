@@ -91,10 +91,16 @@ pub(crate) struct Output<W: Write> {
     /// `--since` and `--until`.
     window: Window,
     /// With -w: the decrypted TLS connections of the input being read.
-    pub(crate) tls_kept: crate::cli_capture::TlsKept,
+    pub(crate) tls_kept: TlsKept,
+    /// The width the `--stats` tables fit.
+    table_width: u16,
     /// Live with `--stats --interval`: the interval, and the end of the current one.
     every: Option<(i64, Option<i64>)>,
 }
+
+/// The decrypted TLS connections of one input, for `-w`: (client, server, the ClientHello
+/// random and secrets).
+pub(crate) type TlsKept = Vec<(SocketAddr, SocketAddr, Option<kdissect::tls::KeyedRandom>)>;
 
 impl<W: Write> Output<W> {
     pub(crate) fn new(s: &mut Settings, printer: Printer<W>) -> Output<W> {
@@ -115,7 +121,7 @@ impl<W: Write> Output<W> {
                 !s.options.keys.is_empty(),
             ),
             all_stats: stats(StatsScope::All),
-            exchanges: Exchanges::new(std::mem::take(&mut s.selection)),
+            exchanges: Exchanges::new(Selection::new(std::mem::take(&mut s.choice))),
             order: order::InOrder::default(),
             shown: Shown {
                 printer,
@@ -128,6 +134,7 @@ impl<W: Write> Output<W> {
             ports: s.ports.clone(),
             window: s.window,
             tls_kept: Vec::new(),
+            table_width: s.table_width,
             every: s
                 .interval
                 .filter(|_| live && s.print_stats && !s.show.json)
@@ -314,7 +321,7 @@ impl<W: Write> Output<W> {
             return;
         };
         let layout = kdissect::render::stats::Layout {
-            width: Some(crate::cli_capture::table_width()),
+            width: Some(self.table_width),
             ..Default::default()
         };
         let out = &mut self.shown.printer.out;

@@ -1,11 +1,8 @@
 //! The exchange filter: which exchanges are shown, with the requests held until their
 //! answer decides.
 
-use crate::flags::Cli;
-use kdissect::filter::{
-    from_flags, Builtin, ExchangeFields, FieldPath, FieldValue, Fields, Filter, FilterError,
-    RecordFields,
-};
+use crate::flags::Choice;
+use kdissect::filter::{Builtin, ExchangeFields, FieldPath, FieldValue, Fields, RecordFields};
 use kdissect::kafka::stream::{Notice, Record, RequestInfo};
 use kdissect::kafka::{Direction, Message};
 use kdissect::tcp::EndKind;
@@ -34,102 +31,36 @@ pub(crate) struct Part {
     pub(crate) held_from: Option<u64>,
 }
 
-/// Which exchanges to print: the exchange flags (as a filter expression judged on request
-/// and response together) and `-Y` (an exchange matches when either half does). Both must
-/// hold. With `--messages` each message is judged alone instead, by both.
+/// Which exchanges to print, as the flags chose them ([`Choice`]), and the time of the
+/// input's first packet that `time_relative` is measured from.
 #[derive(Debug, Default)]
 pub(crate) struct Selection {
-    /// `--api`, `--errors`, `--topic`, `--stream`, `--correlation-id`, `--client-id`.
-    flags: Option<Filter>,
-    /// `-Y EXPR`.
-    display: Option<Filter>,
-    /// `--stream` alone lets the notices of its stream through; any other condition hides
-    /// notices, which belong to no exchange.
-    stream: Option<u32>,
-    only_stream: bool,
-    /// `--messages`: the filters select single messages, not exchanges.
-    messages: bool,
-    /// Requests are held for their answer even without a filter (a field printed needs the
-    /// response's frame).
-    hold: bool,
+    choice: Choice,
     /// Time of the input's first packet, for `time_relative`.
     pub(crate) origin: Option<i64>,
 }
 
 impl Selection {
-    /// Compiles the flags and `-Y`; an error says where in which expression.
-    pub(crate) fn new(cli: &Cli, apis: &[i16]) -> Result<Selection, String> {
-        let text = from_flags(
-            apis,
-            cli.errors,
-            cli.topic.as_deref(),
-            cli.stream,
-            cli.correlation_id,
-            cli.client_id.as_deref(),
-        );
-        let flags = (!text.is_empty())
-            .then(|| Filter::compile(&text))
-            .transpose()
-            .map_err(|e| format!("the filter flags make an invalid expression: {e}"))?;
-        let display = cli
-            .display_filter
-            .as_deref()
-            .map(|y| Filter::compile(y).map_err(|e| filter_error(y, &e)))
-            .transpose()?;
-        let only_stream = display.is_none()
-            && apis.is_empty()
-            && cli.correlation_id.is_none()
-            && cli.client_id.is_none()
-            && !cli.errors
-            && cli.topic.is_none();
-        Ok(Selection {
-            flags,
-            display,
-            stream: cli.stream,
-            only_stream,
-            messages: cli.messages,
-            hold: false,
+    pub(crate) fn new(choice: Choice) -> Selection {
+        Selection {
+            choice,
             origin: None,
-        })
-    }
-
-    /// Holds every request until its answer, filtered or not (for `response_frame`).
-    pub(crate) fn hold_requests(&mut self) {
-        self.hold = true;
+        }
     }
 
     /// Whether `-c` counts exchanges: an exchange filter is given, without `--messages`.
     fn counts_exchanges(&self) -> bool {
-        self.filtered() && !self.messages
-    }
-
-    fn filtered(&self) -> bool {
-        self.flags.is_some() || self.display.is_some()
-    }
-
-    /// Whether a filter reads fields below the levels a summary keeps.
-    pub(crate) fn needs_tree(&self) -> bool {
-        self.filters().any(Filter::needs_tree)
-    }
-
-    /// Whether a filter names fields of the schema, which only a whole tree holds.
-    pub(crate) fn reads_schema(&self) -> bool {
-        self.filters().any(Filter::reads_schema)
-    }
-
-    /// The filters given: the flags' and `-Y`'s.
-    fn filters(&self) -> impl Iterator<Item = &Filter> {
-        [&self.flags, &self.display].into_iter().flatten()
+        self.choice.filtered() && !self.choice.messages
     }
 
     /// Whether requests are held for their answer.
     pub(crate) fn active(&self) -> bool {
-        self.filtered() || self.hold
+        self.choice.filtered() || self.choice.hold
     }
 
     /// Notices are shown only when no condition but the stream is given.
     pub(crate) fn shows_notice(&self, stream: Option<u32>) -> bool {
-        self.only_stream && self.stream.is_none_or(|s| stream == Some(s))
+        self.choice.only_stream && self.choice.stream.is_none_or(|s| stream == Some(s))
     }
 
     /// Whether statistics limited to the selection count a notice: an unanswered request
@@ -150,8 +81,8 @@ impl Selection {
             request: r,
             origin: self.origin,
         };
-        self.flags.as_ref().is_none_or(|x| x.matches(&f))
-            && self.display.as_ref().is_none_or(|x| x.matches(&f))
+        self.choice.flags.as_ref().is_none_or(|x| x.matches(&f))
+            && self.choice.display.as_ref().is_none_or(|x| x.matches(&f))
     }
 
     /// Whether an exchange matches (either half may be missing): the flags judge both halves
@@ -164,10 +95,11 @@ impl Selection {
         let flags = || {
             let both =
                 ExchangeFields::new(q.map(|f| f as &dyn Fields), p.map(|f| f as &dyn Fields));
-            self.flags.as_ref().is_none_or(|x| x.matches(&both))
+            self.choice.flags.as_ref().is_none_or(|x| x.matches(&both))
         };
         let display = || {
-            self.display
+            self.choice
+                .display
                 .as_ref()
                 .is_none_or(|x| q.is_some_and(|f| x.matches(f)) || p.is_some_and(|f| x.matches(f)))
         };
@@ -178,7 +110,7 @@ impl Selection {
     /// it alone.
     fn matches_alone(&self, rec: &Record<'_>, response_frame: Option<u64>) -> bool {
         let f = self.fields(rec).with_response_frame(response_frame);
-        self.filters().all(|x| x.matches(&f))
+        self.choice.filters().all(|x| x.matches(&f))
     }
 
     fn fields<'r>(&self, rec: &'r Record<'r>) -> RecordFields<'r> {
@@ -188,7 +120,7 @@ impl Selection {
     /// A message with no other half here (a request let go, a response without its request):
     /// judged as an exchange of one.
     fn matches_lone(&self, rec: &Record<'_>) -> bool {
-        if self.messages {
+        if self.choice.messages {
             return self.matches_alone(rec, None);
         }
         match rec.msg.direction {
@@ -196,13 +128,6 @@ impl Selection {
             Direction::Response => self.matches(None, Some(rec)),
         }
     }
-}
-
-/// A display filter that does not compile: the message, then the expression with a caret
-/// under the column where the problem is.
-fn filter_error(expr: &str, e: &FilterError) -> String {
-    let pad = " ".repeat(e.column.saturating_sub(1));
-    format!("-Y: {}\n    {expr}\n    {pad}^", e.message)
 }
 
 /// What is known of a request that got no answer: its pairing information and stream. Other
@@ -417,7 +342,7 @@ impl Exchanges {
             held_from: self.oldest_held(),
         };
         held.with_record(|q| {
-            if sel.messages {
+            if sel.choice.messages {
                 if sel.matches_alone(q, Some(resp.frame)) {
                     show(q, first);
                 }

@@ -749,7 +749,7 @@ fn wrap(cols: &[Column], w: &mut [usize], mut excess: usize) {
 /// in (its first 4 significant digits) print alike.
 pub fn duration_text(nanos: i64) -> String {
     if nanos.unsigned_abs() < 10_000_000 {
-        return super::summary::latency_text(nanos);
+        return super::latency_text(nanos);
     }
     let n = nanos.unsigned_abs();
     let sign = if nanos < 0 { "-" } else { "" };

@@ -1,0 +1,102 @@
+//! Text primitives every layer that shows something needs: hex digits, Uuids as Kafka prints
+//! them, quoted strings, and text tables. They know nothing of Kafka's messages, so both the
+//! analyses (which lay out their own tables) and the renderers use them without either
+//! depending on the other.
+
+use std::fmt::Write;
+
+pub mod table;
+pub mod time;
+pub mod words;
+
+/// Lower-case hex digits, as `{:02x}` and `hex::encode` write them.
+pub const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+/// The two hex digits of a byte.
+pub fn hex_pair(b: u8) -> [u8; 2] {
+    [
+        HEX_DIGITS[usize::from(b >> 4)],
+        HEX_DIGITS[usize::from(b & 0xf)],
+    ]
+}
+
+/// Appends a Uuid as [`uuid`] writes it.
+pub fn push_uuid(out: &mut Vec<u8>, b: &[u8; 16]) {
+    for (i, &x) in b.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push(b'-');
+        }
+        out.extend_from_slice(&hex_pair(x));
+    }
+}
+
+/// `8-4-4-4-12` hex digits, as Kafka prints a Uuid.
+pub fn uuid(b: &[u8; 16]) -> String {
+    let mut s = Vec::with_capacity(36);
+    push_uuid(&mut s, b);
+    // Hex digits and dashes are ASCII.
+    String::from_utf8(s).unwrap_or_default()
+}
+
+/// A string in double quotes, its quotes, backslashes and control characters escaped.
+pub fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Milliseconds with two decimals, or microseconds below 0.01 ms.
+pub fn latency_text(nanos: i64) -> String {
+    let mut s = String::new();
+    write_latency(&mut s, nanos);
+    s
+}
+
+/// [`latency_text`], written into `out`. Integers where they give the same digits as
+/// formatting `nanos / 1e6` as a float: always but at a tie (a hundredth of a millisecond and
+/// a half exactly, which the float's rounding decides) or past 2^53 nanoseconds.
+pub fn write_latency(out: &mut String, nanos: i64) {
+    if nanos.abs() < 10_000 {
+        push_int(out, nanos / 1000);
+        out.push_str(" µs");
+        return;
+    }
+    let n = nanos.unsigned_abs();
+    if n % 10_000 == 5_000 || n >= 1 << 53 {
+        let _ = write!(out, "{:.2} ms", nanos as f64 / 1e6);
+        return;
+    }
+    let hundredths = (n + 5_000) / 10_000;
+    if nanos < 0 {
+        out.push('-');
+    }
+    push_int(out, hundredths / 100);
+    out.push('.');
+    push_digits(out, hundredths % 100, 2);
+    out.push_str(" ms");
+}
+
+/// `n` in exactly `digits` decimal digits, zeros first (`n` has at most that many).
+pub fn push_digits(out: &mut String, n: u64, digits: usize) {
+    let mut buf = itoa::Buffer::new();
+    let s = buf.format(n);
+    for _ in s.len()..digits {
+        out.push('0');
+    }
+    out.push_str(s);
+}
+
+fn push_int(out: &mut String, n: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(n));
+}

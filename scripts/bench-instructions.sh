@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
 # Instructions per message, counted by valgrind's callgrind: unlike time, the count does not
 # move with the load of a shared machine, so it is the figure to compare between commits.
-# Runs kdissect in each view over two captures built from the real samples by
-# scripts/make-big-capture: the bench mix (every API and version, produce/consume, a group,
-# transactions) and the metadata mix (admin clients' Metadata and the like, compressed produce
-# and fetch, a running cluster's controller and brokers). Prints, per capture and view,
-# instructions per message, the same with the start-up (a run over a header-only capture)
-# taken off, instructions per byte, and the target of docs/performance.md.
+# Runs kdissect in each view over three captures built from the real samples by
+# scripts/make-big-capture, the three mixes of issue 36's targets:
+#   bench     every API and version, produce/consume, a group, transactions (the project's
+#             bench mix);
+#   metadata  admin clients' Metadata and the like, compressed produce and fetch, a running
+#             cluster's controller and brokers;
+#   wide      thousands of connections open at once (OPEN, default 2500), Metadata answers of
+#             200-850 partitions, DescribeTopicPartitions pages, many small Produce and Fetch
+#             exchanges of short-lived librdkafka clients (samples/wide-ak44.pcap).
+# Prints, per capture and view, instructions per message, the same with the start-up (a run
+# over a header-only capture) taken off, instructions per byte, the target of
+# docs/performance.md and the verdict (per message, start-up included, against the target).
 #
 #   scripts/bench-instructions.sh [SIZE_MB]      (default 5: about 30 s a view under callgrind)
 #
 # Environment: KDISSECT=path (default: cargo build --release), BENCH_DIR (default
 # /tmp/kdissect-bench), TSHARK=1 to count tshark too on the same captures (its one-line-a-packet
 # fields, its -V tree and its -T json, with the Kafka dissector on the mixes' broker ports:
-# minutes under callgrind), BENCH_MIXES (default "bench metadata"), BENCH_VIEWS (default
-# "summary -V -x --json --stats -q", comma-separated: "summary,--stats -q").
+# minutes under callgrind), BENCH_MIXES (default "bench metadata wide"), BENCH_VIEWS (default
+# "summary,--stats -q,--json,-V,--stats -q --analyses,-x", comma-separated: "summary,--stats -q"),
+# WIDE_MB (size of the wide mix's capture, default 10: from 10 MB on, 2 500 connections are
+# open at once; a 5 MB one reaches 2 039).
 # Needs valgrind (Debian: valgrind).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,14 +36,15 @@ if [ -z "${KDISSECT:-}" ]; then
 else
   K=$KDISSECT
 fi
-IFS=, read -r -a views <<<"${BENCH_VIEWS:-summary,-V,-x,--json,--stats -q}"
+IFS=, read -r -a views <<<"${BENCH_VIEWS:-summary,--stats -q,--json,-V,--stats -q --analyses,-x}"
 # target VIEW: instructions per message the issue asks for (docs/performance.md), or -.
 target() {
   case $1 in
     summary) echo 8000 ;;
-    "--stats -q") echo 6000 ;;
+    "--stats -q") echo 8000 ;;
     --json) echo 40000 ;;
-    -V) echo 150000 ;;
+    -V) echo 120000 ;;
+    "--stats -q --analyses") echo 16000 ;;
     *) echo - ;;
   esac
 }
@@ -52,24 +61,27 @@ count() {
 # line NAME IR START MESSAGES BYTES TARGET: one row of figures.
 line() {
   awk -v v="$1" -v ir="$2" -v s="$3" -v m="$4" -v b="$5" -v t="$6" \
-    'BEGIN { printf "%-22s %14.0f %12.0f %12.0f %10.1f %10s\n", v, ir, ir / m, (ir - s) / m, ir / b, t }'
+    'BEGIN { verdict = (t == "-") ? "" : (ir / m <= t ? "met" : sprintf("missed %.1fx", ir / m / t))
+             printf "%-34s %14.0f %12.0f %12.0f %10.1f %10s  %s\n", v, ir, ir / m, (ir - s) / m, ir / b, t, verdict }'
 }
 empty=$work/header-only.pcap
 # tshark decodes Kafka on the broker ports of both mixes.
 D=(-d tcp.port==9092,kafka -d tcp.port==9093,kafka -d tcp.port==9192,kafka -d tcp.port==9292,kafka)
 echo "kdissect $("$K" --version | awk '{print $2}') at $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-for mix in ${BENCH_MIXES:-bench metadata}; do
+for mix in ${BENCH_MIXES:-bench metadata wide}; do
+  size=$mb
+  [ "$mix" = wide ] && size=${WIDE_MB:-10}
   case $mix in
-    bench) f="$work/cap-$mb.big.pcap" ;;
-    *) f="$work/$mix-$mb.big.pcap" ;;
+    bench) f="$work/cap-$size.big.pcap" ;;
+    *) f="$work/$mix-$size.big.pcap" ;;
   esac
-  [ -s "$f" ] || scripts/make-big-capture --mix "$mix" "$f" "$mb" >/dev/null 2>&1
+  [ -s "$f" ] || scripts/make-big-capture --mix "$mix" "$f" "$size" >/dev/null 2>&1
   [ -s "$empty" ] || head -c 24 "$f" >"$empty"
   bytes=$(stat -c %s "$f")
   # kdissect exits 1 on the damaged traffic the big captures replay: not a failure here.
   messages=$({ "$K" --json --no-progress "$f" 2>/dev/null || true; } | wc -l)
   echo "== $mix mix: $f, $bytes bytes, $messages messages"
-  printf '%-22s %14s %12s %12s %10s %10s\n' view instructions "per message" "net start" "per byte" target
+  printf '%-34s %14s %12s %12s %10s %10s  %s\n' view instructions "per message" "net start" "per byte" target verdict
   for view in "${views[@]}"; do
     args=()
     [ "$view" = summary ] || read -r -a args <<<"$view"

@@ -13,6 +13,14 @@
 #
 #   scripts/bench-memory.sh                  # every input
 #   scripts/bench-memory.sh nested-bomb junk # some (names: scripts/hostile/generate.py LIST)
+#   scripts/bench-memory.sh --mixes [SIZE_MB...]
+#       the other half: peak RSS on ordinary traffic, the three benchmark mixes of issue 36
+#       (scripts/make-big-capture --mix bench|metadata|wide, captures in BENCH_CAPTURES, default
+#       /tmp/kdissect-bench, made when missing: delete them after) at each size (default 256
+#       and 1024 MiB), in the summary, `--stats -q` and `--stats -q --analyses` views, against
+#       the targets of docs/performance.md: 16, 16 and 64 MiB (BENCH_MIXES narrows the mixes,
+#       BENCH_VIEWS the views: summary stats analyses). Prints peak RSS, CPU seconds (user +
+#       sys), exit status, target and verdict per run; exits 1 if any is missed.
 #
 # Environment:
 #   KDISSECT=path     binary to measure (default: `cargo build --release`, target/release/kdissect)
@@ -50,6 +58,41 @@ if [ -z "${KDISSECT:-}" ]; then
   K=$ROOT/target/release/kdissect
 else
   K=$KDISSECT
+fi
+# --mixes: peak RSS on the benchmark mixes against the issue's targets, then exit.
+if [ "${1:-}" = --mixes ]; then
+  shift
+  sizes=${*:-256 1024}
+  CAPS=${BENCH_CAPTURES:-/tmp/kdissect-bench}
+  mkdir -p "$CAPS"
+  misses=0
+  echo "kdissect: $K ($($K --version 2>/dev/null | awk '{print $2}')) at $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+  printf '%-9s %6s %-24s %10s %9s %5s %7s  %s\n' mix MiB view "peak MiB" "CPU s" exit target verdict
+  for mix in ${BENCH_MIXES:-bench metadata wide}; do
+    for mb in $sizes; do
+      case $mix in bench) f=$CAPS/cap-$mb.big.pcap ;; *) f=$CAPS/$mix-$mb.big.pcap ;; esac
+      [ -s "$f" ] || scripts/make-big-capture --mix "$mix" "$f" "$mb" >/dev/null 2>&1 || exit 2
+      for v in ${BENCH_VIEWS:-summary stats analyses}; do
+        case $v in
+          summary) args=(); limit=16; name=summary ;;
+          stats) args=(--stats -q); limit=16; name="--stats -q" ;;
+          analyses) args=(--stats -q --analyses); limit=64; name="--stats -q --analyses" ;;
+          *) continue ;;
+        esac
+        /usr/bin/time -o "$DIR.time" -f '%M %U %S %x' "$K" --no-progress --color never "${args[@]}" "$f" >/dev/null 2>&1
+        read -r kib u s code < <(tail -1 "$DIR.time")
+        mib=$(awk -v k="$kib" 'BEGIN { printf "%.1f", k / 1024 }')
+        cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
+        verdict=$(awk -v m="$mib" -v l="$limit" 'BEGIN { print (m <= l ? "met" : sprintf("missed %.1fx", m / l)) }')
+        [ "$verdict" = met ] || misses=$((misses + 1))
+        printf '%-9s %6s %-24s %10s %9s %5s %7s  %s\n' "$mix" "$mb" "$name" "$mib" "$cpu" "$code" "$limit" "$verdict"
+      done
+    done
+  done
+  rm -f "$DIR.time"
+  echo "$misses targets missed"
+  [ "$misses" = 0 ]
+  exit
 fi
 mkdir -p "$DIR"
 mapfile -t ALL < <(python3 "$GEN" LIST | awk '{print $1 "." $2}')

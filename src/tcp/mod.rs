@@ -18,11 +18,13 @@
 use crate::capture::cut::{LeftOut, Span};
 use crate::capture::net::TcpSegment;
 use crate::side::{Side, Sides};
+use delivered::Delivered;
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
-use table::{Key, Slot, Table};
+use table::{Key, Links, Slot, Table};
 
+mod delivered;
 mod table;
 
 /// Limits that keep memory bounded whatever the capture holds.
@@ -149,44 +151,6 @@ impl Event<'_> {
     }
 }
 
-/// Bytes of delivered data kept per direction to check overlaps against: a retransmission
-/// reaching back further is not compared. 16 KiB covers a dozen full-size segments. A
-/// direction keeps up to twice this (`deliver`), and only the `table::MAX_RECENT`
-/// connections active last keep theirs (docs/robustness.md, "Memory model").
-const RECENT: usize = 16 * 1024;
-
-/// Copies of last bytes let go (a connection closed, or no longer among the `MAX_RECENT`
-/// active last) kept for the next connections to take, so that a capture of many short
-/// connections does not grow a copy from nothing for each: the growth by doubling, and the
-/// reallocations it copies through, cost more than the copies themselves. At most this many
-/// wait, each of up to 2 * `RECENT` bytes.
-const SPARE_RECENT: usize = 16;
-
-thread_local! {
-    static SPARE: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// A copy of last bytes to start from: a spare one, emptied, or a new one.
-fn spare_recent() -> Vec<u8> {
-    SPARE.with(|s| s.borrow_mut().pop()).unwrap_or_default()
-}
-
-/// Lets go of a direction's copy of its last bytes, keeping it for a later connection while
-/// fewer than `SPARE_RECENT` wait.
-pub(crate) fn give_back_recent(recent: &mut Vec<u8>) {
-    let mut v = std::mem::take(recent);
-    if v.capacity() == 0 {
-        return;
-    }
-    v.clear();
-    SPARE.with(|s| {
-        let mut s = s.borrow_mut();
-        if s.len() < SPARE_RECENT {
-            s.push(v);
-        }
-    });
-}
-
 /// What a piece waiting in a direction (out of order, or held) costs beyond its bytes, so that
 /// `max_buffered` and `max_buffered_total` bound memory, not payload: a million 1-byte pieces
 /// with holes between them took 140 MiB while counting as 1 MB. It is the piece's entry twice
@@ -245,8 +209,9 @@ struct Half {
     next: Option<u32>,
     /// Stream offset of `next` (bytes put in order or skipped so far).
     next_off: u64,
-    /// The last bytes put in order, ending at `next_off`.
-    recent: Vec<u8>,
+    /// The last pieces put in order, ending at `next_off`, as ranges and hashes: what a
+    /// retransmission is compared against.
+    delivered: Delivered,
     fin: bool,
     /// What only a capture that lost, reordered, merged or cut this direction needs: made on
     /// first use and given back once it holds nothing (`Table::settle`), so that a direction
@@ -463,21 +428,46 @@ impl Dir {
 #[derive(Debug)]
 struct Conn {
     id: u32,
+    /// Its key in the table, kept so that a lookup compares it rather than making it again.
+    key: Key,
     addrs: Sides<SocketAddr>,
     halves: Sides<Half>,
     packets: u32,
-    /// Its place in the idle order: the frame of its last packet, or of an earlier one while
-    /// no other connection has had a packet since (the place is the same). Changed only by
-    /// `Table::touch`.
+    /// The frame of its last packet. Changed only by `Table::touch`.
     last_seen: u64,
+    /// Its neighbours in the table's idle order; changed only by `Table`.
+    idle: Links,
+    /// Its neighbours in the table's order of connections keeping delivered pieces, while it
+    /// is there (`in_recent`); changed only by `Table`.
+    recent: Links,
     rst: bool,
     had_data: bool,
     /// Ended and reported; kept (without buffers) so that late retransmissions are known
     /// for what they are rather than taken for a new connection picked up mid-stream.
     closed: bool,
-    /// Whether the table's order of connections keeping a copy of their last bytes holds it;
-    /// changed only by `Table`.
+    /// Whether the table's order of connections keeping delivered pieces holds it; changed
+    /// only by `Table`.
     in_recent: bool,
+}
+
+impl Conn {
+    /// A connection first seen at `frame`, from `a` to `b`.
+    fn new(id: u32, a: SocketAddr, b: SocketAddr, frame: u64) -> Conn {
+        Conn {
+            id,
+            key: Key::of(a, b),
+            addrs: Sides::new(a, b),
+            halves: Sides::default(),
+            packets: 0,
+            last_seen: frame,
+            idle: Links::default(),
+            recent: Links::default(),
+            rst: false,
+            had_data: false,
+            closed: false,
+            in_recent: false,
+        }
+    }
 }
 
 pub struct Reassembler {
@@ -617,20 +607,9 @@ impl Reassembler {
         }
         let id = self.next_id;
         self.next_id += 1;
-        let slot = self.conns.insert(
-            k,
-            Conn {
-                id,
-                addrs: Sides::new(seg.src, seg.dst),
-                halves: Sides::default(),
-                packets: 0,
-                last_seen: at.frame,
-                rst: false,
-                had_data: false,
-                closed: false,
-                in_recent: false,
-            },
-        );
+        let slot = self
+            .conns
+            .insert(k, Conn::new(id, seg.src, seg.dst, at.frame));
         emit(Event::Open {
             stream: id,
             a: seg.src,
@@ -1114,7 +1093,8 @@ impl Reassembler {
     }
 
     /// Compares the `old` repeated bytes of a segment starting `back` bytes before `next`
-    /// with what was put in order, reporting a difference.
+    /// with what was put in order (the pieces they cover whole: `delivered.rs`), reporting a
+    /// difference.
     fn compare_overlap(
         half: &Half,
         seg: &TcpSegment<'_>,
@@ -1124,22 +1104,21 @@ impl Reassembler {
         dir: &Dir,
         emit: &mut impl FnMut(Event<'_>),
     ) {
-        let back = back as usize;
-        if back > half.recent.len() {
+        let back = back as u64;
+        if back > half.delivered.reach() {
             return;
         }
-        let start = half.recent.len() - back;
-        let same = half
-            .recent
-            .get(start..start + old)
-            .zip(seg.payload.get(..old))
-            .is_none_or(|(a, b)| a == b);
-        if !same {
+        let start = half.next_off - back;
+        let differs = seg
+            .payload
+            .get(..old)
+            .is_some_and(|again| half.delivered.differs(start, again));
+        if differs {
             emit(Event::ConflictingOverlap {
                 stream: dir.stream,
                 src: dir.src,
                 at,
-                offset: half.next_off - back as u64,
+                offset: half.next_off - back,
             });
         }
     }
@@ -1161,26 +1140,7 @@ impl Reassembler {
         };
         half.next = Some(seq.wrapping_add(bytes.len() as u32));
         half.next_off += bytes.len() as u64;
-        // Keep at least the last RECENT bytes; trim only when twice that, so the copy is
-        // amortised over many segments.
-        if half.recent.len() + bytes.len() > 2 * RECENT {
-            let total = half.recent.len() + bytes.len();
-            let drop = (total - RECENT).min(half.recent.len());
-            half.recent.drain(..drop);
-        }
-        let tail = bytes.len().saturating_sub(2 * RECENT);
-        let add = bytes.get(tail..).unwrap_or(&[]);
-        if half.recent.capacity() == 0 {
-            half.recent = spare_recent();
-        }
-        // Grow by doubling, as Vec would, but never past 2 * RECENT: a quiet connection keeps
-        // a few bytes, a busy one exactly 2 * RECENT.
-        let need = half.recent.len() + add.len();
-        if need > half.recent.capacity() {
-            let cap = (half.recent.capacity() * 2).clamp(need, 2 * RECENT.max(need / 2));
-            half.recent.reserve_exact(cap - half.recent.len());
-        }
-        half.recent.extend_from_slice(add);
+        half.delivered.push(bytes, half.next_off);
         half.forget_acked_hole();
         Self::put(half, Piece::Data(bytes), seq, ack, at, dir, emit);
     }
@@ -1200,7 +1160,7 @@ impl Reassembler {
         };
         half.next = Some(seq.wrapping_add(n as u32));
         half.next_off += n;
-        half.recent.clear();
+        half.delivered.clear();
         Self::put(half, Piece::Gap(kind), seq, ack, at, dir, emit);
     }
 
@@ -1309,7 +1269,7 @@ impl Reassembler {
         }
         Self::reach_left_out_after(c, at, true, emit);
         for half in c.halves.iter_mut() {
-            give_back_recent(&mut half.recent);
+            half.delivered.let_go();
             if let Some(h) = half.holes.as_deref_mut() {
                 h.held = VecDeque::new();
             }
@@ -1430,7 +1390,7 @@ mod tests {
                 let k = table_key(port);
                 r.conns
                     .get(&k)
-                    .is_some_and(|c| c.halves.iter().any(|h| h.recent.capacity() > 0))
+                    .is_some_and(|c| c.halves.iter().any(|h| h.delivered.is_kept()))
             })
             .collect::<Vec<_>>();
         assert_eq!(keeping.len(), table::MAX_RECENT);
@@ -1470,6 +1430,9 @@ mod tests {
             Event::Retransmission { src, at, .. } => {
                 Some(format!("{} {} retransmission", at.frame, who(src)))
             }
+            Event::ConflictingOverlap {
+                src, at, offset, ..
+            } => Some(format!("{} {} conflict at {offset}", at.frame, who(src))),
             _ => None,
         }
     }
@@ -1533,6 +1496,99 @@ mod tests {
             t.send(false, "A", 500, 106, b"XYZ");
             t
         }
+    }
+
+    /// A retransmission of one delivered segment, or of several collapsed into one, is
+    /// counted; with other bytes it is also a conflicting overlap, at its start. Only the
+    /// ranges and hashes of the delivered segments are kept (`delivered.rs`).
+    #[test]
+    fn retransmissions_are_compared_with_the_segments_they_repeat() {
+        let mut t = Talk::new(Limits::default());
+        t.send(true, "A", 100, 500, b"abc");
+        t.send(true, "A", 103, 500, b"defg");
+        t.send(true, "A", 103, 500, b"defg");
+        t.send(true, "A", 103, 500, b"deXg");
+        t.send(true, "A", 100, 500, b"abcdefg");
+        t.send(true, "A", 100, 500, b"abcdeXg");
+        assert_eq!(
+            t.log,
+            [
+                "4 c abc",
+                "5 c defg",
+                "6 c retransmission",
+                "7 c conflict at 3",
+                "7 c retransmission",
+                "8 c retransmission",
+                "9 c conflict at 0",
+                "9 c retransmission",
+            ]
+        );
+    }
+
+    /// A segment that repeats delivered bytes and brings new ones: the repeated part is
+    /// compared (a difference is a conflict at its start), the new part goes out.
+    #[test]
+    fn a_partial_overlap_compares_the_repeated_part_and_delivers_the_rest() {
+        let mut t = Talk::new(Limits::default());
+        t.send(true, "A", 100, 500, b"abc");
+        t.send(true, "A", 103, 500, b"defg");
+        t.send(true, "A", 103, 500, b"defgHIJ");
+        t.send(true, "A", 107, 500, b"XIJKL");
+        assert_eq!(
+            t.log,
+            [
+                "4 c abc",
+                "5 c defg",
+                "6 c HIJ",
+                "7 c conflict at 7",
+                "7 c KL"
+            ]
+        );
+    }
+
+    /// What the hashes cannot do: bytes of a segment a retransmission covers only in part are
+    /// not compared (the copy of last bytes this replaced did compare them), while a segment
+    /// it covers whole still is. And a gap ends what is compared.
+    #[test]
+    fn segments_covered_in_part_or_before_a_gap_are_not_compared() {
+        let mut t = Talk::new(Limits::default());
+        t.send(true, "A", 100, 500, b"abc");
+        t.send(true, "A", 103, 500, b"defg");
+        t.send(true, "A", 110, 500, b"hij");
+        // `eXg` lies inside `defg`; `cdXfgh` covers `defg` whole.
+        t.send(true, "A", 104, 500, b"eXg");
+        t.send(true, "A", 102, 500, b"cdXfg");
+        assert_eq!(
+            t.log,
+            [
+                "4 c abc",
+                "5 c defg",
+                "7 c retransmission",
+                "8 c conflict at 2",
+                "8 c retransmission",
+            ]
+        );
+        // A hole declared lost: what came before it is no longer compared, what came after is.
+        t.finish();
+        let mut t = Talk::new(Limits {
+            max_buffered: 0,
+            ..Limits::default()
+        });
+        t.send(true, "A", 100, 500, b"abc");
+        t.send(true, "A", 106, 500, b"ghi");
+        t.send(true, "A", 106, 500, b"gXi");
+        t.send(true, "A", 100, 500, b"aXc");
+        assert_eq!(
+            t.log,
+            [
+                "4 c abc",
+                "5 c gap Lost(3)",
+                "5 c ghi",
+                "6 c conflict at 6",
+                "6 c retransmission",
+                "7 c retransmission",
+            ]
+        );
     }
 
     /// The late end of the question fills the hole; the held answer follows it.

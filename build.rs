@@ -4,7 +4,10 @@
 //! records (`schema/metadata/`) are embedded apart, so that every file of the first list is
 //! one direction of one API.
 //!
-//! It also writes one walk per (API, direction, version) from those specs (build/walks.rs).
+//! These texts are for tests (the specs themselves are the static tables that codegen/
+//! generates, src/kafka/spec/tables/). It also writes one walk per (API, direction,
+//! version) from those specs (build/walks.rs), found by the index of its file in
+//! SPEC_FILES, the order codegen gives each table's `walk`.
 use std::{env, fs, path::Path};
 
 // The spec language's version ranges and types, shared with the crate.
@@ -84,30 +87,9 @@ fn main() {
             walks::parse(&text).ok()
         })
         .collect();
-    out.push_str(&heads(&specs));
     let dir = env::var("OUT_DIR").expect("OUT_DIR");
     fs::write(Path::new(&dir).join("spec_files.rs"), out).expect("write spec_files.rs");
     fs::write(Path::new(&dir).join("walks.rs"), generate_walks(&specs)).expect("write walks.rs");
-}
-
-/// `SPEC_HEADS`, beside SPEC_FILES: each file's API key, whether it is a response, and its
-/// valid versions, so that the registry parses a file only when its spec is asked for.
-/// `None` for a file that is not a request or a response, or does not parse (the registry
-/// reports it).
-fn heads(specs: &[Option<walks::Spec>]) -> String {
-    let mut out =
-        String::from("pub(crate) static SPEC_HEADS: &[Option<(i16, bool, Versions)>] = &[\n");
-    for s in specs {
-        match s.as_ref().and_then(|s| Some((s.head?, s.valid))) {
-            Some(((key, response), v)) => out.push_str(&format!(
-                "    Some(({key}, {response}, Versions {{ min: {}, max: {:?}, none: {} }})),\n",
-                v.min, v.max, v.none
-            )),
-            None => out.push_str("    None,\n"),
-        }
-    }
-    out.push_str("];\n");
-    out
 }
 
 /// The walks of every message spec, indexed as SPEC_FILES lists them. A spec that does not

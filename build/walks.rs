@@ -41,8 +41,6 @@ struct Field {
 
 /// A message spec: its API, direction, versions and fields.
 pub struct Spec {
-    /// The API key, and whether it is the response; `None` for a spec of another kind.
-    pub head: Option<(i16, bool)>,
     pub valid: Versions,
     flexible: Versions,
     fields: Vec<Field>,
@@ -59,11 +57,7 @@ fn field(v: &Value, common: &HashMap<String, &Value>, depth: usize) -> Result<Fi
     let name = v.get("name").and_then(Value::as_str).unwrap_or("?");
     let ty = FieldType::parse(v.get("type").and_then(Value::as_str).unwrap_or(""));
     let inner = match &ty {
-        FieldType::Struct(n) => Some(n.as_str()),
-        FieldType::Array(t) => match t.as_ref() {
-            FieldType::Struct(n) => Some(n.as_str()),
-            _ => None,
-        },
+        FieldType::Struct(n) | FieldType::Array(FieldType::Struct(n)) => Some(*n),
         _ => None,
     };
     let fields = match (v.get("fields"), inner) {
@@ -123,17 +117,7 @@ pub fn parse(text: &str) -> Result<Spec, String> {
             common.insert(n.to_string(), f);
         }
     }
-    let key = v
-        .get("apiKey")
-        .and_then(Value::as_i64)
-        .and_then(|k| i16::try_from(k).ok());
-    let head = match v.get("type").and_then(Value::as_str) {
-        Some("request") => key.map(|k| (k, false)),
-        Some("response") => key.map(|k| (k, true)),
-        _ => None,
-    };
     Ok(Spec {
-        head,
         valid: versions(&v, "validVersions")?,
         flexible: versions(&v, "flexibleVersions")?,
         fields: fields(v.get("fields").ok_or("no fields")?, &common, 0)?,
@@ -177,7 +161,7 @@ struct At {
 fn needs_path(f: &Field) -> bool {
     let own = match &f.ty {
         FieldType::Int16 | FieldType::Records => true,
-        FieldType::Array(t) => matches!(t.as_ref(), FieldType::Records),
+        FieldType::Array(t) => matches!(t, FieldType::Records),
         _ => false,
     };
     own || f.fields.iter().any(needs_path)
@@ -338,13 +322,13 @@ impl Gen {
                 if level == Level::Body {
                     let _ = write!(
                         out,
-                        "if {} {{ let n = v.open_struct(); w{w}(d, v, &f.fields)?; v.close(d.buf); Val::Struct(true, n) }} else {{ Val::Struct(false, 0) }}",
+                        "if {} {{ let n = v.open_struct(); w{w}(d, v, f.fields)?; v.close(d.buf); Val::Struct(true, n) }} else {{ Val::Struct(false, 0) }}",
                         presence(nullable)
                     );
                 } else {
                     let _ = write!(
                         out,
-                        "if {} {{ w{w}(d, v, &f.fields)?; Val::Struct(true, 0) }} else {{ Val::Struct(false, 0) }}",
+                        "if {} {{ w{w}(d, v, f.fields)?; Val::Struct(true, 0) }} else {{ Val::Struct(false, 0) }}",
                         presence(nullable)
                     );
                 }
@@ -377,7 +361,7 @@ impl Gen {
                 let w = self.walk(&f.fields, at, Level::One);
                 let _ = write!(
                     out,
-                    "v.open_element(idx); w{w}(d, v, &f.fields)?; v.close(d.buf); "
+                    "v.open_element(idx); w{w}(d, v, f.fields)?; v.close(d.buf); "
                 );
             }
             FieldType::String => {
@@ -418,10 +402,10 @@ impl Gen {
                 if needs_path(f) {
                     let _ = write!(
                         out,
-                        "for i in 0..n {{ d.push_step(Step::Index(i as u32)); w{w}(d, v, &f.fields)?; d.pop_step(); }} "
+                        "for i in 0..n {{ d.push_step(Step::Index(i as u32)); w{w}(d, v, f.fields)?; d.pop_step(); }} "
                     );
                 } else {
-                    let _ = write!(out, "for _ in 0..n {{ w{w}(d, v, &f.fields)?; }} ");
+                    let _ = write!(out, "for _ in 0..n {{ w{w}(d, v, f.fields)?; }} ");
                 }
             }
             FieldType::String | FieldType::Bytes => {
@@ -459,7 +443,7 @@ impl Gen {
                 let w = self.walk(&f.fields, at, Level::Deep);
                 let _ = writeln!(
                     out,
-                    "if {} {{ w{w}(d, v, &f.fields)?; }}",
+                    "if {} {{ w{w}(d, v, f.fields)?; }}",
                     presence(nullable)
                 );
             }

@@ -13,7 +13,7 @@ fn every_embedded_spec_parses() {
     for (file, text) in spec_files() {
         let spec = parse_spec(text).unwrap_or_else(|e| panic!("{file}: {e}"));
         let base = file.trim_start_matches("legacy/");
-        assert!(base.starts_with(&spec.name), "{file} holds {}", spec.name);
+        assert!(base.starts_with(spec.name), "{file} holds {}", spec.name);
         n += 1;
     }
     assert!(n >= 180, "only {n} specs");
@@ -173,7 +173,7 @@ fn common_apis_describe_every_field() {
             if f.about.trim().is_empty() {
                 out.push(format!("{prefix}{}", f.name));
             }
-            missing(&format!("{prefix}{}.", f.name), &f.fields, out);
+            missing(&format!("{prefix}{}.", f.name), f.fields, out);
         }
     }
     let apis = [
@@ -207,7 +207,7 @@ fn common_apis_describe_every_field() {
             continue;
         }
         let spec = parse_spec(text).expect("spec");
-        missing(&format!("{file}: "), &spec.fields, &mut gaps);
+        missing(&format!("{file}: "), spec.fields, &mut gaps);
         files += 1;
     }
     assert!(files >= 36, "{files} tables");

@@ -329,7 +329,7 @@ pub(crate) fn named_kinds(n: &NamedField) -> Vec<Kind> {
     let mut kinds = Vec::new();
     for key in keys {
         for spec in api_specs(key) {
-            collect(&spec.fields, n.names, &mut kinds);
+            collect(spec.fields, n.names, &mut kinds);
         }
     }
     if kinds.is_empty() {
@@ -340,13 +340,13 @@ pub(crate) fn named_kinds(n: &NamedField) -> Vec<Kind> {
 
 fn collect(fields: &'static [FieldSpec], names: &[&str], out: &mut Vec<Kind>) {
     for f in fields {
-        if names.contains(&f.name.as_str()) {
+        if names.contains(&f.name) {
             let k = kind_of(f);
             if !out.contains(&k) {
                 out.push(k);
             }
         }
-        collect(&f.fields, names, out);
+        collect(f.fields, names, out);
     }
 }
 

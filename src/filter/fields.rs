@@ -565,7 +565,7 @@ pub(crate) fn path(name: &FieldName) -> Result<(FieldRef, Vec<Kind>), FilterErro
 /// The message for a name not found at a level: the nearest names, or, when none is near,
 /// every name there (when they are few enough to read).
 fn unknown(wrong: &str, at: &str, level: &[&'static FieldSpec]) -> String {
-    let mut names: Vec<&str> = level.iter().map(|f| f.name.as_str()).collect();
+    let mut names: Vec<&str> = level.iter().map(|f| f.name).collect();
     names.sort_unstable();
     names.dedup();
     if names.is_empty() {
@@ -614,7 +614,7 @@ fn segment(piece: &str) -> Result<PathSegment, String> {
 
 pub(crate) fn kind_of(f: &FieldSpec) -> Kind {
     let ty = match &f.ty {
-        FieldType::Array(inner) => inner.as_ref(),
+        FieldType::Array(inner) => *inner,
         t => t,
     };
     match ty {

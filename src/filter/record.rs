@@ -205,8 +205,8 @@ impl Fields for MessageFields<'_> {
         let frame = self.frame;
         // An array's values are its elements (met one by one), not the array.
         self.spec_walk(&mut |n, f, elem| {
-            let wanted = field.names.contains(&f.name.as_str())
-                && (elem || !matches!(f.ty, FieldType::Array(_)));
+            let wanted =
+                field.names.contains(&f.name) && (elem || !matches!(f.ty, FieldType::Array(_)));
             wanted.then(|| value(n, frame))
         })
     }
@@ -228,7 +228,7 @@ impl MessageFields<'_> {
             return Vec::new();
         };
         let mut out = Vec::new();
-        walk(body, &spec.fields, &mut |n, f, elem| {
+        walk(body, spec.fields, &mut |n, f, elem| {
             out.extend(pick(n, f, elem))
         });
         out
@@ -329,13 +329,13 @@ fn walk<'n>(
             Value::Array(_) => {
                 for e in elements(c) {
                     if e.value == Value::Struct {
-                        walk(e, &spec.fields, f);
+                        walk(e, spec.fields, f);
                     } else {
                         f(e, spec, true);
                     }
                 }
             }
-            Value::Struct => walk(c, &spec.fields, f),
+            Value::Struct => walk(c, spec.fields, f),
             _ => {}
         }
     }
@@ -354,7 +354,7 @@ fn learnt_topic_name(n: &Node) -> Option<&str> {
 /// and topic ids: by their learnt name when there is one, the all-zero id (none) left out.
 fn topic_value(n: &Node, f: &FieldSpec, _elem: bool) -> Option<FieldValue> {
     match &n.value {
-        Value::Str(Some(s)) if f.entity_type.as_deref() == Some("topicName") && !s.is_empty() => {
+        Value::Str(Some(s)) if f.entity_type == Some("topicName") && !s.is_empty() => {
             Some(FieldValue::Str(s.clone()))
         }
         Value::Uuid(u) if f.role == Role::TopicId && *u != [0; 16] => {

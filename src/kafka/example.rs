@@ -76,12 +76,12 @@ impl Enc {
                 if nullable {
                     self.out.push(1);
                 }
-                self.fields(&f.fields);
+                self.fields(f.fields);
             }
             FieldType::Array(inner) => {
                 self.len_prefix(1, false);
-                match inner.as_ref() {
-                    FieldType::Struct(_) => self.fields(&f.fields),
+                match inner {
+                    FieldType::Struct(_) => self.fields(f.fields),
                     other => self.value(other, f, false),
                 }
             }
@@ -142,7 +142,7 @@ pub fn body(spec: &MessageSpec, version: i16) -> Vec<u8> {
             version,
         ),
     };
-    e.fields(&spec.fields);
+    e.fields(spec.fields);
     e.out
 }
 

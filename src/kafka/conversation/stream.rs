@@ -1996,7 +1996,7 @@ fn other_version_hint(frame: &[u8], key: i16, version: i16) -> Option<Diagnosis>
                 path: Path::default(),
                 detail: Detail::WrongVersionLayout {
                     asked: version,
-                    name: spec.name.as_str(),
+                    name: spec.name,
                     fits: v,
                 },
             });

@@ -645,7 +645,7 @@ mod tests {
                     };
                     let field = specs
                         .iter()
-                        .find_map(|spec| has(&spec.fields, f))
+                        .find_map(|spec| has(spec.fields, f))
                         .unwrap_or_else(|| panic!("{key} {dir:?}: no body field {f:?}"));
                     let Some(l) = list else { continue };
                     let scalar = match &field.ty {
@@ -677,7 +677,7 @@ mod tests {
                     wanted.extend(l.sum.map(|(x, _)| x));
                     for x in wanted {
                         assert!(
-                            has(&field.fields, x).is_some(),
+                            has(field.fields, x).is_some(),
                             "{key} {dir:?}: the entries of {f:?} have no {x:?}"
                         );
                     }

@@ -1294,7 +1294,7 @@ fn record_fields(
     let value = if info.control {
         control_type
             .and_then(|t| i16::try_from(t).ok())
-            .and_then(|t| layouts.control_values.get(&t))
+            .and_then(|t| layouts.control_value(t))
     } else {
         ctx.opts.values
     };

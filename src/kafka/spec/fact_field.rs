@@ -1,7 +1,7 @@
 //! Which spec fields the facts read: one name per field, set on each field's spec when the
 //! specs load, so that the facts find a field by what it is rather than by its node's text.
 
-use super::schema::Role;
+use super::role::Role;
 
 /// Declares [`FactField`], one variant per spec field name, and `FACT_FIELDS`, the name of
 /// each: the names are written once.

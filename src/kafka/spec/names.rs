@@ -468,6 +468,39 @@ pub fn enumeration(name: &str) -> Option<&'static Enum> {
     ENUMS.iter().find(|e| e.name == name)
 }
 
+/// The enumeration called `name`, found when the crate is compiled: the generated tables
+/// (src/kafka/spec/tables/) name their fields' enumerations with it, so that a name that is
+/// not in [`ENUMS`] fails the build. (It runs only in constants, where an index out of
+/// range is a build error too.)
+#[allow(clippy::indexing_slicing)]
+pub const fn enumeration_named(name: &str) -> &'static Enum {
+    let mut i = 0;
+    while i < ENUMS.len() {
+        if same_str(ENUMS[i].name, name) {
+            return &ENUMS[i];
+        }
+        i += 1;
+    }
+    panic!("the tables name an enumeration that names.rs does not have")
+}
+
+/// `a == b`, in a constant.
+#[allow(clippy::indexing_slicing)]
+const fn same_str(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 pub fn api_name(key: i16) -> Option<&'static str> {
     API_NAMES
         .binary_search_by_key(&key, |(k, _)| *k)

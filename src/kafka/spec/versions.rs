@@ -1,7 +1,7 @@
 //! The two words of the spec language every reader of the specs needs: version ranges and
-//! field types. Kept free of the crate's other modules, because the build script reads the
-//! specs too (it generates the walks of src/kafka/walk/generated.rs from them) and includes this
-//! file as it is.
+//! field types. Kept free of the crate's other modules, because the build script (the walks
+//! of src/kafka/walk/generated.rs) and the code generator (codegen/, which writes the spec
+//! tables of src/kafka/spec/tables/) read the specs too and include this file as it is.
 
 /// An inclusive version range as written in the specs: `0+`, `3-5`, `7`, `none`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -18,6 +18,24 @@ impl Versions {
         max: None,
         none: true,
     };
+
+    /// `min+`: every version from `min` on.
+    pub const fn from(min: i16) -> Versions {
+        Versions {
+            min,
+            max: None,
+            none: false,
+        }
+    }
+
+    /// `min-max`, both included (`min` alone when they are equal).
+    pub const fn between(min: i16, max: i16) -> Versions {
+        Versions {
+            min,
+            max: Some(max),
+            none: false,
+        }
+    }
 
     pub fn parse(s: &str) -> Result<Versions, String> {
         let s = s.trim();
@@ -61,8 +79,9 @@ impl Versions {
     }
 }
 
-/// The primitive and composite types of the spec language.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The primitive and composite types of the spec language. Held by the static spec tables,
+/// so a struct's name and an array's element are `'static`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldType {
     Bool,
     Int8,
@@ -77,8 +96,8 @@ pub enum FieldType {
     Uuid,
     Records,
     /// A struct, by its type name (inline `fields` or a common struct).
-    Struct(std::string::String),
-    Array(Box<FieldType>),
+    Struct(&'static str),
+    Array(&'static FieldType),
 }
 
 impl FieldType {
@@ -94,9 +113,16 @@ impl FieldType {
         })
     }
 
+    /// The type written `s`. The tables are generated (codegen/), so this runs only where
+    /// specs are read as JSON: the generator, the build script and tests. A struct's name and
+    /// an array of structs are leaked, to be `'static` as the tables' are.
     pub fn parse(s: &str) -> FieldType {
         if let Some(inner) = s.strip_prefix("[]") {
-            return FieldType::Array(Box::new(FieldType::parse(inner)));
+            let inner = FieldType::parse(inner);
+            return FieldType::Array(match inner {
+                FieldType::Struct(_) | FieldType::Array(_) => Box::leak(Box::new(inner)),
+                primitive => primitive.as_static(),
+            });
         }
         match s {
             "bool" => FieldType::Bool,
@@ -111,7 +137,27 @@ impl FieldType {
             "bytes" => FieldType::Bytes,
             "uuid" => FieldType::Uuid,
             "records" => FieldType::Records,
-            other => FieldType::Struct(other.to_string()),
+            other => FieldType::Struct(Box::leak(other.to_string().into_boxed_str())),
+        }
+    }
+
+    /// A primitive type as a `'static` reference (an array's element); a struct or array as
+    /// it is leaked.
+    fn as_static(self) -> &'static FieldType {
+        match self {
+            FieldType::Bool => &FieldType::Bool,
+            FieldType::Int8 => &FieldType::Int8,
+            FieldType::Int16 => &FieldType::Int16,
+            FieldType::Int32 => &FieldType::Int32,
+            FieldType::Int64 => &FieldType::Int64,
+            FieldType::Uint16 => &FieldType::Uint16,
+            FieldType::Uint32 => &FieldType::Uint32,
+            FieldType::Float64 => &FieldType::Float64,
+            FieldType::String => &FieldType::String,
+            FieldType::Bytes => &FieldType::Bytes,
+            FieldType::Uuid => &FieldType::Uuid,
+            FieldType::Records => &FieldType::Records,
+            other => Box::leak(Box::new(other)),
         }
     }
 
@@ -130,7 +176,7 @@ impl FieldType {
             FieldType::Bytes => "bytes".into(),
             FieldType::Uuid => "uuid".into(),
             FieldType::Records => "records".into(),
-            FieldType::Struct(n) => n.clone(),
+            FieldType::Struct(n) => n.to_string(),
             FieldType::Array(inner) => format!("[]{}", inner.display()),
         }
     }

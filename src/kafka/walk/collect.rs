@@ -766,14 +766,14 @@ impl Decoder<'_> {
         // to the decoder's collector.
         let done = match generated {
             Some(file) => self.walked(|d| {
-                super::generated::walk_body(file, version, d, &mut *c, &spec.fields)
+                super::generated::walk_body(file, version, d, &mut *c, spec.fields)
                     .unwrap_or(Err(GiveUp))?;
                 d.at_end()
             }),
             None => {
                 self.collector = Some(c);
                 let done = self.walked(|d| {
-                    d.walk_fields(&spec.fields)?;
+                    d.walk_fields(spec.fields)?;
                     d.at_end()
                 });
                 match self.collector.take() {

@@ -318,13 +318,7 @@ impl<'a> Decoder<'a> {
         opts: DecodeOptions,
     ) -> (Node, Option<DecodeError>) {
         self.prepare_body(spec, version, opts);
-        let mut body = Node::new(
-            spec.name.as_str(),
-            "struct",
-            self.pos,
-            self.region,
-            NodeKind::Group,
-        );
+        let mut body = Node::new(spec.name, "struct", self.pos, self.region, NodeKind::Group);
         body.shape = Shape::Body;
         body.desc = Desc::Text(super::node::VersionText::Body.of(version));
         let start = self.pos;
@@ -334,7 +328,7 @@ impl<'a> Decoder<'a> {
         }
         // One allocation for the fields and the tagged-field count (as for every struct).
         body.children.reserve(spec.fields.len() + 1);
-        let res = self.fields(&spec.fields, &mut body.children);
+        let res = self.fields(spec.fields, &mut body.children);
         body.len = self.pos - start;
         (body, res.err())
     }
@@ -560,20 +554,14 @@ impl<'a> Decoder<'a> {
         self.path.0.push(Step::Field(FieldId::of(f)));
         let nullable = f.nullable_versions.contains(self.version);
         let before = out.len();
-        let res = self.value(
-            &f.ty,
-            nullable,
-            Cow::Borrowed(f.name.as_str()),
-            Some(f),
-            out,
-        );
+        let res = self.value(&f.ty, nullable, Cow::Borrowed(f.name), Some(f), out);
         // A group cut short by an error (an array's first elements) is pushed all the same;
         // it keeps its field, so that facts can find it by role.
         if let (Err(_), true, Some(n)) = (&res, out.len() > before, out.last_mut()) {
             n.field = Some(FieldId::of(f));
         }
         if let (Ok(()), Some(n)) = (&res, out.last_mut()) {
-            n.desc = f.about.as_str().into();
+            n.desc = f.about.into();
             n.field = Some(FieldId::of(f));
             annotate(f, n);
             if let (true, Value::Int(v)) = (f.is_error_code(), &n.value) {
@@ -803,9 +791,9 @@ impl<'a> Decoder<'a> {
         let start = self.pos;
         // The type name lives in the spec: borrow it rather than copy it per struct.
         let ty: Cow<'static, str> = if spec.elem_name == sname {
-            Cow::Borrowed(spec.elem_name.as_str())
+            Cow::Borrowed(spec.elem_name)
         } else if spec.type_name == sname {
-            Cow::Borrowed(spec.type_name.as_str())
+            Cow::Borrowed(spec.type_name)
         } else {
             Cow::Owned(sname.to_string())
         };
@@ -838,8 +826,8 @@ impl<'a> Decoder<'a> {
         self.level += 1;
         let r = if keep {
             node.children.reserve(spec.fields.len() + 1);
-            self.fields(&spec.fields, &mut node.children)
-        } else if self.walked(|d| d.walk_fields(&spec.fields)) {
+            self.fields(spec.fields, &mut node.children)
+        } else if self.walked(|d| d.walk_fields(spec.fields)) {
             // Below the kept levels the walk reads the fields for what they leave (errors,
             // counts, secrets) without building nodes; where it gives up, the decoder reads
             // them into a scratch list that is thrown away.
@@ -847,7 +835,7 @@ impl<'a> Decoder<'a> {
         } else {
             let mut scratch = Vec::new();
             let was = std::mem::replace(&mut self.discard, true);
-            let r = self.fields(&spec.fields, &mut scratch);
+            let r = self.fields(spec.fields, &mut scratch);
             self.discard = was;
             r
         };
@@ -871,7 +859,7 @@ impl<'a> Decoder<'a> {
     ) -> R<()> {
         let start = self.pos;
         let tyname: Cow<'static, str> = match spec {
-            Some(f) => Cow::Borrowed(f.type_name.as_str()),
+            Some(f) => Cow::Borrowed(f.type_name),
             None => Cow::Owned(format!("[]{}", inner.display())),
         };
         let mut node = Node::new(name, tyname, start, self.region, NodeKind::Group);
@@ -930,7 +918,7 @@ impl<'a> Decoder<'a> {
         node: &mut Node,
     ) -> R<()> {
         let elem_ty: Cow<'static, str> = match spec {
-            Some(f) => Cow::Borrowed(f.elem_name.as_str()),
+            Some(f) => Cow::Borrowed(f.elem_name),
             None => Cow::Owned(inner.display()),
         };
         let keep = self.opts.max_elements;
@@ -1075,7 +1063,7 @@ fn tagged_group(head: &TagHead, known: Option<&'static FieldSpec>) -> Node {
     let mut group = Node::new(
         known.map_or_else(
             || Cow::Owned(format!("unknown_tag_{tag}")),
-            |f| Cow::Borrowed(f.name.as_str()),
+            |f| Cow::Borrowed(f.name),
         ),
         "tagged_field",
         start,

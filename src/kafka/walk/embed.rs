@@ -451,7 +451,7 @@ impl<'a> Decoder<'a> {
         if claimed.is_some_and(|c| c != version) {
             shown.push_str(&format!(" (read with the v{version} layout)"));
         }
-        Ok((shown, Some(spec.name.as_str())))
+        Ok((shown, Some(spec.name)))
     }
 
     /// The fields of `spec` at `version`, straight into `out`.
@@ -463,7 +463,7 @@ impl<'a> Decoder<'a> {
     ) -> Result<(), DecodeError> {
         self.version = version;
         self.flexible = spec.is_flexible(version);
-        self.fields(&spec.fields, out)
+        self.fields(spec.fields, out)
     }
 
     /// A metadata log record: frame version, record type and version (unsigned varints), then
@@ -482,7 +482,7 @@ impl<'a> Decoder<'a> {
             .ok()
             .and_then(|t| registry().metadata_record(t));
         if let (Some(s), Some(n)) = (spec, out.last_mut()) {
-            n.note = Note::Named(s.name.as_str());
+            n.note = Note::Named(s.name);
         }
         let version = self.uvarint_leaf("version", "version of the record that follows", out)?;
         let Some(spec) = spec else {
@@ -498,7 +498,7 @@ impl<'a> Decoder<'a> {
             return Err(self.err(
                 at,
                 Detail::NoVersion {
-                    name: spec.name.clone(),
+                    name: spec.name.to_string(),
                     version: v,
                 },
             ));
@@ -509,7 +509,7 @@ impl<'a> Decoder<'a> {
         if layout != v {
             shown.push_str(&format!(" (read with the v{layout} layout)"));
         }
-        Ok((shown, Some(spec.name.as_str())))
+        Ok((shown, Some(spec.name)))
     }
 
     /// An unsigned varint as a leaf of its own.

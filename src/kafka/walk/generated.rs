@@ -168,7 +168,7 @@ impl Decoder<'_> {
         let mut scratch = Vec::new();
         let was = std::mem::replace(&mut self.discard, true);
         let read = self
-            .records_field(Cow::Borrowed(f.name.as_str()), &mut scratch)
+            .records_field(Cow::Borrowed(f.name), &mut scratch)
             .map_err(|_| GiveUp);
         self.discard = was;
         read

@@ -90,7 +90,7 @@ enum Slot {
 
 impl Slot {
     fn of(f: &FieldSpec) -> Slot {
-        match f.name.as_str() {
+        match f.name {
             "RequestApiKey" => Slot::ApiKey,
             "RequestApiVersion" => Slot::ApiVersion,
             "CorrelationId" => Slot::CorrelationId,
@@ -109,11 +109,14 @@ fn walks() -> &'static [Walk] {
             .map(|source| {
                 let (tagged, plain): (Vec<&FieldSpec>, Vec<&FieldSpec>) =
                     source.fields.iter().partition(|f| is_tagged(f));
+                // Made once for the two or three header tables, and kept for the run as
+                // the tables are.
+                let plain: Vec<FieldSpec> = plain.into_iter().map(guide_field).collect();
                 Walk {
                     source,
                     spec: MessageSpec {
                         flexible_versions: Versions::NONE,
-                        fields: plain.into_iter().map(guide_field).collect(),
+                        fields: Box::leak(plain.into_boxed_slice()),
                         ..source.clone()
                     },
                     tagged: tagged.into_iter().map(guide_field).collect(),
@@ -135,7 +138,7 @@ fn is_tagged(f: &FieldSpec) -> bool {
 
 fn guide_field(f: &FieldSpec) -> FieldSpec {
     FieldSpec {
-        name: snake_case(&f.name),
+        name: Box::leak(snake_case(f.name).into_boxed_str()),
         ..f.clone()
     }
 }
@@ -368,7 +371,7 @@ mod tests {
         for direction in [Direction::Request, Direction::Response] {
             for version in 0..=3 {
                 let spec = registry().header(direction, version).expect("header table");
-                for f in &spec.fields {
+                for f in spec.fields {
                     let fixed = !matches!(
                         f.ty,
                         FieldType::String | FieldType::Bytes | FieldType::Array(_)

@@ -171,8 +171,7 @@ impl<'a> Decoder<'a> {
             },
             // Record batches have a decoder of their own, which builds nodes anyway.
             FieldType::Records => {
-                let name =
-                    spec.map_or(Cow::Borrowed("records"), |f| Cow::Borrowed(f.name.as_str()));
+                let name = spec.map_or(Cow::Borrowed("records"), |f| Cow::Borrowed(f.name));
                 // The node is thrown away: decoded as into any scratch list.
                 let mut scratch = Vec::new();
                 let was = std::mem::replace(&mut self.discard, true);
@@ -330,7 +329,7 @@ impl<'a> Decoder<'a> {
     pub(super) fn walk_struct_fields(&mut self, spec: &'static FieldSpec) -> W {
         let topic = self.topic_layout;
         self.level += 1;
-        self.walk_fields(&spec.fields)?;
+        self.walk_fields(spec.fields)?;
         self.level -= 1;
         self.topic_layout = topic;
         Ok(())

@@ -297,9 +297,9 @@ fn has_nullable_struct(fields: &[FieldSpec], v: i16) -> Option<String> {
             continue;
         }
         if matches!(f.ty, FieldType::Struct(_)) && f.nullable_versions.contains(v) {
-            return Some(f.name.clone());
+            return Some(f.name.to_string());
         }
-        if let Some(n) = has_nullable_struct(&f.fields, v) {
+        if let Some(n) = has_nullable_struct(f.fields, v) {
             return Some(n);
         }
     }
@@ -326,7 +326,7 @@ fn body(
         root.children.push(node);
     }
     if err.is_some() || d.pos != end {
-        if let Some(sname) = has_nullable_struct(&spec.fields, version) {
+        if let Some(sname) = has_nullable_struct(spec.fields, version) {
             let mut alt = Decoder::new(frame, start, end, d.region);
             let (_, aerr) = alt.message_body(
                 spec,
@@ -377,7 +377,7 @@ fn versioned_body(
         offset,
         path: Path::default(),
         detail: Detail::UnknownVersion {
-            name: spec.name.as_str(),
+            name: spec.name,
             min: spec.valid_versions.min,
             max: spec.max_version(),
             version,
@@ -511,7 +511,7 @@ fn walked_verdict(frame: &[u8], direction: Direction, api: Option<(i16, i16)>) -
         Direction::Response => Region::ResponseBody,
     };
     d.prepare_body(spec, version, trial_options());
-    let walked = super::generated::walk_body(file, version, &mut d, &mut Validate, &spec.fields);
+    let walked = super::generated::walk_body(file, version, &mut d, &mut Validate, spec.fields);
     matches!(walked, Some(Ok(()))) && d.pos == d.end && d.diagnoses.is_empty()
 }
 
@@ -603,7 +603,7 @@ impl Message {
         };
         let version = self.api_version.unwrap_or(0);
         root.name = match registry().get_for(key, self.direction, version) {
-            Some(spec) => Cow::Borrowed(spec.name.as_str()),
+            Some(spec) => Cow::Borrowed(spec.name),
             None => Cow::Owned(format!(
                 "{}{}",
                 api_display_name(key),

@@ -668,7 +668,7 @@ mod tests {
         fn gather(fields: &'static [FieldSpec], out: &mut Vec<&'static FieldSpec>) {
             for f in fields {
                 out.push(f);
-                gather(&f.fields, out);
+                gather(f.fields, out);
             }
         }
         let mut all = Vec::new();
@@ -676,13 +676,13 @@ mod tests {
         for key in reg.api_keys() {
             let specs = [Direction::Request, Direction::Response].map(|d| reg.get(key, d));
             for s in specs.into_iter().flatten() {
-                gather(&s.fields, &mut all);
+                gather(s.fields, &mut all);
             }
         }
         // The data specs, and the KRaft metadata log's records (src/kafka/records/metadata.rs
         // reads their fields by fact).
         for s in reg.data_specs().chain(reg.metadata_records()) {
-            gather(&s.fields, &mut all);
+            gather(s.fields, &mut all);
         }
         all.into_iter()
     }
@@ -700,7 +700,7 @@ mod tests {
         // The index of a struct's fields has a slot for every role a spec field has.
         let unindexed: Vec<&str> = specs_fields()
             .filter(|f| f.role as usize >= Role::COUNT)
-            .map(|f| f.name.as_str())
+            .map(|f| f.name)
             .collect();
         assert!(
             unindexed.is_empty(),
@@ -708,7 +708,7 @@ mod tests {
         );
         // Readers test roles and fact fields where they tested names: the same fields.
         for f in specs_fields() {
-            let name = f.name.as_str();
+            let name = f.name;
             assert_eq!(
                 f.role == Role::ErrorCode,
                 name.ends_with("ErrorCode"),

@@ -248,3 +248,39 @@ fn describe_topic_partitions_pages_hold_every_partition_the_tool_printed_once() 
     }
     assert_eq!(seen.len(), printed.len());
 }
+
+/// Three bootstrap connections are reset by their admin while the broker is still sending the
+/// answer to a Metadata request (22 KB for all topics). Each answer is shown from its own start,
+/// partial, with its size prefix's length (as tshark reads it): runs of bytes
+/// inside it that look like a frame start (a size and a waiting correlation id) are no reason
+/// to call its own prefix bogus and resynchronise into its middle.
+#[test]
+fn answers_cut_by_a_reset_are_shown_from_their_own_start() {
+    let out = Command::new(env!("CARGO_BIN_EXE_kdissect"))
+        .args(["--no-progress"])
+        .arg(samples().join("wide-ak44.pcap"))
+        .output()
+        .expect("run kdissect");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !text.contains("cannot start a frame"),
+        "a cut answer's prefix taken for bogus"
+    );
+    let cut: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("Metadata v13 Response") && l.contains("[partial:"))
+        .collect();
+    assert_eq!(cut.len(), 3, "{cut:#?}");
+    for l in &cut {
+        // Two answers of every topic (22 264 bytes) and one of wide-c alone (9 198).
+        let whole = l
+            .split(" of ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse::<u64>().ok());
+        assert!(matches!(whole, Some(22264 | 9198)), "{l}");
+        assert!(l.contains("brokers=1"), "{l}");
+    }
+    assert!(err.contains("0 bytes skipped to resynchronise"), "{err}");
+}

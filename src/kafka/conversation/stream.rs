@@ -1780,8 +1780,16 @@ impl KConn {
         let Some((size, data)) = self.waiting_frame(side) else {
             return;
         };
-        let rest = data.get(1..).unwrap_or(&[]);
         let want = self.want(side);
+        // A frame whose own header is a candidate (a likely request, or a response answering
+        // a waiting request) was cut short by the end, not started by a bogus prefix: a
+        // header-like run of bytes inside it (a big Metadata answer holds many) is no reason
+        // to drop it. It is shown partial, as far as it came.
+        let waiting = |c| self.pending.contains(c);
+        if framing::candidate_at(data, want, cx.cfg.max_frame, waiting) == Some(true) {
+            return;
+        }
+        let rest = data.get(1..).unwrap_or(&[]);
         if framing::first_candidate(rest, want, &self.pending, cx.cfg.max_frame).is_none() {
             return;
         }

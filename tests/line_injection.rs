@@ -8,13 +8,16 @@ mod common;
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::OnceLock;
 
-/// The capture, made once per test binary.
+/// The capture, made once per test binary: the tests run in parallel, and one must not read
+/// the file while another is still writing it.
 fn capture() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("line-injection");
-    std::fs::create_dir_all(&dir).expect("scratch directory");
-    let out = dir.join(format!("injection-{}.pcap", std::process::id()));
-    if !out.exists() {
+    static MADE: OnceLock<PathBuf> = OnceLock::new();
+    MADE.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("line-injection");
+        std::fs::create_dir_all(&dir).expect("scratch directory");
+        let out = dir.join(format!("injection-{}.pcap", std::process::id()));
         let gen = common::cli::root().join("scripts/hostile/line_injection.py");
         let st = Command::new("python3")
             .arg(&gen)
@@ -22,8 +25,9 @@ fn capture() -> PathBuf {
             .status()
             .expect("python3 (the hostile generators need Python 3)");
         assert!(st.success(), "line_injection.py failed: {st}");
-    }
-    out
+        out
+    })
+    .clone()
 }
 
 /// Standard output and standard error of kdissect on the capture.

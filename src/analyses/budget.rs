@@ -5,7 +5,7 @@
 //! every series is cut to the share of the moment. A cut costs about the series' length and
 //! halves it at least, so the work stays linear in what is added.
 
-use std::collections::HashMap;
+use crate::analyses::hash::HashMap;
 use std::hash::Hash;
 
 /// A series that can be cut down to fewer entries, keeping its figures within its rule.
@@ -96,7 +96,7 @@ mod tests {
     #[test]
     fn series_that_stopped_growing_give_back_their_share() {
         let mut b = Budget::new(1000, 2);
-        let mut m: HashMap<u32, Plain> = HashMap::new();
+        let mut m: HashMap<u32, Plain> = HashMap::default();
         // Each series grows to its share of the moment, then stops: without rebalancing they
         // would hold 1000 × (1 + 1/2 + 1/3 + ...).
         for k in 0..200u32 {

@@ -16,11 +16,12 @@
 
 use super::series::at_text;
 use super::MAX_KEYS;
+use crate::analyses::hash::HashMap;
 use crate::kafka::records::metadata::{Change, LogChange};
 use crate::kafka::stream::Record;
 use crate::text::table::{Cell, Fit, Grid};
 use serde::Serialize;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 /// Rows of the change list kept (identical consecutive changes fold into one first).
 pub const MAX_EVENTS: usize = 10_000;

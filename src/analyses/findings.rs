@@ -7,11 +7,12 @@ use super::adapter::Event;
 use super::series::at_text;
 use super::versions::Versions;
 use super::{Analyses, ClientKey, MAX_KEYS, MAX_SAMPLES};
+use crate::analyses::hash::{HashMap, HashSet};
 use crate::kafka::message::api_display_name;
 use crate::kafka::stream::Notice;
 use crate::text::table::{Cell, Fit, Grid};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 /// Full-list Metadata requests by one client within a minute past which it is a storm.
 pub const STORM_PER_MINUTE: usize = 10;
@@ -415,7 +416,7 @@ impl Findings {
 
     /// New connections per second: (largest count in one second, connections in all).
     pub fn connections(&self) -> (usize, usize) {
-        let mut per_second: HashMap<i64, usize> = HashMap::new();
+        let mut per_second: HashMap<i64, usize> = HashMap::default();
         for t in self.opened.values() {
             *per_second.entry(t.div_euclid(1_000_000_000)).or_default() += 1;
         }
@@ -469,7 +470,7 @@ fn client_text(client_id: &str, ip: Option<std::net::IpAddr>) -> String {
 /// Identical findings (severity, kind, summary) as one, with their count and frames.
 fn fold(list: Vec<Finding>) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
-    let mut seen: HashMap<(&'static str, &'static str, String), usize> = HashMap::new();
+    let mut seen: HashMap<(&'static str, &'static str, String), usize> = HashMap::default();
     for f in list {
         let key = (f.severity, f.kind, f.summary.clone());
         match seen.get(&key) {
@@ -529,7 +530,7 @@ pub fn tables(list: &[Finding], fit: Fit) -> Vec<(String, String)> {
         return vec![("Findings".into(), "(none)\n".into())];
     }
     let mut kinds: Vec<(&Finding, u64)> = Vec::new();
-    let mut at: HashMap<(&str, &str), usize> = HashMap::new();
+    let mut at: HashMap<(&str, &str), usize> = HashMap::default();
     for f in list {
         match at.get(&(f.severity, f.kind)) {
             Some(&i) => kinds[i].1 += 1,

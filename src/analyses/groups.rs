@@ -14,10 +14,11 @@
 use super::adapter::Event;
 use super::series::{at_text, ms, ms_text};
 use super::MAX_KEYS;
+use crate::analyses::hash::{HashMap, HashSet};
 use crate::kafka::names::error_name;
 use crate::text::table::{Cell, Fit, Grid};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 /// Errors that tell a member it was fenced out of its group.
 const FENCED: [i16; 5] = [22, 25, 82, 110, 113];

@@ -3,8 +3,8 @@
 //! strings cloned for every partition of every message, and a topic id joined to its name
 //! mid-run has its earlier rows found under the name.
 
+use crate::analyses::hash::HashMap;
 use crate::kafka::meaning::facts::PartitionFact;
-use std::collections::HashMap;
 use std::hash::Hash;
 
 /// A topic's index in [`Topics`].
@@ -178,7 +178,7 @@ impl<K: Clone + Eq + Hash + Cost> Interned<K> {
     pub fn new(max: usize) -> Interned<K> {
         Interned {
             list: Vec::new(),
-            index: HashMap::new(),
+            index: HashMap::default(),
             max,
             max_bytes: MAX_INTERNED_BYTES,
             bytes: 0,

@@ -18,9 +18,10 @@ use super::keys::{TopicIx, Tp};
 use super::points::Points;
 use super::series::{at_text, median, sparkline_fit, Buckets};
 use super::{Analyses, At, Held, MAX_KEYS};
+use crate::analyses::hash::HashMap;
 use crate::text::table::{Cell, Fit, Grid};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// One lag figure: when, in which frame, how far behind, and the offsets it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,12 +100,12 @@ impl Lag {
     pub fn new(points: usize) -> Lag {
         Lag {
             budget: Budget::new(points, LEAST_POINTS),
-            log_end: HashMap::new(),
-            series: HashMap::new(),
-            positions: HashMap::new(),
+            log_end: HashMap::default(),
+            series: HashMap::default(),
+            positions: HashMap::default(),
             without_log_end: 0,
             dropped: 0,
-            group_of: HashMap::new(),
+            group_of: HashMap::default(),
         }
     }
 }

@@ -21,9 +21,10 @@ use super::keys::{TopicIx, Tp};
 use super::series::{ms, ms_text};
 use super::weighted::Weighted;
 use super::{Analyses, At, Held};
+use crate::analyses::hash::HashMap;
 use crate::text::table::{Cell, Fit, Grid};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 /// Records produced in one batch: offsets `first..=last`, and the Produce request.
 #[derive(Debug, Clone, Copy)]
@@ -127,16 +128,16 @@ impl EndToEnd {
             latency_cap: limits.latencies(),
             budget: Budget::new(limits.latencies(), LEAST_LATENCIES),
             ranges: 0,
-            produced: HashMap::new(),
+            produced: HashMap::default(),
             order: VecDeque::new(),
             kept: 0,
-            in_flight: HashMap::new(),
-            early: HashMap::new(),
+            in_flight: HashMap::default(),
+            early: HashMap::default(),
             early_kept: 0,
-            next: HashMap::new(),
-            delivered: HashMap::new(),
-            folded: HashMap::new(),
-            latencies: HashMap::new(),
+            next: HashMap::default(),
+            delivered: HashMap::default(),
+            folded: HashMap::default(),
+            latencies: HashMap::default(),
             dropped: 0,
         }
     }

@@ -12,6 +12,7 @@ mod budget;
 pub mod cluster;
 pub(crate) mod findings;
 mod groups;
+mod hash;
 mod keys;
 mod lag;
 mod latency;
@@ -24,12 +25,13 @@ mod weighted;
 
 pub use adapter::{event, Event};
 
+use crate::analyses::hash::HashMap;
 use crate::kafka::stream::{Notice, Record};
 use crate::text::table::Fit;
 use keys::{Interned, TopicIx, Topics, Tp};
 use serde::Serialize;
 use serde_json::Value as J;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::net::IpAddr;
 
 pub use findings::FindingOut;
@@ -314,17 +316,17 @@ impl Analyses {
             interval,
             first_ts: None,
             last_ts: None,
-            pending: HashMap::new(),
+            pending: HashMap::default(),
             pending_order: VecDeque::new(),
             pending_bytes: 0,
             pending_seq: 0,
             pending_dropped: 0,
-            groups_of: HashMap::new(),
+            groups_of: HashMap::default(),
             groups_of_bytes: 0,
             topics: Topics::default(),
             clients: Interned::new(MAX_KEYS),
             group_names: Interned::new(MAX_KEYS),
-            batch_topics: HashMap::new(),
+            batch_topics: HashMap::default(),
             batch_order: VecDeque::new(),
             lag: lag::Lag::new(limits.lag_points()),
             latency: latency::EndToEnd::new(&limits),
@@ -333,7 +335,7 @@ impl Analyses {
             versions: versions::Versions::default(),
             findings: findings::Findings::default(),
             cluster: cluster::Cluster::default(),
-            api_latency: HashMap::new(),
+            api_latency: HashMap::default(),
             api_latency_budget: budget::Budget::new(
                 limits.api_latency_points(),
                 LEAST_API_LATENCY_POINTS,
@@ -441,7 +443,8 @@ impl Analyses {
 
     /// What a request's answer will need of it.
     fn held(&mut self, mut e: Event, parts: &[At]) -> Held {
-        let mut map: HashMap<Tp, i64> = HashMap::with_capacity(parts.len());
+        let mut map: HashMap<Tp, i64> =
+            HashMap::with_capacity_and_hasher(parts.len(), Default::default());
         for at in parts {
             let p = &e.parts[at.i];
             let v = match e.api_key {

@@ -8,11 +8,12 @@ use super::budget::Budget;
 use super::keys::{TopicIx, Tp};
 use super::series::{at_text, ms, ms_text, Buckets, Cells, Merge};
 use super::{Analyses, At, Held, MAX_KEYS};
+use crate::analyses::hash::HashMap;
 use crate::kafka::meaning::facts::BatchFact;
 use crate::kafka::records::codec_name;
 use crate::text::table::{Cell, Fit, Grid};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// Totals of one direction (produce or fetch) of one partition.
 #[derive(Debug, Default, Clone, Copy)]
@@ -96,11 +97,11 @@ impl Throughput {
     pub fn new(points: usize) -> Throughput {
         let budget = Budget::new(points, LEAST_SERIES_POINTS);
         Throughput {
-            produce: HashMap::new(),
-            fetch: HashMap::new(),
+            produce: HashMap::default(),
+            fetch: HashMap::default(),
             codecs: BTreeMap::new(),
-            produce_ts: HashMap::new(),
-            fetch_ts: HashMap::new(),
+            produce_ts: HashMap::default(),
+            fetch_ts: HashMap::default(),
             budgets: [budget; 2],
             slowest: Vec::new(),
         }

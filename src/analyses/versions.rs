@@ -15,10 +15,11 @@ mod design;
 
 use super::adapter::Event;
 use super::MAX_KEYS;
+use crate::analyses::hash::HashMap;
 use crate::kafka::message::api_display_name;
 use crate::text::table::{Cell, Fit, Grid};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, SocketAddr};
 
 const UNSUPPORTED_VERSION: i16 = 35;
@@ -184,7 +185,7 @@ impl Versions {
     /// that software's.
     pub fn clients(&self) -> BTreeMap<Client, BTreeMap<i16, ApiUse>> {
         // (client_id, address) → the software names seen for it.
-        let mut named: HashMap<(&str, Option<IpAddr>), Vec<&Software>> = HashMap::new();
+        let mut named: HashMap<(&str, Option<IpAddr>), Vec<&Software>> = HashMap::default();
         for c in self.uses.keys() {
             if let Some(sw) = &c.software {
                 named

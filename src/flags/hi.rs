@@ -432,17 +432,15 @@ fn decode_options(cli: &Cli, whole_tree: bool, facts_suffice: bool) -> DecodeOpt
     // Filters on topics, partitions or schema paths look at any depth (`whole_tree`); where
     // no view prints the tree and no filter names a schema field, only the facts' nodes are
     // kept at any depth (`facts_suffice`: topic names and ids, partitions are among them).
-    // The analyses read offsets below the second level and the records' sizes.
+    // The analyses read facts below the second level (offsets, group members and their
+    // consumer protocol) and the records' sizes: every depth and the records, but the facts'
+    // nodes alone, never the whole tree.
     // -w notes the names of every topic id the messages it keeps give (capture::cut), some
     // below the second level (a KIP-848 heartbeat's assignment), in records (the KRaft log's
     // TopicRecords): it reads them whole.
-    let lines_only = !cli.tree
-        && !cli.bytes
-        && !cli.json
-        && !cli.hex
-        && asked_analyses(cli).is_none()
-        && cli.write.is_none();
-    let summary_only = lines_only && !whole_tree;
+    let analyses = asked_analyses(cli).is_some();
+    let lines_only = !cli.tree && !cli.bytes && !cli.json && !cli.hex && cli.write.is_none();
+    let summary_only = lines_only && !whole_tree && !analyses;
     DecodeOptions {
         max_elements: cli.max_elements.max(1),
         max_decompressed: cli.max_decompressed,

@@ -760,9 +760,10 @@ fn conclude(
         }
         None => {
             *msg.facts = super::tree_facts::collect_root(msg, root);
-            // Group members are read by the analyses alone, which never decode for facts
-            // only; the walk gathers none, and neither does the tree's way here.
-            if opts.facts_only {
+            // Group members are read by the analyses alone, which decode for facts at every
+            // depth; the summary's two-level walk gathers none, and neither does the tree's
+            // way here at two levels.
+            if opts.facts_only && opts.keep_depth <= 2 {
                 msg.facts.members = Vec::new();
             }
         }

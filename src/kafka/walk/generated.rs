@@ -269,3 +269,39 @@ mod prelude {
 mod walks;
 
 pub(super) use walks::walk_body;
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::kafka::spec::schema::registry;
+
+    /// Every (API, direction, version) has its named walk, found by `walk_body`, and no
+    /// version outside a spec's valid ones has one.
+    #[test]
+    fn every_valid_version_has_a_walk_and_no_other() {
+        let mut walked = 0;
+        for spec in registry().message_specs() {
+            let file = spec
+                .walk
+                .expect("every message spec is numbered for its walks");
+            let valid = spec.valid_versions;
+            let mut has = |version: i16| {
+                let mut d = Decoder::new(&[], 0, 0, Region::RequestBody);
+                walk_body(file, version, &mut d, &mut Validate).is_some()
+            };
+            if valid.none {
+                assert!(!(0..=20).any(&mut has), "{} has no versions", spec.name);
+                continue;
+            }
+            let max = spec.max_version();
+            for version in valid.min..=max {
+                assert!(has(version), "{} v{version} has no walk", spec.name);
+                walked += 1;
+            }
+            assert!(!has(valid.min - 1), "{} below its versions", spec.name);
+            assert!(!has(max + 1), "{} above its versions", spec.name);
+        }
+        assert!(walked > 700, "{walked} versions");
+    }
+}

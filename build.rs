@@ -4,19 +4,9 @@
 //! records (`schema/metadata/`) are embedded apart, so that every file of the first list is
 //! one direction of one API.
 //!
-//! These texts are for tests (the specs themselves are the static tables that codegen/
-//! generates, src/kafka/spec/tables/). It also writes one walk per (API, direction,
-//! version) from those specs (build/walks.rs), found by the index of its file in
-//! SPEC_FILES, the order codegen gives each table's `walk`.
+//! These texts are for tests: the specs themselves are the static tables, and their walks the
+//! functions, that codegen/ generates (src/kafka/spec/tables/, src/kafka/walk/generated/walks/).
 use std::{env, fs, path::Path};
-
-// The spec language's version ranges and types, shared with the crate.
-#[allow(dead_code)]
-#[path = "src/kafka/spec/versions.rs"]
-mod versions;
-// The walks generated from the message specs (src/kafka/walk/generated.rs).
-#[path = "build/walks.rs"]
-mod walks;
 
 /// Folders inside `schema/` with specs that are not API messages, and their lists' names.
 const APART: [(&str, &str); 3] = [
@@ -78,28 +68,6 @@ fn main() {
         names = rest;
     }
     out.push_str(&list("SPEC_FILES", &names, ""));
-    println!("cargo:rerun-if-changed=build/walks.rs");
-    println!("cargo:rerun-if-changed=src/kafka/spec/versions.rs");
-    let specs: Vec<Option<walks::Spec>> = names
-        .iter()
-        .map(|n| {
-            let text = fs::read_to_string(Path::new("schema").join(n)).expect("read a spec");
-            walks::parse(&text).ok()
-        })
-        .collect();
     let dir = env::var("OUT_DIR").expect("OUT_DIR");
     fs::write(Path::new(&dir).join("spec_files.rs"), out).expect("write spec_files.rs");
-    fs::write(Path::new(&dir).join("walks.rs"), generate_walks(&specs)).expect("write walks.rs");
-}
-
-/// The walks of every message spec, indexed as SPEC_FILES lists them. A spec that does not
-/// parse gets none (the registry reports it when it loads).
-fn generate_walks(specs: &[Option<walks::Spec>]) -> String {
-    let mut g = walks::Gen::default();
-    for (i, spec) in specs.iter().enumerate() {
-        if let Some(spec) = spec {
-            g.spec(i, spec);
-        }
-    }
-    g.source()
 }

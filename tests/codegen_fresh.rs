@@ -1,6 +1,7 @@
-//! The spec tables (src/kafka/spec/tables/) are what the generator (codegen/) writes from
-//! schema/ and schema-src/records.json today: a spec changed without running
-//! `cargo run -p kdissect-codegen`, or a table edited by hand, fails here. And the tables say
+//! The spec tables (src/kafka/spec/tables/) and the walks (src/kafka/walk/generated/walks/)
+//! are what the generator (codegen/) writes from schema/ and schema-src/records.json today: a
+//! spec changed without running `cargo run -p kdissect-codegen`, a table or a walk edited by
+//! hand, or a file the generator no longer writes, fails here. And the tables say
 //! what their files say, read as JSON the way the runtime read them before they were
 //! generated (`parse_spec`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -55,7 +56,7 @@ fn stale(root: &Path) -> Vec<String> {
 }
 
 #[test]
-fn checked_in_tables_are_what_the_generator_writes() {
+fn checked_in_tables_and_walks_are_what_the_generator_writes() {
     let problems = stale(root());
     assert!(
         problems.is_empty(),
@@ -77,13 +78,18 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// The check above can fail: a table edited by hand, a spec changed without regenerating,
-/// and a table file left over are each caught, in a copy of the tree.
+/// The check above can fail: a table or a walk edited by hand, a spec changed without
+/// regenerating, and a table or walk file left over are each caught, in a copy of the tree.
 #[test]
-fn an_edited_table_or_spec_is_caught() {
+fn an_edited_table_walk_or_spec_is_caught() {
     let tmp = std::env::temp_dir().join(format!("kdissect-codegen-fresh-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
-    for dir in ["schema", "schema-src", kdissect_codegen::TABLES] {
+    for dir in [
+        "schema",
+        "schema-src",
+        kdissect_codegen::TABLES,
+        kdissect_codegen::WALKS,
+    ] {
         copy_tree(&root().join(dir), &tmp.join(dir));
     }
     assert!(stale(&tmp).is_empty(), "the copy is fresh");
@@ -100,10 +106,25 @@ fn an_edited_table_or_spec_is_caught() {
     let problems = stale(&tmp);
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(
-        problems[0].contains("metadata_response.rs differs"),
+        problems[0].contains("tables/metadata_response.rs differs"),
         "{problems:?}"
     );
     std::fs::write(&table, &text).unwrap();
+
+    // A walk edited by hand: an error code no longer read as one.
+    let walk = tmp
+        .join(kdissect_codegen::WALKS)
+        .join("metadata_response.rs");
+    let code = std::fs::read_to_string(&walk).unwrap();
+    assert!(code.contains("d.error_code(f, x);"));
+    std::fs::write(&walk, code.replacen("d.error_code(f, x);", "", 1)).unwrap();
+    let problems = stale(&tmp);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].contains("walks/metadata_response.rs differs"),
+        "{problems:?}"
+    );
+    std::fs::write(&walk, &code).unwrap();
 
     let spec = tmp.join("schema/MetadataResponse.json");
     let json = std::fs::read_to_string(&spec).unwrap();
@@ -117,21 +138,35 @@ fn an_edited_table_or_spec_is_caught() {
     )
     .unwrap();
     assert!(json.contains("\"validVersions\": \"0-13\""));
-    assert!(
-        !stale(&tmp).is_empty(),
-        "a spec changed without regenerating"
-    );
+    // Its table, the walks' dispatch (a version more) and its walks (a named v14).
+    let problems = stale(&tmp);
+    for what in [
+        "tables/metadata_response.rs differs",
+        "walks/mod.rs differs",
+        "walks/metadata_response.rs differs",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.contains(what)),
+            "a spec changed without regenerating: {what} in {problems:#?}"
+        );
+    }
     std::fs::write(&spec, &json).unwrap();
 
-    let extra = tmp.join(kdissect_codegen::TABLES).join("left_over.rs");
-    std::fs::write(&extra, "").unwrap();
+    // A file left over in either tree (each run of the generator takes a while: both at once).
+    let dirs = [kdissect_codegen::TABLES, kdissect_codegen::WALKS];
+    for dir in dirs {
+        std::fs::write(tmp.join(dir).join("legacy").join("left_over.rs"), "").unwrap();
+    }
     let problems = stale(&tmp);
-    assert_eq!(problems.len(), 1, "{problems:?}");
-    assert!(problems[0].contains("left_over.rs"), "{problems:?}");
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    for dir in dirs {
+        let left = format!("{dir}/legacy/left_over.rs is not generated any more");
+        assert!(problems.contains(&left), "{left} in {problems:?}");
+    }
     std::fs::remove_dir_all(&tmp).unwrap();
 }
 
-/// A generated table against its file read as JSON (its walk index is the build script's,
+/// A generated table against its file read as JSON (its walk index is the generator's,
 /// which `parse_spec` does not know).
 fn same(table: &MessageSpec, text: &str, file: &str) {
     let parsed = parse_spec(text).unwrap_or_else(|e| panic!("{file}: {e}"));

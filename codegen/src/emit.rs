@@ -8,7 +8,7 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
 /// An integer literal, negative ones as a negation (a literal token is unsigned).
-fn int(v: i64) -> TokenStream {
+pub fn int(v: i64) -> TokenStream {
     let lit = Literal::i64_unsuffixed(v.unsigned_abs() as i64);
     if v < 0 {
         quote! { -#lit }
@@ -127,7 +127,7 @@ impl Lists {
         let doc = format!(" {about}");
         let item = quote! {
             #[doc = #doc]
-            static #name: [FieldSpec; #n] = [#(#entries),*];
+            pub(crate) static #name: [FieldSpec; #n] = [#(#entries),*];
         };
         if let Some(s) = self.items.get_mut(slot) {
             *s = item;

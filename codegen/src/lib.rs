@@ -1,6 +1,7 @@
 //! kdissect's code generator: reads Kafka's message specs once (schema/**/*.json, and
 //! kdissect's record layouts, schema-src/records.json) and writes them as static Rust tables
-//! (src/kafka/spec/tables/), so that the dissector parses no JSON when it runs.
+//! (src/kafka/spec/tables/), so that the dissector parses no JSON when it runs, and the walks
+//! of every message version (src/kafka/walk/generated/walks/, codegen/src/walks.rs).
 //!
 //! The Rust is built as tokens with `quote`, checked by `syn` and printed by `prettyplease`,
 //! as kafka-protocol-rs's protocol_codegen writes its messages. The output is checked in;
@@ -23,6 +24,7 @@ mod versions;
 
 mod emit;
 mod spec;
+mod walks;
 
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
@@ -33,6 +35,9 @@ use std::path::{Path, PathBuf};
 
 /// Where the tables go, under the crate's root.
 pub const TABLES: &str = "src/kafka/spec/tables";
+
+/// Where the walks go, under the crate's root.
+pub const WALKS: &str = "src/kafka/walk/generated/walks";
 
 /// Folders of schema/ whose specs are not API messages: the headers, the data messages
 /// carried in others' bytes and the KRaft metadata records.
@@ -66,7 +71,7 @@ struct Table {
     spec: Spec,
     /// Its module's path below the tables: `["legacy", "fetch_request"]`.
     module: Vec<String>,
-    /// For an API message, its index among them (the build script's walks are found by it).
+    /// For an API message, its index among them (its walks are found by it, `walk_body`).
     walk: Option<u16>,
 }
 
@@ -77,7 +82,7 @@ impl Table {
     }
 }
 
-/// Reads every spec under `root/schema`, in the build script's order: the API messages first
+/// Reads every spec under `root/schema`, in the order build.rs embeds them: the API messages first
 /// (sorted by name, legacy ones among them), then the folders apart.
 fn read_tables(root: &Path) -> Result<Vec<Table>, String> {
     let mut names = Vec::new();
@@ -304,11 +309,106 @@ pub fn generate(root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
         let text = pretty(mod_file(&dir, &children, top), "mod.rs")?;
         files.push((path, text));
     }
+    files.extend(walk_files(&tables)?);
     files.sort();
     Ok(files)
 }
 
-/// Every `.rs` file under `root/TABLES`, as paths under `root`: what a run of the generator
+/// The files of the walks: a module per API message spec, laid out as its table's, and the
+/// dispatch in the top `mod.rs`.
+fn walk_files(tables: &[Table]) -> Result<Vec<(PathBuf, String)>, String> {
+    let out = Path::new(WALKS);
+    let mut files = Vec::new();
+    let mut dirs: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
+    dirs.insert(Vec::new(), Vec::new());
+    let mut arms = Vec::new();
+    for t in tables {
+        let Some(index) = t.walk else { continue };
+        // A spec with no valid versions (kept for its history) has no walk.
+        if t.spec.valid_versions.none {
+            continue;
+        }
+        let (name, dir) = t.module.split_last().ok_or("a spec without a name")?;
+        for depth in 0..dir.len() {
+            let parent = dir.get(..depth).unwrap_or_default().to_vec();
+            let child = dir.get(depth).cloned().unwrap_or_default();
+            let entry = dirs.entry(parent).or_default();
+            if !entry.contains(&child) {
+                entry.push(child);
+            }
+        }
+        dirs.entry(dir.to_vec()).or_default().push(name.clone());
+        let made = walks::spec_module(&t.file, &t.spec, &t.module)?;
+        let module = t
+            .module
+            .iter()
+            .map(|m| format_ident!("{m}"))
+            .collect::<Vec<_>>();
+        let index = Literal::u16_unsuffixed(index);
+        for (version, entry) in made.entries {
+            let (version, entry) = (emit::int(version.into()), format_ident!("{entry}"));
+            arms.push(quote! { (#index, #version) => #(#module::)*#entry(d, v), });
+        }
+        let mut path = out.to_path_buf();
+        path.extend(dir);
+        path.push(format!("{name}.rs"));
+        files.push((path, made.text));
+    }
+    for (dir, mut children) in dirs {
+        children.sort();
+        let top = dir.is_empty().then(|| {
+            quote! {
+                use crate::kafka::walk::generated::prelude::*;
+
+                /// The walk of the body of the API message spec numbered `file` (its table's
+                /// `walk`) at `version`; `None` where there is none.
+                pub(in crate::kafka::walk) fn walk_body<V: Visit>(
+                    file: u16,
+                    version: i16,
+                    d: &mut Decoder<'_>,
+                    v: &mut V,
+                ) -> Option<W> {
+                    Some(match (file, version) {
+                        #(#arms)*
+                        _ => return None,
+                    })
+                }
+            }
+        });
+        let mods = children.iter().map(|c| format_ident!("{c}"));
+        let doc = if dir.is_empty() {
+            " The generated walks: one module per API message spec under schema/, with a named \
+             walk for each version of its body and of each struct in it, generated by \
+             kdissect-codegen (codegen/src/walks.rs) from those files. Do not edit: change the \
+             specs and run `cargo run -p kdissect-codegen`; tests/codegen_fresh.rs fails when \
+             these files are not what it writes."
+                .to_string()
+        } else {
+            format!(
+                " The walks of schema/{}/, generated by kdissect-codegen: do not edit.",
+                dir.join("/")
+            )
+        };
+        let tokens = quote! {
+            #![doc = #doc]
+
+            #(pub(in crate::kafka::walk) mod #mods;)*
+
+            #top
+        };
+        let mut path = out.to_path_buf();
+        path.extend(&dir);
+        path.push("mod.rs");
+        let text = walks::long_noted(
+            &pretty(tokens, "walks/mod.rs")?,
+            "generated, one arm for each (API, direction, version).",
+        );
+        files.push((path, text));
+    }
+    Ok(files)
+}
+
+/// Every `.rs` file under `root/TABLES` and `root/WALKS`, as paths under `root`: what a run of the generator
 /// replaces.
 pub fn existing(root: &Path) -> Vec<PathBuf> {
     fn walk(dir: &Path, root: &Path, out: &mut Vec<PathBuf>) {
@@ -328,6 +428,7 @@ pub fn existing(root: &Path) -> Vec<PathBuf> {
     }
     let mut out = Vec::new();
     walk(&root.join(TABLES), root, &mut out);
+    walk(&root.join(WALKS), root, &mut out);
     out.sort();
     out
 }

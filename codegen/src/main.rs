@@ -1,6 +1,6 @@
-//! `cargo run -p kdissect-codegen [ROOT]`: writes the spec tables of the kdissect crate at
-//! ROOT (default: the workspace, this crate's parent) from its schema/ and
-//! schema-src/records.json, and removes table files the specs no longer make.
+//! `cargo run -p kdissect-codegen [ROOT]`: writes the spec tables and the walks of the
+//! kdissect crate at ROOT (default: the workspace, this crate's parent) from its schema/ and
+//! schema-src/records.json, and removes the files of either the specs no longer make.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,9 +37,10 @@ fn main() -> ExitCode {
         }
     }
     println!(
-        "kdissect-codegen: {} files under {}",
+        "kdissect-codegen: {} files under {} and {}",
         files.len(),
-        root.join(kdissect_codegen::TABLES).display()
+        root.join(kdissect_codegen::TABLES).display(),
+        root.join(kdissect_codegen::WALKS).display()
     );
     ExitCode::SUCCESS
 }

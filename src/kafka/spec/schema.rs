@@ -246,7 +246,8 @@ pub struct MessageSpec {
     /// fields of their own. Messages without one have no id to name.
     pub may_hold_ids: bool,
     /// The index of its file among the embedded message specs, by which the walks generated
-    /// from it are found (src/kafka/walk/generated.rs); `None` for the others.
+    /// from it are found (`walk_body`, src/kafka/walk/generated/walks/mod.rs); `None` for
+    /// the others.
     pub walk: Option<u16>,
     /// The spec's `headerVersions`: which header version each range of versions uses, the
     /// last range open. Empty where the spec gives none (Kafka 4.4 and older), and the header

@@ -1,7 +1,7 @@
 //! The two words of the spec language every reader of the specs needs: version ranges and
-//! field types. Kept free of the crate's other modules, because the build script (the walks
-//! of src/kafka/walk/generated.rs) and the code generator (codegen/, which writes the spec
-//! tables of src/kafka/spec/tables/) read the specs too and include this file as it is.
+//! field types. Kept free of the crate's other modules, because the code generator (codegen/,
+//! which writes the spec tables of src/kafka/spec/tables/ and the walks of
+//! src/kafka/walk/generated/walks/) reads the specs too and includes this file as it is.
 
 /// An inclusive version range as written in the specs: `0+`, `3-5`, `7`, `none`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -114,7 +114,7 @@ impl FieldType {
     }
 
     /// The type written `s`. The tables are generated (codegen/), so this runs only where
-    /// specs are read as JSON: the generator, the build script and tests. A struct's name and
+    /// specs are read as JSON: the generator and tests. A struct's name and
     /// an array of structs are leaked, to be `'static` as the tables' are.
     pub fn parse(s: &str) -> FieldType {
         if let Some(inner) = s.strip_prefix("[]") {

@@ -766,8 +766,7 @@ impl Decoder<'_> {
         // to the decoder's collector.
         let done = match generated {
             Some(file) => self.walked(|d| {
-                super::generated::walk_body(file, version, d, &mut *c, spec.fields)
-                    .unwrap_or(Err(GiveUp))?;
+                super::generated::walk_body(file, version, d, &mut *c).unwrap_or(Err(GiveUp))?;
                 d.at_end()
             }),
             None => {

@@ -1,8 +1,11 @@
-//! The walks generated from the specs when the crate is built (build/walks.rs): one function
-//! per (API, direction, version), and per struct it holds, that reads a body for what the
-//! summary and the statistics need, reports the fields of the body's first two levels to a
-//! [`Visit`]or, and gives up wherever the interpreted walk (src/kafka/walk/interpreted.rs and
-//! src/kafka/walk/collect.rs) gives up, so that the decoder reads those bodies.
+//! What the generated walks (src/kafka/walk/generated/walks/, written by kdissect-codegen
+//! from the specs: codegen/src/walks.rs) stand on: the [`Visit`] interface they report to,
+//! and the decoder's reads they are made of. A walk is named per (API, direction, version),
+//! `metadata_response_v13`, and per struct, `metadata_response_topic_v10_12`; it reads a body
+//! for what the summary and the statistics need, reports the fields of the body's first two
+//! levels to a [`Visit`]or, and gives up wherever the interpreted walk
+//! (src/kafka/walk/interpreted.rs and src/kafka/walk/collect.rs) gives up, so that the
+//! decoder reads those bodies.
 //!
 //! Which fields a version has, whether they are tagged, how their lengths are written and
 //! what their types are, the interpreted walk decides for every field of every message; a
@@ -88,11 +91,6 @@ impl Visit for Validate {
     fn nodes(&self) -> usize {
         0
     }
-}
-
-/// Field `i` of a struct's spec fields (the generator numbers them as the spec lists them).
-fn field(fs: &'static [FieldSpec], i: usize) -> Result<&'static FieldSpec, GiveUp> {
-    fs.get(i).ok_or(GiveUp)
 }
 
 /// Whether one more element of a body array stays within the decoder's node budget: near
@@ -258,13 +256,52 @@ impl Decoder<'_> {
     }
 }
 
-// The generated code: one function per distinct struct walk, and `walk_body`, which picks a
-// body's by spec file and version. Warnings that only its regularity causes are allowed (a
-// field fetched that a walk does not read, code after a `return` where a version gives up).
-#[allow(unused_variables, unreachable_code, clippy::needless_return)]
-mod code {
-    use super::*;
-    include!(concat!(env!("OUT_DIR"), "/walks.rs"));
+/// What the generated walks name.
+mod prelude {
+    pub(super) use super::{
+        room, Decoder, FieldId, FieldSpec, GiveUp, Region, Step, Val, Visit, W,
+    };
 }
 
-pub(super) use code::walk_body;
+// The generated code: a module per API message spec, and `walk_body`, which picks a body's
+// walk by spec and version. Printed by prettyplease, not rustfmt, as the tables are.
+#[rustfmt::skip]
+mod walks;
+
+pub(super) use walks::walk_body;
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::kafka::spec::schema::registry;
+
+    /// Every (API, direction, version) has its named walk, found by `walk_body`, and no
+    /// version outside a spec's valid ones has one.
+    #[test]
+    fn every_valid_version_has_a_walk_and_no_other() {
+        let mut walked = 0;
+        for spec in registry().message_specs() {
+            let file = spec
+                .walk
+                .expect("every message spec is numbered for its walks");
+            let valid = spec.valid_versions;
+            let mut has = |version: i16| {
+                let mut d = Decoder::new(&[], 0, 0, Region::RequestBody);
+                walk_body(file, version, &mut d, &mut Validate).is_some()
+            };
+            if valid.none {
+                assert!(!(0..=20).any(&mut has), "{} has no versions", spec.name);
+                continue;
+            }
+            let max = spec.max_version();
+            for version in valid.min..=max {
+                assert!(has(version), "{} v{version} has no walk", spec.name);
+                walked += 1;
+            }
+            assert!(!has(valid.min - 1), "{} below its versions", spec.name);
+            assert!(!has(max + 1), "{} above its versions", spec.name);
+        }
+        assert!(walked > 700, "{walked} versions");
+    }
+}

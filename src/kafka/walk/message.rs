@@ -511,7 +511,7 @@ fn walked_verdict(frame: &[u8], direction: Direction, api: Option<(i16, i16)>) -
         Direction::Response => Region::ResponseBody,
     };
     d.prepare_body(spec, version, trial_options());
-    let walked = super::generated::walk_body(file, version, &mut d, &mut Validate, spec.fields);
+    let walked = super::generated::walk_body(file, version, &mut d, &mut Validate);
     matches!(walked, Some(Ok(()))) && d.pos == d.end && d.diagnoses.is_empty()
 }
 

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of AddPartitionsToTxnRequest's body.
-static FIELDS: [FieldSpec; 5] = [
+pub(crate) static FIELDS: [FieldSpec; 5] = [
     FieldSpec {
         name: "Transactions",
         ty: FieldType::Array(&FieldType::Struct("AddPartitionsToTxnTransaction")),
@@ -76,7 +76,7 @@ static FIELDS: [FieldSpec; 5] = [
     },
 ];
 /// The fields of `AddPartitionsToTxnTransaction`, the type of `Transactions`.
-static FIELDS__TRANSACTIONS: [FieldSpec; 5] = [
+pub(crate) static FIELDS__TRANSACTIONS: [FieldSpec; 5] = [
     FieldSpec {
         name: "TransactionalId",
         ty: FieldType::String,
@@ -138,7 +138,7 @@ static FIELDS__TRANSACTIONS: [FieldSpec; 5] = [
     },
 ];
 /// The fields of `AddPartitionsToTxnTopic`, the type of `Topics`.
-static FIELDS__TRANSACTIONS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TRANSACTIONS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -168,7 +168,7 @@ static FIELDS__TRANSACTIONS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `AddPartitionsToTxnTopic`, the type of `V3AndBelowTopics`.
-static FIELDS__V3_AND_BELOW_TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__V3_AND_BELOW_TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of AddPartitionsToTxnResponse's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -68,7 +68,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `AddPartitionsToTxnResult`, the type of `ResultsByTransaction`.
-static FIELDS__RESULTS_BY_TRANSACTION: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESULTS_BY_TRANSACTION: [FieldSpec; 2] = [
     FieldSpec {
         name: "TransactionalId",
         ty: FieldType::String,
@@ -94,7 +94,7 @@ static FIELDS__RESULTS_BY_TRANSACTION: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `AddPartitionsToTxnTopicResult`, the type of `TopicResults`.
-static FIELDS__RESULTS_BY_TRANSACTION__TOPIC_RESULTS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESULTS_BY_TRANSACTION__TOPIC_RESULTS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -122,7 +122,7 @@ static FIELDS__RESULTS_BY_TRANSACTION__TOPIC_RESULTS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `AddPartitionsToTxnPartitionResult`, the type of `ResultsByPartition`.
-static FIELDS__RESULTS_BY_TRANSACTION__TOPIC_RESULTS__RESULTS_BY_PARTITION: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESULTS_BY_TRANSACTION__TOPIC_RESULTS__RESULTS_BY_PARTITION: [FieldSpec; 2] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,
@@ -150,7 +150,7 @@ static FIELDS__RESULTS_BY_TRANSACTION__TOPIC_RESULTS__RESULTS_BY_PARTITION: [Fie
     },
 ];
 /// The fields of `AddPartitionsToTxnTopicResult`, the type of `ResultsByTopicV3AndBelow`.
-static FIELDS__RESULTS_BY_TOPIC_V3_AND_BELOW: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESULTS_BY_TOPIC_V3_AND_BELOW: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -178,7 +178,7 @@ static FIELDS__RESULTS_BY_TOPIC_V3_AND_BELOW: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `AddPartitionsToTxnPartitionResult`, the type of `ResultsByPartition`.
-static FIELDS__RESULTS_BY_TOPIC_V3_AND_BELOW__RESULTS_BY_PARTITION: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESULTS_BY_TOPIC_V3_AND_BELOW__RESULTS_BY_PARTITION: [FieldSpec; 2] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

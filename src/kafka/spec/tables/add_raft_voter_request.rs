@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of AddRaftVoterRequest's body.
-static FIELDS: [FieldSpec; 6] = [
+pub(crate) static FIELDS: [FieldSpec; 6] = [
     FieldSpec {
         name: "ClusterId",
         ty: FieldType::String,
@@ -76,7 +76,7 @@ static FIELDS: [FieldSpec; 6] = [
     },
 ];
 /// The fields of `Listener`, the type of `Listeners`.
-static FIELDS__LISTENERS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__LISTENERS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of AlterClientQuotasRequest's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Entries",
         ty: FieldType::Array(&FieldType::Struct("EntryData")),
@@ -38,7 +38,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `EntryData`, the type of `Entries`.
-static FIELDS__ENTRIES: [FieldSpec; 2] = [
+pub(crate) static FIELDS__ENTRIES: [FieldSpec; 2] = [
     FieldSpec {
         name: "Entity",
         ty: FieldType::Array(&FieldType::Struct("EntityData")),
@@ -61,7 +61,7 @@ static FIELDS__ENTRIES: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `EntityData`, the type of `Entity`.
-static FIELDS__ENTRIES__ENTITY: [FieldSpec; 2] = [
+pub(crate) static FIELDS__ENTRIES__ENTITY: [FieldSpec; 2] = [
     FieldSpec {
         name: "EntityType",
         ty: FieldType::String,
@@ -85,7 +85,7 @@ static FIELDS__ENTRIES__ENTITY: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `OpData`, the type of `Ops`.
-static FIELDS__ENTRIES__OPS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__ENTRIES__OPS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Key",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of AlterClientQuotasResponse's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -40,7 +40,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `EntryData`, the type of `Entries`.
-static FIELDS__ENTRIES: [FieldSpec; 3] = [
+pub(crate) static FIELDS__ENTRIES: [FieldSpec; 3] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,
@@ -75,7 +75,7 @@ static FIELDS__ENTRIES: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `EntityData`, the type of `Entity`.
-static FIELDS__ENTRIES__ENTITY: [FieldSpec; 2] = [
+pub(crate) static FIELDS__ENTRIES__ENTITY: [FieldSpec; 2] = [
     FieldSpec {
         name: "EntityType",
         ty: FieldType::String,

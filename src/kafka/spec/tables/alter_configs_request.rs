@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of AlterConfigsRequest's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Resources",
         ty: FieldType::Array(&FieldType::Struct("AlterConfigsResource")),
@@ -38,7 +38,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `AlterConfigsResource`, the type of `Resources`.
-static FIELDS__RESOURCES: [FieldSpec; 3] = [
+pub(crate) static FIELDS__RESOURCES: [FieldSpec; 3] = [
     FieldSpec {
         name: "ResourceType",
         ty: FieldType::Int8,
@@ -73,7 +73,7 @@ static FIELDS__RESOURCES: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `AlterableConfig`, the type of `Configs`.
-static FIELDS__RESOURCES__CONFIGS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESOURCES__CONFIGS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

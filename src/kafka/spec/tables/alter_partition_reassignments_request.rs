@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of AlterPartitionReassignmentsRequest's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "TimeoutMs",
         ty: FieldType::Int32,
@@ -49,7 +49,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `ReassignableTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -76,7 +76,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `ReassignablePartition`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 2] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of AlterPartitionReassignmentsResponse's body.
-static FIELDS: [FieldSpec; 5] = [
+pub(crate) static FIELDS: [FieldSpec; 5] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -71,7 +71,7 @@ static FIELDS: [FieldSpec; 5] = [
     },
 ];
 /// The fields of `ReassignableTopicResponse`, the type of `Responses`.
-static FIELDS__RESPONSES: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESPONSES: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -98,7 +98,7 @@ static FIELDS__RESPONSES: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `ReassignablePartitionResponse`, the type of `Partitions`.
-static FIELDS__RESPONSES__PARTITIONS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__RESPONSES__PARTITIONS: [FieldSpec; 3] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

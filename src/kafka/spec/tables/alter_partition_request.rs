@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of AlterPartitionRequest's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "BrokerId",
         ty: FieldType::Int32,
@@ -53,7 +53,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `TopicData`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicId",
         ty: FieldType::Uuid,
@@ -79,7 +79,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `PartitionData`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 6] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 6] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,
@@ -137,7 +137,7 @@ static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 6] = [
     },
 ];
 /// The fields of `BrokerState`, the type of `NewIsrWithEpochs`.
-static FIELDS__TOPICS__PARTITIONS__NEW_ISR_WITH_EPOCHS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS__NEW_ISR_WITH_EPOCHS: [FieldSpec; 2] = [
     FieldSpec {
         name: "BrokerId",
         ty: FieldType::Int32,

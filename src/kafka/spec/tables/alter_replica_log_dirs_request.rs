@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of AlterReplicaLogDirsRequest's body.
-static FIELDS: [FieldSpec; 1] = [
+pub(crate) static FIELDS: [FieldSpec; 1] = [
     FieldSpec {
         name: "Dirs",
         ty: FieldType::Array(&FieldType::Struct("AlterReplicaLogDir")),
@@ -30,7 +30,7 @@ static FIELDS: [FieldSpec; 1] = [
     },
 ];
 /// The fields of `AlterReplicaLogDir`, the type of `Dirs`.
-static FIELDS__DIRS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__DIRS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Path",
         ty: FieldType::String,
@@ -56,7 +56,7 @@ static FIELDS__DIRS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `AlterReplicaLogDirTopic`, the type of `Topics`.
-static FIELDS__DIRS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__DIRS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of AlterShareGroupOffsetsRequest's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,
@@ -42,7 +42,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `AlterShareGroupOffsetsRequestTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,
@@ -72,7 +72,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `AlterShareGroupOffsetsRequestPartition`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 2] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

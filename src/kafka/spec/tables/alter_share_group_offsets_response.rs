@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of AlterShareGroupOffsetsResponse's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -62,7 +62,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `AlterShareGroupOffsetsResponseTopic`, the type of `Responses`.
-static FIELDS__RESPONSES: [FieldSpec; 3] = [
+pub(crate) static FIELDS__RESPONSES: [FieldSpec; 3] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,
@@ -103,7 +103,7 @@ static FIELDS__RESPONSES: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `AlterShareGroupOffsetsResponsePartition`, the type of `Partitions`.
-static FIELDS__RESPONSES__PARTITIONS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__RESPONSES__PARTITIONS: [FieldSpec; 3] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

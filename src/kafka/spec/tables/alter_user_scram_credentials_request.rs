@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of AlterUserScramCredentialsRequest's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Deletions",
         ty: FieldType::Array(&FieldType::Struct("ScramCredentialDeletion")),
@@ -41,7 +41,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `ScramCredentialDeletion`, the type of `Deletions`.
-static FIELDS__DELETIONS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__DELETIONS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -67,7 +67,7 @@ static FIELDS__DELETIONS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `ScramCredentialUpsertion`, the type of `Upsertions`.
-static FIELDS__UPSERTIONS: [FieldSpec; 5] = [
+pub(crate) static FIELDS__UPSERTIONS: [FieldSpec; 5] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

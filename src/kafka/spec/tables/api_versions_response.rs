@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ApiVersionsResponse's body.
-static FIELDS: [FieldSpec; 7] = [
+pub(crate) static FIELDS: [FieldSpec; 7] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,
@@ -108,7 +108,7 @@ static FIELDS: [FieldSpec; 7] = [
     },
 ];
 /// The fields of `ApiVersion`, the type of `ApiKeys`.
-static FIELDS__API_KEYS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__API_KEYS: [FieldSpec; 3] = [
     FieldSpec {
         name: "ApiKey",
         ty: FieldType::Int16,
@@ -145,7 +145,7 @@ static FIELDS__API_KEYS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `SupportedFeatureKey`, the type of `SupportedFeatures`.
-static FIELDS__SUPPORTED_FEATURES: [FieldSpec; 3] = [
+pub(crate) static FIELDS__SUPPORTED_FEATURES: [FieldSpec; 3] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -183,7 +183,7 @@ static FIELDS__SUPPORTED_FEATURES: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `FinalizedFeatureKey`, the type of `FinalizedFeatures`.
-static FIELDS__FINALIZED_FEATURES: [FieldSpec; 3] = [
+pub(crate) static FIELDS__FINALIZED_FEATURES: [FieldSpec; 3] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

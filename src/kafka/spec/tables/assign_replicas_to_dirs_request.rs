@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of AssignReplicasToDirsRequest's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "BrokerId",
         ty: FieldType::Int32,
@@ -52,7 +52,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `DirectoryData`, the type of `Directories`.
-static FIELDS__DIRECTORIES: [FieldSpec; 2] = [
+pub(crate) static FIELDS__DIRECTORIES: [FieldSpec; 2] = [
     FieldSpec {
         name: "Id",
         ty: FieldType::Uuid,
@@ -77,7 +77,7 @@ static FIELDS__DIRECTORIES: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TopicData`, the type of `Topics`.
-static FIELDS__DIRECTORIES__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__DIRECTORIES__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicId",
         ty: FieldType::Uuid,
@@ -102,7 +102,7 @@ static FIELDS__DIRECTORIES__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `PartitionData`, the type of `Partitions`.
-static FIELDS__DIRECTORIES__TOPICS__PARTITIONS: [FieldSpec; 1] = [
+pub(crate) static FIELDS__DIRECTORIES__TOPICS__PARTITIONS: [FieldSpec; 1] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

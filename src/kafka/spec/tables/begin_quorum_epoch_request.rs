@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of BeginQuorumEpochRequest's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "ClusterId",
         ty: FieldType::String,
@@ -66,7 +66,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `TopicData`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,
@@ -93,7 +93,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `PartitionData`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 4] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,
@@ -135,7 +135,7 @@ static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `LeaderEndpoint`, the type of `LeaderEndpoints`.
-static FIELDS__LEADER_ENDPOINTS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__LEADER_ENDPOINTS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

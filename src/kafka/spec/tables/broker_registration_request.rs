@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of BrokerRegistrationRequest's body.
-static FIELDS: [FieldSpec; 9] = [
+pub(crate) static FIELDS: [FieldSpec; 9] = [
     FieldSpec {
         name: "BrokerId",
         ty: FieldType::Int32,
@@ -105,7 +105,7 @@ static FIELDS: [FieldSpec; 9] = [
     },
 ];
 /// The fields of `Listener`, the type of `Listeners`.
-static FIELDS__LISTENERS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__LISTENERS: [FieldSpec; 4] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -144,7 +144,7 @@ static FIELDS__LISTENERS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `Feature`, the type of `Features`.
-static FIELDS__FEATURES: [FieldSpec; 3] = [
+pub(crate) static FIELDS__FEATURES: [FieldSpec; 3] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

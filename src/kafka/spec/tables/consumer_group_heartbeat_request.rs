@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ConsumerGroupHeartbeatRequest's body.
-static FIELDS: [FieldSpec; 10] = [
+pub(crate) static FIELDS: [FieldSpec; 10] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,
@@ -137,7 +137,7 @@ static FIELDS: [FieldSpec; 10] = [
     },
 ];
 /// The fields of `TopicPartitions`, the type of `TopicPartitions`.
-static FIELDS__TOPIC_PARTITIONS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPIC_PARTITIONS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicId",
         ty: FieldType::Uuid,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ControllerRegistrationRequest's body.
-static FIELDS: [FieldSpec; 5] = [
+pub(crate) static FIELDS: [FieldSpec; 5] = [
     FieldSpec {
         name: "ControllerId",
         ty: FieldType::Int32,
@@ -65,7 +65,7 @@ static FIELDS: [FieldSpec; 5] = [
     },
 ];
 /// The fields of `Listener`, the type of `Listeners`.
-static FIELDS__LISTENERS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__LISTENERS: [FieldSpec; 4] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -104,7 +104,7 @@ static FIELDS__LISTENERS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `Feature`, the type of `Features`.
-static FIELDS__FEATURES: [FieldSpec; 3] = [
+pub(crate) static FIELDS__FEATURES: [FieldSpec; 3] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

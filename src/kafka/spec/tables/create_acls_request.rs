@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of CreateAclsRequest's body.
-static FIELDS: [FieldSpec; 1] = [
+pub(crate) static FIELDS: [FieldSpec; 1] = [
     FieldSpec {
         name: "Creations",
         ty: FieldType::Array(&FieldType::Struct("AclCreation")),
@@ -30,7 +30,7 @@ static FIELDS: [FieldSpec; 1] = [
     },
 ];
 /// The fields of `AclCreation`, the type of `Creations`.
-static FIELDS__CREATIONS: [FieldSpec; 7] = [
+pub(crate) static FIELDS__CREATIONS: [FieldSpec; 7] = [
     FieldSpec {
         name: "ResourceType",
         ty: FieldType::Int8,

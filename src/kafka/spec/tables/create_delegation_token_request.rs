@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of CreateDelegationTokenRequest's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "OwnerPrincipalType",
         ty: FieldType::String,
@@ -56,7 +56,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `CreatableRenewers`, the type of `Renewers`.
-static FIELDS__RENEWERS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RENEWERS: [FieldSpec; 2] = [
     FieldSpec {
         name: "PrincipalType",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of CreatePartitionsRequest's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Topics",
         ty: FieldType::Array(&FieldType::Struct("CreatePartitionsTopic")),
@@ -47,7 +47,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `CreatePartitionsTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -84,7 +84,7 @@ static FIELDS__TOPICS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `CreatePartitionsAssignment`, the type of `Assignments`.
-static FIELDS__TOPICS__ASSIGNMENTS: [FieldSpec; 1] = [
+pub(crate) static FIELDS__TOPICS__ASSIGNMENTS: [FieldSpec; 1] = [
     FieldSpec {
         name: "BrokerIds",
         ty: FieldType::Array(&FieldType::Int32),

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of CreateTopicsRequest's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Topics",
         ty: FieldType::Array(&FieldType::Struct("CreatableTopic")),
@@ -52,7 +52,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `CreatableTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 5] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 5] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -110,7 +110,7 @@ static FIELDS__TOPICS: [FieldSpec; 5] = [
     },
 ];
 /// The fields of `CreatableReplicaAssignment`, the type of `Assignments`.
-static FIELDS__TOPICS__ASSIGNMENTS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS__ASSIGNMENTS: [FieldSpec; 2] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,
@@ -136,7 +136,7 @@ static FIELDS__TOPICS__ASSIGNMENTS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `CreatableTopicConfig`, the type of `Configs`.
-static FIELDS__TOPICS__CONFIGS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS__CONFIGS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

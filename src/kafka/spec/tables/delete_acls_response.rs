@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DeleteAclsResponse's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -40,7 +40,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `DeleteAclsFilterResult`, the type of `FilterResults`.
-static FIELDS__FILTER_RESULTS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__FILTER_RESULTS: [FieldSpec; 3] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,
@@ -75,7 +75,7 @@ static FIELDS__FILTER_RESULTS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `DeleteAclsMatchingAcl`, the type of `MatchingAcls`.
-static FIELDS__FILTER_RESULTS__MATCHING_ACLS: [FieldSpec; 9] = [
+pub(crate) static FIELDS__FILTER_RESULTS__MATCHING_ACLS: [FieldSpec; 9] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,

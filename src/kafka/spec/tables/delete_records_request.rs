@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DeleteRecordsRequest's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Topics",
         ty: FieldType::Array(&FieldType::Struct("DeleteRecordsTopic")),
@@ -39,7 +39,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `DeleteRecordsTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -66,7 +66,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `DeleteRecordsPartition`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 2] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

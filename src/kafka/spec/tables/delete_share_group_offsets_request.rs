@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DeleteShareGroupOffsetsRequest's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,
@@ -42,7 +42,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `DeleteShareGroupOffsetsRequestTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 1] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 1] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,

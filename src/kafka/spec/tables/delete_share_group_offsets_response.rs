@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DeleteShareGroupOffsetsResponse's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -62,7 +62,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `DeleteShareGroupOffsetsResponseTopic`, the type of `Responses`.
-static FIELDS__RESPONSES: [FieldSpec; 4] = [
+pub(crate) static FIELDS__RESPONSES: [FieldSpec; 4] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DeleteTopicsResponse's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -43,7 +43,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `DeletableTopicResult`, the type of `Responses`.
-static FIELDS__RESPONSES: [FieldSpec; 4] = [
+pub(crate) static FIELDS__RESPONSES: [FieldSpec; 4] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeClientQuotasRequest's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Components",
         ty: FieldType::Array(&FieldType::Struct("ComponentData")),
@@ -38,7 +38,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `ComponentData`, the type of `Components`.
-static FIELDS__COMPONENTS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__COMPONENTS: [FieldSpec; 3] = [
     FieldSpec {
         name: "EntityType",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeClientQuotasResponse's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -62,7 +62,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `EntryData`, the type of `Entries`.
-static FIELDS__ENTRIES: [FieldSpec; 2] = [
+pub(crate) static FIELDS__ENTRIES: [FieldSpec; 2] = [
     FieldSpec {
         name: "Entity",
         ty: FieldType::Array(&FieldType::Struct("EntityData")),
@@ -85,7 +85,7 @@ static FIELDS__ENTRIES: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `EntityData`, the type of `Entity`.
-static FIELDS__ENTRIES__ENTITY: [FieldSpec; 2] = [
+pub(crate) static FIELDS__ENTRIES__ENTITY: [FieldSpec; 2] = [
     FieldSpec {
         name: "EntityType",
         ty: FieldType::String,
@@ -109,7 +109,7 @@ static FIELDS__ENTRIES__ENTITY: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `ValueData`, the type of `Values`.
-static FIELDS__ENTRIES__VALUES: [FieldSpec; 2] = [
+pub(crate) static FIELDS__ENTRIES__VALUES: [FieldSpec; 2] = [
     FieldSpec {
         name: "Key",
         ty: FieldType::String,

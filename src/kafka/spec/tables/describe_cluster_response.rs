@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeClusterResponse's body.
-static FIELDS: [FieldSpec; 8] = [
+pub(crate) static FIELDS: [FieldSpec; 8] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -113,7 +113,7 @@ static FIELDS: [FieldSpec; 8] = [
     },
 ];
 /// The fields of `DescribeClusterBroker`, the type of `Brokers`.
-static FIELDS__BROKERS: [FieldSpec; 5] = [
+pub(crate) static FIELDS__BROKERS: [FieldSpec; 5] = [
     FieldSpec {
         name: "BrokerId",
         ty: FieldType::Int32,

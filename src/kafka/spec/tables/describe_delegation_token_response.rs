@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeDelegationTokenResponse's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,
@@ -52,7 +52,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `DescribedDelegationToken`, the type of `Tokens`.
-static FIELDS__TOKENS: [FieldSpec; 10] = [
+pub(crate) static FIELDS__TOKENS: [FieldSpec; 10] = [
     FieldSpec {
         name: "PrincipalType",
         ty: FieldType::String,
@@ -141,7 +141,7 @@ static FIELDS__TOKENS: [FieldSpec; 10] = [
     },
 ];
 /// The fields of `DescribedDelegationTokenRenewer`, the type of `Renewers`.
-static FIELDS__TOKENS__RENEWERS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOKENS__RENEWERS: [FieldSpec; 2] = [
     FieldSpec {
         name: "PrincipalType",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeGroupsResponse's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -44,7 +44,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `DescribedGroup`, the type of `Groups`.
-static FIELDS__GROUPS: [FieldSpec; 8] = [
+pub(crate) static FIELDS__GROUPS: [FieldSpec; 8] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,
@@ -134,7 +134,7 @@ static FIELDS__GROUPS: [FieldSpec; 8] = [
     },
 ];
 /// The fields of `DescribedGroupMember`, the type of `Members`.
-static FIELDS__GROUPS__MEMBERS: [FieldSpec; 6] = [
+pub(crate) static FIELDS__GROUPS__MEMBERS: [FieldSpec; 6] = [
     FieldSpec {
         name: "MemberId",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeLogDirsRequest's body.
-static FIELDS: [FieldSpec; 1] = [
+pub(crate) static FIELDS: [FieldSpec; 1] = [
     FieldSpec {
         name: "Topics",
         ty: FieldType::Array(&FieldType::Struct("DescribableLogDirTopic")),
@@ -32,7 +32,7 @@ static FIELDS: [FieldSpec; 1] = [
     },
 ];
 /// The fields of `DescribableLogDirTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Topic",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeLogDirsResponse's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -53,7 +53,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `DescribeLogDirsResult`, the type of `Results`.
-static FIELDS__RESULTS: [FieldSpec; 6] = [
+pub(crate) static FIELDS__RESULTS: [FieldSpec; 6] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,
@@ -120,7 +120,7 @@ static FIELDS__RESULTS: [FieldSpec; 6] = [
     },
 ];
 /// The fields of `DescribeLogDirsTopic`, the type of `Topics`.
-static FIELDS__RESULTS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESULTS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -147,7 +147,7 @@ static FIELDS__RESULTS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `DescribeLogDirsPartition`, the type of `Partitions`.
-static FIELDS__RESULTS__TOPICS__PARTITIONS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__RESULTS__TOPICS__PARTITIONS: [FieldSpec; 4] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

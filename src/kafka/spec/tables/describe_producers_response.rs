@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeProducersResponse's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -41,7 +41,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TopicResponse`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -68,7 +68,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `PartitionResponse`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 4] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,
@@ -113,7 +113,7 @@ static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `ProducerState`, the type of `ActiveProducers`.
-static FIELDS__TOPICS__PARTITIONS__ACTIVE_PRODUCERS: [FieldSpec; 6] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS__ACTIVE_PRODUCERS: [FieldSpec; 6] = [
     FieldSpec {
         name: "ProducerId",
         ty: FieldType::Int64,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeQuorumRequest's body.
-static FIELDS: [FieldSpec; 1] = [
+pub(crate) static FIELDS: [FieldSpec; 1] = [
     FieldSpec {
         name: "Topics",
         ty: FieldType::Array(&FieldType::Struct("TopicData")),
@@ -31,7 +31,7 @@ static FIELDS: [FieldSpec; 1] = [
     },
 ];
 /// The fields of `TopicData`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,
@@ -58,7 +58,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `PartitionData`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 1] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 1] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

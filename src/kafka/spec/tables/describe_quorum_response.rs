@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeQuorumResponse's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,
@@ -62,7 +62,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `TopicData`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,
@@ -89,7 +89,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `PartitionData`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 8] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 8] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,
@@ -172,7 +172,7 @@ static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 8] = [
     },
 ];
 /// The fields of `ReplicaState`, the type of `CurrentVoters`.
-static FIELDS__TOPICS__PARTITIONS__CURRENT_VOTERS: [FieldSpec; 5] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS__CURRENT_VOTERS: [FieldSpec; 5] = [
     FieldSpec {
         name: "ReplicaId",
         ty: FieldType::Int32,
@@ -222,7 +222,7 @@ static FIELDS__TOPICS__PARTITIONS__CURRENT_VOTERS: [FieldSpec; 5] = [
     },
 ];
 /// The fields of `ReplicaState`, the type of `Observers`.
-static FIELDS__TOPICS__PARTITIONS__OBSERVERS: [FieldSpec; 5] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS__OBSERVERS: [FieldSpec; 5] = [
     FieldSpec {
         name: "ReplicaId",
         ty: FieldType::Int32,
@@ -272,7 +272,7 @@ static FIELDS__TOPICS__PARTITIONS__OBSERVERS: [FieldSpec; 5] = [
     },
 ];
 /// The fields of `Node`, the type of `Nodes`.
-static FIELDS__NODES: [FieldSpec; 2] = [
+pub(crate) static FIELDS__NODES: [FieldSpec; 2] = [
     FieldSpec {
         name: "NodeId",
         ty: FieldType::Int32,
@@ -298,7 +298,7 @@ static FIELDS__NODES: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `Listener`, the type of `Listeners`.
-static FIELDS__NODES__LISTENERS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__NODES__LISTENERS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeShareGroupOffsetsRequest's body.
-static FIELDS: [FieldSpec; 1] = [
+pub(crate) static FIELDS: [FieldSpec; 1] = [
     FieldSpec {
         name: "Groups",
         ty: FieldType::Array(
@@ -33,7 +33,7 @@ static FIELDS: [FieldSpec; 1] = [
     },
 ];
 /// The fields of `DescribeShareGroupOffsetsRequestGroup`, the type of `Groups`.
-static FIELDS__GROUPS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__GROUPS: [FieldSpec; 2] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,
@@ -62,7 +62,7 @@ static FIELDS__GROUPS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `DescribeShareGroupOffsetsRequestTopic`, the type of `Topics`.
-static FIELDS__GROUPS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__GROUPS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,

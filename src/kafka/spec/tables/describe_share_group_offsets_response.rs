@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeShareGroupOffsetsResponse's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -43,7 +43,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `DescribeShareGroupOffsetsResponseGroup`, the type of `Groups`.
-static FIELDS__GROUPS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__GROUPS: [FieldSpec; 4] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,
@@ -93,7 +93,7 @@ static FIELDS__GROUPS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `DescribeShareGroupOffsetsResponseTopic`, the type of `Topics`.
-static FIELDS__GROUPS__TOPICS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__GROUPS__TOPICS: [FieldSpec; 3] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,
@@ -133,7 +133,7 @@ static FIELDS__GROUPS__TOPICS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `DescribeShareGroupOffsetsResponsePartition`, the type of `Partitions`.
-static FIELDS__GROUPS__TOPICS__PARTITIONS: [FieldSpec; 6] = [
+pub(crate) static FIELDS__GROUPS__TOPICS__PARTITIONS: [FieldSpec; 6] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

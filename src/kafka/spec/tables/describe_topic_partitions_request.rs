@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeTopicPartitionsRequest's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Topics",
         ty: FieldType::Array(&FieldType::Struct("TopicRequest")),
@@ -56,7 +56,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `TopicRequest`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 1] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 1] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -73,7 +73,7 @@ static FIELDS__TOPICS: [FieldSpec; 1] = [
     },
 ];
 /// The fields of `Cursor`, the type of `Cursor`.
-static FIELDS__CURSOR: [FieldSpec; 2] = [
+pub(crate) static FIELDS__CURSOR: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,

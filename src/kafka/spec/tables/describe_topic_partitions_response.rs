@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeTopicPartitionsResponse's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -58,7 +58,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `DescribeTopicPartitionsResponseTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 6] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 6] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,
@@ -138,7 +138,7 @@ static FIELDS__TOPICS: [FieldSpec; 6] = [
     },
 ];
 /// The fields of `DescribeTopicPartitionsResponsePartition`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 9] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 9] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,
@@ -248,7 +248,7 @@ static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 9] = [
     },
 ];
 /// The fields of `Cursor`, the type of `NextCursor`.
-static FIELDS__NEXT_CURSOR: [FieldSpec; 2] = [
+pub(crate) static FIELDS__NEXT_CURSOR: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeTransactionsResponse's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -40,7 +40,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TransactionState`, the type of `TransactionStates`.
-static FIELDS__TRANSACTION_STATES: [FieldSpec; 8] = [
+pub(crate) static FIELDS__TRANSACTION_STATES: [FieldSpec; 8] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,
@@ -125,7 +125,7 @@ static FIELDS__TRANSACTION_STATES: [FieldSpec; 8] = [
     },
 ];
 /// The fields of `TopicData`, the type of `Topics`.
-static FIELDS__TRANSACTION_STATES__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TRANSACTION_STATES__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Topic",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeUserScramCredentialsRequest's body.
-static FIELDS: [FieldSpec; 1] = [
+pub(crate) static FIELDS: [FieldSpec; 1] = [
     FieldSpec {
         name: "Users",
         ty: FieldType::Array(&FieldType::Struct("UserName")),
@@ -31,7 +31,7 @@ static FIELDS: [FieldSpec; 1] = [
     },
 ];
 /// The fields of `UserName`, the type of `Users`.
-static FIELDS__USERS: [FieldSpec; 1] = [
+pub(crate) static FIELDS__USERS: [FieldSpec; 1] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeUserScramCredentialsResponse's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -61,7 +61,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `DescribeUserScramCredentialsResult`, the type of `Results`.
-static FIELDS__RESULTS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__RESULTS: [FieldSpec; 4] = [
     FieldSpec {
         name: "User",
         ty: FieldType::String,
@@ -104,7 +104,7 @@ static FIELDS__RESULTS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `CredentialInfo`, the type of `CredentialInfos`.
-static FIELDS__RESULTS__CREDENTIAL_INFOS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESULTS__CREDENTIAL_INFOS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Mechanism",
         ty: FieldType::Int8,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ElectLeadersRequest's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "ElectionType",
         ty: FieldType::Int8,
@@ -51,7 +51,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `TopicPartitions`, the type of `TopicPartitions`.
-static FIELDS__TOPIC_PARTITIONS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPIC_PARTITIONS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Topic",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ElectLeadersResponse's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -52,7 +52,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `ReplicaElectionResult`, the type of `ReplicaElectionResults`.
-static FIELDS__REPLICA_ELECTION_RESULTS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__REPLICA_ELECTION_RESULTS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Topic",
         ty: FieldType::String,
@@ -76,7 +76,7 @@ static FIELDS__REPLICA_ELECTION_RESULTS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `PartitionResult`, the type of `PartitionResult`.
-static FIELDS__REPLICA_ELECTION_RESULTS__PARTITION_RESULT: [FieldSpec; 3] = [
+pub(crate) static FIELDS__REPLICA_ELECTION_RESULTS__PARTITION_RESULT: [FieldSpec; 3] = [
     FieldSpec {
         name: "PartitionId",
         ty: FieldType::Int32,

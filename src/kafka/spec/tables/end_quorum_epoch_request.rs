@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of EndQuorumEpochRequest's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "ClusterId",
         ty: FieldType::String,
@@ -53,7 +53,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `TopicData`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,
@@ -80,7 +80,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `PartitionData`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 5] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 5] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,
@@ -132,7 +132,7 @@ static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 5] = [
     },
 ];
 /// The fields of `ReplicaInfo`, the type of `PreferredCandidates`.
-static FIELDS__TOPICS__PARTITIONS__PREFERRED_CANDIDATES: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS__PREFERRED_CANDIDATES: [FieldSpec; 2] = [
     FieldSpec {
         name: "CandidateId",
         ty: FieldType::Int32,
@@ -152,7 +152,7 @@ static FIELDS__TOPICS__PARTITIONS__PREFERRED_CANDIDATES: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `LeaderEndpoint`, the type of `LeaderEndpoints`.
-static FIELDS__LEADER_ENDPOINTS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__LEADER_ENDPOINTS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of FetchSnapshotRequest's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "ClusterId",
         ty: FieldType::String,
@@ -66,7 +66,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `TopicSnapshot`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -93,7 +93,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `PartitionSnapshot`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 5] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 5] = [
     FieldSpec {
         name: "Partition",
         ty: FieldType::Int32,
@@ -143,7 +143,7 @@ static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 5] = [
     },
 ];
 /// The fields of `SnapshotId`, the type of `SnapshotId`.
-static FIELDS__TOPICS__PARTITIONS__SNAPSHOT_ID: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS__SNAPSHOT_ID: [FieldSpec; 2] = [
     FieldSpec {
         name: "EndOffset",
         ty: FieldType::Int64,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of FetchSnapshotResponse's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -65,7 +65,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `TopicSnapshot`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -92,7 +92,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `PartitionSnapshot`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 7] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 7] = [
     FieldSpec {
         name: "Index",
         ty: FieldType::Int32,
@@ -162,7 +162,7 @@ static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 7] = [
     },
 ];
 /// The fields of `SnapshotId`, the type of `SnapshotId`.
-static FIELDS__TOPICS__PARTITIONS__SNAPSHOT_ID: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS__SNAPSHOT_ID: [FieldSpec; 2] = [
     FieldSpec {
         name: "EndOffset",
         ty: FieldType::Int64,
@@ -183,7 +183,7 @@ static FIELDS__TOPICS__PARTITIONS__SNAPSHOT_ID: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `LeaderIdAndEpoch`, the type of `CurrentLeader`.
-static FIELDS__TOPICS__PARTITIONS__CURRENT_LEADER: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS__CURRENT_LEADER: [FieldSpec; 2] = [
     FieldSpec {
         name: "LeaderId",
         ty: FieldType::Int32,
@@ -205,7 +205,7 @@ static FIELDS__TOPICS__PARTITIONS__CURRENT_LEADER: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `NodeEndpoint`, the type of `NodeEndpoints`.
-static FIELDS__NODE_ENDPOINTS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__NODE_ENDPOINTS: [FieldSpec; 3] = [
     FieldSpec {
         name: "NodeId",
         ty: FieldType::Int32,

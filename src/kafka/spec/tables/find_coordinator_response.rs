@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of FindCoordinatorResponse's body.
-static FIELDS: [FieldSpec; 7] = [
+pub(crate) static FIELDS: [FieldSpec; 7] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -97,7 +97,7 @@ static FIELDS: [FieldSpec; 7] = [
     },
 ];
 /// The fields of `Coordinator`, the type of `Coordinators`.
-static FIELDS__COORDINATORS: [FieldSpec; 6] = [
+pub(crate) static FIELDS__COORDINATORS: [FieldSpec; 6] = [
     FieldSpec {
         name: "Key",
         ty: FieldType::String,

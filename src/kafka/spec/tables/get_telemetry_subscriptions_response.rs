@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of GetTelemetrySubscriptionsResponse's body.
-static FIELDS: [FieldSpec; 9] = [
+pub(crate) static FIELDS: [FieldSpec; 9] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,

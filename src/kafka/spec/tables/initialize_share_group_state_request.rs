@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of InitializeShareGroupStateRequest's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,
@@ -41,7 +41,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `InitializeStateData`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicId",
         ty: FieldType::Uuid,
@@ -66,7 +66,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `PartitionData`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Partition",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of JoinGroupRequest's body.
-static FIELDS: [FieldSpec; 8] = [
+pub(crate) static FIELDS: [FieldSpec; 8] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,
@@ -110,7 +110,7 @@ static FIELDS: [FieldSpec; 8] = [
     },
 ];
 /// The fields of `JoinGroupRequestProtocol`, the type of `Protocols`.
-static FIELDS__PROTOCOLS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__PROTOCOLS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

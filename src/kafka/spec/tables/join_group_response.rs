@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of JoinGroupResponse's body.
-static FIELDS: [FieldSpec; 9] = [
+pub(crate) static FIELDS: [FieldSpec; 9] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -124,7 +124,7 @@ static FIELDS: [FieldSpec; 9] = [
     },
 ];
 /// The fields of `JoinGroupResponseMember`, the type of `Members`.
-static FIELDS__MEMBERS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__MEMBERS: [FieldSpec; 3] = [
     FieldSpec {
         name: "MemberId",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of LeaveGroupRequest's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,
@@ -54,7 +54,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `MemberIdentity`, the type of `Members`.
-static FIELDS__MEMBERS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__MEMBERS: [FieldSpec; 3] = [
     FieldSpec {
         name: "MemberId",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of LeaveGroupResponse's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -56,7 +56,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `MemberResponse`, the type of `Members`.
-static FIELDS__MEMBERS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__MEMBERS: [FieldSpec; 3] = [
     FieldSpec {
         name: "MemberId",
         ty: FieldType::String,

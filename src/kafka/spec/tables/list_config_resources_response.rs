@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ListConfigResourcesResponse's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -52,7 +52,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `ConfigResource`, the type of `ConfigResources`.
-static FIELDS__CONFIG_RESOURCES: [FieldSpec; 2] = [
+pub(crate) static FIELDS__CONFIG_RESOURCES: [FieldSpec; 2] = [
     FieldSpec {
         name: "ResourceName",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ListGroupsResponse's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -57,7 +57,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `ListedGroup`, the type of `Groups`.
-static FIELDS__GROUPS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__GROUPS: [FieldSpec; 4] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ListOffsetsRequest's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "ReplicaId",
         ty: FieldType::Int32,
@@ -64,7 +64,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `ListOffsetsTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -93,7 +93,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `ListOffsetsPartition`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 3] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ListPartitionReassignmentsRequest's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TimeoutMs",
         ty: FieldType::Int32,
@@ -42,7 +42,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `ListPartitionReassignmentsTopics`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ListTransactionsResponse's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -60,7 +60,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `TransactionState`, the type of `TransactionStates`.
-static FIELDS__TRANSACTION_STATES: [FieldSpec; 3] = [
+pub(crate) static FIELDS__TRANSACTION_STATES: [FieldSpec; 3] = [
     FieldSpec {
         name: "TransactionalId",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of MetadataRequest's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "Topics",
         ty: FieldType::Array(&FieldType::Struct("MetadataRequestTopic")),
@@ -61,7 +61,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `MetadataRequestTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicId",
         ty: FieldType::Uuid,

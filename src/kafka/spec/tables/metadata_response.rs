@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of MetadataResponse's body.
-static FIELDS: [FieldSpec; 7] = [
+pub(crate) static FIELDS: [FieldSpec; 7] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -108,7 +108,7 @@ static FIELDS: [FieldSpec; 7] = [
     },
 ];
 /// The fields of `MetadataResponseBroker`, the type of `Brokers`.
-static FIELDS__BROKERS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__BROKERS: [FieldSpec; 4] = [
     FieldSpec {
         name: "NodeId",
         ty: FieldType::Int32,
@@ -154,7 +154,7 @@ static FIELDS__BROKERS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `MetadataResponseTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 6] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 6] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,
@@ -232,7 +232,7 @@ static FIELDS__TOPICS: [FieldSpec; 6] = [
     },
 ];
 /// The fields of `MetadataResponsePartition`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 7] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 7] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,

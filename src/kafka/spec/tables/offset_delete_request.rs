@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[(Versions::between(0, 0), 1), (Versions::from(1), 3)],
 };
 /// The fields of OffsetDeleteRequest's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,
@@ -42,7 +42,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `OffsetDeleteRequestTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -70,7 +70,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `OffsetDeleteRequestPartition`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 1] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 1] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

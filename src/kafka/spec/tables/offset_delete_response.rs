@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of OffsetDeleteResponse's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,
@@ -54,7 +54,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `OffsetDeleteResponseTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -82,7 +82,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `OffsetDeleteResponsePartition`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 2] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of OffsetFetchResponse's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -72,7 +72,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `OffsetFetchResponseTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -101,7 +101,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `OffsetFetchResponsePartition`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 5] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 5] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,
@@ -163,7 +163,7 @@ static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 5] = [
     },
 ];
 /// The fields of `OffsetFetchResponseGroup`, the type of `Groups`.
-static FIELDS__GROUPS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__GROUPS: [FieldSpec; 3] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,
@@ -205,7 +205,7 @@ static FIELDS__GROUPS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `OffsetFetchResponseTopics`, the type of `Topics`.
-static FIELDS__GROUPS__TOPICS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__GROUPS__TOPICS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -248,7 +248,7 @@ static FIELDS__GROUPS__TOPICS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `OffsetFetchResponsePartitions`, the type of `Partitions`.
-static FIELDS__GROUPS__TOPICS__PARTITIONS: [FieldSpec; 5] = [
+pub(crate) static FIELDS__GROUPS__TOPICS__PARTITIONS: [FieldSpec; 5] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ProduceResponse's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Responses",
         ty: FieldType::Array(&FieldType::Struct("TopicProduceResponse")),
@@ -56,7 +56,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `TopicProduceResponse`, the type of `Responses`.
-static FIELDS__RESPONSES: [FieldSpec; 3] = [
+pub(crate) static FIELDS__RESPONSES: [FieldSpec; 3] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -101,7 +101,7 @@ static FIELDS__RESPONSES: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `PartitionProduceResponse`, the type of `PartitionResponses`.
-static FIELDS__RESPONSES__PARTITION_RESPONSES: [FieldSpec; 8] = [
+pub(crate) static FIELDS__RESPONSES__PARTITION_RESPONSES: [FieldSpec; 8] = [
     FieldSpec {
         name: "Index",
         ty: FieldType::Int32,
@@ -197,7 +197,7 @@ static FIELDS__RESPONSES__PARTITION_RESPONSES: [FieldSpec; 8] = [
     },
 ];
 /// The fields of `BatchIndexAndErrorMessage`, the type of `RecordErrors`.
-static FIELDS__RESPONSES__PARTITION_RESPONSES__RECORD_ERRORS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESPONSES__PARTITION_RESPONSES__RECORD_ERRORS: [FieldSpec; 2] = [
     FieldSpec {
         name: "BatchIndex",
         ty: FieldType::Int32,
@@ -220,7 +220,7 @@ static FIELDS__RESPONSES__PARTITION_RESPONSES__RECORD_ERRORS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `LeaderIdAndEpoch`, the type of `CurrentLeader`.
-static FIELDS__RESPONSES__PARTITION_RESPONSES__CURRENT_LEADER: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESPONSES__PARTITION_RESPONSES__CURRENT_LEADER: [FieldSpec; 2] = [
     FieldSpec {
         name: "LeaderId",
         ty: FieldType::Int32,
@@ -246,7 +246,7 @@ static FIELDS__RESPONSES__PARTITION_RESPONSES__CURRENT_LEADER: [FieldSpec; 2] = 
     },
 ];
 /// The fields of `NodeEndpoint`, the type of `NodeEndpoints`.
-static FIELDS__NODE_ENDPOINTS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__NODE_ENDPOINTS: [FieldSpec; 4] = [
     FieldSpec {
         name: "NodeId",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ReadShareGroupStateSummaryResponse's body.
-static FIELDS: [FieldSpec; 1] = [
+pub(crate) static FIELDS: [FieldSpec; 1] = [
     FieldSpec {
         name: "Results",
         ty: FieldType::Array(&FieldType::Struct("ReadStateSummaryResult")),
@@ -30,7 +30,7 @@ static FIELDS: [FieldSpec; 1] = [
     },
 ];
 /// The fields of `ReadStateSummaryResult`, the type of `Results`.
-static FIELDS__RESULTS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESULTS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicId",
         ty: FieldType::Uuid,
@@ -55,7 +55,7 @@ static FIELDS__RESULTS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `PartitionResult`, the type of `Partitions`.
-static FIELDS__RESULTS__PARTITIONS: [FieldSpec; 7] = [
+pub(crate) static FIELDS__RESULTS__PARTITIONS: [FieldSpec; 7] = [
     FieldSpec {
         name: "Partition",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of SaslAuthenticateResponse's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,

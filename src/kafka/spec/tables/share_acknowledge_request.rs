@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ShareAcknowledgeRequest's body.
-static FIELDS: [FieldSpec; 5] = [
+pub(crate) static FIELDS: [FieldSpec; 5] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,
@@ -77,7 +77,7 @@ static FIELDS: [FieldSpec; 5] = [
     },
 ];
 /// The fields of `AcknowledgeTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicId",
         ty: FieldType::Uuid,
@@ -105,7 +105,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `AcknowledgePartition`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 2] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,
@@ -133,7 +133,7 @@ static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `AcknowledgementBatch`, the type of `AcknowledgementBatches`.
-static FIELDS__TOPICS__PARTITIONS__ACKNOWLEDGEMENT_BATCHES: [FieldSpec; 3] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS__ACKNOWLEDGEMENT_BATCHES: [FieldSpec; 3] = [
     FieldSpec {
         name: "FirstOffset",
         ty: FieldType::Int64,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ShareFetchRequest's body.
-static FIELDS: [FieldSpec; 12] = [
+pub(crate) static FIELDS: [FieldSpec; 12] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,
@@ -146,7 +146,7 @@ static FIELDS: [FieldSpec; 12] = [
     },
 ];
 /// The fields of `FetchTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicId",
         ty: FieldType::Uuid,
@@ -174,7 +174,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `FetchPartition`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 3] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,
@@ -211,7 +211,7 @@ static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `AcknowledgementBatch`, the type of `AcknowledgementBatches`.
-static FIELDS__TOPICS__PARTITIONS__ACKNOWLEDGEMENT_BATCHES: [FieldSpec; 3] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS__ACKNOWLEDGEMENT_BATCHES: [FieldSpec; 3] = [
     FieldSpec {
         name: "FirstOffset",
         ty: FieldType::Int64,
@@ -245,7 +245,7 @@ static FIELDS__TOPICS__PARTITIONS__ACKNOWLEDGEMENT_BATCHES: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `ForgottenTopic`, the type of `ForgottenTopicsData`.
-static FIELDS__FORGOTTEN_TOPICS_DATA: [FieldSpec; 2] = [
+pub(crate) static FIELDS__FORGOTTEN_TOPICS_DATA: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicId",
         ty: FieldType::Uuid,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ShareFetchResponse's body.
-static FIELDS: [FieldSpec; 6] = [
+pub(crate) static FIELDS: [FieldSpec; 6] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -85,7 +85,7 @@ static FIELDS: [FieldSpec; 6] = [
     },
 ];
 /// The fields of `ShareFetchableTopicResponse`, the type of `Responses`.
-static FIELDS__RESPONSES: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESPONSES: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicId",
         ty: FieldType::Uuid,
@@ -113,7 +113,7 @@ static FIELDS__RESPONSES: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `PartitionData`, the type of `Partitions`.
-static FIELDS__RESPONSES__PARTITIONS: [FieldSpec; 8] = [
+pub(crate) static FIELDS__RESPONSES__PARTITIONS: [FieldSpec; 8] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,
@@ -209,7 +209,7 @@ static FIELDS__RESPONSES__PARTITIONS: [FieldSpec; 8] = [
     },
 ];
 /// The fields of `LeaderIdAndEpoch`, the type of `CurrentLeader`.
-static FIELDS__RESPONSES__PARTITIONS__CURRENT_LEADER: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESPONSES__PARTITIONS__CURRENT_LEADER: [FieldSpec; 2] = [
     FieldSpec {
         name: "LeaderId",
         ty: FieldType::Int32,
@@ -232,7 +232,7 @@ static FIELDS__RESPONSES__PARTITIONS__CURRENT_LEADER: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `AcquiredRecords`, the type of `AcquiredRecords`.
-static FIELDS__RESPONSES__PARTITIONS__ACQUIRED_RECORDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__RESPONSES__PARTITIONS__ACQUIRED_RECORDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "FirstOffset",
         ty: FieldType::Int64,
@@ -266,7 +266,7 @@ static FIELDS__RESPONSES__PARTITIONS__ACQUIRED_RECORDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `NodeEndpoint`, the type of `NodeEndpoints`.
-static FIELDS__NODE_ENDPOINTS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__NODE_ENDPOINTS: [FieldSpec; 4] = [
     FieldSpec {
         name: "NodeId",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ShareGroupDescribeRequest's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "GroupIds",
         ty: FieldType::Array(&FieldType::String),

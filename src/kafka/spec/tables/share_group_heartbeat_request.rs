@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ShareGroupHeartbeatRequest's body.
-static FIELDS: [FieldSpec; 5] = [
+pub(crate) static FIELDS: [FieldSpec; 5] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,

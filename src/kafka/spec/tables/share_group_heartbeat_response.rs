@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ShareGroupHeartbeatResponse's body.
-static FIELDS: [FieldSpec; 7] = [
+pub(crate) static FIELDS: [FieldSpec; 7] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -103,7 +103,7 @@ static FIELDS: [FieldSpec; 7] = [
     },
 ];
 /// The fields of `Assignment`, the type of `Assignment`.
-static FIELDS__ASSIGNMENT: [FieldSpec; 1] = [
+pub(crate) static FIELDS__ASSIGNMENT: [FieldSpec; 1] = [
     FieldSpec {
         name: "TopicPartitions",
         ty: FieldType::Array(&FieldType::Struct("TopicPartitions")),
@@ -118,7 +118,7 @@ static FIELDS__ASSIGNMENT: [FieldSpec; 1] = [
     },
 ];
 /// The fields of `TopicPartitions`, the type of `TopicPartitions`.
-static FIELDS__ASSIGNMENT__TOPIC_PARTITIONS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__ASSIGNMENT__TOPIC_PARTITIONS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicId",
         ty: FieldType::Uuid,

@@ -16,4 +16,4 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of StopReplicaRequest's body.
-static FIELDS: [FieldSpec; 0] = [];
+pub(crate) static FIELDS: [FieldSpec; 0] = [];

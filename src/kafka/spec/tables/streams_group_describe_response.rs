@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of StreamsGroupDescribeResponse's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -41,7 +41,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `DescribedGroup`, the type of `Groups`.
-static FIELDS__GROUPS: [FieldSpec; 12] = [
+pub(crate) static FIELDS__GROUPS: [FieldSpec; 12] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,
@@ -165,7 +165,7 @@ static FIELDS__GROUPS: [FieldSpec; 12] = [
     },
 ];
 /// The fields of `Topology`, the type of `Topology`.
-static FIELDS__GROUPS__TOPOLOGY: [FieldSpec; 2] = [
+pub(crate) static FIELDS__GROUPS__TOPOLOGY: [FieldSpec; 2] = [
     FieldSpec {
         name: "Epoch",
         ty: FieldType::Int32,
@@ -189,7 +189,7 @@ static FIELDS__GROUPS__TOPOLOGY: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `Subtopology`, the type of `Subtopologies`.
-static FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES: [FieldSpec; 5] = [
+pub(crate) static FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES: [FieldSpec; 5] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,
@@ -238,7 +238,7 @@ static FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES: [FieldSpec; 5] = [
     },
 ];
 /// The fields of `TopicInfo`, the type of `StateChangelogTopics`.
-static FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS: [FieldSpec; 4] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -281,7 +281,7 @@ static FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS: [FieldSp
     },
 ];
 /// The fields of `KeyValue`, the type of `TopicConfigs`.
-static FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS__TOPIC_CONFIGS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS__TOPIC_CONFIGS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Key",
         ty: FieldType::String,
@@ -304,7 +304,7 @@ static FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS__TOPIC_CO
     },
 ];
 /// The fields of `TopicInfo`, the type of `RepartitionSourceTopics`.
-static FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS: [FieldSpec; 4] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -347,7 +347,7 @@ static FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS: [Fiel
     },
 ];
 /// The fields of `KeyValue`, the type of `TopicConfigs`.
-static FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS__TOPIC_CONFIGS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS__TOPIC_CONFIGS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Key",
         ty: FieldType::String,
@@ -370,7 +370,7 @@ static FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS__TOPIC
     },
 ];
 /// The fields of `Member`, the type of `Members`.
-static FIELDS__GROUPS__MEMBERS: [FieldSpec; 15] = [
+pub(crate) static FIELDS__GROUPS__MEMBERS: [FieldSpec; 15] = [
     FieldSpec {
         name: "MemberId",
         ty: FieldType::String,
@@ -515,7 +515,7 @@ static FIELDS__GROUPS__MEMBERS: [FieldSpec; 15] = [
     },
 ];
 /// The fields of `Endpoint`, the type of `UserEndpoint`.
-static FIELDS__GROUPS__MEMBERS__USER_ENDPOINT: [FieldSpec; 2] = [
+pub(crate) static FIELDS__GROUPS__MEMBERS__USER_ENDPOINT: [FieldSpec; 2] = [
     FieldSpec {
         name: "Host",
         ty: FieldType::String,
@@ -534,7 +534,7 @@ static FIELDS__GROUPS__MEMBERS__USER_ENDPOINT: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `KeyValue`, the type of `ClientTags`.
-static FIELDS__GROUPS__MEMBERS__CLIENT_TAGS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__GROUPS__MEMBERS__CLIENT_TAGS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Key",
         ty: FieldType::String,
@@ -557,7 +557,7 @@ static FIELDS__GROUPS__MEMBERS__CLIENT_TAGS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TaskOffset`, the type of `TaskOffsets`.
-static FIELDS__GROUPS__MEMBERS__TASK_OFFSETS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__GROUPS__MEMBERS__TASK_OFFSETS: [FieldSpec; 3] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,
@@ -591,7 +591,7 @@ static FIELDS__GROUPS__MEMBERS__TASK_OFFSETS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `TaskOffset`, the type of `TaskEndOffsets`.
-static FIELDS__GROUPS__MEMBERS__TASK_END_OFFSETS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__GROUPS__MEMBERS__TASK_END_OFFSETS: [FieldSpec; 3] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,
@@ -625,7 +625,7 @@ static FIELDS__GROUPS__MEMBERS__TASK_END_OFFSETS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `Assignment`, the type of `Assignment`.
-static FIELDS__GROUPS__MEMBERS__ASSIGNMENT: [FieldSpec; 3] = [
+pub(crate) static FIELDS__GROUPS__MEMBERS__ASSIGNMENT: [FieldSpec; 3] = [
     FieldSpec {
         name: "ActiveTasks",
         ty: FieldType::Array(&FieldType::Struct("TaskIds")),
@@ -661,7 +661,7 @@ static FIELDS__GROUPS__MEMBERS__ASSIGNMENT: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `TaskIds`, the type of `ActiveTasks`.
-static FIELDS__GROUPS__MEMBERS__ASSIGNMENT__ACTIVE_TASKS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__GROUPS__MEMBERS__ASSIGNMENT__ACTIVE_TASKS: [FieldSpec; 2] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,
@@ -685,7 +685,7 @@ static FIELDS__GROUPS__MEMBERS__ASSIGNMENT__ACTIVE_TASKS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TaskIds`, the type of `StandbyTasks`.
-static FIELDS__GROUPS__MEMBERS__ASSIGNMENT__STANDBY_TASKS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__GROUPS__MEMBERS__ASSIGNMENT__STANDBY_TASKS: [FieldSpec; 2] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,
@@ -709,7 +709,7 @@ static FIELDS__GROUPS__MEMBERS__ASSIGNMENT__STANDBY_TASKS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TaskIds`, the type of `WarmupTasks`.
-static FIELDS__GROUPS__MEMBERS__ASSIGNMENT__WARMUP_TASKS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__GROUPS__MEMBERS__ASSIGNMENT__WARMUP_TASKS: [FieldSpec; 2] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,
@@ -733,7 +733,7 @@ static FIELDS__GROUPS__MEMBERS__ASSIGNMENT__WARMUP_TASKS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `Assignment`, the type of `TargetAssignment`.
-static FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT: [FieldSpec; 3] = [
+pub(crate) static FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT: [FieldSpec; 3] = [
     FieldSpec {
         name: "ActiveTasks",
         ty: FieldType::Array(&FieldType::Struct("TaskIds")),
@@ -769,7 +769,7 @@ static FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `TaskIds`, the type of `ActiveTasks`.
-static FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__ACTIVE_TASKS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__ACTIVE_TASKS: [FieldSpec; 2] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,
@@ -793,7 +793,7 @@ static FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__ACTIVE_TASKS: [FieldSpec; 2] 
     },
 ];
 /// The fields of `TaskIds`, the type of `StandbyTasks`.
-static FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__STANDBY_TASKS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__STANDBY_TASKS: [FieldSpec; 2] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,
@@ -817,7 +817,7 @@ static FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__STANDBY_TASKS: [FieldSpec; 2]
     },
 ];
 /// The fields of `TaskIds`, the type of `WarmupTasks`.
-static FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__WARMUP_TASKS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__WARMUP_TASKS: [FieldSpec; 2] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,
@@ -841,7 +841,7 @@ static FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__WARMUP_TASKS: [FieldSpec; 2] 
     },
 ];
 /// The fields of `TopologyDescription`, the type of `TopologyDescription`.
-static FIELDS__GROUPS__TOPOLOGY_DESCRIPTION: [FieldSpec; 2] = [
+pub(crate) static FIELDS__GROUPS__TOPOLOGY_DESCRIPTION: [FieldSpec; 2] = [
     FieldSpec {
         name: "Subtopologies",
         ty: FieldType::Array(&FieldType::Struct("TopologyDescriptionSubtopology")),
@@ -862,7 +862,7 @@ static FIELDS__GROUPS__TOPOLOGY_DESCRIPTION: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TopologyDescriptionSubtopology`, the type of `Subtopologies`.
-static FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES: [FieldSpec; 2] = [
+pub(crate) static FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES: [FieldSpec; 2] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,
@@ -884,7 +884,7 @@ static FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TopologyDescriptionNode`, the type of `Nodes`.
-static FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES: [FieldSpec; 6] = [
+pub(crate) static FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES: [FieldSpec; 6] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -944,7 +944,7 @@ static FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES: [FieldSpec; 6
     },
 ];
 /// The fields of `TopologyDescriptionGlobalStore`, the type of `GlobalStores`.
-static FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES: [FieldSpec; 2] = [
+pub(crate) static FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES: [FieldSpec; 2] = [
     FieldSpec {
         name: "Source",
         ty: FieldType::Struct("TopologyDescriptionNode"),
@@ -965,7 +965,7 @@ static FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TopologyDescriptionNode`, the type of `Source`.
-static FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE: [FieldSpec; 6] = [
+pub(crate) static FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE: [FieldSpec; 6] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -1025,7 +1025,7 @@ static FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE: [FieldSpec; 
     },
 ];
 /// The fields of `TopologyDescriptionNode`, the type of `Processor`.
-static FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR: [FieldSpec; 6] = [
+pub(crate) static FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR: [FieldSpec; 6] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

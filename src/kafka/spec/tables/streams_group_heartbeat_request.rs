@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of StreamsGroupHeartbeatRequest's body.
-static FIELDS: [FieldSpec; 17] = [
+pub(crate) static FIELDS: [FieldSpec; 17] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,
@@ -204,7 +204,7 @@ static FIELDS: [FieldSpec; 17] = [
     },
 ];
 /// The fields of `Topology`, the type of `Topology`.
-static FIELDS__TOPOLOGY: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPOLOGY: [FieldSpec; 2] = [
     FieldSpec {
         name: "Epoch",
         ty: FieldType::Int32,
@@ -226,7 +226,7 @@ static FIELDS__TOPOLOGY: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `Subtopology`, the type of `Subtopologies`.
-static FIELDS__TOPOLOGY__SUBTOPOLOGIES: [FieldSpec; 7] = [
+pub(crate) static FIELDS__TOPOLOGY__SUBTOPOLOGIES: [FieldSpec; 7] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,
@@ -292,7 +292,7 @@ static FIELDS__TOPOLOGY__SUBTOPOLOGIES: [FieldSpec; 7] = [
     },
 ];
 /// The fields of `TopicInfo`, the type of `StateChangelogTopics`.
-static FIELDS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS: [FieldSpec; 4] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -335,7 +335,7 @@ static FIELDS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS: [FieldSpec; 4] =
     },
 ];
 /// The fields of `KeyValue`, the type of `TopicConfigs`.
-static FIELDS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS__TOPIC_CONFIGS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS__TOPIC_CONFIGS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Key",
         ty: FieldType::String,
@@ -358,7 +358,7 @@ static FIELDS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS__TOPIC_CONFIGS: [
     },
 ];
 /// The fields of `TopicInfo`, the type of `RepartitionSourceTopics`.
-static FIELDS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS: [FieldSpec; 4] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -401,7 +401,7 @@ static FIELDS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS: [FieldSpec; 4
     },
 ];
 /// The fields of `KeyValue`, the type of `TopicConfigs`.
-static FIELDS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS__TOPIC_CONFIGS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS__TOPIC_CONFIGS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Key",
         ty: FieldType::String,
@@ -424,7 +424,7 @@ static FIELDS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS__TOPIC_CONFIGS
     },
 ];
 /// The fields of `CopartitionGroup`, the type of `CopartitionGroups`.
-static FIELDS__TOPOLOGY__SUBTOPOLOGIES__COPARTITION_GROUPS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__TOPOLOGY__SUBTOPOLOGIES__COPARTITION_GROUPS: [FieldSpec; 3] = [
     FieldSpec {
         name: "SourceTopics",
         ty: FieldType::Array(&FieldType::Int16),
@@ -451,7 +451,7 @@ static FIELDS__TOPOLOGY__SUBTOPOLOGIES__COPARTITION_GROUPS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `TaskIds`, the type of `ActiveTasks`.
-static FIELDS__ACTIVE_TASKS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__ACTIVE_TASKS: [FieldSpec; 2] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,
@@ -475,7 +475,7 @@ static FIELDS__ACTIVE_TASKS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TaskIds`, the type of `StandbyTasks`.
-static FIELDS__STANDBY_TASKS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__STANDBY_TASKS: [FieldSpec; 2] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,
@@ -499,7 +499,7 @@ static FIELDS__STANDBY_TASKS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TaskIds`, the type of `WarmupTasks`.
-static FIELDS__WARMUP_TASKS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__WARMUP_TASKS: [FieldSpec; 2] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,
@@ -523,7 +523,7 @@ static FIELDS__WARMUP_TASKS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `Endpoint`, the type of `UserEndpoint`.
-static FIELDS__USER_ENDPOINT: [FieldSpec; 2] = [
+pub(crate) static FIELDS__USER_ENDPOINT: [FieldSpec; 2] = [
     FieldSpec {
         name: "Host",
         ty: FieldType::String,
@@ -542,7 +542,7 @@ static FIELDS__USER_ENDPOINT: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `KeyValue`, the type of `ClientTags`.
-static FIELDS__CLIENT_TAGS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__CLIENT_TAGS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Key",
         ty: FieldType::String,
@@ -565,7 +565,7 @@ static FIELDS__CLIENT_TAGS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TaskOffset`, the type of `TaskOffsets`.
-static FIELDS__TASK_OFFSETS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__TASK_OFFSETS: [FieldSpec; 3] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,
@@ -599,7 +599,7 @@ static FIELDS__TASK_OFFSETS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `TaskOffset`, the type of `TaskEndOffsets`.
-static FIELDS__TASK_END_OFFSETS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__TASK_END_OFFSETS: [FieldSpec; 3] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,

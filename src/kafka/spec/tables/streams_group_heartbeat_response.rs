@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of StreamsGroupHeartbeatResponse's body.
-static FIELDS: [FieldSpec; 16] = [
+pub(crate) static FIELDS: [FieldSpec; 16] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -184,7 +184,7 @@ static FIELDS: [FieldSpec; 16] = [
     },
 ];
 /// The fields of `Status`, the type of `Status`.
-static FIELDS__STATUS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__STATUS: [FieldSpec; 2] = [
     FieldSpec {
         name: "StatusCode",
         ty: FieldType::Int8,
@@ -203,7 +203,7 @@ static FIELDS__STATUS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TaskIds`, the type of `ActiveTasks`.
-static FIELDS__ACTIVE_TASKS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__ACTIVE_TASKS: [FieldSpec; 2] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,
@@ -227,7 +227,7 @@ static FIELDS__ACTIVE_TASKS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TaskIds`, the type of `StandbyTasks`.
-static FIELDS__STANDBY_TASKS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__STANDBY_TASKS: [FieldSpec; 2] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,
@@ -251,7 +251,7 @@ static FIELDS__STANDBY_TASKS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TaskIds`, the type of `WarmupTasks`.
-static FIELDS__WARMUP_TASKS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__WARMUP_TASKS: [FieldSpec; 2] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,
@@ -275,7 +275,7 @@ static FIELDS__WARMUP_TASKS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `EndpointToPartitions`, the type of `PartitionsByUserEndpoint`.
-static FIELDS__PARTITIONS_BY_USER_ENDPOINT: [FieldSpec; 3] = [
+pub(crate) static FIELDS__PARTITIONS_BY_USER_ENDPOINT: [FieldSpec; 3] = [
     FieldSpec {
         name: "UserEndpoint",
         ty: FieldType::Struct("Endpoint"),
@@ -305,7 +305,7 @@ static FIELDS__PARTITIONS_BY_USER_ENDPOINT: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `Endpoint`, the type of `UserEndpoint`.
-static FIELDS__PARTITIONS_BY_USER_ENDPOINT__USER_ENDPOINT: [FieldSpec; 2] = [
+pub(crate) static FIELDS__PARTITIONS_BY_USER_ENDPOINT__USER_ENDPOINT: [FieldSpec; 2] = [
     FieldSpec {
         name: "Host",
         ty: FieldType::String,
@@ -324,7 +324,7 @@ static FIELDS__PARTITIONS_BY_USER_ENDPOINT__USER_ENDPOINT: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TopicPartition`, the type of `ActivePartitions`.
-static FIELDS__PARTITIONS_BY_USER_ENDPOINT__ACTIVE_PARTITIONS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__PARTITIONS_BY_USER_ENDPOINT__ACTIVE_PARTITIONS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Topic",
         ty: FieldType::String,
@@ -350,7 +350,7 @@ static FIELDS__PARTITIONS_BY_USER_ENDPOINT__ACTIVE_PARTITIONS: [FieldSpec; 2] = 
     },
 ];
 /// The fields of `TopicPartition`, the type of `StandbyPartitions`.
-static FIELDS__PARTITIONS_BY_USER_ENDPOINT__STANDBY_PARTITIONS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__PARTITIONS_BY_USER_ENDPOINT__STANDBY_PARTITIONS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Topic",
         ty: FieldType::String,

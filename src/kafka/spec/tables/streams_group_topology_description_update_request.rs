@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of StreamsGroupTopologyDescriptionUpdateRequest's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,
@@ -59,7 +59,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `TopologyDescription`, the type of `TopologyDescription`.
-static FIELDS__TOPOLOGY_DESCRIPTION: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPOLOGY_DESCRIPTION: [FieldSpec; 2] = [
     FieldSpec {
         name: "Subtopologies",
         ty: FieldType::Array(&FieldType::Struct("TopologyDescriptionSubtopology")),
@@ -80,7 +80,7 @@ static FIELDS__TOPOLOGY_DESCRIPTION: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TopologyDescriptionSubtopology`, the type of `Subtopologies`.
-static FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES: [FieldSpec; 2] = [
     FieldSpec {
         name: "SubtopologyId",
         ty: FieldType::String,
@@ -102,7 +102,7 @@ static FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TopologyDescriptionNode`, the type of `Nodes`.
-static FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES: [FieldSpec; 6] = [
+pub(crate) static FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES: [FieldSpec; 6] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -162,7 +162,7 @@ static FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES: [FieldSpec; 6] = [
     },
 ];
 /// The fields of `TopologyDescriptionGlobalStore`, the type of `GlobalStores`.
-static FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES: [FieldSpec; 2] = [
     FieldSpec {
         name: "Source",
         ty: FieldType::Struct("TopologyDescriptionNode"),
@@ -183,7 +183,7 @@ static FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TopologyDescriptionNode`, the type of `Source`.
-static FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE: [FieldSpec; 6] = [
+pub(crate) static FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE: [FieldSpec; 6] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -243,7 +243,7 @@ static FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE: [FieldSpec; 6] = [
     },
 ];
 /// The fields of `TopologyDescriptionNode`, the type of `Processor`.
-static FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR: [FieldSpec; 6] = [
+pub(crate) static FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR: [FieldSpec; 6] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

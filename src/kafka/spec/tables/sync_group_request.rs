@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of SyncGroupRequest's body.
-static FIELDS: [FieldSpec; 7] = [
+pub(crate) static FIELDS: [FieldSpec; 7] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,
@@ -104,7 +104,7 @@ static FIELDS: [FieldSpec; 7] = [
     },
 ];
 /// The fields of `SyncGroupRequestAssignment`, the type of `Assignments`.
-static FIELDS__ASSIGNMENTS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__ASSIGNMENTS: [FieldSpec; 2] = [
     FieldSpec {
         name: "MemberId",
         ty: FieldType::String,

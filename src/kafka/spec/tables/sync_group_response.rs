@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of SyncGroupResponse's body.
-static FIELDS: [FieldSpec; 5] = [
+pub(crate) static FIELDS: [FieldSpec; 5] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of TxnOffsetCommitRequest's body.
-static FIELDS: [FieldSpec; 8] = [
+pub(crate) static FIELDS: [FieldSpec; 8] = [
     FieldSpec {
         name: "TransactionalId",
         ty: FieldType::String,
@@ -116,7 +116,7 @@ static FIELDS: [FieldSpec; 8] = [
     },
 ];
 /// The fields of `TxnOffsetCommitRequestTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -159,7 +159,7 @@ static FIELDS__TOPICS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `TxnOffsetCommitRequestPartition`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 4] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

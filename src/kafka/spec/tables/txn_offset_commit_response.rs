@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of TxnOffsetCommitResponse's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -43,7 +43,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TxnOffsetCommitResponseTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -86,7 +86,7 @@ static FIELDS__TOPICS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `TxnOffsetCommitResponsePartition`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 2] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

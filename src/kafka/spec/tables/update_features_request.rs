@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of UpdateFeaturesRequest's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "timeoutMs",
         ty: FieldType::Int32,
@@ -48,7 +48,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `FeatureUpdateKey`, the type of `FeatureUpdates`.
-static FIELDS__FEATURE_UPDATES: [FieldSpec; 4] = [
+pub(crate) static FIELDS__FEATURE_UPDATES: [FieldSpec; 4] = [
     FieldSpec {
         name: "Feature",
         ty: FieldType::String,

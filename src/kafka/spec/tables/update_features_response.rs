@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of UpdateFeaturesResponse's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -62,7 +62,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `UpdatableFeatureResult`, the type of `Results`.
-static FIELDS__RESULTS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__RESULTS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Feature",
         ty: FieldType::String,

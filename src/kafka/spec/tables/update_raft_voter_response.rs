@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of UpdateRaftVoterResponse's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -52,7 +52,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `CurrentLeader`, the type of `CurrentLeader`.
-static FIELDS__CURRENT_LEADER: [FieldSpec; 4] = [
+pub(crate) static FIELDS__CURRENT_LEADER: [FieldSpec; 4] = [
     FieldSpec {
         name: "LeaderId",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of VoteRequest's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "ClusterId",
         ty: FieldType::String,
@@ -56,7 +56,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `TopicData`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,
@@ -83,7 +83,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `PartitionData`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 8] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 8] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

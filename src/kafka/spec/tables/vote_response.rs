@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of VoteResponse's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,
@@ -54,7 +54,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `TopicData`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,
@@ -81,7 +81,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `PartitionData`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 5] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 5] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,
@@ -134,7 +134,7 @@ static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 5] = [
     },
 ];
 /// The fields of `NodeEndpoint`, the type of `NodeEndpoints`.
-static FIELDS__NODE_ENDPOINTS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__NODE_ENDPOINTS: [FieldSpec; 3] = [
     FieldSpec {
         name: "NodeId",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of WriteTxnMarkersRequest's body.
-static FIELDS: [FieldSpec; 1] = [
+pub(crate) static FIELDS: [FieldSpec; 1] = [
     FieldSpec {
         name: "Markers",
         ty: FieldType::Array(&FieldType::Struct("WritableTxnMarker")),
@@ -30,7 +30,7 @@ static FIELDS: [FieldSpec; 1] = [
     },
 ];
 /// The fields of `WritableTxnMarker`, the type of `Markers`.
-static FIELDS__MARKERS: [FieldSpec; 6] = [
+pub(crate) static FIELDS__MARKERS: [FieldSpec; 6] = [
     FieldSpec {
         name: "ProducerId",
         ty: FieldType::Int64,
@@ -94,7 +94,7 @@ static FIELDS__MARKERS: [FieldSpec; 6] = [
     },
 ];
 /// The fields of `WritableTxnMarkerTopic`, the type of `Topics`.
-static FIELDS__MARKERS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__MARKERS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ConsumerProtocolAssignment's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "AssignedPartitions",
         ty: FieldType::Array(&FieldType::Struct("TopicPartition")),
@@ -40,7 +40,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `TopicPartition`, the type of `AssignedPartitions`.
-static FIELDS__ASSIGNED_PARTITIONS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__ASSIGNED_PARTITIONS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Topic",
         ty: FieldType::String,

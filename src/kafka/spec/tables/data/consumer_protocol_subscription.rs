@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ConsumerProtocolSubscription's body.
-static FIELDS: [FieldSpec; 5] = [
+pub(crate) static FIELDS: [FieldSpec; 5] = [
     FieldSpec {
         name: "Topics",
         ty: FieldType::Array(&FieldType::String),
@@ -75,7 +75,7 @@ static FIELDS: [FieldSpec; 5] = [
     },
 ];
 /// The fields of `TopicPartition`, the type of `OwnedPartitions`.
-static FIELDS__OWNED_PARTITIONS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__OWNED_PARTITIONS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Topic",
         ty: FieldType::String,

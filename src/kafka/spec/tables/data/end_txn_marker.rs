@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of EndTxnMarker's body.
-static FIELDS: [FieldSpec; 1] = [
+pub(crate) static FIELDS: [FieldSpec; 1] = [
     FieldSpec {
         name: "CoordinatorEpoch",
         ty: FieldType::Int32,

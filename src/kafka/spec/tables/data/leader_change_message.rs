@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of LeaderChangeMessage's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "Version",
         ty: FieldType::Int16,
@@ -60,7 +60,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `Voter`, the type of `Voters`.
-static FIELDS__VOTERS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__VOTERS: [FieldSpec; 2] = [
     FieldSpec {
         name: "VoterId",
         ty: FieldType::Int32,
@@ -83,7 +83,7 @@ static FIELDS__VOTERS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `Voter`, the type of `GrantingVoters`.
-static FIELDS__GRANTING_VOTERS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__GRANTING_VOTERS: [FieldSpec; 2] = [
     FieldSpec {
         name: "VoterId",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of VotersRecord's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Version",
         ty: FieldType::Int16,
@@ -38,7 +38,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `Voter`, the type of `Voters`.
-static FIELDS__VOTERS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__VOTERS: [FieldSpec; 4] = [
     FieldSpec {
         name: "VoterId",
         ty: FieldType::Int32,
@@ -82,7 +82,7 @@ static FIELDS__VOTERS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `Endpoint`, the type of `Endpoints`.
-static FIELDS__VOTERS__ENDPOINTS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__VOTERS__ENDPOINTS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -116,7 +116,7 @@ static FIELDS__VOTERS__ENDPOINTS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `KRaftVersionFeature`, the type of `KRaftVersionFeature`.
-static FIELDS__VOTERS__K_RAFT_VERSION_FEATURE: [FieldSpec; 2] = [
+pub(crate) static FIELDS__VOTERS__K_RAFT_VERSION_FEATURE: [FieldSpec; 2] = [
     FieldSpec {
         name: "MinSupportedVersion",
         ty: FieldType::Int16,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of AlterReplicaLogDirsResponse's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -40,7 +40,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `AlterReplicaLogDirTopicResult`, the type of `Results`.
-static FIELDS__RESULTS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESULTS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,
@@ -67,7 +67,7 @@ static FIELDS__RESULTS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `AlterReplicaLogDirPartitionResult`, the type of `Partitions`.
-static FIELDS__RESULTS__PARTITIONS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESULTS__PARTITIONS: [FieldSpec; 2] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ControlledShutdownResponse's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,
@@ -42,7 +42,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `RemainingPartition`, the type of `RemainingPartitions`.
-static FIELDS__REMAINING_PARTITIONS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__REMAINING_PARTITIONS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,

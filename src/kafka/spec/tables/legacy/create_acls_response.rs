@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of CreateAclsResponse's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -40,7 +40,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `AclCreationResult`, the type of `Results`.
-static FIELDS__RESULTS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESULTS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of CreateDelegationTokenResponse's body.
-static FIELDS: [FieldSpec; 11] = [
+pub(crate) static FIELDS: [FieldSpec; 11] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of CreateTopicsResponse's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -44,7 +44,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `CreatableTopicResult`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 8] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 8] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -148,7 +148,7 @@ static FIELDS__TOPICS: [FieldSpec; 8] = [
     },
 ];
 /// The fields of `CreatableTopicConfigs`, the type of `Configs`.
-static FIELDS__TOPICS__CONFIGS: [FieldSpec; 5] = [
+pub(crate) static FIELDS__TOPICS__CONFIGS: [FieldSpec; 5] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DeleteAclsRequest's body.
-static FIELDS: [FieldSpec; 1] = [
+pub(crate) static FIELDS: [FieldSpec; 1] = [
     FieldSpec {
         name: "Filters",
         ty: FieldType::Array(&FieldType::Struct("DeleteAclsFilter")),
@@ -30,7 +30,7 @@ static FIELDS: [FieldSpec; 1] = [
     },
 ];
 /// The fields of `DeleteAclsFilter`, the type of `Filters`.
-static FIELDS__FILTERS: [FieldSpec; 7] = [
+pub(crate) static FIELDS__FILTERS: [FieldSpec; 7] = [
     FieldSpec {
         name: "ResourceTypeFilter",
         ty: FieldType::Int8,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeAclsResponse's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -61,7 +61,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `DescribeAclsResource`, the type of `Resources`.
-static FIELDS__RESOURCES: [FieldSpec; 4] = [
+pub(crate) static FIELDS__RESOURCES: [FieldSpec; 4] = [
     FieldSpec {
         name: "ResourceType",
         ty: FieldType::Int8,
@@ -106,7 +106,7 @@ static FIELDS__RESOURCES: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `AclDescription`, the type of `Acls`.
-static FIELDS__RESOURCES__ACLS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__RESOURCES__ACLS: [FieldSpec; 4] = [
     FieldSpec {
         name: "Principal",
         ty: FieldType::String,

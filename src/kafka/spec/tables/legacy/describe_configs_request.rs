@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeConfigsRequest's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Resources",
         ty: FieldType::Array(&FieldType::Struct("DescribeConfigsResource")),
@@ -48,7 +48,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `DescribeConfigsResource`, the type of `Resources`.
-static FIELDS__RESOURCES: [FieldSpec; 3] = [
+pub(crate) static FIELDS__RESOURCES: [FieldSpec; 3] = [
     FieldSpec {
         name: "ResourceType",
         ty: FieldType::Int8,

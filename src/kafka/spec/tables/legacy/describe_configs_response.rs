@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeConfigsResponse's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -40,7 +40,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `DescribeConfigsResult`, the type of `Results`.
-static FIELDS__RESULTS: [FieldSpec; 5] = [
+pub(crate) static FIELDS__RESULTS: [FieldSpec; 5] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,
@@ -94,7 +94,7 @@ static FIELDS__RESULTS: [FieldSpec; 5] = [
     },
 ];
 /// The fields of `DescribeConfigsResourceResult`, the type of `Configs`.
-static FIELDS__RESULTS__CONFIGS: [FieldSpec; 9] = [
+pub(crate) static FIELDS__RESULTS__CONFIGS: [FieldSpec; 9] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -185,7 +185,7 @@ static FIELDS__RESULTS__CONFIGS: [FieldSpec; 9] = [
     },
 ];
 /// The fields of `DescribeConfigsSynonym`, the type of `Synonyms`.
-static FIELDS__RESULTS__CONFIGS__SYNONYMS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__RESULTS__CONFIGS__SYNONYMS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

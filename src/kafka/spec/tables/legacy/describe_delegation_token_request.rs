@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DescribeDelegationTokenRequest's body.
-static FIELDS: [FieldSpec; 1] = [
+pub(crate) static FIELDS: [FieldSpec; 1] = [
     FieldSpec {
         name: "Owners",
         ty: FieldType::Array(&FieldType::Struct("DescribeDelegationTokenOwner")),
@@ -31,7 +31,7 @@ static FIELDS: [FieldSpec; 1] = [
     },
 ];
 /// The fields of `DescribeDelegationTokenOwner`, the type of `Owners`.
-static FIELDS__OWNERS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__OWNERS: [FieldSpec; 2] = [
     FieldSpec {
         name: "PrincipalType",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of FetchRequest's body.
-static FIELDS: [FieldSpec; 12] = [
+pub(crate) static FIELDS: [FieldSpec; 12] = [
     FieldSpec {
         name: "ClusterId",
         ty: FieldType::String,
@@ -161,7 +161,7 @@ static FIELDS: [FieldSpec; 12] = [
     },
 ];
 /// The fields of `ReplicaState`, the type of `ReplicaState`.
-static FIELDS__REPLICA_STATE: [FieldSpec; 2] = [
+pub(crate) static FIELDS__REPLICA_STATE: [FieldSpec; 2] = [
     FieldSpec {
         name: "ReplicaId",
         ty: FieldType::Int32,
@@ -187,7 +187,7 @@ static FIELDS__REPLICA_STATE: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `FetchTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Topic",
         ty: FieldType::String,
@@ -229,7 +229,7 @@ static FIELDS__TOPICS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `FetchPartition`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 7] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 7] = [
     FieldSpec {
         name: "Partition",
         ty: FieldType::Int32,
@@ -308,7 +308,7 @@ static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 7] = [
     },
 ];
 /// The fields of `ForgottenTopic`, the type of `ForgottenTopicsData`.
-static FIELDS__FORGOTTEN_TOPICS_DATA: [FieldSpec; 3] = [
+pub(crate) static FIELDS__FORGOTTEN_TOPICS_DATA: [FieldSpec; 3] = [
     FieldSpec {
         name: "Topic",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of FetchResponse's body.
-static FIELDS: [FieldSpec; 5] = [
+pub(crate) static FIELDS: [FieldSpec; 5] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -79,7 +79,7 @@ static FIELDS: [FieldSpec; 5] = [
     },
 ];
 /// The fields of `FetchableTopicResponse`, the type of `Responses`.
-static FIELDS__RESPONSES: [FieldSpec; 3] = [
+pub(crate) static FIELDS__RESPONSES: [FieldSpec; 3] = [
     FieldSpec {
         name: "Topic",
         ty: FieldType::String,
@@ -121,7 +121,7 @@ static FIELDS__RESPONSES: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `PartitionData`, the type of `Partitions`.
-static FIELDS__RESPONSES__PARTITIONS: [FieldSpec; 11] = [
+pub(crate) static FIELDS__RESPONSES__PARTITIONS: [FieldSpec; 11] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,
@@ -253,7 +253,7 @@ static FIELDS__RESPONSES__PARTITIONS: [FieldSpec; 11] = [
     },
 ];
 /// The fields of `EpochEndOffset`, the type of `DivergingEpoch`.
-static FIELDS__RESPONSES__PARTITIONS__DIVERGING_EPOCH: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESPONSES__PARTITIONS__DIVERGING_EPOCH: [FieldSpec; 2] = [
     FieldSpec {
         name: "Epoch",
         ty: FieldType::Int32,
@@ -278,7 +278,7 @@ static FIELDS__RESPONSES__PARTITIONS__DIVERGING_EPOCH: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `LeaderIdAndEpoch`, the type of `CurrentLeader`.
-static FIELDS__RESPONSES__PARTITIONS__CURRENT_LEADER: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESPONSES__PARTITIONS__CURRENT_LEADER: [FieldSpec; 2] = [
     FieldSpec {
         name: "LeaderId",
         ty: FieldType::Int32,
@@ -304,7 +304,7 @@ static FIELDS__RESPONSES__PARTITIONS__CURRENT_LEADER: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `SnapshotId`, the type of `SnapshotId`.
-static FIELDS__RESPONSES__PARTITIONS__SNAPSHOT_ID: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESPONSES__PARTITIONS__SNAPSHOT_ID: [FieldSpec; 2] = [
     FieldSpec {
         name: "EndOffset",
         ty: FieldType::Int64,
@@ -329,7 +329,7 @@ static FIELDS__RESPONSES__PARTITIONS__SNAPSHOT_ID: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `AbortedTransaction`, the type of `AbortedTransactions`.
-static FIELDS__RESPONSES__PARTITIONS__ABORTED_TRANSACTIONS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESPONSES__PARTITIONS__ABORTED_TRANSACTIONS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ProducerId",
         ty: FieldType::Int64,
@@ -355,7 +355,7 @@ static FIELDS__RESPONSES__PARTITIONS__ABORTED_TRANSACTIONS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `NodeEndpoint`, the type of `NodeEndpoints`.
-static FIELDS__NODE_ENDPOINTS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__NODE_ENDPOINTS: [FieldSpec; 4] = [
     FieldSpec {
         name: "NodeId",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of LeaderAndIsrRequest's body.
-static FIELDS: [FieldSpec; 8] = [
+pub(crate) static FIELDS: [FieldSpec; 8] = [
     FieldSpec {
         name: "ControllerId",
         ty: FieldType::Int32,
@@ -94,7 +94,7 @@ static FIELDS: [FieldSpec; 8] = [
     },
 ];
 /// The fields of `LeaderAndIsrPartitionState`, the type of `UngroupedPartitionStates`.
-static FIELDS__UNGROUPED_PARTITION_STATES: [FieldSpec; 12] = [
+pub(crate) static FIELDS__UNGROUPED_PARTITION_STATES: [FieldSpec; 12] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,
@@ -219,7 +219,7 @@ static FIELDS__UNGROUPED_PARTITION_STATES: [FieldSpec; 12] = [
     },
 ];
 /// The fields of `LeaderAndIsrTopicState`, the type of `TopicStates`.
-static FIELDS__TOPIC_STATES: [FieldSpec; 3] = [
+pub(crate) static FIELDS__TOPIC_STATES: [FieldSpec; 3] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,
@@ -256,7 +256,7 @@ static FIELDS__TOPIC_STATES: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `LeaderAndIsrPartitionState`, the type of `PartitionStates`.
-static FIELDS__TOPIC_STATES__PARTITION_STATES: [FieldSpec; 12] = [
+pub(crate) static FIELDS__TOPIC_STATES__PARTITION_STATES: [FieldSpec; 12] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,
@@ -381,7 +381,7 @@ static FIELDS__TOPIC_STATES__PARTITION_STATES: [FieldSpec; 12] = [
     },
 ];
 /// The fields of `LeaderAndIsrLiveLeader`, the type of `LiveLeaders`.
-static FIELDS__LIVE_LEADERS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__LIVE_LEADERS: [FieldSpec; 3] = [
     FieldSpec {
         name: "BrokerId",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of LeaderAndIsrResponse's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,
@@ -52,7 +52,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `LeaderAndIsrPartitionError`, the type of `PartitionErrors`.
-static FIELDS__PARTITION_ERRORS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__PARTITION_ERRORS: [FieldSpec; 3] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,
@@ -92,7 +92,7 @@ static FIELDS__PARTITION_ERRORS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `LeaderAndIsrTopicError`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicId",
         ty: FieldType::Uuid,
@@ -116,7 +116,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `LeaderAndIsrPartitionError`, the type of `PartitionErrors`.
-static FIELDS__TOPICS__PARTITION_ERRORS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__TOPICS__PARTITION_ERRORS: [FieldSpec; 3] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ListClientMetricsResourcesResponse's body.
-static FIELDS: [FieldSpec; 3] = [
+pub(crate) static FIELDS: [FieldSpec; 3] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -50,7 +50,7 @@ static FIELDS: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `ClientMetricsResource`, the type of `ClientMetricsResources`.
-static FIELDS__CLIENT_METRICS_RESOURCES: [FieldSpec; 1] = [
+pub(crate) static FIELDS__CLIENT_METRICS_RESOURCES: [FieldSpec; 1] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ListOffsetsResponse's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -44,7 +44,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `ListOffsetsTopicResponse`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -73,7 +73,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `ListOffsetsPartitionResponse`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 6] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 6] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

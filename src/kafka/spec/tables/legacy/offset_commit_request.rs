@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of OffsetCommitRequest's body.
-static FIELDS: [FieldSpec; 6] = [
+pub(crate) static FIELDS: [FieldSpec; 6] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,
@@ -93,7 +93,7 @@ static FIELDS: [FieldSpec; 6] = [
     },
 ];
 /// The fields of `OffsetCommitRequestTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -122,7 +122,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `OffsetCommitRequestPartition`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 5] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 5] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of OffsetFetchRequest's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,
@@ -68,7 +68,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `OffsetFetchRequestTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -97,7 +97,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `OffsetFetchRequestGroup`, the type of `Groups`.
-static FIELDS__GROUPS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__GROUPS: [FieldSpec; 4] = [
     FieldSpec {
         name: "GroupId",
         ty: FieldType::String,
@@ -153,7 +153,7 @@ static FIELDS__GROUPS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `OffsetFetchRequestTopics`, the type of `Topics`.
-static FIELDS__GROUPS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__GROUPS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of OffsetForLeaderEpochRequest's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ReplicaId",
         ty: FieldType::Int32,
@@ -44,7 +44,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `OffsetForLeaderTopic`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Topic",
         ty: FieldType::String,
@@ -71,7 +71,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `OffsetForLeaderPartition`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 3] = [
     FieldSpec {
         name: "Partition",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of OffsetForLeaderEpochResponse's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -42,7 +42,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `OffsetForLeaderTopicResult`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Topic",
         ty: FieldType::String,
@@ -69,7 +69,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `EpochEndOffset`, the type of `Partitions`.
-static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__TOPICS__PARTITIONS: [FieldSpec; 4] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,

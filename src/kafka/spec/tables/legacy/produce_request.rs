@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ProduceRequest's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "TransactionalId",
         ty: FieldType::String,
@@ -66,7 +66,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `TopicProduceData`, the type of `TopicData`.
-static FIELDS__TOPIC_DATA: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPIC_DATA: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -96,7 +96,7 @@ static FIELDS__TOPIC_DATA: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `PartitionProduceData`, the type of `PartitionData`.
-static FIELDS__TOPIC_DATA__PARTITION_DATA: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPIC_DATA__PARTITION_DATA: [FieldSpec; 2] = [
     FieldSpec {
         name: "Index",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ShareAcknowledgeResponse's body.
-static FIELDS: [FieldSpec; 5] = [
+pub(crate) static FIELDS: [FieldSpec; 5] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -78,7 +78,7 @@ static FIELDS: [FieldSpec; 5] = [
     },
 ];
 /// The fields of `ShareAcknowledgeTopicResponse`, the type of `Responses`.
-static FIELDS__RESPONSES: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESPONSES: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicId",
         ty: FieldType::Uuid,
@@ -106,7 +106,7 @@ static FIELDS__RESPONSES: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `PartitionData`, the type of `Partitions`.
-static FIELDS__RESPONSES__PARTITIONS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__RESPONSES__PARTITIONS: [FieldSpec; 4] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,
@@ -155,7 +155,7 @@ static FIELDS__RESPONSES__PARTITIONS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `LeaderIdAndEpoch`, the type of `CurrentLeader`.
-static FIELDS__RESPONSES__PARTITIONS__CURRENT_LEADER: [FieldSpec; 2] = [
+pub(crate) static FIELDS__RESPONSES__PARTITIONS__CURRENT_LEADER: [FieldSpec; 2] = [
     FieldSpec {
         name: "LeaderId",
         ty: FieldType::Int32,
@@ -178,7 +178,7 @@ static FIELDS__RESPONSES__PARTITIONS__CURRENT_LEADER: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `NodeEndpoint`, the type of `NodeEndpoints`.
-static FIELDS__NODE_ENDPOINTS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__NODE_ENDPOINTS: [FieldSpec; 4] = [
     FieldSpec {
         name: "NodeId",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ShareGroupDescribeResponse's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ThrottleTimeMs",
         ty: FieldType::Int32,
@@ -41,7 +41,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `DescribedGroup`, the type of `Groups`.
-static FIELDS__GROUPS: [FieldSpec; 9] = [
+pub(crate) static FIELDS__GROUPS: [FieldSpec; 9] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,
@@ -131,7 +131,7 @@ static FIELDS__GROUPS: [FieldSpec; 9] = [
     },
 ];
 /// The fields of `Member`, the type of `Members`.
-static FIELDS__GROUPS__MEMBERS: [FieldSpec; 7] = [
+pub(crate) static FIELDS__GROUPS__MEMBERS: [FieldSpec; 7] = [
     FieldSpec {
         name: "MemberId",
         ty: FieldType::String,
@@ -200,7 +200,7 @@ static FIELDS__GROUPS__MEMBERS: [FieldSpec; 7] = [
     },
 ];
 /// The fields of `Assignment`, the type of `Assignment`.
-static FIELDS__GROUPS__MEMBERS__ASSIGNMENT: [FieldSpec; 1] = [
+pub(crate) static FIELDS__GROUPS__MEMBERS__ASSIGNMENT: [FieldSpec; 1] = [
     FieldSpec {
         name: "TopicPartitions",
         ty: FieldType::Array(&FieldType::Struct("TopicPartitions")),
@@ -214,7 +214,7 @@ static FIELDS__GROUPS__MEMBERS__ASSIGNMENT: [FieldSpec; 1] = [
     },
 ];
 /// The fields of `TopicPartitions`, the type of `TopicPartitions`.
-static FIELDS__GROUPS__MEMBERS__ASSIGNMENT__TOPIC_PARTITIONS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__GROUPS__MEMBERS__ASSIGNMENT__TOPIC_PARTITIONS: [FieldSpec; 3] = [
     FieldSpec {
         name: "TopicId",
         ty: FieldType::Uuid,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of StopReplicaRequest's body.
-static FIELDS: [FieldSpec; 8] = [
+pub(crate) static FIELDS: [FieldSpec; 8] = [
     FieldSpec {
         name: "ControllerId",
         ty: FieldType::Int32,
@@ -99,7 +99,7 @@ static FIELDS: [FieldSpec; 8] = [
     },
 ];
 /// The fields of `StopReplicaPartitionV0`, the type of `UngroupedPartitions`.
-static FIELDS__UNGROUPED_PARTITIONS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__UNGROUPED_PARTITIONS: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,
@@ -126,7 +126,7 @@ static FIELDS__UNGROUPED_PARTITIONS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `StopReplicaTopicV1`, the type of `Topics`.
-static FIELDS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -153,7 +153,7 @@ static FIELDS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `StopReplicaTopicState`, the type of `TopicStates`.
-static FIELDS__TOPIC_STATES: [FieldSpec; 2] = [
+pub(crate) static FIELDS__TOPIC_STATES: [FieldSpec; 2] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,
@@ -178,7 +178,7 @@ static FIELDS__TOPIC_STATES: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `StopReplicaPartitionState`, the type of `PartitionStates`.
-static FIELDS__TOPIC_STATES__PARTITION_STATES: [FieldSpec; 3] = [
+pub(crate) static FIELDS__TOPIC_STATES__PARTITION_STATES: [FieldSpec; 3] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

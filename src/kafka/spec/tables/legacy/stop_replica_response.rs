@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of StopReplicaResponse's body.
-static FIELDS: [FieldSpec; 2] = [
+pub(crate) static FIELDS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ErrorCode",
         ty: FieldType::Int16,
@@ -40,7 +40,7 @@ static FIELDS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `StopReplicaPartitionError`, the type of `PartitionErrors`.
-static FIELDS__PARTITION_ERRORS: [FieldSpec; 3] = [
+pub(crate) static FIELDS__PARTITION_ERRORS: [FieldSpec; 3] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,

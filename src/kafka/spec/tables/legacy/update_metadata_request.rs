@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of UpdateMetadataRequest's body.
-static FIELDS: [FieldSpec; 8] = [
+pub(crate) static FIELDS: [FieldSpec; 8] = [
     FieldSpec {
         name: "ControllerId",
         ty: FieldType::Int32,
@@ -99,7 +99,7 @@ static FIELDS: [FieldSpec; 8] = [
     },
 ];
 /// The fields of `UpdateMetadataPartitionState`, the type of `UngroupedPartitionStates`.
-static FIELDS__UNGROUPED_PARTITION_STATES: [FieldSpec; 9] = [
+pub(crate) static FIELDS__UNGROUPED_PARTITION_STATES: [FieldSpec; 9] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,
@@ -194,7 +194,7 @@ static FIELDS__UNGROUPED_PARTITION_STATES: [FieldSpec; 9] = [
     },
 ];
 /// The fields of `UpdateMetadataTopicState`, the type of `TopicStates`.
-static FIELDS__TOPIC_STATES: [FieldSpec; 3] = [
+pub(crate) static FIELDS__TOPIC_STATES: [FieldSpec; 3] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,
@@ -231,7 +231,7 @@ static FIELDS__TOPIC_STATES: [FieldSpec; 3] = [
     },
 ];
 /// The fields of `UpdateMetadataPartitionState`, the type of `PartitionStates`.
-static FIELDS__TOPIC_STATES__PARTITION_STATES: [FieldSpec; 9] = [
+pub(crate) static FIELDS__TOPIC_STATES__PARTITION_STATES: [FieldSpec; 9] = [
     FieldSpec {
         name: "TopicName",
         ty: FieldType::String,
@@ -326,7 +326,7 @@ static FIELDS__TOPIC_STATES__PARTITION_STATES: [FieldSpec; 9] = [
     },
 ];
 /// The fields of `UpdateMetadataBroker`, the type of `LiveBrokers`.
-static FIELDS__LIVE_BROKERS: [FieldSpec; 5] = [
+pub(crate) static FIELDS__LIVE_BROKERS: [FieldSpec; 5] = [
     FieldSpec {
         name: "Id",
         ty: FieldType::Int32,
@@ -378,7 +378,7 @@ static FIELDS__LIVE_BROKERS: [FieldSpec; 5] = [
     },
 ];
 /// The fields of `UpdateMetadataEndpoint`, the type of `Endpoints`.
-static FIELDS__LIVE_BROKERS__ENDPOINTS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__LIVE_BROKERS__ENDPOINTS: [FieldSpec; 4] = [
     FieldSpec {
         name: "Port",
         ty: FieldType::Int32,

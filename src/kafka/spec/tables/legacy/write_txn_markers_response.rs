@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of WriteTxnMarkersResponse's body.
-static FIELDS: [FieldSpec; 1] = [
+pub(crate) static FIELDS: [FieldSpec; 1] = [
     FieldSpec {
         name: "Markers",
         ty: FieldType::Array(&FieldType::Struct("WritableTxnMarkerResult")),
@@ -30,7 +30,7 @@ static FIELDS: [FieldSpec; 1] = [
     },
 ];
 /// The fields of `WritableTxnMarkerResult`, the type of `Markers`.
-static FIELDS__MARKERS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__MARKERS: [FieldSpec; 2] = [
     FieldSpec {
         name: "ProducerId",
         ty: FieldType::Int64,
@@ -56,7 +56,7 @@ static FIELDS__MARKERS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `WritableTxnMarkerTopicResult`, the type of `Topics`.
-static FIELDS__MARKERS__TOPICS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__MARKERS__TOPICS: [FieldSpec; 2] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -83,7 +83,7 @@ static FIELDS__MARKERS__TOPICS: [FieldSpec; 2] = [
     },
 ];
 /// The fields of `WritableTxnMarkerPartitionResult`, the type of `Partitions`.
-static FIELDS__MARKERS__TOPICS__PARTITIONS: [FieldSpec; 2] = [
+pub(crate) static FIELDS__MARKERS__TOPICS__PARTITIONS: [FieldSpec; 2] = [
     FieldSpec {
         name: "PartitionIndex",
         ty: FieldType::Int32,

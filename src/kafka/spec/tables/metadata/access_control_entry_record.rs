@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of AccessControlEntryRecord's body.
-static FIELDS: [FieldSpec; 8] = [
+pub(crate) static FIELDS: [FieldSpec; 8] = [
     FieldSpec {
         name: "Id",
         ty: FieldType::Uuid,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of BrokerRegistrationChangeRecord's body.
-static FIELDS: [FieldSpec; 6] = [
+pub(crate) static FIELDS: [FieldSpec; 6] = [
     FieldSpec {
         name: "BrokerId",
         ty: FieldType::Int32,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of ClientQuotaRecord's body.
-static FIELDS: [FieldSpec; 4] = [
+pub(crate) static FIELDS: [FieldSpec; 4] = [
     FieldSpec {
         name: "Entity",
         ty: FieldType::Array(&FieldType::Struct("EntityData")),
@@ -60,7 +60,7 @@ static FIELDS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `EntityData`, the type of `Entity`.
-static FIELDS__ENTITY: [FieldSpec; 2] = [
+pub(crate) static FIELDS__ENTITY: [FieldSpec; 2] = [
     FieldSpec {
         name: "EntityType",
         ty: FieldType::String,

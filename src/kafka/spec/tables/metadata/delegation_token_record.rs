@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of DelegationTokenRecord's body.
-static FIELDS: [FieldSpec; 7] = [
+pub(crate) static FIELDS: [FieldSpec; 7] = [
     FieldSpec {
         name: "Owner",
         ty: FieldType::String,

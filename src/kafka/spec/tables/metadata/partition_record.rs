@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of PartitionRecord's body.
-static FIELDS: [FieldSpec; 13] = [
+pub(crate) static FIELDS: [FieldSpec; 13] = [
     FieldSpec {
         name: "PartitionId",
         ty: FieldType::Int32,

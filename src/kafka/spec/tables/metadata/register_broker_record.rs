@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of RegisterBrokerRecord's body.
-static FIELDS: [FieldSpec; 11] = [
+pub(crate) static FIELDS: [FieldSpec; 11] = [
     FieldSpec {
         name: "BrokerId",
         ty: FieldType::Int32,
@@ -128,7 +128,7 @@ static FIELDS: [FieldSpec; 11] = [
     },
 ];
 /// The fields of `BrokerEndpoint`, the type of `EndPoints`.
-static FIELDS__END_POINTS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__END_POINTS: [FieldSpec; 4] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -167,7 +167,7 @@ static FIELDS__END_POINTS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `BrokerFeature`, the type of `Features`.
-static FIELDS__FEATURES: [FieldSpec; 3] = [
+pub(crate) static FIELDS__FEATURES: [FieldSpec; 3] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

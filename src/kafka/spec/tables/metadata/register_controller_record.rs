@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of RegisterControllerRecord's body.
-static FIELDS: [FieldSpec; 5] = [
+pub(crate) static FIELDS: [FieldSpec; 5] = [
     FieldSpec {
         name: "ControllerId",
         ty: FieldType::Int32,
@@ -63,7 +63,7 @@ static FIELDS: [FieldSpec; 5] = [
     },
 ];
 /// The fields of `ControllerEndpoint`, the type of `EndPoints`.
-static FIELDS__END_POINTS: [FieldSpec; 4] = [
+pub(crate) static FIELDS__END_POINTS: [FieldSpec; 4] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,
@@ -102,7 +102,7 @@ static FIELDS__END_POINTS: [FieldSpec; 4] = [
     },
 ];
 /// The fields of `ControllerFeature`, the type of `Features`.
-static FIELDS__FEATURES: [FieldSpec; 3] = [
+pub(crate) static FIELDS__FEATURES: [FieldSpec; 3] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of RemoveDelegationTokenRecord's body.
-static FIELDS: [FieldSpec; 1] = [
+pub(crate) static FIELDS: [FieldSpec; 1] = [
     FieldSpec {
         name: "TokenId",
         ty: FieldType::String,

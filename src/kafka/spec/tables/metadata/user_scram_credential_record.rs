@@ -16,7 +16,7 @@ pub(crate) static SPEC: MessageSpec = MessageSpec {
     header_versions: &[],
 };
 /// The fields of UserScramCredentialRecord's body.
-static FIELDS: [FieldSpec; 6] = [
+pub(crate) static FIELDS: [FieldSpec; 6] = [
     FieldSpec {
         name: "Name",
         ty: FieldType::String,

@@ -20,8 +20,10 @@ use super::decode::Decoder;
 use super::interpreted::GiveUp;
 use crate::kafka::meaning::essentials::{self, Entries, Fields, Id, ListPick};
 use crate::kafka::meaning::facts::{
-    FactField, Facts, GroupFacts, Scalar, TopicFact, TopicList, TopicRef, IDENTITY, MAX_TOPICS,
+    FactField, Facts, GroupFacts, Name, Scalar, TopicFact, TopicList, TopicRef, IDENTITY,
+    MAX_TOPICS,
 };
+use crate::kafka::meaning::interned;
 use crate::kafka::meaning::problem::Step;
 use crate::kafka::spec::schema::{Direction, FieldId, FieldSpec, FieldType, MessageSpec, Role};
 
@@ -214,7 +216,7 @@ pub(crate) struct Collector {
     structs_met: usize,
     /// Whether (TopicId, Name) pairs are learnt from this message.
     learns: bool,
-    pairs: Vec<([u8; 16], String)>,
+    pairs: Vec<([u8; 16], Name)>,
     /// An upper bound of the nodes the decoder would have counted for the elements kept so
     /// far, to give up before its node budget would have left one out.
     nodes: usize,
@@ -419,7 +421,7 @@ impl Collector {
     }
 
     /// The (TopicId, Name) pairs learnt, the body's first.
-    pub(crate) fn take_pairs(&mut self, buf: &[u8]) -> Vec<([u8; 16], String)> {
+    pub(crate) fn take_pairs(&mut self, buf: &[u8]) -> Vec<([u8; 16], Name)> {
         let mut pairs = Vec::new();
         if self.learns {
             pairs.extend(pair(&self.body, buf));
@@ -538,7 +540,7 @@ impl Collector {
             first: names
                 .into_iter()
                 .take(MAX_TOPICS)
-                .map(|n| TopicFact::new(TopicRef::Name(n), None))
+                .map(|n| TopicFact::new(TopicRef::Name(interned::name_of(&n)), None))
                 .collect(),
             field: None,
         })
@@ -641,6 +643,14 @@ impl Fields for InBuf<'_> {
         }
     }
 
+    fn name(&self, f: FactField) -> Option<Option<Name>> {
+        match self.0.fact(f)? {
+            Val::Str(Some(span)) => Some(Some(name_at(self.1, span))),
+            Val::Str(None) => Some(None),
+            _ => None,
+        }
+    }
+
     fn uuid(&self, f: FactField) -> Option<[u8; 16]> {
         match self.0.fact(f)? {
             Val::Uuid(u) => Some(u),
@@ -673,10 +683,13 @@ fn topic_ref(t: &Frame, buf: &[u8]) -> TopicRef {
         FactField::ResourceName,
     ]
     .iter()
-    .find_map(|f| str_of(t.fact(*f), buf))
-    .filter(|s| !s.is_empty());
-    if let Some(n) = name {
-        return TopicRef::Name(n);
+    .find_map(|f| match t.fact(*f) {
+        Some(Val::Str(Some(span))) => Some(span),
+        _ => None,
+    })
+    .filter(|span| span.1 > 0);
+    if let Some(span) = name {
+        return TopicRef::Name(name_at(buf, span));
     }
     match t.fact(FactField::TopicId) {
         Some(Val::Uuid(u)) => {
@@ -686,7 +699,7 @@ fn topic_ref(t: &Frame, buf: &[u8]) -> TopicRef {
                 .fact_slot(FactField::TopicId)
                 .is_some_and(|s| s.role == Role::TopicId);
             let name = known.then(|| layouts.topic_name(&u)).flatten();
-            TopicRef::Id(u, name.map(str::to_string))
+            TopicRef::Id(u, name.map(interned::name_of))
         }
         _ => TopicRef::Unnamed,
     }
@@ -707,13 +720,15 @@ fn identity(b: &Frame, buf: &[u8]) -> Vec<(&'static str, Scalar)> {
 }
 
 /// A (TopicId, Name) pair of one struct: its first plain fields of those roles.
-fn pair(f: &Frame, buf: &[u8]) -> Option<([u8; 16], String)> {
+fn pair(f: &Frame, buf: &[u8]) -> Option<([u8; 16], Name)> {
     let id = match f.plain_role(Role::TopicId)? {
         Val::Uuid(u) if u != [0; 16] => u,
         _ => return None,
     };
-    let name = str_of(f.plain_role(Role::Name), buf).filter(|s| !s.is_empty())?;
-    Some((id, name))
+    match f.plain_role(Role::Name) {
+        Some(Val::Str(Some(span))) if span.1 > 0 => Some((id, name_at(buf, span))),
+        _ => None,
+    }
 }
 
 /// A string value's text, as the decoder makes it (invalid UTF-8 replaced).
@@ -735,6 +750,11 @@ fn str_of(v: Option<Val>, buf: &[u8]) -> Option<String> {
         Some(Val::Str(Some(span))) => Some(text(buf, span)),
         _ => None,
     }
+}
+
+/// A topic name's text: made once a run ([`interned`]), not once a message.
+fn name_at(buf: &[u8], (at, n): (usize, usize)) -> Name {
+    interned::name(buf.get(at..at.saturating_add(n)).unwrap_or(&[]))
 }
 
 fn text(buf: &[u8], (at, n): (usize, usize)) -> String {

@@ -71,7 +71,7 @@ pub struct Message {
     /// Set when the body's facts were gathered as it was walked, with no node kept below the
     /// body (the summary's and the statistics' decoding): the (TopicId, Name) pairs its
     /// structs hold, for the topic names to learn.
-    pub topic_pairs: Option<Vec<([u8; 16], String)>>,
+    pub topic_pairs: Option<Vec<([u8; 16], crate::kafka::meaning::facts::Name)>>,
 }
 
 impl Message {

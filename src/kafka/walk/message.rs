@@ -754,7 +754,8 @@ fn conclude(
     mask_undecoded_secrets(msg, root);
     match d.collector.take() {
         Some(mut c) => {
-            *msg.facts = c.facts(d.buf, msg.api_version);
+            // `msg.facts` is as `Message::empty` made it: the collector fills it in.
+            c.fill_facts(&mut msg.facts, d.buf, msg.api_version);
             msg.topic_pairs = Some(c.take_pairs(d.buf));
             super::collect::Collector::give_back(c);
         }

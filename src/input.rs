@@ -84,7 +84,9 @@ pub fn open(name: &str, max_zstd_window: u64) -> io::Result<Input> {
     } else {
         Box::new(ChannelReader::spawn(file))
     };
-    let mut buffered = BufReader::with_capacity(1 << 20, raw);
+    // Small: a capture reader reads in larger pieces, which then bypass this buffer
+    // (`capture::pcap`'s `MIN_READ`); it is here to look at the first bytes.
+    let mut buffered = BufReader::with_capacity(64 * 1024, raw);
     let head = buffered.fill_buf()?;
     let (reader, compression): (Box<dyn Read>, _) = if head.starts_with(&[0x1f, 0x8b]) {
         (

@@ -198,7 +198,7 @@ pub fn produced<'a>(
 pub fn topic_pairs(rec: &Record<'_>) -> Vec<([u8; 16], String)> {
     let m = &rec.msg;
     if let Some(pairs) = &m.topic_pairs {
-        return pairs.clone();
+        return pairs.iter().map(|(id, n)| (*id, n.to_string())).collect();
     }
     let teaches = m.direction == Direction::Response
         && (matches!(m.api_key, Some(3 | 19 | 75))

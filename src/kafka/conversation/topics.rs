@@ -2,7 +2,8 @@
 //! carry both, and so does the KRaft log's TopicRecord in a controller's Fetch answer; later
 //! messages that carry only an id get the name beside it, in every view.
 
-use crate::kafka::meaning::facts::{Facts, TopicRef};
+use crate::kafka::meaning::facts::{Facts, Name, TopicRef};
+use crate::kafka::meaning::interned;
 use crate::kafka::spec::schema::Role;
 use crate::kafka::walk::message::Message;
 use crate::kafka::walk::node::{Node, Value};
@@ -12,7 +13,9 @@ use std::collections::HashMap;
 pub struct TopicNames {
     /// Hashed with foldhash, seeded per run: every id of every message is looked up, and
     /// SipHash cost more than the rest of naming them.
-    map: HashMap<[u8; 16], String, foldhash::fast::RandomState>,
+    /// The names are shared with the messages' facts ([`interned`]): naming an id costs no
+    /// string.
+    map: HashMap<[u8; 16], Name, foldhash::fast::RandomState>,
 }
 
 const ZERO: [u8; 16] = [0; 16];
@@ -27,7 +30,12 @@ const MAX_NAME: usize = 249;
 
 impl TopicNames {
     pub fn get(&self, id: &[u8; 16]) -> Option<&str> {
-        self.map.get(id).map(String::as_str)
+        self.map.get(id).map(|n| &**n)
+    }
+
+    /// [`TopicNames::get`], shared.
+    fn name(&self, id: &[u8; 16]) -> Option<Name> {
+        self.map.get(id).cloned()
     }
 
     pub fn len(&self) -> usize {
@@ -47,7 +55,7 @@ impl TopicNames {
         if let Some(pairs) = &msg.topic_pairs {
             // Gathered as the body was walked: no nodes to learn from or to note.
             for (id, name) in pairs {
-                self.learn_pair(*id, name);
+                self.learn_shared(*id, name);
             }
             if !self.map.is_empty() && may_hold_ids(msg) {
                 name_ids(&mut msg.facts, self);
@@ -123,9 +131,23 @@ impl TopicNames {
 
     /// Learns that `id` is `name`, within the bounds.
     fn learn_pair(&mut self, id: [u8; 16], name: &str) {
-        let room = self.map.len() < MAX_TOPIC_NAMES || self.map.contains_key(&id);
-        if room && name.len() <= MAX_NAME {
-            self.map.insert(id, name.to_string());
+        if name.len() <= MAX_NAME {
+            self.learn_shared(id, &interned::name_of(name));
+        }
+    }
+
+    /// [`TopicNames::learn_pair`] of a name already shared. Every Metadata answer names its
+    /// topics again: a name known already is left as it is.
+    fn learn_shared(&mut self, id: [u8; 16], name: &Name) {
+        if name.len() > MAX_NAME {
+            return;
+        }
+        if let Some(known) = self.map.get_mut(&id) {
+            if **known != **name {
+                *known = name.clone();
+            }
+        } else if self.map.len() < MAX_TOPIC_NAMES {
+            self.map.insert(id, name.clone());
         }
     }
 
@@ -141,7 +163,7 @@ impl TopicNames {
             if let Value::Uuid(u) = c.value {
                 if !named && c.note == crate::kafka::walk::node::Note::None {
                     if let Some(name) = self.map.get(&u) {
-                        c.note = crate::kafka::walk::node::Note::TopicName(name.clone());
+                        c.note = crate::kafka::walk::node::Note::TopicName(name.to_string());
                         noted = true;
                     }
                 }
@@ -177,7 +199,7 @@ fn name_ids(facts: &mut Facts, names: &TopicNames) {
     for list in facts.lists_mut() {
         for t in &mut list.first {
             if let TopicRef::Id(u, name @ None) = &mut t.topic {
-                *name = names.get(u).map(str::to_string);
+                *name = names.name(u);
             }
         }
     }

@@ -433,6 +433,12 @@ pub(crate) trait Fields {
     fn int(&self, f: FactField) -> Option<i64>;
     /// A string: `Some(None)` for null.
     fn text(&self, f: FactField) -> Option<Option<String>>;
+    /// [`Fields::text`] of a string that names an entry (a topic, a group), shared
+    /// ([`super::interned`]).
+    fn name(&self, f: FactField) -> Option<Option<super::interned::Name>> {
+        self.text(f)
+            .map(|t| t.map(|s| super::interned::name_of(&s)))
+    }
     fn uuid(&self, f: FactField) -> Option<[u8; 16]>;
     /// An array's element count: `Some(None)` for null.
     fn len(&self, f: FactField) -> Option<Option<usize>>;
@@ -469,13 +475,13 @@ impl Entries {
         let id = match pick.id {
             Id::Count | Id::Scalar => return,
             Id::Topic => e.topic(),
-            Id::Text(f) => match e.text(f) {
+            Id::Text(f) => match e.name(f) {
                 Some(Some(s)) => TopicRef::Name(s),
                 _ => TopicRef::Unnamed,
             },
             Id::Int(f) => e
                 .int(f)
-                .map_or(TopicRef::Unnamed, |i| TopicRef::Name(i.to_string())),
+                .map_or(TopicRef::Unnamed, |i| TopicRef::Name(i.to_string().into())),
         };
         let details = pick
             .details
@@ -503,7 +509,9 @@ impl Entries {
     pub(crate) fn scalar(&mut self, pick: &ListPick, s: Option<String>) {
         self.met += 1;
         if pick.id == Id::Scalar && self.first.len() < pick.shown {
-            let topic = s.map_or(TopicRef::Unnamed, TopicRef::Name);
+            let topic = s.map_or(TopicRef::Unnamed, |s| {
+                TopicRef::Name(super::interned::name_of(&s))
+            });
             self.first.push(TopicFact::new(topic, None));
         }
     }

@@ -3,6 +3,7 @@
 //! the tree (or its text) again. The walk fills them in (src/kafka/walk/collect.rs while it
 //! walks, src/kafka/walk/tree_facts.rs from a tree); these are the types.
 
+pub use super::interned::Name;
 pub use crate::kafka::spec::fact_field::FactField;
 use crate::kafka::spec::schema::FieldId;
 
@@ -15,9 +16,10 @@ pub const MAX_REPLICAS: usize = 64;
 /// A topic as the message names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TopicRef {
-    Name(String),
+    /// (Shared: see [`super::interned`].)
+    Name(Name),
     /// An id, with the name an earlier message gave it.
-    Id([u8; 16], Option<String>),
+    Id([u8; 16], Option<Name>),
     /// An element that names no topic.
     Unnamed,
 }

@@ -5,5 +5,6 @@
 pub(crate) mod codes;
 pub(crate) mod essentials;
 pub(crate) mod facts;
+pub mod interned;
 pub mod log;
 pub mod problem;

@@ -20,8 +20,10 @@ use super::decode::Decoder;
 use super::interpreted::GiveUp;
 use crate::kafka::meaning::essentials::{self, Entries, Fields, Id, ListPick};
 use crate::kafka::meaning::facts::{
-    FactField, Facts, GroupFacts, Scalar, TopicFact, TopicList, TopicRef, IDENTITY, MAX_TOPICS,
+    FactField, Facts, GroupFacts, Name, Scalar, TopicFact, TopicList, TopicRef, IDENTITY,
+    MAX_TOPICS,
 };
+use crate::kafka::meaning::interned;
 use crate::kafka::meaning::problem::Step;
 use crate::kafka::spec::schema::{Direction, FieldId, FieldSpec, FieldType, MessageSpec, Role};
 
@@ -214,7 +216,7 @@ pub(crate) struct Collector {
     structs_met: usize,
     /// Whether (TopicId, Name) pairs are learnt from this message.
     learns: bool,
-    pairs: Vec<([u8; 16], String)>,
+    pairs: Vec<([u8; 16], Name)>,
     /// An upper bound of the nodes the decoder would have counted for the elements kept so
     /// far, to give up before its node budget would have left one out.
     nodes: usize,
@@ -419,7 +421,7 @@ impl Collector {
     }
 
     /// The (TopicId, Name) pairs learnt, the body's first.
-    pub(crate) fn take_pairs(&mut self, buf: &[u8]) -> Vec<([u8; 16], String)> {
+    pub(crate) fn take_pairs(&mut self, buf: &[u8]) -> Vec<([u8; 16], Name)> {
         let mut pairs = Vec::new();
         if self.learns {
             pairs.extend(pair(&self.body, buf));
@@ -430,34 +432,34 @@ impl Collector {
 
     /// The facts, as [`super::tree_facts::collect_body`] gives them from the tree of the first two
     /// levels; `buf` is the frame the strings lie in.
-    pub(crate) fn facts(&self, buf: &[u8], api_version: Option<i16>) -> Facts {
+    /// Written into `f`, a message's facts as [`Facts::default`] made them, field by field: a
+    /// `Facts` made here and moved into the message's box was copied twice (two of the five
+    /// copies of a frame's decoding, each a few hundred bytes).
+    pub(crate) fn fill_facts(&self, f: &mut Facts, buf: &[u8], api_version: Option<i16>) {
         let b = &self.body;
         let response = self.direction == Direction::Response;
         let key = self.api_key;
         let strings = |v: Option<Val>| self.strings(v);
-        let mut f = Facts {
-            identity: identity(b, buf),
-            partitions: self
-                .elements(b.role(Role::TopicArray))
-                .map_or(0, |a| a.partitions),
-            cursor: self.cursor(b.fact(FactField::Cursor), buf),
-            next_cursor: self.cursor(b.fact(FactField::NextCursor), buf),
-            mechanism: str_of(b.role(Role::Mechanism), buf),
-            mechanisms: strings(b.role(Role::Mechanisms)),
-            coordinator_keys: strings(b.role(Role::CoordinatorKeys)),
-            throttle_ms: int(b.role(Role::ThrottleTime)),
-            topic_names: self.name_list(b.role(Role::TopicNames)).map(|mut l| {
-                l.field = b.field_of(FactField::None, Role::TopicNames);
-                l
-            }),
-            replica_id: int(b.role(Role::ReplicaId)).or_else(|| {
-                self.inner_frame(b.fact(FactField::ReplicaState))
-                    .and_then(|r| int(r.role(Role::ReplicaId)))
-            }),
-            max_wait_ms: b.int(FactField::MaxWaitMs),
-            group: group_facts(b, buf),
-            ..Facts::default()
-        };
+        f.identity = identity(b, buf);
+        f.partitions = self
+            .elements(b.role(Role::TopicArray))
+            .map_or(0, |a| a.partitions);
+        f.cursor = self.cursor(b.fact(FactField::Cursor), buf);
+        f.next_cursor = self.cursor(b.fact(FactField::NextCursor), buf);
+        f.mechanism = str_of(b.role(Role::Mechanism), buf);
+        f.mechanisms = strings(b.role(Role::Mechanisms));
+        f.coordinator_keys = strings(b.role(Role::CoordinatorKeys));
+        f.throttle_ms = int(b.role(Role::ThrottleTime));
+        f.topic_names = self.name_list(b.role(Role::TopicNames)).map(|mut l| {
+            l.field = b.field_of(FactField::None, Role::TopicNames);
+            l
+        });
+        f.replica_id = int(b.role(Role::ReplicaId)).or_else(|| {
+            self.inner_frame(b.fact(FactField::ReplicaState))
+                .and_then(|r| int(r.role(Role::ReplicaId)))
+        });
+        f.max_wait_ms = b.int(FactField::MaxWaitMs);
+        f.group = group_facts(b, buf);
         if response {
             f.error = b
                 .int(FactField::ErrorCode)
@@ -504,7 +506,6 @@ impl Collector {
         });
         f.line = line;
         f.error_none = error_none;
-        f
     }
 
     fn elements(&self, v: Option<Val>) -> Option<&Elements> {
@@ -538,7 +539,7 @@ impl Collector {
             first: names
                 .into_iter()
                 .take(MAX_TOPICS)
-                .map(|n| TopicFact::new(TopicRef::Name(n), None))
+                .map(|n| TopicFact::new(TopicRef::Name(interned::name_of(&n)), None))
                 .collect(),
             field: None,
         })
@@ -641,6 +642,14 @@ impl Fields for InBuf<'_> {
         }
     }
 
+    fn name(&self, f: FactField) -> Option<Option<Name>> {
+        match self.0.fact(f)? {
+            Val::Str(Some(span)) => Some(Some(name_at(self.1, span))),
+            Val::Str(None) => Some(None),
+            _ => None,
+        }
+    }
+
     fn uuid(&self, f: FactField) -> Option<[u8; 16]> {
         match self.0.fact(f)? {
             Val::Uuid(u) => Some(u),
@@ -673,10 +682,13 @@ fn topic_ref(t: &Frame, buf: &[u8]) -> TopicRef {
         FactField::ResourceName,
     ]
     .iter()
-    .find_map(|f| str_of(t.fact(*f), buf))
-    .filter(|s| !s.is_empty());
-    if let Some(n) = name {
-        return TopicRef::Name(n);
+    .find_map(|f| match t.fact(*f) {
+        Some(Val::Str(Some(span))) => Some(span),
+        _ => None,
+    })
+    .filter(|span| span.1 > 0);
+    if let Some(span) = name {
+        return TopicRef::Name(name_at(buf, span));
     }
     match t.fact(FactField::TopicId) {
         Some(Val::Uuid(u)) => {
@@ -686,7 +698,7 @@ fn topic_ref(t: &Frame, buf: &[u8]) -> TopicRef {
                 .fact_slot(FactField::TopicId)
                 .is_some_and(|s| s.role == Role::TopicId);
             let name = known.then(|| layouts.topic_name(&u)).flatten();
-            TopicRef::Id(u, name.map(str::to_string))
+            TopicRef::Id(u, name.map(interned::name_of))
         }
         _ => TopicRef::Unnamed,
     }
@@ -707,13 +719,15 @@ fn identity(b: &Frame, buf: &[u8]) -> Vec<(&'static str, Scalar)> {
 }
 
 /// A (TopicId, Name) pair of one struct: its first plain fields of those roles.
-fn pair(f: &Frame, buf: &[u8]) -> Option<([u8; 16], String)> {
+fn pair(f: &Frame, buf: &[u8]) -> Option<([u8; 16], Name)> {
     let id = match f.plain_role(Role::TopicId)? {
         Val::Uuid(u) if u != [0; 16] => u,
         _ => return None,
     };
-    let name = str_of(f.plain_role(Role::Name), buf).filter(|s| !s.is_empty())?;
-    Some((id, name))
+    match f.plain_role(Role::Name) {
+        Some(Val::Str(Some(span))) if span.1 > 0 => Some((id, name_at(buf, span))),
+        _ => None,
+    }
 }
 
 /// A string value's text, as the decoder makes it (invalid UTF-8 replaced).
@@ -735,6 +749,11 @@ fn str_of(v: Option<Val>, buf: &[u8]) -> Option<String> {
         Some(Val::Str(Some(span))) => Some(text(buf, span)),
         _ => None,
     }
+}
+
+/// A topic name's text: made once a run ([`interned`]), not once a message.
+fn name_at(buf: &[u8], (at, n): (usize, usize)) -> Name {
+    interned::name(buf.get(at..at.saturating_add(n)).unwrap_or(&[]))
 }
 
 fn text(buf: &[u8], (at, n): (usize, usize)) -> String {

@@ -71,7 +71,7 @@ pub struct Message {
     /// Set when the body's facts were gathered as it was walked, with no node kept below the
     /// body (the summary's and the statistics' decoding): the (TopicId, Name) pairs its
     /// structs hold, for the topic names to learn.
-    pub topic_pairs: Option<Vec<([u8; 16], String)>>,
+    pub topic_pairs: Option<Vec<([u8; 16], crate::kafka::meaning::facts::Name)>>,
 }
 
 impl Message {
@@ -754,7 +754,8 @@ fn conclude(
     mask_undecoded_secrets(msg, root);
     match d.collector.take() {
         Some(mut c) => {
-            *msg.facts = c.facts(d.buf, msg.api_version);
+            // `msg.facts` is as `Message::empty` made it: the collector fills it in.
+            c.fill_facts(&mut msg.facts, d.buf, msg.api_version);
             msg.topic_pairs = Some(c.take_pairs(d.buf));
             super::collect::Collector::give_back(c);
         }

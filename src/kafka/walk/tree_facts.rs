@@ -119,11 +119,13 @@ fn topic_ref(t: &Node) -> TopicRef {
     .find_map(|f| string(t, *f))
     .filter(|s| !s.is_empty());
     if let Some(n) = name {
-        return TopicRef::Name(n);
+        return TopicRef::Name(crate::kafka::meaning::interned::name_of(&n));
     }
     match field(t, FactField::TopicId) {
         Some(id) => match (&id.value, &id.note) {
-            (Value::Uuid(u), Note::TopicName(n)) => TopicRef::Id(*u, Some(n.clone())),
+            (Value::Uuid(u), Note::TopicName(n)) => {
+                TopicRef::Id(*u, Some(crate::kafka::meaning::interned::name_of(n)))
+            }
             (Value::Uuid(u), _) => TopicRef::Id(*u, None),
             _ => TopicRef::Unnamed,
         },
@@ -168,7 +170,10 @@ fn name_list(arr: &Node) -> TopicList {
         first: names
             .iter()
             .take(MAX_TOPICS)
-            .map(|n| TopicFact::new(TopicRef::Name(n.to_string()), None))
+            .map(|n| {
+                let name = crate::kafka::meaning::interned::name_of(n);
+                TopicFact::new(TopicRef::Name(name), None)
+            })
             .collect(),
         total: names.len(),
         field: arr.field,
@@ -410,7 +415,7 @@ const OFFSET_APIS: [i16; 8] = [0, 1, 2, 3, 8, 9, 78, 79];
 /// A topic element's name, or its id in hex when no name is known.
 fn topic_text(t: &Node) -> String {
     match topic_ref(t) {
-        TopicRef::Name(n) | TopicRef::Id(_, Some(n)) => n,
+        TopicRef::Name(n) | TopicRef::Id(_, Some(n)) => n.to_string(),
         TopicRef::Id(u, None) => hex::encode(u),
         TopicRef::Unnamed => String::new(),
     }

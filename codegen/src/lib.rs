@@ -262,6 +262,19 @@ fn mod_file(dir: &[String], children: &[String], top: Option<TokenStream>) -> To
     }
 }
 
+/// Enters folder `dir` and each folder above it as a child module of its parent in `dirs`
+/// (each folder's child modules, by folder path), once each.
+fn add_folders(dirs: &mut BTreeMap<Vec<String>, Vec<String>>, dir: &[String]) {
+    for depth in 0..dir.len() {
+        let parent = dir.get(..depth).unwrap_or_default().to_vec();
+        let child = dir.get(depth).cloned().unwrap_or_default();
+        let entry = dirs.entry(parent).or_default();
+        if !entry.contains(&child) {
+            entry.push(child);
+        }
+    }
+}
+
 /// Every file of the tables: its path under `root` and its text.
 pub fn generate(root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
     let tables = read_tables(root)?;
@@ -277,14 +290,7 @@ pub fn generate(root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
     dirs.insert(Vec::new(), Vec::new());
     for t in &tables {
         let (name, dir) = t.module.split_last().ok_or("a spec without a name")?;
-        for depth in 0..dir.len() {
-            let parent = dir.get(..depth).unwrap_or_default().to_vec();
-            let child = dir.get(depth).cloned().unwrap_or_default();
-            let entry = dirs.entry(parent).or_default();
-            if !entry.contains(&child) {
-                entry.push(child);
-            }
-        }
+        add_folders(&mut dirs, dir);
         let entry = dirs.entry(dir.to_vec()).or_default();
         if entry.contains(name) {
             return Err(format!("schema/{}: its module {name} is taken", t.file));
@@ -329,14 +335,7 @@ fn walk_files(tables: &[Table]) -> Result<Vec<(PathBuf, String)>, String> {
             continue;
         }
         let (name, dir) = t.module.split_last().ok_or("a spec without a name")?;
-        for depth in 0..dir.len() {
-            let parent = dir.get(..depth).unwrap_or_default().to_vec();
-            let child = dir.get(depth).cloned().unwrap_or_default();
-            let entry = dirs.entry(parent).or_default();
-            if !entry.contains(&child) {
-                entry.push(child);
-            }
-        }
+        add_folders(&mut dirs, dir);
         dirs.entry(dir.to_vec()).or_default().push(name.clone());
         let made = walks::spec_module(&t.file, &t.spec, &t.module)?;
         let module = t

@@ -51,10 +51,14 @@ fn run(args: &[&str]) -> (String, String) {
 }
 
 /// Control characters a terminal obeys: C0 (but for the newline between lines and the tab
-/// between -T fields' columns), DEL and C1.
+/// between -T fields' columns), DEL and C1; and the invisible characters that turn or hide
+/// text (a bidi override, a zero-width space, an isolate).
 fn raw_controls(text: &str, tab_ok: bool) -> Vec<String> {
     text.chars()
-        .filter(|c| c.is_control() && *c != '\n' && !(tab_ok && *c == '\t'))
+        .filter(|c| {
+            (c.is_control() && *c != '\n' && !(tab_ok && *c == '\t'))
+                || kdissect::text::is_invisible(*c)
+        })
         .map(|c| format!("U+{:04X}", u32::from(c)))
         .collect()
 }
@@ -93,7 +97,7 @@ fn summary_lines_quote_every_wire_text() {
         "txn=\"txn\\u{a}",
         "SNI \"sni\\u{a}",
         "ALPN \"alpn\\u{a}",
-        "\\u{1b}]0;owned\\u{7}\\u{1b}[2J\\u{d}\\u{7f}\\u{9b}31m\\u{9d}0;t\\u{7}\\u{0}end",
+        "\\u{1b}]0;owned\\u{7}\\u{1b}[2J\\u{d}\\u{7f}\\u{9b}31m\\u{9d}0;t\\u{7}\\u{0}end\\u{202e}gnp.exe\\u{200b}\\u{2066}",
     ] {
         assert!(out.contains(want), "{want} missing from\n{out}");
     }
@@ -117,6 +121,7 @@ fn json_escapes_every_control_even_those_serde_leaves_raw() {
     let out = check(&["--json"], false);
     // DEL and the C1 controls as \u escapes; the value is the same once parsed.
     assert!(out.contains("\\u007f\\u009b31m\\u009d0;t"), "{out}");
+    assert!(out.contains("end\\u202egnp.exe\\u200b\\u2066"), "{out}");
     for l in out.lines() {
         let v: serde_json::Value = serde_json::from_str(l).expect("valid JSON");
         if v["api_name"] == "ApiVersions" && v["direction"] == "request" {
@@ -148,4 +153,23 @@ fn tshark_fields_escape_every_control() {
     );
     assert!(out.contains("topic-req\\n     1 "), "{out}");
     assert!(out.contains("\\u{1b}]0;owned\\u{7}"), "{out}");
+    assert!(out.contains("end\\u{202e}gnp.exe"), "{out}");
+}
+
+/// The HTML report (`--report`) shows the same texts (client software, group ids) with no
+/// raw control or invisible character: maud escapes markup, not an ESC or a bidi override.
+#[test]
+fn the_report_page_holds_no_raw_control_or_invisible_character() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("line-injection");
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    let page = dir.join(format!("report-{}.html", std::process::id()));
+    let page_arg = page.to_string_lossy().into_owned();
+    run(&["--report", &page_arg]);
+    let html = std::fs::read_to_string(&page).expect("the report page");
+    let bad = raw_controls(&html, true);
+    assert!(bad.is_empty(), "raw {bad:?} in the report");
+    assert!(
+        html.contains("end\\u{202e}gnp.exe\\u{200b}\\u{2066}"),
+        "the escaped text is on the page"
+    );
 }

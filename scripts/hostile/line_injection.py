@@ -24,7 +24,10 @@ import generate as g  # noqa: E402
 # A line that looks like kdissect's own, after a newline; then an OSC title change ended by
 # BEL, a CSI that clears the screen, DEL, and the C1 forms of CSI and OSC.
 FAKE = "     1    0.000000 6.6.6.6:6666 → 10.0.0.1:9092 [0] Metadata v1 Response corr=1 FORGED"
-EVIL = "\n" + FAKE + "\x1b]0;owned\x07\x1b[2J\r\x7f\u009b31m\u009d0;t\u0007\x00end"
+# Then the invisible characters that turn or hide text without being controls: a
+# right-to-left override (the rest would print backwards), a zero-width space, an isolate.
+EVIL = ("\n" + FAKE + "\x1b]0;owned\x07\x1b[2J\r\x7f\u009b31m\u009d0;t\u0007\x00end"
+        "\u202egnp.exe\u200b\u2066")
 
 
 def evil(tag):

@@ -31,9 +31,10 @@ pub struct Meta {
 // The body is written straight to bytes, node by node: building a `serde_json::Value` tree
 // for every message cost more than decoding it.
 
-/// A JSON string, escaped as serde_json escapes it, and DEL and the C1 controls (U+0080 to
-/// U+009F) escaped too: serde_json leaves them raw, and a terminal showing the JSON would
-/// obey them as it obeys ESC (issue 35, item 18). Nearly every string (names, ids, topic
+/// A JSON string, escaped as serde_json escapes it, and DEL, the C1 controls (U+0080 to
+/// U+009F) and the invisible characters of [`crate::text::is_invisible`] escaped too:
+/// serde_json leaves them raw, and a terminal showing the JSON would obey the controls as it
+/// obeys ESC (issue 35, item 18) and let a bidi override turn text around. Nearly every string (names, ids, topic
 /// names) holds no byte that needs escaping: those are copied whole, the rest escaped here.
 fn put_str(w: &mut Vec<u8>, s: &str) {
     if !needs_escape(s.as_bytes()) {
@@ -61,8 +62,9 @@ fn put_escaped(w: &mut Vec<u8>, s: &str) {
             '\t' => w.extend_from_slice(b"\\t"),
             '\u{8}' => w.extend_from_slice(b"\\b"),
             '\u{c}' => w.extend_from_slice(b"\\f"),
-            // Below 0x20, DEL, or C1: all under 0x100. Writing to a Vec cannot fail.
-            c if c.is_control() => {
+            // Below 0x20, DEL, C1 (all under 0x100), or an invisible character (all under
+            // 0x10000): one `\uxxxx` each. Writing to a Vec cannot fail.
+            c if c.is_control() || crate::text::is_invisible(c) => {
                 let _ = write!(w, "\\u{:04x}", u32::from(c));
             }
             c => w.extend_from_slice(c.encode_utf8(&mut buf).as_bytes()),
@@ -71,9 +73,9 @@ fn put_escaped(w: &mut Vec<u8>, s: &str) {
     w.push(b'"');
 }
 
-/// Whether `b` holds a byte [`put_str`] escapes (below 0x20, `"`, `\\`, DEL), or 0xC2, the
-/// first byte of a C1 control's UTF-8 (and of other characters, which the slow way copies
-/// as they are). Eight bytes at a
+/// Whether `b` holds a byte [`put_str`] escapes (below 0x20, `"`, `\\`, DEL), or 0xC2, 0xD8,
+/// 0xE2 or 0xEF, the first bytes of the UTF-8 of a C1 control or an invisible character (and
+/// of other characters, which the slow way copies as they are). Eight bytes at a
 /// time: the field names and strings of a tree are checked once each, and a byte-at-a-time
 /// check of them was the largest single cost of writing `--json`.
 fn needs_escape(b: &[u8]) -> bool {
@@ -89,6 +91,9 @@ fn needs_escape(b: &[u8]) -> bool {
             | zero(x ^ (ONES * u64::from(b'\\')))
             | zero(x ^ (ONES * 0x7f))
             | zero(x ^ (ONES * 0xc2))
+            | zero(x ^ (ONES * 0xd8))
+            | zero(x ^ (ONES * 0xe2))
+            | zero(x ^ (ONES * 0xef))
             | below)
             != 0
     }
@@ -716,7 +721,7 @@ mod tests {
     fn needs_escape_agrees_with_the_byte_rule() {
         let rule = |b: &[u8]| {
             b.iter()
-                .any(|&c| c < 0x20 || c == b'"' || c == b'\\' || c == 0x7f || c == 0xc2)
+                .any(|&c| c < 0x20 || matches!(c, b'"' | b'\\' | 0x7f | 0xc2 | 0xd8 | 0xe2 | 0xef))
         };
         for filler in [
             0x20u8, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0x9f, 0xa2, 0xdc, 0xff,
@@ -971,5 +976,24 @@ mod tests {
             serde_json::from_str::<String>(&text).ok().as_deref(),
             Some(s)
         );
+    }
+
+    /// A bidi override, a zero-width space and a byte order mark are escaped (the same value
+    /// once parsed); other text with the same lead bytes (`€`, `…`, `ｆ`, `؛`) is left as it is.
+    #[test]
+    fn invisible_characters_are_escaped_and_their_neighbours_not() {
+        let s = "evil\u{202e}txt\u{200b}\u{feff}\u{61c}";
+        let mut w = Vec::new();
+        put_str(&mut w, s);
+        let text = String::from_utf8_lossy(&w).into_owned();
+        assert_eq!(text, "\"evil\\u202etxt\\u200b\\ufeff\\u061c\"");
+        assert_eq!(
+            serde_json::from_str::<String>(&text).ok().as_deref(),
+            Some(s)
+        );
+        let plain = "\u{20ac}\u{2026}\u{ff46}\u{61b}";
+        let mut w = Vec::new();
+        put_str(&mut w, plain);
+        assert_eq!(String::from_utf8_lossy(&w), format!("\"{plain}\""));
     }
 }

@@ -199,10 +199,11 @@ fn push_int(buf: &mut Vec<u8>, i: impl itoa::Integer) {
 }
 
 /// Whether `value::quote` leaves `s` as it is: no `"`, no `\\`, no control character (C0,
-/// DEL, or C1, whose UTF-8 starts with 0xc2).
+/// DEL, or C1, whose UTF-8 starts with 0xc2) and no invisible character (whose UTF-8 starts
+/// with 0xd8, 0xe2 or 0xef).
 fn plain_text(s: &str) -> bool {
     s.bytes()
-        .all(|b| b >= 0x20 && b != b'"' && b != b'\\' && b != 0x7f && b != 0xc2)
+        .all(|b| b >= 0x20 && !matches!(b, b'"' | b'\\' | 0x7f | 0xc2 | 0xd8 | 0xe2 | 0xef))
 }
 
 /// What `value::text_limited` writes after the value itself: the length encoding, then the
@@ -548,6 +549,10 @@ mod tests {
             "\u{85}",
             "\u{9f}",
             "\u{a0}",
+            "evil\u{202e}txt",
+            "\u{200b}",
+            "\u{feff}bom",
+            "\u{61c}",
         ] {
             let quoted = value::quote(s);
             // Plain text is written as it is; the rest (also C1-free text with 0xc2, such as

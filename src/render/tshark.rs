@@ -164,9 +164,9 @@ impl FieldsFormat {
                     out.push('\\');
                     out.push(c);
                 }
-                // Other controls (ESC, BEL, DEL, C1) would reach a terminal raw: written as
-                // the other views write them.
-                c if c.is_control() => {
+                // Other controls (ESC, BEL, DEL, C1) and invisible characters (a bidi
+                // override) would reach a terminal raw: written as the other views write them.
+                c if c.is_control() || crate::text::is_invisible(c) => {
                     let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
                 }
                 c => out.push(c),

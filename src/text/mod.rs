@@ -38,7 +38,26 @@ pub fn uuid(b: &[u8; 16]) -> String {
     String::from_utf8(s).unwrap_or_default()
 }
 
-/// A string in double quotes, its quotes, backslashes and control characters escaped.
+/// Whether `c` is one of the invisible characters that reorder or hide text without being
+/// controls: bidi embeddings, overrides, marks and isolates, zero-width characters, line and
+/// paragraph separators, the byte order mark and the interlinear annotations. Shown raw, a
+/// name holding U+202E (right-to-left override) prints its tail backwards, so wire text
+/// never reaches a terminal, a table or JSON with them unescaped.
+pub fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+    )
+}
+
+/// A string in double quotes, its quotes, backslashes, control characters and invisible
+/// characters ([`is_invisible`]) escaped.
 pub fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
@@ -46,7 +65,7 @@ pub fn quote(s: &str) -> String {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            c if c.is_control() => {
+            c if c.is_control() || is_invisible(c) => {
                 let _ = write!(out, "\\u{{{:x}}}", c as u32);
             }
             c => out.push(c),
@@ -99,4 +118,19 @@ pub fn push_digits(out: &mut String, n: u64, digits: usize) {
 
 fn push_int(out: &mut String, n: impl itoa::Integer) {
     out.push_str(itoa::Buffer::new().format(n));
+}
+
+#[cfg(test)]
+mod quote_tests {
+    use super::quote;
+
+    /// A right-to-left override, zero-width and other invisible characters from the wire are
+    /// shown as escapes: raw, they would turn or hide the text around them on a terminal.
+    #[test]
+    fn quote_escapes_invisible_characters_and_keeps_other_text() {
+        assert_eq!(quote("evil\u{202e}txt"), "\"evil\\u{202e}txt\"");
+        assert_eq!(quote("a\u{200b}b\u{2066}c"), "\"a\\u{200b}b\\u{2066}c\"");
+        assert_eq!(quote("\u{feff}x"), "\"\\u{feff}x\"");
+        assert_eq!(quote("é€…"), "\"é€…\"");
+    }
 }

@@ -311,21 +311,9 @@ pub fn printable(s: &str) -> Cow<'_, str> {
 }
 
 /// Whether `c` is escaped by [`printable`]: controls (C0, DEL, C1), the backslash, and the
-/// invisible characters that reorder or hide text (bidi embeddings, overrides and isolates,
-/// zero-width characters, line and paragraph separators, the byte order mark).
+/// invisible characters of [`super::is_invisible`].
 fn needs_escape(c: char) -> bool {
-    c.is_control()
-        || c == '\\'
-        || matches!(
-            c,
-            '\u{061c}'
-                | '\u{200b}'..='\u{200f}'
-                | '\u{2028}'..='\u{202e}'
-                | '\u{2060}'..='\u{2064}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{feff}'
-                | '\u{fff9}'..='\u{fffb}'
-        )
+    c.is_control() || c == '\\' || super::is_invisible(c)
 }
 
 /// `s` cut to at most `limit` columns, the last of them an ellipsis when anything was cut.

@@ -53,7 +53,33 @@ pub fn html(r: &Report<'_>) -> String {
     list.push(sections::versions(r));
     list.push(sections::connections(r));
     list.extend(sections::tls(r));
-    page::page(&format!("kdissect report: {capture}"), header, &list).into_string()
+    let html = page::page(&format!("kdissect report: {capture}"), header, &list).into_string();
+    visible(html)
+}
+
+/// The page with every control character but tab and newline, and every invisible character
+/// ([`crate::text::is_invisible`]), written as a visible `\u{..}`: maud escapes what HTML
+/// reads as markup, but an ESC, a NUL or a bidi override from the wire (a client's software
+/// name, a group id) would reach the page raw, where an override turns the text after it
+/// around. The page's own markup, style and script hold none of them, and it embeds no
+/// data for a script to parse, so the whole page is treated at once.
+fn visible(html: String) -> String {
+    use std::fmt::Write as _;
+    let hidden =
+        |c: char| (c.is_control() && c != '\n' && c != '\t') || crate::text::is_invisible(c);
+    if !html.contains(hidden) {
+        return html;
+    }
+    let mut out = String::with_capacity(html.len() + 64);
+    for c in html.chars() {
+        if hidden(c) {
+            // Writing to a String cannot fail.
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -853,82 +853,10 @@ pub fn prefix(
 
 /// The frame number and time of [`prefix`], each followed by a space.
 fn write_frame_and_time(out: &mut String, clock: &Clock, frame: u64, ts_nanos: i64) {
-    if frame_and_relative_time(out, clock, frame, ts_nanos) {
-        return;
-    }
     push_padded(out, frame, 6);
     out.push(' ');
     clock.write(out, ts_nanos);
     out.push(' ');
-}
-
-/// [`write_frame_and_time`] in the common case, a relative time that [`write_secs`] writes
-/// with integers (not negative, whole units of its last digit): the columns made right to
-/// left in one buffer on the stack and appended at once, where pads, digit groups and points
-/// pushed one by one cost a fifth of a line. `false`, with nothing written, for any other.
-fn frame_and_relative_time(out: &mut String, clock: &Clock, frame: u64, ts_nanos: i64) -> bool {
-    if clock.format != TimeFormat::Relative {
-        return false;
-    }
-    let digits = if clock.precision >= 9 { 9 } else { 6 };
-    let (unit, scale): (u64, u64) = if digits == 9 {
-        (1, 1_000_000_000)
-    } else {
-        (1000, 1_000_000)
-    };
-    let n = ts_nanos.wrapping_sub(clock.first_ts);
-    let Ok(n) = u64::try_from(n) else {
-        return false;
-    };
-    if n >= 1 << 52 || n % unit != 0 {
-        return false;
-    }
-    let q = n / unit;
-    // At most 20 digits of frame, 6 columns; a space; at most 20 digits of seconds, a point
-    // and 9 decimals, 5 + digits columns; a space.
-    let mut buf = [b' '; 64];
-    let mut end = buf.len() - 1;
-    end = digits_before(&mut buf, end, q % scale, digits);
-    end -= 1;
-    buf[end] = b'.';
-    end = digits_before(&mut buf, end, q / scale, 1);
-    // Pads: the buffer holds spaces already.
-    let space = end.min(buf.len() - 1 - (5 + digits)) - 1;
-    end = digits_before(&mut buf, space, frame, 1).min(space - 6);
-    out.push_str(std::str::from_utf8(&buf[end..]).unwrap_or_default());
-    true
-}
-
-/// "00" to "99": two digits written at once.
-const DIGIT_PAIRS: &[u8; 200] = b"00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
-
-/// Writes `n` in decimal, in at least `min` digits (zeros first), to end just before
-/// `buf[end]`; returns where it starts. `buf` has room for a `u64`'s 20 digits before `end`.
-fn digits_before(buf: &mut [u8; 64], mut end: usize, mut n: u64, min: usize) -> usize {
-    let stop = end.saturating_sub(min);
-    while n >= 100 && end >= 2 {
-        let pair = (n % 100) as usize * 2;
-        n /= 100;
-        end -= 2;
-        if let (Some(to), Some(from)) = (buf.get_mut(end..end + 2), DIGIT_PAIRS.get(pair..pair + 2))
-        {
-            to.copy_from_slice(from);
-        }
-    }
-    // The last one or two (a lone 0 only for a zero).
-    while end > 0 {
-        end -= 1;
-        buf[end] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    while end > stop {
-        end -= 1;
-        buf[end] = b'0';
-    }
-    end
 }
 
 /// `10.0.0.1:40000 → 10.0.0.2:9092 [3]`.
@@ -1483,44 +1411,6 @@ mod tests {
                 assert_eq!(s, float_secs(n, digits), "{n} ns, {digits} digits");
             }
             assert_eq!(latency_text(n), float_latency(n), "latency {n} ns");
-        }
-    }
-
-    /// The frame and relative time made in one buffer read as the pads and digit groups
-    /// written one by one: frames and times of every width, both precisions.
-    #[test]
-    fn the_frame_and_time_in_one_buffer_read_as_written_piece_by_piece() {
-        let frames = [0, 7, 99_999, 999_999, 1_000_000, 123_456_789, u64::MAX];
-        let times: [i64; 9] = [
-            0,
-            1000,
-            1_500_000_000,
-            9_999_999_999_000,
-            10_000_000_000_000,
-            99_999_999_999_999_000,
-            (1 << 52) - 1000,
-            -1000,
-            1_234_567,
-        ];
-        for precision in [6, 9] {
-            let clock = Clock {
-                first_ts: 1_700_000_000_000_000_000,
-                precision,
-                ..Clock::default()
-            };
-            for &frame in &frames {
-                for &t in &times {
-                    let ts = clock.first_ts + t;
-                    let mut piece_by_piece = String::new();
-                    push_padded(&mut piece_by_piece, frame, 6);
-                    piece_by_piece.push(' ');
-                    clock.write(&mut piece_by_piece, ts);
-                    piece_by_piece.push(' ');
-                    let mut s = String::from("x");
-                    write_frame_and_time(&mut s, &clock, frame, ts);
-                    assert_eq!(s, format!("x{piece_by_piece}"), "{frame} {t} {precision}");
-                }
-            }
         }
     }
 

@@ -549,17 +549,13 @@ impl Reassembler {
         Self::left_out_before(conn, left_out, at, emit);
         Self::note_ack(conn, d, seg);
         Self::take(conn, d, seg, at, emit);
-        Self::left_out_after(conn, left_out, seg);
-        Self::release(conn, emit);
-        // Held pieces first: a hole they wait for is then dated by the answer that showed it.
-        Self::expire_held(conn, limits.reorder_window, emit);
-        Self::expire_acked_holes(conn, limits.reorder_window, at, emit);
-        for side in Side::BOTH {
-            if Self::enforce_limit(conn, side, limits.max_buffered, at, emit) {
-                self.buffer_limit_hits += 1;
-            }
+        // A connection in step (no cut's notes, neither direction with holes, so nothing
+        // waits, is held or left out) has nothing to release, expire, limit or reach: the
+        // steps below would each find nothing, at a fifth of a packet's cost.
+        let in_step = left_out.is_empty() && conn.halves.iter().all(|h| h.holes.is_none());
+        if !in_step {
+            self.buffer_limit_hits += Self::after_take(conn, left_out, seg, at, limits, emit);
         }
-        Self::reach_left_out_after(conn, at, false, emit);
         if Self::end_if_done(conn, at, emit) {
             self.remember_closed(k);
         }
@@ -567,6 +563,33 @@ impl Reassembler {
         // slot is then empty, and settling it does nothing.
         self.conns.settle(slot);
         self.enforce_total(at, emit);
+    }
+
+    /// What a segment's direction does once its bytes are taken, for a connection not in step:
+    /// the cut's notes after it, held pieces released or expired, holes expired or declared
+    /// lost past the buffer limit, a left-out end reached. Returns how many directions hit
+    /// the limit.
+    fn after_take(
+        conn: &mut Conn,
+        left_out: &[LeftOut],
+        seg: &TcpSegment<'_>,
+        at: At,
+        limits: Limits,
+        emit: &mut impl FnMut(Event<'_>),
+    ) -> u64 {
+        Self::left_out_after(conn, left_out, seg);
+        Self::release(conn, emit);
+        // Held pieces first: a hole they wait for is then dated by the answer that showed it.
+        Self::expire_held(conn, limits.reorder_window, emit);
+        Self::expire_acked_holes(conn, limits.reorder_window, at, emit);
+        let mut hits = 0;
+        for side in Side::BOTH {
+            if Self::enforce_limit(conn, side, limits.max_buffered, at, emit) {
+                hits += 1;
+            }
+        }
+        Self::reach_left_out_after(conn, at, false, emit);
+        hits
     }
 
     /// A client SYN on a 4-tuple whose connection has ended or carried data starts anew: the

@@ -812,11 +812,51 @@ impl Tracker {
         let stream = ev.stream();
         let frame = event_frame(&ev);
         self.dispatch(ev, sink);
-        self.note_deferred(stream);
-        if let Some(f) = frame {
-            self.expire_deferred(f, sink);
+        if !self.note_and_recharge(stream, frame) {
+            if let Some(f) = frame {
+                self.expire_deferred(f, sink);
+            }
+            self.recharge(stream);
         }
-        self.settle(stream, sink);
+        if self.held > self.cfg.max_held_total {
+            self.shed(stream, sink);
+        }
+    }
+
+    /// After an event of `stream` dated `frame`: `note_deferred`, then, unless a response
+    /// held back is due (`expire_deferred` must run first), `recharge`, with one look-up of
+    /// the connection. Returns whether it recharged; a connection gone does neither.
+    fn note_and_recharge(&mut self, stream: u32, frame: Option<u64>) -> bool {
+        let Some(c) = self.conns.get_mut(&stream) else {
+            return false;
+        };
+        let now = c
+            .deferred
+            .as_ref()
+            .map(|d| d.span.at.frame)
+            .or_else(|| c.undecided_since());
+        let was = std::mem::replace(&mut c.deferred_at, now);
+        if was != now {
+            if let Some(f) = was {
+                self.deferred.remove(&(f, stream));
+            }
+            if let Some(f) = now {
+                self.deferred.insert((f, stream));
+            }
+        }
+        let due = frame
+            .zip(self.deferred.first())
+            .is_some_and(|(f, &(d, _))| f.saturating_sub(d) >= DEFER_PACKETS);
+        if due {
+            return false;
+        }
+        let footprint = c.footprint();
+        self.held = self
+            .held
+            .saturating_sub(c.charged)
+            .saturating_add(footprint);
+        c.charged = footprint;
+        true
     }
 
     fn dispatch(&mut self, ev: Event<'_>, sink: &mut impl Sink) {
@@ -1039,15 +1079,6 @@ impl Tracker {
     /// What all connections hold together, as `max_held_total` counts it.
     pub fn held(&self) -> usize {
         self.held
-    }
-
-    /// Brings `held` up to date with what the connection of the last event holds, then keeps
-    /// it within `max_held_total`.
-    fn settle(&mut self, stream: u32, sink: &mut impl Sink) {
-        self.recharge(stream);
-        if self.held > self.cfg.max_held_total {
-            self.shed(stream, sink);
-        }
     }
 
     /// Lets go of the largest holdings until the connections hold at most 7/8 of

@@ -425,12 +425,87 @@ pub fn decompress(codec: u8, data: &[u8], cap: usize) -> Result<(Vec<u8>, bool),
     match codec {
         1 => gzip(data, cap),
         2 => snappy(data, cap),
-        3 => read_capped(lz4_flex::frame::FrameDecoder::new(data), cap),
+        3 => lz4(data, cap),
         4 => {
             let d = ruzstd::decoding::StreamingDecoder::new(data).map_err(|e| e.to_string())?;
             read_capped(d, cap)
         }
         c => Err(format!("unknown compression codec {c}")),
+    }
+}
+
+/// LZ4 (codec 3). A frame as Kafka's clients write it (version 1, independent blocks, no
+/// checksum, content size or dictionary, its header checksum right, blocks that each give
+/// bytes, an end mark ending the data, at most `cap` bytes) is decompressed a block at a time
+/// with lz4_flex's block decoder: its `FrameDecoder` zeroes a buffer of the frame's largest
+/// block (64 KiB to 4 MiB) for every batch, which cost more than decompressing a small one.
+/// Anything else goes through the `FrameDecoder` as before, so that what comes out, error
+/// words and a capped output included, is its own.
+fn lz4(data: &[u8], cap: usize) -> Result<(Vec<u8>, bool), String> {
+    match lz4_plain(data, cap) {
+        Some(plain) => Ok((plain, false)),
+        None => read_capped(lz4_flex::frame::FrameDecoder::new(data), cap),
+    }
+}
+
+/// The FLG byte of [`lz4_plain`]'s frames: version 1, independent blocks, nothing else.
+const LZ4_FLG_PLAIN: u8 = 0x60;
+
+/// The block size a BD byte gives, with the header checksum of a frame of [`LZ4_FLG_PLAIN`]
+/// and that BD (the second byte of the xxHash32 of FLG and BD), or `None` for another BD.
+fn lz4_block_size(bd: u8) -> Option<(usize, u8)> {
+    match bd {
+        0x40 => Some((64 << 10, 0x82)),
+        0x50 => Some((256 << 10, 0xfb)),
+        0x60 => Some((1 << 20, 0x51)),
+        0x70 => Some((4 << 20, 0x73)),
+        _ => None,
+    }
+}
+
+/// The plain case of [`lz4`], or `None` for the `FrameDecoder` to read.
+fn lz4_plain(data: &[u8], cap: usize) -> Option<Vec<u8>> {
+    let [0x04, 0x22, 0x4d, 0x18, LZ4_FLG_PLAIN, bd, checksum, blocks @ ..] = data else {
+        return None;
+    };
+    let mut rest: &[u8] = blocks;
+    let (max_block, want) = lz4_block_size(*bd)?;
+    if *checksum != want {
+        return None;
+    }
+    let mut out: Vec<u8> = Vec::new();
+    loop {
+        let [s0, s1, s2, s3, after @ ..] = rest else {
+            return None;
+        };
+        let size = u32::from_le_bytes([*s0, *s1, *s2, *s3]);
+        if size == 0 {
+            // The end mark, ending the data.
+            if !after.is_empty() {
+                return None;
+            }
+            // A block's room is its largest size: give back what it did not fill.
+            if out.capacity() > out.len().saturating_mul(2) {
+                out.shrink_to_fit();
+            }
+            return Some(out);
+        }
+        let len = (size & 0x7fff_ffff) as usize;
+        let block = after.get(..len).filter(|_| len <= max_block)?;
+        rest = after.get(len..)?;
+        let before = out.len();
+        if size & 0x8000_0000 != 0 {
+            out.extend_from_slice(block);
+        } else if out.is_empty() {
+            // The first block decompresses straight into the output (not zeroed first).
+            out = lz4_flex::block::decompress(block, max_block).ok()?;
+        } else {
+            out.extend_from_slice(&lz4_flex::block::decompress(block, max_block).ok()?);
+        }
+        // The FrameDecoder stops at a block that gives nothing, as at the end.
+        if out.len() == before || out.len() > cap {
+            return None;
+        }
     }
 }
 
@@ -1948,5 +2023,78 @@ mod tests {
             lz4_frame_problem(3, cut).is_some_and(|w| w.to_string().contains("end mark")),
             "{cut:?}"
         );
+    }
+
+    /// An lz4 frame of `data` as lz4_flex's encoder writes it (FLG 0x60), in blocks of
+    /// `size`.
+    fn lz4_frame_of(data: &[u8], size: lz4_flex::frame::BlockSize) -> Vec<u8> {
+        use std::io::Write;
+        let mut frame = Vec::new();
+        let info = lz4_flex::frame::FrameInfo::new().block_size(size);
+        let mut e = lz4_flex::frame::FrameEncoder::with_frame_info(info, &mut frame);
+        e.write_all(data).unwrap();
+        e.finish().unwrap();
+        frame
+    }
+
+    /// [`lz4_frame_of`] in 64 KiB blocks, as Kafka's clients write them.
+    fn lz4_frame(data: &[u8]) -> Vec<u8> {
+        lz4_frame_of(data, lz4_flex::frame::BlockSize::Max64KB)
+    }
+
+    #[test]
+    fn plain_lz4_frames_decompress_as_the_frame_decoder_does() {
+        // Three blocks: two full 64 KiB ones, compressible, then the rest.
+        let data: Vec<u8> = (0..150_000u32)
+            .map(|i| (i % 251) as u8 ^ (i / 977) as u8)
+            .collect();
+        let frame = lz4_frame(&data);
+        assert_eq!(&frame[4..7], &[LZ4_FLG_PLAIN, 0x40, 0x82]);
+        assert_eq!(lz4_plain(&frame, usize::MAX).as_deref(), Some(&data[..]));
+        let by_frame_decoder =
+            read_capped(lz4_flex::frame::FrameDecoder::new(&frame[..]), usize::MAX).unwrap();
+        assert_eq!(lz4(&frame, usize::MAX).unwrap(), by_frame_decoder);
+        // Each block size, its header checksum as the table has it.
+        use lz4_flex::frame::BlockSize;
+        for (size, bd) in [
+            (BlockSize::Max256KB, 0x50),
+            (BlockSize::Max1MB, 0x60),
+            (BlockSize::Max4MB, 0x70),
+        ] {
+            let frame = lz4_frame_of(&data, size);
+            assert_eq!(frame[5], bd);
+            assert_eq!(lz4_block_size(bd).map(|(_, c)| c), Some(frame[6]));
+            assert_eq!(lz4_plain(&frame, usize::MAX).as_deref(), Some(&data[..]));
+        }
+    }
+
+    #[test]
+    fn other_lz4_frames_go_to_the_frame_decoder() {
+        let data = b"hello hello hello hello".repeat(40);
+        let frame = lz4_frame(&data);
+        assert!(lz4_plain(&frame, usize::MAX).is_some());
+        // Cut, trailing bytes, a wrong header checksum, block checksums, more than the cap.
+        let cut = &frame[..frame.len() - 4];
+        let mut trailing = frame.clone();
+        trailing.push(0);
+        let mut bad_checksum = frame.clone();
+        bad_checksum[6] ^= 1;
+        let mut block_checksums = frame.clone();
+        block_checksums[4] |= 0x10;
+        for (what, f) in [
+            ("cut", cut),
+            ("trailing", &trailing[..]),
+            ("bad checksum", &bad_checksum[..]),
+            ("block checksums", &block_checksums[..]),
+        ] {
+            assert_eq!(lz4_plain(f, usize::MAX), None, "{what}");
+            let (a, b) = (
+                lz4(f, usize::MAX),
+                read_capped(lz4_flex::frame::FrameDecoder::new(f), usize::MAX),
+            );
+            assert_eq!(a, b, "{what}");
+        }
+        assert_eq!(lz4_plain(&frame, data.len() - 1), None);
+        assert_eq!(lz4(&frame, 10).unwrap(), (data[..10].to_vec(), true));
     }
 }

@@ -220,7 +220,8 @@ fn frame_size(frame: &[u8], diagnoses: &mut Vec<Diagnosis>) -> Result<(i32, usiz
 /// When decoding stopped inside a message that carries secrets, the bytes left undecoded may
 /// hold one (a password after a damaged length): mask them all.
 fn mask_undecoded_secrets(msg: &mut Message, root: &Node) {
-    let (Some(k), Some(v)) = (msg.api_key, msg.api_version) else {
+    // A message decoded to its end leaves nothing undecoded: no spec to look up.
+    let (Some(k), Some(v), true) = (msg.api_key, msg.api_version, msg.error.is_some()) else {
         return;
     };
     let carries = registry()

@@ -104,3 +104,22 @@ fn the_walk_at_every_depth_leaves_the_analyses_what_the_tree_leaves() {
     assert!(messages > 1000, "{messages} messages");
     assert!(walked * 10 > messages * 7, "{walked} of {messages} walked");
 }
+
+/// How often the walk gives up (and the tree's way reads the body) on the captures named in
+/// KDISSECT_DEEP_CAPTURES (colon-separated: the benchmark mixes); a figure for
+/// docs/performance.md, run on demand:
+/// `KDISSECT_DEEP_CAPTURES=a.pcap:b.pcap cargo test --release --test deep_facts -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn how_often_the_walk_gives_up_on_the_mixes() {
+    let list = std::env::var("KDISSECT_DEEP_CAPTURES").unwrap_or_default();
+    for f in list.split(':').filter(|f| !f.is_empty()) {
+        let deep = run(Path::new(f), true);
+        let (n, walked) = (deep.0.len(), deep.1);
+        println!(
+            "{f}: {n} messages, {walked} walked, {} by the tree ({:.2} %)",
+            n - walked,
+            (n - walked) as f64 * 100.0 / n.max(1) as f64
+        );
+    }
+}

@@ -44,7 +44,8 @@ impl Level {
     fn number(self) -> Literal {
         Literal::usize_unsuffixed(match self {
             Level::Body => 0,
-            _ => 1,
+            Level::One => 1,
+            Level::Deep => 2,
         })
     }
 }
@@ -195,6 +196,9 @@ struct Walks<'a> {
     by_code: HashMap<(String, String), usize>,
     /// Struct types found at more than one place, named with their place.
     shared_types: Vec<&'static str>,
+    /// Generating the branch of a deep struct that a deep visitor (`V::DEEP`) takes: every
+    /// field read and reported, none stepped over by arithmetic.
+    report: bool,
 }
 
 /// What the generated code of one field does: read on, or give up whatever it reads.
@@ -218,6 +222,7 @@ impl<'a> Walks<'a> {
             fns: Vec::new(),
             by_code: HashMap::new(),
             shared_types,
+            report: false,
         }
     }
 
@@ -273,8 +278,24 @@ impl<'a> Walks<'a> {
         }
     }
 
-    /// The statements walking a struct's fields, then its tagged fields.
+    /// The statements walking a struct's fields, then its tagged fields. Below the body's
+    /// first two levels, two ways in one function: a visitor that asks for every depth
+    /// (`V::DEEP`) has each field read and reported; the others step over what they do not
+    /// read by arithmetic, as before (the constant picks the branch when it is compiled).
     fn struct_code(&mut self, fields: &[Field], list: &str, at: At, level: Level) -> TokenStream {
+        if level != Level::Deep {
+            return self.struct_body(fields, list, at, level);
+        }
+        let was = std::mem::replace(&mut self.report, true);
+        let loud = self.struct_body(fields, list, at, level);
+        self.report = false;
+        let quiet = self.struct_body(fields, list, at, level);
+        self.report = was;
+        quote! { if V::DEEP { #loud } else { #quiet } }
+    }
+
+    /// The statements of one way of walking a struct (see `struct_code`).
+    fn struct_body(&mut self, fields: &[Field], list: &str, at: At, level: Level) -> TokenStream {
         let records = has_records(fields);
         let saves_topic = records && level != Level::Body;
         let mut out = Vec::new();
@@ -288,6 +309,7 @@ impl<'a> Walks<'a> {
                 continue;
             }
             let silent = level == Level::Deep
+                && !self.report
                 && f.ty != FieldType::Int16
                 && !(f.ty == FieldType::Uuid && records);
             if let (true, Some(n)) = (silent, f.ty.fixed_width()) {
@@ -364,8 +386,11 @@ impl<'a> Walks<'a> {
                 gives_up: true,
             };
         }
-        let value = if level == Level::Deep {
+        let value = if level == Level::Deep && !self.report {
             self.deep_value(list, f, at, tracks)
+        } else if f.ty == FieldType::Records {
+            // Below the top two levels (above them the walk gave up): the visitor's hook.
+            quote! { v.records(d, f)?; }
         } else {
             let val = self.reported_value(list, f, at, level, tracks);
             let number = level.number();
@@ -429,10 +454,7 @@ impl<'a> Walks<'a> {
                 let s = string(at, nullable, tracks);
                 quote! { Val::Str(#s) }
             }
-            FieldType::Bytes => {
-                let b = bytes(at, bytes_content(f), nullable);
-                quote! { { #b Val::Other } }
-            }
+            FieldType::Bytes => reported_bytes(at, f, nullable),
             // Given up on before (`field`).
             FieldType::Records => quote! { return Err(GiveUp) },
             FieldType::Struct(_) => {
@@ -440,12 +462,13 @@ impl<'a> Walks<'a> {
                 let present = if level == Level::Body {
                     quote! {
                         let n = v.open_struct();
+                        v.enter(f);
                         #w(d, v)?;
                         v.close(d.buf);
                         Val::Struct(true, n)
                     }
                 } else {
-                    quote! { #w(d, v)?; Val::Struct(true, 0) }
+                    quote! { v.enter(f); #w(d, v)?; Val::Struct(true, 0) }
                 };
                 if nullable {
                     quote! {
@@ -467,6 +490,7 @@ impl<'a> Walks<'a> {
                                 if n > d.opts.max_elements {
                                     return Err(GiveUp);
                                 }
+                                v.enter(f);
                                 #elements
                             }
                             Val::Array(len, idx)
@@ -477,7 +501,10 @@ impl<'a> Walks<'a> {
                     quote! {
                         {
                             let len = #len;
-                            if let Some(n) = len { #elements }
+                            if let Some(n) = len {
+                                v.enter(f);
+                                #elements
+                            }
                             Val::Array(len, 0)
                         }
                     }
@@ -495,26 +522,47 @@ impl<'a> Walks<'a> {
                 quote! { d.push_step(Step::Index(i as u32)); },
                 quote! { d.pop_step(); },
             )
+        } else if matches!(inner, FieldType::Struct(_)) {
+            (quote! { i }, quote! {}, quote! {})
         } else {
             (quote! { _ }, quote! {}, quote! {})
         };
         let element = match inner {
             FieldType::Struct(_) => {
                 let w = self.struct_call(list, f, at, Level::One);
-                quote! { v.open_element(idx); #w(d, v)?; v.close(d.buf); }
+                quote! {
+                    v.open_element(idx);
+                    v.element(f, i);
+                    #w(d, v)?;
+                    v.close(d.buf);
+                    v.leave();
+                }
             }
             FieldType::String => {
                 let s = string(at, false, false);
-                quote! { let s = #s; v.scalar_element(idx, Some(s), d.buf); }
+                quote! {
+                    let s = #s;
+                    v.scalar_element(idx, Some(s), d.buf);
+                    v.item(f, Val::Str(s));
+                }
             }
             FieldType::Bytes => {
                 let l = len(at, false, false);
-                quote! { #l; v.scalar_element(idx, None, d.buf); }
+                quote! { #l; v.scalar_element(idx, None, d.buf); v.item(f, Val::Other); }
             }
             t => match t.fixed_width() {
                 Some(n) => {
                     let n = Literal::usize_unsuffixed(n);
-                    quote! { d.skip_fixed(#n)?; v.scalar_element(idx, None, d.buf); }
+                    let read = scalar_read(t);
+                    quote! {
+                        if V::DEEP {
+                            let val = #read;
+                            v.item(f, val);
+                        } else {
+                            d.skip_fixed(#n)?;
+                        }
+                        v.scalar_element(idx, None, d.buf);
+                    }
                 }
                 // Nothing after it in the element is reached.
                 None => {
@@ -544,31 +592,69 @@ impl<'a> Walks<'a> {
 
     /// The `n` elements of an array below the body, walked.
     fn deep_elements(&mut self, list: &str, f: &Field, inner: &FieldType, at: At) -> TokenStream {
+        // A deep visitor is told of every element: past the decoder's bounds it would have
+        // left elements out of its tree, so the walk leaves the array to the decoder.
+        let room = quote! {
+            if V::DEEP {
+                deep_room(d, v, n)?;
+            }
+        };
         match inner {
             FieldType::Struct(_) => {
                 let w = self.struct_call(list, f, at, Level::Deep);
-                if needs_path(f) {
-                    quote! {
-                        for i in 0..n {
-                            d.push_step(Step::Index(i as u32));
-                            #w(d, v)?;
-                            d.pop_step();
-                        }
-                    }
+                let (push, pop) = if needs_path(f) {
+                    (
+                        quote! { d.push_step(Step::Index(i as u32)); },
+                        quote! { d.pop_step(); },
+                    )
                 } else {
-                    quote! { for _ in 0..n { #w(d, v)?; } }
+                    (quote! {}, quote! {})
+                };
+                quote! {
+                    #room
+                    for i in 0..n {
+                        #push
+                        v.element(f, i);
+                        #w(d, v)?;
+                        v.leave();
+                        #pop
+                    }
                 }
             }
             FieldType::String | FieldType::Bytes => {
-                let l = len(at, *inner == FieldType::String, false);
-                quote! { for _ in 0..n { let l = #l; d.span(l); } }
+                let string = *inner == FieldType::String;
+                let l = len(at, string, false);
+                let val = if string {
+                    quote! { Val::Str(s) }
+                } else {
+                    quote! { Val::Bytes(s) }
+                };
+                quote! {
+                    #room
+                    for _ in 0..n {
+                        let l = #l;
+                        let s = d.span(l);
+                        v.item(f, #val);
+                    }
+                }
             }
             t => match t.fixed_width() {
                 // Each element is checked against the bytes left: all of them at once is the
                 // same test.
                 Some(w) => {
                     let w = Literal::usize_unsuffixed(w);
-                    quote! { d.skip_fixed(n.checked_mul(#w).ok_or(GiveUp)?)?; }
+                    let read = scalar_read(t);
+                    quote! {
+                        if V::DEEP {
+                            deep_room(d, v, n)?;
+                            for _ in 0..n {
+                                let val = #read;
+                                v.item(f, val);
+                            }
+                        } else {
+                            d.skip_fixed(n.checked_mul(#w).ok_or(GiveUp)?)?;
+                        }
+                    }
                 }
                 None => quote! { return Err(GiveUp); },
             },
@@ -594,19 +680,19 @@ impl<'a> Walks<'a> {
                 quote! { #s; }
             }
             FieldType::Bytes => bytes(at, bytes_content(f), nullable),
-            FieldType::Records => quote! { d.walk_records(f)?; },
+            FieldType::Records => quote! { v.records(d, f)?; },
             FieldType::Struct(_) => {
                 let w = self.struct_call(list, f, at, Level::Deep);
                 if nullable {
-                    quote! { if d.walk_presence(true)? { #w(d, v)?; } }
+                    quote! { if d.walk_presence(true)? { v.enter(f); #w(d, v)?; } }
                 } else {
-                    quote! { #w(d, v)?; }
+                    quote! { v.enter(f); #w(d, v)?; }
                 }
             }
             FieldType::Array(inner) => {
                 let len = len(at, false, nullable);
                 let elements = self.deep_elements(list, f, inner, at);
-                quote! { if let Some(n) = #len { #elements } }
+                quote! { if let Some(n) = #len { v.enter(f); #elements } }
             }
             t => {
                 let n = Literal::usize_unsuffixed(t.fixed_width().unwrap_or(0));
@@ -625,7 +711,7 @@ impl<'a> Walks<'a> {
         level: Level,
         tracks: bool,
     ) -> TokenStream {
-        let counted = (level != Level::Deep).then(|| {
+        let counted = if level != Level::Deep {
             let number = level.number();
             quote! {
                 if count > d.opts.max_elements {
@@ -633,7 +719,14 @@ impl<'a> Walks<'a> {
                 }
                 v.tagged_count(#number, count);
             }
-        });
+        } else {
+            // Past the limit the decoder sums tagged fields up in one node: its way.
+            quote! {
+                if V::DEEP && count > d.opts.max_elements {
+                    return Err(GiveUp);
+                }
+            }
+        };
         // The first field with the tag in this version, as the decoder finds it.
         let mut known: Vec<(u32, usize)> = Vec::new();
         for (i, f) in fields.iter().enumerate() {
@@ -645,7 +738,8 @@ impl<'a> Walks<'a> {
         }
         let each = if known.is_empty() {
             quote! {
-                let (_, data_end) = d.tag_head(&mut last)?;
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
                 d.pos = data_end;
             }
         } else {
@@ -659,7 +753,10 @@ impl<'a> Walks<'a> {
                 let (tag, data_end) = d.tag_head(&mut last)?;
                 match tag {
                     #(#arms)*
-                    _ => d.pos = data_end,
+                    _ => {
+                        v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                        d.pos = data_end;
+                    }
                 }
             }
         };
@@ -747,6 +844,52 @@ fn bytes(at: At, content: Bytes, nullable: bool) -> TokenStream {
             }
         },
         Bytes::Decoded => quote! { return Err(GiveUp); },
+    }
+}
+
+/// A bytes value reported to the visitor: its span (a secret's noted), and a consumer
+/// protocol's bytes handed to the visitor's hook for what they embed.
+fn reported_bytes(at: At, f: &Field, nullable: bool) -> TokenStream {
+    let l = len(at, false, nullable);
+    let content = bytes_content(f);
+    if content == Bytes::Decoded {
+        return quote! { return Err(GiveUp) };
+    }
+    let secret = (content == Bytes::Secret).then(|| {
+        quote! {
+            if let Some(span) = s {
+                d.secrets.push(span);
+            }
+        }
+    });
+    let hook = matches!(f.content, Content::Embedded(Layout::ConsumerProtocol(_)))
+        .then(|| quote! { v.embedded(d, f, s)?; });
+    quote! {
+        {
+            let l = #l;
+            let s = d.span(l);
+            #secret
+            #hook
+            Val::Bytes(s)
+        }
+    }
+}
+
+/// An expression reading one fixed-size value of type `t` as the visitor is told of it.
+fn scalar_read(t: &FieldType) -> TokenStream {
+    match t {
+        FieldType::Bool => quote! { Val::Int(i64::from(d.read_i8()? != 0)) },
+        FieldType::Int8 => quote! { Val::Int(i64::from(d.read_i8()?)) },
+        FieldType::Int16 => quote! { Val::Int(i64::from(d.read_i16()?)) },
+        FieldType::Uint16 => quote! { Val::Int(i64::from(d.read_u16()?)) },
+        FieldType::Int32 => quote! { Val::Int(i64::from(d.read_i32()?)) },
+        FieldType::Uint32 => quote! { Val::Int(i64::from(u32::from_be_bytes(d.fixed()?))) },
+        FieldType::Int64 => quote! { Val::Int(d.read_i64()?) },
+        FieldType::Uuid => quote! { Val::Uuid(d.read_uuid()?) },
+        t => {
+            let n = Literal::usize_unsuffixed(t.fixed_width().unwrap_or(0));
+            quote! { { d.skip_fixed(#n)?; Val::Other } }
+        }
     }
 }
 

@@ -448,6 +448,9 @@ fn decode_options(cli: &Cli, whole_tree: bool, facts_suffice: bool) -> DecodeOpt
         keep_depth: if summary_only { 2 } else { usize::MAX },
         records: !summary_only,
         facts_only: lines_only && facts_suffice,
+        // The analyses' facts at every depth, walked without a tree where nothing else
+        // wants one (src/kafka/walk/deep.rs).
+        deep_facts: analyses && !whole_tree,
         ..Default::default()
     }
 }

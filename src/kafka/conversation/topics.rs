@@ -203,6 +203,26 @@ fn name_ids(facts: &mut Facts, names: &TopicNames) {
             }
         }
     }
+    // Facts gathered at every depth (the analyses') name a topic known by its id alone with
+    // the id in hex, as the tree's do before its ids are noted.
+    for p in &mut facts.offsets {
+        if let Some(u) = p.topic_id {
+            if let (true, Some(n)) = (p.topic == hex::encode(u), names.name(&u)) {
+                p.topic = n.to_string();
+            }
+        }
+    }
+    for m in &mut facts.members {
+        for (topic, _) in &mut m.partitions {
+            let id = hex::decode(topic.as_bytes()).ok();
+            let id = id
+                .and_then(|b| <[u8; 16]>::try_from(b).ok())
+                .filter(|u| *topic == hex::encode(u));
+            if let Some(n) = id.and_then(|u| names.name(&u)) {
+                *topic = n.to_string();
+            }
+        }
+    }
 }
 
 #[cfg(test)]

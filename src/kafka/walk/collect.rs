@@ -43,7 +43,11 @@ pub(super) enum Val {
     Array(Option<usize>, usize),
     /// A struct, present or null, and for a struct of the body the index of its fields.
     Struct(bool, usize),
-    /// A value of another type (bytes, a bool, a float).
+    /// A bytes value's span in the frame; `None` for null.
+    Bytes(Option<(usize, usize)>),
+    /// Batches `from..to` of the decoder's batch facts, which a records field held.
+    Records(usize, usize),
+    /// A value of another type (a float, bytes the walk does not locate).
     Other,
 }
 
@@ -220,6 +224,9 @@ pub(crate) struct Collector {
     /// An upper bound of the nodes the decoder would have counted for the elements kept so
     /// far, to give up before its node budget would have left one out.
     nodes: usize,
+    /// The facts below the body's first two levels, where the body was walked at every
+    /// depth for them (the analyses': src/kafka/walk/deep.rs).
+    pub(super) deep: Option<Box<super::deep::DeepFacts>>,
 }
 
 thread_local! {
@@ -262,8 +269,10 @@ impl Collector {
                 learns: false,
                 pairs: Vec::new(),
                 nodes: 0,
+                deep: None,
             })
         });
+        c.deep = None;
         c.direction = direction;
         c.api_key = api_key;
         c.body.clear();
@@ -422,6 +431,10 @@ impl Collector {
 
     /// The (TopicId, Name) pairs learnt, the body's first.
     pub(crate) fn take_pairs(&mut self, buf: &[u8]) -> Vec<([u8; 16], Name)> {
+        // Walked at every depth: the pairs of every struct.
+        if let Some(deep) = self.deep.as_mut() {
+            return std::mem::take(&mut deep.pairs);
+        }
         let mut pairs = Vec::new();
         if self.learns {
             pairs.extend(pair(&self.body, buf));
@@ -506,6 +519,10 @@ impl Collector {
         });
         f.line = line;
         f.error_none = error_none;
+        if let Some(deep) = &self.deep {
+            f.offsets = deep.offsets.clone();
+            f.members = deep.members.clone();
+        }
     }
 
     fn elements(&self, v: Option<Val>) -> Option<&Elements> {
@@ -771,6 +788,15 @@ impl Decoder<'_> {
     /// Walks the body of `spec` for the collector: true if it covered every byte to the
     /// frame's end; otherwise the decoder is as it was before, for it to read the body.
     pub(super) fn collect_body(&mut self, spec: &'static MessageSpec) -> bool {
+        // The analyses' decoding: the facts at every depth, where no tree is wanted.
+        if self.opts.facts_only
+            && self.opts.walk_facts
+            && self.opts.deep_facts
+            && self.opts.keep_depth == usize::MAX
+            && self.depth == 0
+        {
+            return super::deep::collect_deep(self, spec);
+        }
         let wanted = self.opts.facts_only
             && self.opts.walk_facts
             && self.opts.keep_depth == KEPT
@@ -810,7 +836,7 @@ impl Decoder<'_> {
     }
 
     /// Whether the walk left the decoder at the end of what it walks.
-    fn at_end(&self) -> Result<(), GiveUp> {
+    pub(super) fn at_end(&self) -> Result<(), GiveUp> {
         if self.pos == self.end {
             Ok(())
         } else {

@@ -48,6 +48,10 @@ pub struct DecodeOptions {
     /// spec (src/kafka/walk/generated.rs) rather than interpret the spec. On by default; off only
     /// to compare the two walks (tests/facts_walk.rs).
     pub generated_walk: bool,
+    /// With `facts_only` at every depth, and no tree wanted by any view or filter (the
+    /// analyses'), gather the facts at every depth while the generated walk walks the body
+    /// (src/kafka/walk/deep.rs), with no node built. Where the walk gives up, the tree's way.
+    pub deep_facts: bool,
 }
 
 /// Default for [`DecodeOptions::max_elements`].
@@ -99,6 +103,7 @@ impl Default for DecodeOptions {
             facts_only: false,
             walk_facts: true,
             generated_walk: true,
+            deep_facts: false,
         }
     }
 }

@@ -21,14 +21,58 @@ use crate::kafka::meaning::problem::{ErrorEntry, Step};
 use crate::kafka::spec::schema::{FieldId, FieldSpec, Role};
 use std::borrow::Cow;
 
-type W = Result<(), GiveUp>;
+pub(super) type W = Result<(), GiveUp>;
 
-/// What a walk reports of the body's first two levels, in the order it meets them: the
-/// interface between walking a body and gathering anything from it.
+/// What a walk reports of a body, in the order it meets it: the interface between walking a
+/// body and gathering anything from it.
+///
+/// Every visitor is told of the body's first two levels (`field` at levels 0 and 1, the body's
+/// arrays, structs and elements). A visitor that sets [`Visit::DEEP`] is told of every depth:
+/// each struct or array it enters (`enter`, then its value through `field` once it ends),
+/// each array element (`element` … `leave`, or `item` for a scalar), each field below with
+/// level 2, each tagged field the spec does not know, and the records and embedded messages
+/// through their hooks. The others are not: below the second level their walk steps over
+/// what it does not read by arithmetic, and the calls they would not heed are not compiled in.
 pub(super) trait Visit {
-    /// A field at `level` (0 the body's, 1 the next), with its value; `tagged` when it was
-    /// a tagged field.
+    /// Whether the visitor is told of the fields below the body's first two levels.
+    const DEEP: bool = false;
+    /// A field at `level` (0 the body's, 1 the next, 2 any deeper), with its value; `tagged`
+    /// when it was a tagged field. A struct's or an array's is reported when it ends.
     fn field(&mut self, level: usize, f: &'static FieldSpec, tagged: bool, val: Val);
+    /// The struct or the non-null array of field `f` begins: its fields or elements follow,
+    /// then its `field`.
+    #[inline(always)]
+    fn enter(&mut self, _f: &'static FieldSpec) {}
+    /// Element `i` of the array of field `f`, a struct, begins: its fields follow, then
+    /// `leave`.
+    #[inline(always)]
+    fn element(&mut self, _f: &'static FieldSpec, _i: usize) {}
+    /// The struct element begun last ends.
+    #[inline(always)]
+    fn leave(&mut self) {}
+    /// A scalar element of the array of field `f`, with its value.
+    #[inline(always)]
+    fn item(&mut self, _f: &'static FieldSpec, _val: Val) {}
+    /// A tagged field the spec does not know: its tag and where its data lies (at, length).
+    #[inline(always)]
+    fn unknown_tag(&mut self, _tag: u32, _data: (usize, usize)) {}
+    /// A records field below the body's first two levels (the walk leaves those above to the
+    /// decoder): read by the records decoder, here or by the visitor.
+    #[inline(always)]
+    fn records(&mut self, d: &mut Decoder<'_>, f: &'static FieldSpec) -> W {
+        d.walk_records(f)
+    }
+    /// The bytes `data` of field `f` embed a message (the consumer protocol of a group's
+    /// members): the walk has stepped over them; a visitor may have the decoder read them.
+    #[inline(always)]
+    fn embedded(
+        &mut self,
+        _d: &mut Decoder<'_>,
+        _f: &'static FieldSpec,
+        _data: Option<(usize, usize)>,
+    ) -> W {
+        Ok(())
+    }
     /// An array of the body begins: the index its value will refer to.
     fn body_array(&mut self, f: &'static FieldSpec) -> usize;
     /// A struct of the body is present: the index its value will refer to.
@@ -99,6 +143,17 @@ fn room<V: Visit>(d: &Decoder<'_>, v: &V) -> bool {
     d.spent.nodes.saturating_add(v.nodes()) < d.opts.max_nodes
 }
 
+/// Whether the `n` elements of an array below the body stay within the decoder's bounds, for
+/// a deep visitor: past `max_elements`, or near the node budget, the decoder would leave
+/// elements out of its tree, which is its way.
+fn deep_room<V: Visit>(d: &Decoder<'_>, v: &V, n: usize) -> W {
+    let nodes = d.spent.nodes.saturating_add(v.nodes()).saturating_add(n);
+    if n > d.opts.max_elements || nodes >= d.opts.max_nodes {
+        return Err(GiveUp);
+    }
+    Ok(())
+}
+
 impl Decoder<'_> {
     /// Steps over `n` bytes of fixed-size values.
     fn skip_fixed(&mut self, n: usize) -> W {
@@ -162,7 +217,7 @@ impl Decoder<'_> {
 
     /// A records field below the top two levels: decoded by the records decoder into nodes
     /// that are thrown away (its counts, CRC checks and problems are what is left).
-    fn walk_records(&mut self, f: &'static FieldSpec) -> W {
+    pub(super) fn walk_records(&mut self, f: &'static FieldSpec) -> W {
         let mut scratch = Vec::new();
         let was = std::mem::replace(&mut self.discard, true);
         let read = self
@@ -259,7 +314,7 @@ impl Decoder<'_> {
 /// What the generated walks name.
 mod prelude {
     pub(super) use super::{
-        room, Decoder, FieldId, FieldSpec, GiveUp, Region, Step, Val, Visit, W,
+        deep_room, room, Decoder, FieldId, FieldSpec, GiveUp, Region, Step, Val, Visit, W,
     };
 }
 

@@ -543,7 +543,7 @@ fn topic_partitions(arr: &Node) -> Vec<(String, Vec<i32>)> {
 }
 
 /// The consumer protocol decoded inside a bytes field (`Metadata`, `Assignment`), if it was.
-fn consumer_protocol(n: &Node) -> (Vec<String>, Vec<(String, Vec<i32>)>) {
+pub(super) fn consumer_protocol(n: &Node) -> (Vec<String>, Vec<(String, Vec<i32>)>) {
     let subscribed = field(n, FactField::Topics)
         .map(|l| {
             elements(l)

@@ -59,7 +59,16 @@ fn add_partitions_to_txn_topic_at_v3_and_below_topics_v0_2<V: Visit>(
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
             }
             Val::Array(len, 0)
         };
@@ -102,13 +111,16 @@ fn add_partitions_to_txn_request_v0_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) 
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     add_partitions_to_txn_topic_at_v3_and_below_topics_v0_2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -135,7 +147,16 @@ fn add_partitions_to_txn_topic_at_v3_and_below_topics_v3<V: Visit>(
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
             }
             Val::Array(len, 0)
         };
@@ -149,7 +170,8 @@ fn add_partitions_to_txn_topic_at_v3_and_below_topics_v3<V: Visit>(
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -193,13 +215,16 @@ pub(in crate::kafka::walk) fn add_partitions_to_txn_request_v3<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     add_partitions_to_txn_topic_at_v3_and_below_topics_v3(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -214,37 +239,97 @@ pub(in crate::kafka::walk) fn add_partitions_to_txn_request_v3<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
     Ok(())
 }
 /// The fields of `FIELDS__TRANSACTIONS__TOPICS` in versions 4-5.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn add_partitions_to_txn_topic_at_transactions_topics_v4_5<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+            let f: &'static FieldSpec = &table::FIELDS__TRANSACTIONS__TOPICS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TRANSACTIONS__TOPICS[1];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
         }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TRANSACTIONS__TOPICS[1];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TRANSACTIONS` in versions 4-5.
 fn add_partitions_to_txn_transaction_v4_5<V: Visit>(
@@ -285,8 +370,14 @@ fn add_partitions_to_txn_transaction_v4_5<V: Visit>(
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     add_partitions_to_txn_topic_at_transactions_topics_v4_5(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -301,7 +392,8 @@ fn add_partitions_to_txn_transaction_v4_5<V: Visit>(
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -319,14 +411,17 @@ fn add_partitions_to_txn_request_v4_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) 
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     add_partitions_to_txn_transaction_v4_5(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -343,7 +438,8 @@ fn add_partitions_to_txn_request_v4_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) 
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -44,16 +44,36 @@ pub(in crate::kafka::walk) fn add_partitions_to_txn_response_v5<V: Visit>(
 /// The fields of `FIELDS__RESULTS_BY_TOPIC_V3_AND_BELOW__RESULTS_BY_PARTITION` in versions 0-2.
 fn add_partitions_to_txn_partition_result_at_results_by_topic_v3_and_below_results_by_partition_v0_2<
     V: Visit,
->(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESULTS_BY_TOPIC_V3_AND_BELOW__RESULTS_BY_PARTITION[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS_BY_TOPIC_V3_AND_BELOW__RESULTS_BY_PARTITION[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS_BY_TOPIC_V3_AND_BELOW__RESULTS_BY_PARTITION[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS_BY_TOPIC_V3_AND_BELOW__RESULTS_BY_PARTITION[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__RESULTS_BY_TOPIC_V3_AND_BELOW` in versions 0-2.
 fn add_partitions_to_txn_topic_result_at_results_by_topic_v3_and_below_v0_2<V: Visit>(
@@ -74,12 +94,18 @@ fn add_partitions_to_txn_topic_result_at_results_by_topic_v3_and_below_v0_2<V: V
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     add_partitions_to_txn_partition_result_at_results_by_topic_v3_and_below_results_by_partition_v0_2(
                         d,
                         v,
                     )?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -107,17 +133,20 @@ fn add_partitions_to_txn_response_v0_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V)
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     add_partitions_to_txn_topic_result_at_results_by_topic_v3_and_below_v0_2(
                         d,
                         v,
                     )?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -131,24 +160,60 @@ fn add_partitions_to_txn_response_v0_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V)
 /// The fields of `FIELDS__RESULTS_BY_TOPIC_V3_AND_BELOW__RESULTS_BY_PARTITION` in version 3.
 fn add_partitions_to_txn_partition_result_at_results_by_topic_v3_and_below_results_by_partition_v3<
     V: Visit,
->(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESULTS_BY_TOPIC_V3_AND_BELOW__RESULTS_BY_PARTITION[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS_BY_TOPIC_V3_AND_BELOW__RESULTS_BY_PARTITION[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS_BY_TOPIC_V3_AND_BELOW__RESULTS_BY_PARTITION[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
         }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS_BY_TOPIC_V3_AND_BELOW__RESULTS_BY_PARTITION[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__RESULTS_BY_TOPIC_V3_AND_BELOW` in version 3.
 fn add_partitions_to_txn_topic_result_at_results_by_topic_v3_and_below_v3<V: Visit>(
@@ -169,12 +234,18 @@ fn add_partitions_to_txn_topic_result_at_results_by_topic_v3_and_below_v3<V: Vis
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     add_partitions_to_txn_partition_result_at_results_by_topic_v3_and_below_results_by_partition_v3(
                         d,
                         v,
                     )?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -191,7 +262,8 @@ fn add_partitions_to_txn_topic_result_at_results_by_topic_v3_and_below_v3<V: Vis
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -217,17 +289,20 @@ pub(in crate::kafka::walk) fn add_partitions_to_txn_response_v3<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     add_partitions_to_txn_topic_result_at_results_by_topic_v3_and_below_v3(
                         d,
                         v,
                     )?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -244,7 +319,8 @@ pub(in crate::kafka::walk) fn add_partitions_to_txn_response_v3<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -253,59 +329,156 @@ pub(in crate::kafka::walk) fn add_partitions_to_txn_response_v3<V: Visit>(
 /// The fields of `FIELDS__RESULTS_BY_TRANSACTION__TOPIC_RESULTS__RESULTS_BY_PARTITION` in versions 4-5.
 fn add_partitions_to_txn_partition_result_at_results_by_transaction_topic_results_results_by_partition_v4_5<
     V: Visit,
->(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESULTS_BY_TRANSACTION__TOPIC_RESULTS__RESULTS_BY_PARTITION[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS_BY_TRANSACTION__TOPIC_RESULTS__RESULTS_BY_PARTITION[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS_BY_TRANSACTION__TOPIC_RESULTS__RESULTS_BY_PARTITION[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
         }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS_BY_TRANSACTION__TOPIC_RESULTS__RESULTS_BY_PARTITION[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__RESULTS_BY_TRANSACTION__TOPIC_RESULTS` in versions 4-5.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn add_partitions_to_txn_topic_result_at_results_by_transaction_topic_results_v4_5<
     V: Visit,
 >(d: &mut Decoder<'_>, v: &mut V) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESULTS_BY_TRANSACTION__TOPIC_RESULTS[1];
-        d.push_step(Step::Field(FieldId::of(f)));
-        if let Some(n) = d.len_compact(false)? {
-            for i in 0..n {
-                d.push_step(Step::Index(i as u32));
-                add_partitions_to_txn_partition_result_at_results_by_transaction_topic_results_results_by_partition_v4_5(
-                    d,
-                    v,
-                )?;
-                d.pop_step();
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS_BY_TRANSACTION__TOPIC_RESULTS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS_BY_TRANSACTION__TOPIC_RESULTS[1];
+            d.push_step(Step::Field(FieldId::of(f)));
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        d.push_step(Step::Index(i as u32));
+                        v.element(f, i);
+                        add_partitions_to_txn_partition_result_at_results_by_transaction_topic_results_results_by_partition_v4_5(
+                            d,
+                            v,
+                        )?;
+                        v.leave();
+                        d.pop_step();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+            d.pop_step();
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-        d.pop_step();
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS_BY_TRANSACTION__TOPIC_RESULTS[1];
+            d.push_step(Step::Field(FieldId::of(f)));
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
+                    add_partitions_to_txn_partition_result_at_results_by_transaction_topic_results_results_by_partition_v4_5(
+                        d,
+                        v,
+                    )?;
+                    v.leave();
+                    d.pop_step();
+                }
+            }
+            d.pop_step();
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__RESULTS_BY_TRANSACTION` in versions 4-5.
 fn add_partitions_to_txn_result_v4_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -323,12 +496,18 @@ fn add_partitions_to_txn_result_v4_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     add_partitions_to_txn_topic_result_at_results_by_transaction_topic_results_v4_5(
                         d,
                         v,
                     )?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -345,7 +524,8 @@ fn add_partitions_to_txn_result_v4_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -379,14 +559,17 @@ fn add_partitions_to_txn_response_v4_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V)
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     add_partitions_to_txn_result_v4_5(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -403,7 +586,8 @@ fn add_partitions_to_txn_response_v4_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V)
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -70,14 +70,17 @@ fn alter_configs_response_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     alter_configs_resource_response_v0_1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -130,7 +133,8 @@ fn alter_configs_resource_response_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) 
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -156,14 +160,17 @@ pub(in crate::kafka::walk) fn alter_configs_response_v2<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     alter_configs_resource_response_v2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -180,7 +187,8 @@ pub(in crate::kafka::walk) fn alter_configs_response_v2<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

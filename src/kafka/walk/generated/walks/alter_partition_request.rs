@@ -2,23 +2,94 @@
 use crate::kafka::spec::tables::alter_partition_request as table;
 use crate::kafka::walk::generated::prelude::*;
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in version 2.
-fn partition_data_v2<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(8)?;
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+// long: generated, one block for each field of the struct, in the spec's order.
+fn partition_data_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    d.skip_fixed(5)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[4];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[5];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(8)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        d.skip_fixed(5)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in version 2.
 fn topic_data_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -35,8 +106,14 @@ fn topic_data_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     partition_data_v2(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -51,7 +128,8 @@ fn topic_data_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -81,13 +159,16 @@ pub(in crate::kafka::walk) fn alter_partition_request_v2<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_data_v2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -102,45 +183,143 @@ pub(in crate::kafka::walk) fn alter_partition_request_v2<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
     Ok(())
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS__NEW_ISR_WITH_EPOCHS` in version 3.
-fn broker_state_v3<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(12)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+fn broker_state_v3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__NEW_ISR_WITH_EPOCHS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    Ok(())
-}
-/// The fields of `FIELDS__TOPICS__PARTITIONS` in version 3.
-fn partition_data_v3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    d.skip_fixed(8)?;
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                broker_state_v3(d, v)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__NEW_ISR_WITH_EPOCHS[1];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    d.skip_fixed(5)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        Ok(())
+    } else {
+        d.skip_fixed(12)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
         }
+        Ok(())
     }
-    Ok(())
+}
+/// The fields of `FIELDS__TOPICS__PARTITIONS` in version 3.
+// long: generated, one block for each field of the struct, in the spec's order.
+fn partition_data_v3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        broker_state_v3(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[4];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[5];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(8)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    broker_state_v3(d, v)?;
+                    v.leave();
+                }
+            }
+        }
+        d.skip_fixed(5)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    }
 }
 /// The fields of `FIELDS__TOPICS` in version 3.
 fn topic_data_v3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -157,8 +336,14 @@ fn topic_data_v3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     partition_data_v3(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -173,7 +358,8 @@ fn topic_data_v3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -203,13 +389,16 @@ pub(in crate::kafka::walk) fn alter_partition_request_v3<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_data_v3(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -224,7 +413,8 @@ pub(in crate::kafka::walk) fn alter_partition_request_v3<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -2,19 +2,61 @@
 use crate::kafka::spec::tables::alter_replica_log_dirs_request as table;
 use crate::kafka::walk::generated::prelude::*;
 /// The fields of `FIELDS__DIRS__TOPICS` in version 1.
-fn alter_replica_log_dir_topic_v1<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+fn alter_replica_log_dir_topic_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
-    }
-    {
-        if let Some(n) = d.len_classic::<4>(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+            let f: &'static FieldSpec = &table::FIELDS__DIRS__TOPICS[0];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__DIRS__TOPICS[1];
+            let val = {
+                let len = d.len_classic::<4>(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__DIRS__TOPICS[1];
+            if let Some(n) = d.len_classic::<4>(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__DIRS` in version 1.
 fn alter_replica_log_dir_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -31,8 +73,14 @@ fn alter_replica_log_dir_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     alter_replica_log_dir_topic_v1(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -55,13 +103,16 @@ pub(in crate::kafka::walk) fn alter_replica_log_dirs_request_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     alter_replica_log_dir_v1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -71,27 +122,85 @@ pub(in crate::kafka::walk) fn alter_replica_log_dirs_request_v1<V: Visit>(
     Ok(())
 }
 /// The fields of `FIELDS__DIRS__TOPICS` in version 2.
-fn alter_replica_log_dir_topic_v2<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+fn alter_replica_log_dir_topic_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+            let f: &'static FieldSpec = &table::FIELDS__DIRS__TOPICS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__DIRS__TOPICS[1];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
         }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__DIRS__TOPICS[1];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__DIRS` in version 2.
 fn alter_replica_log_dir_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -108,8 +217,14 @@ fn alter_replica_log_dir_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     alter_replica_log_dir_topic_v2(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -124,7 +239,8 @@ fn alter_replica_log_dir_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -144,13 +260,16 @@ pub(in crate::kafka::walk) fn alter_replica_log_dirs_request_v2<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     alter_replica_log_dir_v2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -165,7 +284,8 @@ pub(in crate::kafka::walk) fn alter_replica_log_dirs_request_v2<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

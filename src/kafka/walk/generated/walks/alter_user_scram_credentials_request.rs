@@ -24,7 +24,8 @@ fn scram_credential_deletion_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -54,8 +55,8 @@ fn scram_credential_upsertion_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let f: &'static FieldSpec = &table::FIELDS__UPSERTIONS[3];
         let val = {
             let l = d.len_compact(false)?;
-            d.span(l);
-            Val::Other
+            let s = d.span(l);
+            Val::Bytes(s)
         };
         v.field(1, f, false, val);
     }
@@ -63,10 +64,11 @@ fn scram_credential_upsertion_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let f: &'static FieldSpec = &table::FIELDS__UPSERTIONS[4];
         let val = {
             let l = d.len_compact(false)?;
-            if let Some(span) = d.span(l) {
+            let s = d.span(l);
+            if let Some(span) = s {
                 d.secrets.push(span);
             }
-            Val::Other
+            Val::Bytes(s)
         };
         v.field(1, f, false, val);
     }
@@ -78,7 +80,8 @@ fn scram_credential_upsertion_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -98,13 +101,16 @@ pub(in crate::kafka::walk) fn alter_user_scram_credentials_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     scram_credential_deletion_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -120,13 +126,16 @@ pub(in crate::kafka::walk) fn alter_user_scram_credentials_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     scram_credential_upsertion_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -141,7 +150,8 @@ pub(in crate::kafka::walk) fn alter_user_scram_credentials_request_v0<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -104,14 +104,17 @@ pub(in crate::kafka::walk) fn api_versions_response_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     api_version_v0_2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -145,14 +148,17 @@ fn api_versions_response_v1_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     api_version_v0_2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -211,7 +217,8 @@ fn api_version_v3_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -257,7 +264,8 @@ fn supported_feature_key_v3_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -303,7 +311,8 @@ fn finalized_feature_key_v3_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -333,14 +342,17 @@ fn api_versions_response_v3_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     api_version_v3_5(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -378,14 +390,17 @@ fn api_versions_response_v3_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                                 if n > d.opts.max_elements {
                                     return Err(GiveUp);
                                 }
+                                v.enter(f);
                                 for i in 0..n {
                                     if !room(d, v) {
                                         return Err(GiveUp);
                                     }
                                     d.push_step(Step::Index(i as u32));
                                     v.open_element(idx);
+                                    v.element(f, i);
                                     supported_feature_key_v3_5(d, v)?;
                                     v.close(d.buf);
+                                    v.leave();
                                     d.pop_step();
                                 }
                             }
@@ -429,14 +444,17 @@ fn api_versions_response_v3_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                                 if n > d.opts.max_elements {
                                     return Err(GiveUp);
                                 }
+                                v.enter(f);
                                 for i in 0..n {
                                     if !room(d, v) {
                                         return Err(GiveUp);
                                     }
                                     d.push_step(Step::Index(i as u32));
                                     v.open_element(idx);
+                                    v.element(f, i);
                                     finalized_feature_key_v3_5(d, v)?;
                                     v.close(d.buf);
+                                    v.leave();
                                     d.pop_step();
                                 }
                             }
@@ -466,7 +484,10 @@ fn api_versions_response_v3_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                         return Err(GiveUp);
                     }
                 }
-                _ => d.pos = data_end,
+                _ => {
+                    v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                    d.pos = data_end;
+                }
             }
         }
     }

@@ -2,9 +2,28 @@
 use crate::kafka::spec::tables::begin_quorum_epoch_request as table;
 use crate::kafka::walk::generated::prelude::*;
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in version 0.
-fn partition_data_v0<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(12)?;
-    Ok(())
+fn partition_data_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(12)?;
+        Ok(())
+    }
 }
 /// The fields of `FIELDS__TOPICS` in version 0.
 fn topic_data_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -21,8 +40,14 @@ fn topic_data_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     partition_data_v0(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -53,13 +78,16 @@ pub(in crate::kafka::walk) fn begin_quorum_epoch_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_data_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -69,17 +97,60 @@ pub(in crate::kafka::walk) fn begin_quorum_epoch_request_v0<V: Visit>(
     Ok(())
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in version 1.
-fn partition_data_v1<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(28)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+fn partition_data_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = {
+                let u = d.read_uuid()?;
+                Val::Uuid(u)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(28)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in version 1.
 fn topic_data_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -96,8 +167,14 @@ fn topic_data_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     partition_data_v1(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -112,7 +189,8 @@ fn topic_data_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -149,13 +227,15 @@ fn leader_endpoint_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
     Ok(())
 }
 /// The body of BeginQuorumEpochRequest in version 1.
+// long: generated, one block for each field of the struct, in the spec's order.
 pub(in crate::kafka::walk) fn begin_quorum_epoch_request_v1<V: Visit>(
     d: &mut Decoder<'_>,
     v: &mut V,
@@ -182,13 +262,16 @@ pub(in crate::kafka::walk) fn begin_quorum_epoch_request_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_data_v1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -204,13 +287,16 @@ pub(in crate::kafka::walk) fn begin_quorum_epoch_request_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     leader_endpoint_v1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -225,7 +311,8 @@ pub(in crate::kafka::walk) fn begin_quorum_epoch_request_v1<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

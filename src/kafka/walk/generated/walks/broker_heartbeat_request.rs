@@ -39,13 +39,15 @@ pub(in crate::kafka::walk) fn broker_heartbeat_request_v0<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
     Ok(())
 }
 /// The body of BrokerHeartbeatRequest in version 1.
+// long: generated, one block for each field of the struct, in the spec's order.
 pub(in crate::kafka::walk) fn broker_heartbeat_request_v1<V: Visit>(
     d: &mut Decoder<'_>,
     v: &mut V,
@@ -98,11 +100,17 @@ pub(in crate::kafka::walk) fn broker_heartbeat_request_v1<V: Visit>(
                                 if n > d.opts.max_elements {
                                     return Err(GiveUp);
                                 }
+                                v.enter(f);
                                 for _ in 0..n {
                                     if !room(d, v) {
                                         return Err(GiveUp);
                                     }
-                                    d.skip_fixed(16)?;
+                                    if V::DEEP {
+                                        let val = Val::Uuid(d.read_uuid()?);
+                                        v.item(f, val);
+                                    } else {
+                                        d.skip_fixed(16)?;
+                                    }
                                     v.scalar_element(idx, None, d.buf);
                                 }
                             }
@@ -116,7 +124,10 @@ pub(in crate::kafka::walk) fn broker_heartbeat_request_v1<V: Visit>(
                         return Err(GiveUp);
                     }
                 }
-                _ => d.pos = data_end,
+                _ => {
+                    v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                    d.pos = data_end;
+                }
             }
         }
     }
@@ -176,11 +187,17 @@ pub(in crate::kafka::walk) fn broker_heartbeat_request_v2<V: Visit>(
                                 if n > d.opts.max_elements {
                                     return Err(GiveUp);
                                 }
+                                v.enter(f);
                                 for _ in 0..n {
                                     if !room(d, v) {
                                         return Err(GiveUp);
                                     }
-                                    d.skip_fixed(16)?;
+                                    if V::DEEP {
+                                        let val = Val::Uuid(d.read_uuid()?);
+                                        v.item(f, val);
+                                    } else {
+                                        d.skip_fixed(16)?;
+                                    }
                                     v.scalar_element(idx, None, d.buf);
                                 }
                             }
@@ -207,11 +224,17 @@ pub(in crate::kafka::walk) fn broker_heartbeat_request_v2<V: Visit>(
                                 if n > d.opts.max_elements {
                                     return Err(GiveUp);
                                 }
+                                v.enter(f);
                                 for _ in 0..n {
                                     if !room(d, v) {
                                         return Err(GiveUp);
                                     }
-                                    d.skip_fixed(16)?;
+                                    if V::DEEP {
+                                        let val = Val::Uuid(d.read_uuid()?);
+                                        v.item(f, val);
+                                    } else {
+                                        d.skip_fixed(16)?;
+                                    }
                                     v.scalar_element(idx, None, d.buf);
                                 }
                             }
@@ -225,7 +248,10 @@ pub(in crate::kafka::walk) fn broker_heartbeat_request_v2<V: Visit>(
                         return Err(GiveUp);
                     }
                 }
-                _ => d.pos = data_end,
+                _ => {
+                    v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                    d.pos = data_end;
+                }
             }
         }
     }

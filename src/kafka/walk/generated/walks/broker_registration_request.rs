@@ -59,7 +59,8 @@ fn listener_v0_4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -105,7 +106,8 @@ fn feature_v0_4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -148,14 +150,17 @@ pub(in crate::kafka::walk) fn broker_registration_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     listener_v0_4(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -174,14 +179,17 @@ pub(in crate::kafka::walk) fn broker_registration_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     feature_v0_4(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -206,7 +214,8 @@ pub(in crate::kafka::walk) fn broker_registration_request_v0<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -249,14 +258,17 @@ pub(in crate::kafka::walk) fn broker_registration_request_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     listener_v0_4(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -275,14 +287,17 @@ pub(in crate::kafka::walk) fn broker_registration_request_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     feature_v0_4(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -312,7 +327,8 @@ pub(in crate::kafka::walk) fn broker_registration_request_v1<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -355,14 +371,17 @@ pub(in crate::kafka::walk) fn broker_registration_request_v2<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     listener_v0_4(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -381,14 +400,17 @@ pub(in crate::kafka::walk) fn broker_registration_request_v2<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     feature_v0_4(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -419,11 +441,17 @@ pub(in crate::kafka::walk) fn broker_registration_request_v2<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
-                    d.skip_fixed(16)?;
+                    if V::DEEP {
+                        let val = Val::Uuid(d.read_uuid()?);
+                        v.item(f, val);
+                    } else {
+                        d.skip_fixed(16)?;
+                    }
                     v.scalar_element(idx, None, d.buf);
                 }
             }
@@ -439,7 +467,8 @@ pub(in crate::kafka::walk) fn broker_registration_request_v2<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -479,14 +508,17 @@ fn broker_registration_request_v3_4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) ->
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     listener_v0_4(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -505,14 +537,17 @@ fn broker_registration_request_v3_4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) ->
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     feature_v0_4(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -543,11 +578,17 @@ fn broker_registration_request_v3_4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) ->
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
-                    d.skip_fixed(16)?;
+                    if V::DEEP {
+                        let val = Val::Uuid(d.read_uuid()?);
+                        v.item(f, val);
+                    } else {
+                        d.skip_fixed(16)?;
+                    }
                     v.scalar_element(idx, None, d.buf);
                 }
             }
@@ -568,7 +609,8 @@ fn broker_registration_request_v3_4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) ->
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

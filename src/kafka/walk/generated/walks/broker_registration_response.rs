@@ -72,7 +72,8 @@ fn broker_registration_response_v0_4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -28,6 +28,7 @@ fn consumer_group_describe_request_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
@@ -37,6 +38,7 @@ fn consumer_group_describe_request_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V
                         d.span(l)
                     };
                     v.scalar_element(idx, Some(s), d.buf);
+                    v.item(f, Val::Str(s));
                 }
             }
             Val::Array(len, idx)
@@ -56,7 +58,8 @@ fn consumer_group_describe_request_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

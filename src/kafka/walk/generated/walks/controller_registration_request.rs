@@ -43,7 +43,8 @@ fn listener_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -89,7 +90,8 @@ fn feature_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -129,14 +131,17 @@ pub(in crate::kafka::walk) fn controller_registration_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     listener_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -155,14 +160,17 @@ pub(in crate::kafka::walk) fn controller_registration_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     feature_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -179,7 +187,8 @@ pub(in crate::kafka::walk) fn controller_registration_request_v0<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -60,10 +60,11 @@ pub(in crate::kafka::walk) fn create_delegation_token_response_v1<V: Visit>(
         let f: &'static FieldSpec = &table::FIELDS[9];
         let val = {
             let l = d.len_classic::<4>(false)?;
-            if let Some(span) = d.span(l) {
+            let s = d.span(l);
+            if let Some(span) = s {
                 d.secrets.push(span);
             }
-            Val::Other
+            Val::Bytes(s)
         };
         v.field(0, f, false, val);
     }
@@ -134,10 +135,11 @@ pub(in crate::kafka::walk) fn create_delegation_token_response_v2<V: Visit>(
         let f: &'static FieldSpec = &table::FIELDS[9];
         let val = {
             let l = d.len_compact(false)?;
-            if let Some(span) = d.span(l) {
+            let s = d.span(l);
+            if let Some(span) = s {
                 d.secrets.push(span);
             }
-            Val::Other
+            Val::Bytes(s)
         };
         v.field(0, f, false, val);
     }
@@ -154,7 +156,8 @@ pub(in crate::kafka::walk) fn create_delegation_token_response_v2<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -236,10 +239,11 @@ pub(in crate::kafka::walk) fn create_delegation_token_response_v3<V: Visit>(
         let f: &'static FieldSpec = &table::FIELDS[9];
         let val = {
             let l = d.len_compact(false)?;
-            if let Some(span) = d.span(l) {
+            let s = d.span(l);
+            if let Some(span) = s {
                 d.secrets.push(span);
             }
-            Val::Other
+            Val::Bytes(s)
         };
         v.field(0, f, false, val);
     }
@@ -256,7 +260,8 @@ pub(in crate::kafka::walk) fn create_delegation_token_response_v3<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -34,13 +34,47 @@ pub(in crate::kafka::walk) fn create_partitions_request_v3<V: Visit>(
     create_partitions_request_v2_3(d, v)
 }
 /// The fields of `FIELDS__TOPICS__ASSIGNMENTS` in versions 0-1.
-fn create_partitions_assignment_v0_1<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
-        if let Some(n) = d.len_classic::<4>(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+fn create_partitions_assignment_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__ASSIGNMENTS[0];
+            let val = {
+                let len = d.len_classic::<4>(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
         }
+        Ok(())
+    } else {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__ASSIGNMENTS[0];
+            if let Some(n) = d.len_classic::<4>(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in versions 0-1.
 fn create_partitions_topic_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -62,8 +96,14 @@ fn create_partitions_topic_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(true)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     create_partitions_assignment_v0_1(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -83,13 +123,16 @@ fn create_partitions_request_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     create_partitions_topic_v0_1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -109,21 +152,71 @@ fn create_partitions_request_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W
     Ok(())
 }
 /// The fields of `FIELDS__TOPICS__ASSIGNMENTS` in versions 2-3.
-fn create_partitions_assignment_v2_3<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+fn create_partitions_assignment_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__ASSIGNMENTS[0];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
         }
+        Ok(())
+    } else {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__ASSIGNMENTS[0];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in versions 2-3.
 fn create_partitions_topic_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -145,8 +238,14 @@ fn create_partitions_topic_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(true)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     create_partitions_assignment_v2_3(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -161,7 +260,8 @@ fn create_partitions_topic_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -178,13 +278,16 @@ fn create_partitions_request_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     create_partitions_topic_v2_3(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -209,7 +312,8 @@ fn create_partitions_request_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -18,42 +18,110 @@ pub(in crate::kafka::walk) fn delete_acls_response_v3<V: Visit>(
     delete_acls_response_v2_3(d, v)
 }
 /// The fields of `FIELDS__FILTER_RESULTS__MATCHING_ACLS` in version 1.
-fn delete_acls_matching_acl_v1<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
-        let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[0];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+// long: generated, one block for each field of the struct, in the spec's order.
+fn delete_acls_matching_acl_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[0];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
         }
-    }
-    {
         {
-            let l = d.len_classic::<2>(true)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(1)?;
-    {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[1];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(1)?;
-    {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[2];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
-    }
-    {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[3];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[4];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[5];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[6];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[7];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[8];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[0];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        {
+            {
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(1)?;
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(1)?;
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(2)?;
+        Ok(())
     }
-    d.skip_fixed(2)?;
-    Ok(())
 }
 /// The fields of `FIELDS__FILTER_RESULTS` in version 1.
 fn delete_acls_filter_result_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -82,9 +150,15 @@ fn delete_acls_filter_result_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     delete_acls_matching_acl_v1(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -115,14 +189,17 @@ pub(in crate::kafka::walk) fn delete_acls_response_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     delete_acls_filter_result_v1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -134,50 +211,134 @@ pub(in crate::kafka::walk) fn delete_acls_response_v1<V: Visit>(
     Ok(())
 }
 /// The fields of `FIELDS__FILTER_RESULTS__MATCHING_ACLS` in versions 2-3.
-fn delete_acls_matching_acl_v2_3<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
-        let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[0];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+// long: generated, one block for each field of the struct, in the spec's order.
+fn delete_acls_matching_acl_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[0];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
         }
-    }
-    {
         {
-            let l = d.len_compact(true)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(1)?;
-    {
-        {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(1)?;
-    {
-        {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(2)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[1];
+            let val = Val::Str({
+                let l = d.len_compact(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[2];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[3];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[4];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[5];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[6];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[7];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[8];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[0];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        {
+            {
+                let l = d.len_compact(true)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(1)?;
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(1)?;
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(2)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__FILTER_RESULTS` in versions 2-3.
 fn delete_acls_filter_result_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -206,9 +367,15 @@ fn delete_acls_filter_result_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     delete_acls_matching_acl_v2_3(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -225,7 +392,8 @@ fn delete_acls_filter_result_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -248,14 +416,17 @@ fn delete_acls_response_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     delete_acls_filter_result_v2_3(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -272,7 +443,8 @@ fn delete_acls_response_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -44,6 +44,7 @@ fn delete_groups_request_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
@@ -53,6 +54,7 @@ fn delete_groups_request_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                         d.span(l)
                     };
                     v.scalar_element(idx, Some(s), d.buf);
+                    v.item(f, Val::Str(s));
                 }
             }
             Val::Array(len, idx)
@@ -72,6 +74,7 @@ fn delete_groups_request_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
@@ -81,6 +84,7 @@ fn delete_groups_request_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                         d.span(l)
                     };
                     v.scalar_element(idx, Some(s), d.buf);
+                    v.item(f, Val::Str(s));
                 }
             }
             Val::Array(len, idx)
@@ -95,7 +99,8 @@ fn delete_groups_request_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

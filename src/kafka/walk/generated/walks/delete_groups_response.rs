@@ -57,14 +57,17 @@ fn delete_groups_response_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     deletable_group_result_v0_1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -104,7 +107,8 @@ fn deletable_group_result_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -130,14 +134,17 @@ pub(in crate::kafka::walk) fn delete_groups_response_v2<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     deletable_group_result_v2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -154,7 +161,8 @@ pub(in crate::kafka::walk) fn delete_groups_response_v2<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -197,7 +205,8 @@ fn deletable_group_result_v3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -223,14 +232,17 @@ pub(in crate::kafka::walk) fn delete_groups_response_v3<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     deletable_group_result_v3(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -247,7 +259,8 @@ pub(in crate::kafka::walk) fn delete_groups_response_v3<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

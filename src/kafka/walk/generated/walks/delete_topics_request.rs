@@ -52,6 +52,7 @@ fn delete_topics_request_v1_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
@@ -61,6 +62,7 @@ fn delete_topics_request_v1_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                         d.span(l)
                     };
                     v.scalar_element(idx, Some(s), d.buf);
+                    v.item(f, Val::Str(s));
                 }
             }
             Val::Array(len, idx)
@@ -85,6 +87,7 @@ fn delete_topics_request_v4_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
@@ -94,6 +97,7 @@ fn delete_topics_request_v4_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                         d.span(l)
                     };
                     v.scalar_element(idx, Some(s), d.buf);
+                    v.item(f, Val::Str(s));
                 }
             }
             Val::Array(len, idx)
@@ -113,7 +117,8 @@ fn delete_topics_request_v4_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -145,7 +150,8 @@ fn delete_topic_state_v6<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -165,13 +171,16 @@ pub(in crate::kafka::walk) fn delete_topics_request_v6<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     delete_topic_state_v6(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -191,7 +200,8 @@ pub(in crate::kafka::walk) fn delete_topics_request_v6<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

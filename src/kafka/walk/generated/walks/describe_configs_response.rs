@@ -18,45 +18,132 @@ pub(in crate::kafka::walk) fn describe_configs_response_v2<V: Visit>(
     describe_configs_response_v1_2(d, v)
 }
 /// The fields of `FIELDS__RESULTS__CONFIGS__SYNONYMS` in versions 1-3.
-fn describe_configs_synonym_v1_3<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+fn describe_configs_synonym_v1_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
-    }
-    {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS__SYNONYMS[0];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_classic::<2>(true)?;
-            d.span(l)
-        };
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS__SYNONYMS[1];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS__SYNONYMS[2];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(1)?;
+        Ok(())
     }
-    d.skip_fixed(1)?;
-    Ok(())
 }
 /// The fields of `FIELDS__RESULTS__CONFIGS` in versions 1-2.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn describe_configs_resource_result_v1_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
-    }
-    {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[0];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_classic::<2>(true)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(3)?;
-    {
-        if let Some(n) = d.len_classic::<4>(false)? {
-            for _ in 0..n {
-                describe_configs_synonym_v1_3(d, v)?;
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[1];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[2];
+            let val = Val::Int(i64::from(d.read_i8()? != 0));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[3];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[4];
+            let val = Val::Int(i64::from(d.read_i8()? != 0));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[5];
+            let val = {
+                let len = d.len_classic::<4>(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        describe_configs_synonym_v1_3(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(3)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[5];
+            if let Some(n) = d.len_classic::<4>(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    describe_configs_synonym_v1_3(d, v)?;
+                    v.leave();
+                }
             }
         }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__RESULTS` in versions 1-2.
 fn describe_configs_result_v1_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -97,8 +184,14 @@ fn describe_configs_result_v1_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     describe_configs_resource_result_v1_2(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -124,14 +217,17 @@ fn describe_configs_response_v1_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     describe_configs_result_v1_2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -143,35 +239,110 @@ fn describe_configs_response_v1_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W
     Ok(())
 }
 /// The fields of `FIELDS__RESULTS__CONFIGS` in version 3.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn describe_configs_resource_result_v3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
-    }
-    {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[0];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_classic::<2>(true)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(3)?;
-    {
-        if let Some(n) = d.len_classic::<4>(false)? {
-            for _ in 0..n {
-                describe_configs_synonym_v1_3(d, v)?;
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[1];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[2];
+            let val = Val::Int(i64::from(d.read_i8()? != 0));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[3];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[4];
+            let val = Val::Int(i64::from(d.read_i8()? != 0));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[5];
+            let val = {
+                let len = d.len_classic::<4>(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        describe_configs_synonym_v1_3(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[6];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[7];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(3)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[5];
+            if let Some(n) = d.len_classic::<4>(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    describe_configs_synonym_v1_3(d, v)?;
+                    v.leave();
+                }
             }
         }
-    }
-    d.skip_fixed(1)?;
-    {
+        d.skip_fixed(1)?;
         {
-            let l = d.len_classic::<2>(true)?;
-            d.span(l)
-        };
+            {
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            };
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__RESULTS` in version 3.
 fn describe_configs_result_v3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -212,8 +383,14 @@ fn describe_configs_result_v3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     describe_configs_resource_result_v3(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -242,14 +419,17 @@ pub(in crate::kafka::walk) fn describe_configs_response_v3<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     describe_configs_result_v3(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -261,68 +441,200 @@ pub(in crate::kafka::walk) fn describe_configs_response_v3<V: Visit>(
     Ok(())
 }
 /// The fields of `FIELDS__RESULTS__CONFIGS__SYNONYMS` in version 4.
-fn describe_configs_synonym_v4<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+fn describe_configs_synonym_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        {
-            let l = d.len_compact(true)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(1)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS__SYNONYMS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    Ok(())
-}
-/// The fields of `FIELDS__RESULTS__CONFIGS` in version 4.
-fn describe_configs_resource_result_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS__SYNONYMS[1];
+            let val = Val::Str({
+                let l = d.len_compact(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_compact(true)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(3)?;
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                describe_configs_synonym_v4(d, v)?;
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS__SYNONYMS[2];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    d.skip_fixed(1)?;
-    {
+        Ok(())
+    } else {
         {
-            let l = d.len_compact(true)?;
-            d.span(l)
-        };
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
         }
+        {
+            {
+                let l = d.len_compact(true)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(1)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
+}
+/// The fields of `FIELDS__RESULTS__CONFIGS` in version 4.
+// long: generated, one block for each field of the struct, in the spec's order.
+fn describe_configs_resource_result_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[1];
+            let val = Val::Str({
+                let l = d.len_compact(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[2];
+            let val = Val::Int(i64::from(d.read_i8()? != 0));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[3];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[4];
+            let val = Val::Int(i64::from(d.read_i8()? != 0));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[5];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        describe_configs_synonym_v4(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[6];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[7];
+            let val = Val::Str({
+                let l = d.len_compact(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_compact(true)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(3)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[5];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    describe_configs_synonym_v4(d, v)?;
+                    v.leave();
+                }
+            }
+        }
+        d.skip_fixed(1)?;
+        {
+            {
+                let l = d.len_compact(true)?;
+                d.span(l)
+            };
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    }
 }
 /// The fields of `FIELDS__RESULTS` in version 4.
 fn describe_configs_result_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -363,8 +675,14 @@ fn describe_configs_result_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     describe_configs_resource_result_v4(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -379,7 +697,8 @@ fn describe_configs_result_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -405,14 +724,17 @@ pub(in crate::kafka::walk) fn describe_configs_response_v4<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     describe_configs_result_v4(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -429,7 +751,8 @@ pub(in crate::kafka::walk) fn describe_configs_response_v4<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

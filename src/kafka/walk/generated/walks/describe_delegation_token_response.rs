@@ -2,20 +2,40 @@
 use crate::kafka::spec::tables::describe_delegation_token_response as table;
 use crate::kafka::walk::generated::prelude::*;
 /// The fields of `FIELDS__TOKENS__RENEWERS` in version 1.
-fn described_delegation_token_renewer_v1<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+fn described_delegation_token_renewer_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
-    }
-    {
+            let f: &'static FieldSpec = &table::FIELDS__TOKENS__RENEWERS[0];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
+            let f: &'static FieldSpec = &table::FIELDS__TOKENS__RENEWERS[1];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOKENS` in version 1.
 fn described_delegation_token_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -62,10 +82,11 @@ fn described_delegation_token_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let f: &'static FieldSpec = &table::FIELDS__TOKENS[8];
         let val = {
             let l = d.len_classic::<4>(false)?;
-            if let Some(span) = d.span(l) {
+            let s = d.span(l);
+            if let Some(span) = s {
                 d.secrets.push(span);
             }
-            Val::Other
+            Val::Bytes(s)
         };
         v.field(1, f, false, val);
     }
@@ -74,8 +95,14 @@ fn described_delegation_token_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     described_delegation_token_renewer_v1(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -109,13 +136,16 @@ pub(in crate::kafka::walk) fn describe_delegation_token_response_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     described_delegation_token_v1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -132,31 +162,68 @@ pub(in crate::kafka::walk) fn describe_delegation_token_response_v1<V: Visit>(
 /// The fields of `FIELDS__TOKENS__RENEWERS` in versions 2-3.
 fn described_delegation_token_renewer_v2_3<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+            let f: &'static FieldSpec = &table::FIELDS__TOKENS__RENEWERS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOKENS__RENEWERS[1];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOKENS` in version 2.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn described_delegation_token_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
     {
         let f: &'static FieldSpec = &table::FIELDS__TOKENS[0];
@@ -201,10 +268,11 @@ fn described_delegation_token_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let f: &'static FieldSpec = &table::FIELDS__TOKENS[8];
         let val = {
             let l = d.len_compact(false)?;
-            if let Some(span) = d.span(l) {
+            let s = d.span(l);
+            if let Some(span) = s {
                 d.secrets.push(span);
             }
-            Val::Other
+            Val::Bytes(s)
         };
         v.field(1, f, false, val);
     }
@@ -213,8 +281,14 @@ fn described_delegation_token_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     described_delegation_token_renewer_v2_3(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -229,7 +303,8 @@ fn described_delegation_token_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -260,13 +335,16 @@ pub(in crate::kafka::walk) fn describe_delegation_token_response_v2<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     described_delegation_token_v2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -286,7 +364,8 @@ pub(in crate::kafka::walk) fn describe_delegation_token_response_v2<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -354,10 +433,11 @@ fn described_delegation_token_v3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let f: &'static FieldSpec = &table::FIELDS__TOKENS[8];
         let val = {
             let l = d.len_compact(false)?;
-            if let Some(span) = d.span(l) {
+            let s = d.span(l);
+            if let Some(span) = s {
                 d.secrets.push(span);
             }
-            Val::Other
+            Val::Bytes(s)
         };
         v.field(1, f, false, val);
     }
@@ -366,8 +446,14 @@ fn described_delegation_token_v3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     described_delegation_token_renewer_v2_3(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -382,7 +468,8 @@ fn described_delegation_token_v3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -413,13 +500,16 @@ pub(in crate::kafka::walk) fn describe_delegation_token_response_v3<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     described_delegation_token_v3(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -439,7 +529,8 @@ pub(in crate::kafka::walk) fn describe_delegation_token_response_v3<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -18,34 +18,80 @@ pub(in crate::kafka::walk) fn describe_groups_response_v2<V: Visit>(
     describe_groups_response_v1_2(d, v)
 }
 /// The fields of `FIELDS__GROUPS__MEMBERS` in versions 0-3.
-fn described_group_member_v0_3<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+fn described_group_member_v0_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
-    }
-    {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[0];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
-    }
-    {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[2];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[3];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[4];
+            let val = {
+                let l = d.len_classic::<4>(false)?;
+                let s = d.span(l);
+                Val::Bytes(s)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[5];
+            let val = {
+                let l = d.len_classic::<4>(false)?;
+                let s = d.span(l);
+                Val::Bytes(s)
+            };
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let l = d.len_classic::<4>(false)?;
+            d.span(l);
+        }
+        {
+            let l = d.len_classic::<4>(false)?;
+            d.span(l);
+        }
+        Ok(())
     }
-    {
-        let l = d.len_classic::<4>(false)?;
-        d.span(l);
-    }
-    {
-        let l = d.len_classic::<4>(false)?;
-        d.span(l);
-    }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS` in versions 0-2.
 fn described_group_v0_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -97,8 +143,14 @@ fn described_group_v0_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     described_group_member_v0_3(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -122,14 +174,17 @@ pub(in crate::kafka::walk) fn describe_groups_response_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     described_group_v0_2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -157,14 +212,17 @@ fn describe_groups_response_v1_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     described_group_v0_2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -225,8 +283,14 @@ fn described_group_v3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     described_group_member_v0_3(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -260,14 +324,17 @@ pub(in crate::kafka::walk) fn describe_groups_response_v3<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     described_group_v3(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -279,40 +346,95 @@ pub(in crate::kafka::walk) fn describe_groups_response_v3<V: Visit>(
     Ok(())
 }
 /// The fields of `FIELDS__GROUPS__MEMBERS` in version 4.
-fn described_group_member_v4<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+// long: generated, one block for each field of the struct, in the spec's order.
+fn described_group_member_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
-    }
-    {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[0];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_classic::<2>(true)?;
-            d.span(l)
-        };
-    }
-    {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[1];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
-    }
-    {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[2];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[3];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[4];
+            let val = {
+                let l = d.len_classic::<4>(false)?;
+                let s = d.span(l);
+                Val::Bytes(s)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[5];
+            let val = {
+                let l = d.len_classic::<4>(false)?;
+                let s = d.span(l);
+                Val::Bytes(s)
+            };
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let l = d.len_classic::<4>(false)?;
+            d.span(l);
+        }
+        {
+            let l = d.len_classic::<4>(false)?;
+            d.span(l);
+        }
+        Ok(())
     }
-    {
-        let l = d.len_classic::<4>(false)?;
-        d.span(l);
-    }
-    {
-        let l = d.len_classic::<4>(false)?;
-        d.span(l);
-    }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS` in version 4.
 fn described_group_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -364,8 +486,14 @@ fn described_group_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     described_group_member_v4(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -399,14 +527,17 @@ pub(in crate::kafka::walk) fn describe_groups_response_v4<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     described_group_v4(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -418,50 +549,122 @@ pub(in crate::kafka::walk) fn describe_groups_response_v4<V: Visit>(
     Ok(())
 }
 /// The fields of `FIELDS__GROUPS__MEMBERS` in versions 5-6.
-fn described_group_member_v5_6<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+// long: generated, one block for each field of the struct, in the spec's order.
+fn described_group_member_v5_6<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        {
-            let l = d.len_compact(true)?;
-            d.span(l)
-        };
-    }
-    {
-        {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        let l = d.len_compact(false)?;
-        d.span(l);
-    }
-    {
-        let l = d.len_compact(false)?;
-        d.span(l);
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[1];
+            let val = Val::Str({
+                let l = d.len_compact(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[2];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[3];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[4];
+            let val = {
+                let l = d.len_compact(false)?;
+                let s = d.span(l);
+                Val::Bytes(s)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[5];
+            let val = {
+                let l = d.len_compact(false)?;
+                let s = d.span(l);
+                Val::Bytes(s)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_compact(true)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let l = d.len_compact(false)?;
+            d.span(l);
+        }
+        {
+            let l = d.len_compact(false)?;
+            d.span(l);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS` in version 5.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn described_group_v5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
     {
         let f: &'static FieldSpec = &table::FIELDS__GROUPS[0];
@@ -511,8 +714,14 @@ fn described_group_v5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     described_group_member_v5_6(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -532,7 +741,8 @@ fn described_group_v5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -558,14 +768,17 @@ pub(in crate::kafka::walk) fn describe_groups_response_v5<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     described_group_v5(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -582,7 +795,8 @@ pub(in crate::kafka::walk) fn describe_groups_response_v5<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -647,8 +861,14 @@ fn described_group_v6<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     described_group_member_v5_6(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -668,7 +888,8 @@ fn described_group_v6<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -694,14 +915,17 @@ pub(in crate::kafka::walk) fn describe_groups_response_v6<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     described_group_v6(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -718,7 +942,8 @@ pub(in crate::kafka::walk) fn describe_groups_response_v6<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

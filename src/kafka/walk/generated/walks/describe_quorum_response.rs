@@ -4,69 +4,233 @@ use crate::kafka::walk::generated::prelude::*;
 /// The fields of `FIELDS__TOPICS__PARTITIONS__CURRENT_VOTERS` in version 0.
 fn replica_state_at_topics_partitions_current_voters_v0<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    d.skip_fixed(12)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__CURRENT_VOTERS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__CURRENT_VOTERS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(12)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS__OBSERVERS` in version 0.
 fn replica_state_at_topics_partitions_observers_v0<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    d.skip_fixed(12)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__OBSERVERS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__OBSERVERS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(12)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in version 0.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn partition_data_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    d.skip_fixed(16)?;
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                replica_state_at_topics_partitions_current_voters_v0(d, v)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[4];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[5];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[6];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        replica_state_at_topics_partitions_current_voters_v0(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[7];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        replica_state_at_topics_partitions_observers_v0(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                replica_state_at_topics_partitions_observers_v0(d, v)?;
+        Ok(())
+    } else {
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
             }
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        d.skip_fixed(16)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[6];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    replica_state_at_topics_partitions_current_voters_v0(d, v)?;
+                    v.leave();
+                }
+            }
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[7];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    replica_state_at_topics_partitions_observers_v0(d, v)?;
+                    v.leave();
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in version 0.
 fn topic_data_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -84,9 +248,15 @@ fn topic_data_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_data_v0(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -103,7 +273,8 @@ fn topic_data_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -135,14 +306,17 @@ pub(in crate::kafka::walk) fn describe_quorum_response_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_data_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -159,7 +333,8 @@ pub(in crate::kafka::walk) fn describe_quorum_response_v0<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -168,69 +343,253 @@ pub(in crate::kafka::walk) fn describe_quorum_response_v0<V: Visit>(
 /// The fields of `FIELDS__TOPICS__PARTITIONS__CURRENT_VOTERS` in version 1.
 fn replica_state_at_topics_partitions_current_voters_v1<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    d.skip_fixed(28)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__CURRENT_VOTERS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__CURRENT_VOTERS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__CURRENT_VOTERS[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__CURRENT_VOTERS[4];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(28)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS__OBSERVERS` in version 1.
 fn replica_state_at_topics_partitions_observers_v1<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    d.skip_fixed(28)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__OBSERVERS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__OBSERVERS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__OBSERVERS[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__OBSERVERS[4];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(28)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in version 1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn partition_data_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    d.skip_fixed(16)?;
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                replica_state_at_topics_partitions_current_voters_v1(d, v)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[4];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[5];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[6];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        replica_state_at_topics_partitions_current_voters_v1(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[7];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        replica_state_at_topics_partitions_observers_v1(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                replica_state_at_topics_partitions_observers_v1(d, v)?;
+        Ok(())
+    } else {
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
             }
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        d.skip_fixed(16)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[6];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    replica_state_at_topics_partitions_current_voters_v1(d, v)?;
+                    v.leave();
+                }
+            }
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[7];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    replica_state_at_topics_partitions_observers_v1(d, v)?;
+                    v.leave();
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in version 1.
 fn topic_data_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -248,9 +607,15 @@ fn topic_data_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_data_v1(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -267,7 +632,8 @@ fn topic_data_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -299,14 +665,17 @@ pub(in crate::kafka::walk) fn describe_quorum_response_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_data_v1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -323,7 +692,8 @@ pub(in crate::kafka::walk) fn describe_quorum_response_v1<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -332,75 +702,283 @@ pub(in crate::kafka::walk) fn describe_quorum_response_v1<V: Visit>(
 /// The fields of `FIELDS__TOPICS__PARTITIONS__CURRENT_VOTERS` in version 2.
 fn replica_state_at_topics_partitions_current_voters_v2<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    d.skip_fixed(44)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__CURRENT_VOTERS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__CURRENT_VOTERS[1];
+            let val = {
+                let u = d.read_uuid()?;
+                Val::Uuid(u)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__CURRENT_VOTERS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__CURRENT_VOTERS[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__CURRENT_VOTERS[4];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(44)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS__OBSERVERS` in version 2.
 fn replica_state_at_topics_partitions_observers_v2<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    d.skip_fixed(44)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__OBSERVERS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__OBSERVERS[1];
+            let val = {
+                let u = d.read_uuid()?;
+                Val::Uuid(u)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__OBSERVERS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__OBSERVERS[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__OBSERVERS[4];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(44)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in version 2.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn partition_data_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
-        }
-    }
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(true)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(16)?;
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                replica_state_at_topics_partitions_current_voters_v2(d, v)?;
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            let val = Val::Str({
+                let l = d.len_compact(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[4];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[5];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[6];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        replica_state_at_topics_partitions_current_voters_v2(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[7];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        replica_state_at_topics_partitions_observers_v2(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                replica_state_at_topics_partitions_observers_v2(d, v)?;
+        Ok(())
+    } else {
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
             }
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            {
+                let l = d.len_compact(true)?;
+                d.span(l)
+            };
         }
+        d.skip_fixed(16)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[6];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    replica_state_at_topics_partitions_current_voters_v2(d, v)?;
+                    v.leave();
+                }
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[7];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    replica_state_at_topics_partitions_observers_v2(d, v)?;
+                    v.leave();
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in version 2.
 fn topic_data_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -418,9 +996,15 @@ fn topic_data_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_data_v2(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -437,36 +1021,78 @@ fn topic_data_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
     Ok(())
 }
 /// The fields of `FIELDS__NODES__LISTENERS` in version 2.
-fn listener_v2<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+fn listener_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(2)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+            let f: &'static FieldSpec = &table::FIELDS__NODES__LISTENERS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__NODES__LISTENERS[1];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__NODES__LISTENERS[2];
+            let val = Val::Int(i64::from(d.read_u16()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(2)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__NODES` in version 2.
 fn node_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -480,8 +1106,14 @@ fn node_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     listener_v2(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -496,7 +1128,8 @@ fn node_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -537,14 +1170,17 @@ pub(in crate::kafka::walk) fn describe_quorum_response_v2<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_data_v2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -562,13 +1198,16 @@ pub(in crate::kafka::walk) fn describe_quorum_response_v2<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     node_v2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -583,7 +1222,8 @@ pub(in crate::kafka::walk) fn describe_quorum_response_v2<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -16,7 +16,16 @@ fn topic_partitions_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
             }
             Val::Array(len, 0)
         };
@@ -38,13 +47,16 @@ pub(in crate::kafka::walk) fn elect_leaders_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_partitions_v0_1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -77,13 +89,16 @@ pub(in crate::kafka::walk) fn elect_leaders_request_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_partitions_v0_1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -112,7 +127,16 @@ fn topic_partitions_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
             }
             Val::Array(len, 0)
         };
@@ -126,7 +150,8 @@ fn topic_partitions_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -151,13 +176,16 @@ pub(in crate::kafka::walk) fn elect_leaders_request_v2<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_partitions_v2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -177,7 +205,8 @@ pub(in crate::kafka::walk) fn elect_leaders_request_v2<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

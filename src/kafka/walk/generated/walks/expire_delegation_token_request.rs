@@ -10,10 +10,11 @@ pub(in crate::kafka::walk) fn expire_delegation_token_request_v1<V: Visit>(
         let f: &'static FieldSpec = &table::FIELDS[0];
         let val = {
             let l = d.len_classic::<4>(false)?;
-            if let Some(span) = d.span(l) {
+            let s = d.span(l);
+            if let Some(span) = s {
                 d.secrets.push(span);
             }
-            Val::Other
+            Val::Bytes(s)
         };
         v.field(0, f, false, val);
     }
@@ -33,10 +34,11 @@ pub(in crate::kafka::walk) fn expire_delegation_token_request_v2<V: Visit>(
         let f: &'static FieldSpec = &table::FIELDS[0];
         let val = {
             let l = d.len_compact(false)?;
-            if let Some(span) = d.span(l) {
+            let s = d.span(l);
+            if let Some(span) = s {
                 d.secrets.push(span);
             }
-            Val::Other
+            Val::Bytes(s)
         };
         v.field(0, f, false, val);
     }
@@ -53,7 +55,8 @@ pub(in crate::kafka::walk) fn expire_delegation_token_request_v2<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

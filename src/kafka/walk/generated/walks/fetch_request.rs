@@ -82,9 +82,28 @@ pub(in crate::kafka::walk) fn fetch_request_v16<V: Visit>(
     fetch_request_v15_16(d, v)
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in version 4.
-fn fetch_partition_v4<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(16)?;
-    Ok(())
+fn fetch_partition_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[5];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(16)?;
+        Ok(())
+    }
 }
 /// The fields of `FIELDS__TOPICS` in version 4.
 fn fetch_topic_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -101,8 +120,14 @@ fn fetch_topic_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     fetch_partition_v4(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -150,13 +175,16 @@ pub(in crate::kafka::walk) fn fetch_request_v4<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     fetch_topic_v4(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -166,9 +194,33 @@ pub(in crate::kafka::walk) fn fetch_request_v4<V: Visit>(
     Ok(())
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in versions 5-8.
-fn fetch_partition_v5_8<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(24)?;
-    Ok(())
+fn fetch_partition_v5_8<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[4];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[5];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(24)?;
+        Ok(())
+    }
 }
 /// The fields of `FIELDS__TOPICS` in versions 5-8.
 fn fetch_topic_v5_8<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -185,8 +237,14 @@ fn fetch_topic_v5_8<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     fetch_partition_v5_8(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -231,13 +289,16 @@ fn fetch_request_v5_6<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     fetch_topic_v5_8(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -261,7 +322,16 @@ fn forgotten_topic_v7_11<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
             }
             Val::Array(len, 0)
         };
@@ -316,13 +386,16 @@ fn fetch_request_v7_8<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     fetch_topic_v5_8(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -338,13 +411,16 @@ fn fetch_request_v7_8<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     forgotten_topic_v7_11(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -354,9 +430,38 @@ fn fetch_request_v7_8<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
     Ok(())
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in versions 9-11.
-fn fetch_partition_v9_11<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(28)?;
-    Ok(())
+fn fetch_partition_v9_11<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[4];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[5];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(28)?;
+        Ok(())
+    }
 }
 /// The fields of `FIELDS__TOPICS` in versions 9-11.
 fn fetch_topic_v9_11<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -373,8 +478,14 @@ fn fetch_topic_v9_11<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     fetch_partition_v9_11(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -430,13 +541,16 @@ fn fetch_request_v9_10<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     fetch_topic_v9_11(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -452,13 +566,16 @@ fn fetch_request_v9_10<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     forgotten_topic_v7_11(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -517,13 +634,16 @@ pub(in crate::kafka::walk) fn fetch_request_v11<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     fetch_topic_v9_11(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -539,13 +659,16 @@ pub(in crate::kafka::walk) fn fetch_request_v11<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     forgotten_topic_v7_11(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -563,17 +686,67 @@ pub(in crate::kafka::walk) fn fetch_request_v11<V: Visit>(
     Ok(())
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in versions 12-16.
-fn fetch_partition_v12_16<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(32)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+fn fetch_partition_v12_16<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[4];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[5];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(32)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in version 12.
 fn fetch_topic_v12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -590,8 +763,14 @@ fn fetch_topic_v12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     fetch_partition_v12_16(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -606,7 +785,8 @@ fn fetch_topic_v12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -627,7 +807,16 @@ fn forgotten_topic_v12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
             }
             Val::Array(len, 0)
         };
@@ -641,7 +830,8 @@ fn forgotten_topic_v12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -697,13 +887,16 @@ pub(in crate::kafka::walk) fn fetch_request_v12<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     fetch_topic_v12(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -719,13 +912,16 @@ pub(in crate::kafka::walk) fn fetch_request_v12<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     forgotten_topic_v12(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -768,7 +964,10 @@ pub(in crate::kafka::walk) fn fetch_request_v12<V: Visit>(
                         return Err(GiveUp);
                     }
                 }
-                _ => d.pos = data_end,
+                _ => {
+                    v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                    d.pos = data_end;
+                }
             }
         }
     }
@@ -789,8 +988,14 @@ fn fetch_topic_v13_16<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     fetch_partition_v12_16(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -805,7 +1010,8 @@ fn fetch_topic_v13_16<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -826,7 +1032,16 @@ fn forgotten_topic_v13_18<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
             }
             Val::Array(len, 0)
         };
@@ -840,7 +1055,8 @@ fn forgotten_topic_v13_18<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -893,13 +1109,16 @@ fn fetch_request_v13_14<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     fetch_topic_v13_16(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -915,13 +1134,16 @@ fn fetch_request_v13_14<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     forgotten_topic_v13_18(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -964,7 +1186,10 @@ fn fetch_request_v13_14<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                         return Err(GiveUp);
                     }
                 }
-                _ => d.pos = data_end,
+                _ => {
+                    v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                    d.pos = data_end;
+                }
             }
         }
     }
@@ -990,7 +1215,8 @@ fn replica_state_v15_18<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -1038,13 +1264,16 @@ fn fetch_request_v15_16<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     fetch_topic_v13_16(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -1060,13 +1289,16 @@ fn fetch_request_v15_16<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     forgotten_topic_v13_18(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -1117,6 +1349,7 @@ fn fetch_request_v15_16<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                         let f: &'static FieldSpec = &table::FIELDS[2];
                         let val = {
                             let n = v.open_struct();
+                            v.enter(f);
                             replica_state_v15_18(d, v)?;
                             v.close(d.buf);
                             Val::Struct(true, n)
@@ -1129,41 +1362,119 @@ fn fetch_request_v15_16<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                         return Err(GiveUp);
                     }
                 }
-                _ => d.pos = data_end,
+                _ => {
+                    v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                    d.pos = data_end;
+                }
             }
         }
     }
     Ok(())
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in version 17.
-fn fetch_partition_v17<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(32)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (tag, data_end) = d.tag_head(&mut last)?;
-            match tag {
-                0 => {
-                    let (end, region) = (d.end, d.region);
-                    d.end = data_end;
-                    d.region = Region::TaggedFields;
-                    {
-                        let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[6];
-                        let u = d.read_uuid()?;
-                        d.follow_topic_id(f, &u);
+// long: generated, one block for each field of the struct, in the spec's order.
+fn fetch_partition_v17<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[4];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[5];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                match tag {
+                    0 => {
+                        let (end, region) = (d.end, d.region);
+                        d.end = data_end;
+                        d.region = Region::TaggedFields;
+                        {
+                            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[6];
+                            let val = {
+                                let u = d.read_uuid()?;
+                                Val::Uuid(u)
+                            };
+                            v.field(2, f, true, val);
+                        }
+                        d.end = end;
+                        d.region = region;
+                        if d.pos != data_end {
+                            return Err(GiveUp);
+                        }
                     }
-                    d.end = end;
-                    d.region = region;
-                    if d.pos != data_end {
-                        return Err(GiveUp);
+                    _ => {
+                        v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                        d.pos = data_end;
                     }
                 }
-                _ => d.pos = data_end,
             }
         }
+        Ok(())
+    } else {
+        d.skip_fixed(32)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                match tag {
+                    0 => {
+                        let (end, region) = (d.end, d.region);
+                        d.end = data_end;
+                        d.region = Region::TaggedFields;
+                        {
+                            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[6];
+                            let u = d.read_uuid()?;
+                            d.follow_topic_id(f, &u);
+                        }
+                        d.end = end;
+                        d.region = region;
+                        if d.pos != data_end {
+                            return Err(GiveUp);
+                        }
+                    }
+                    _ => {
+                        v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                        d.pos = data_end;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in version 17.
 fn fetch_topic_v17<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -1180,8 +1491,14 @@ fn fetch_topic_v17<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     fetch_partition_v17(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -1196,7 +1513,8 @@ fn fetch_topic_v17<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -1247,13 +1565,16 @@ pub(in crate::kafka::walk) fn fetch_request_v17<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     fetch_topic_v17(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -1269,13 +1590,16 @@ pub(in crate::kafka::walk) fn fetch_request_v17<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     forgotten_topic_v13_18(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -1326,6 +1650,7 @@ pub(in crate::kafka::walk) fn fetch_request_v17<V: Visit>(
                         let f: &'static FieldSpec = &table::FIELDS[2];
                         let val = {
                             let n = v.open_struct();
+                            v.enter(f);
                             replica_state_v15_18(d, v)?;
                             v.close(d.buf);
                             Val::Struct(true, n)
@@ -1338,54 +1663,147 @@ pub(in crate::kafka::walk) fn fetch_request_v17<V: Visit>(
                         return Err(GiveUp);
                     }
                 }
-                _ => d.pos = data_end,
+                _ => {
+                    v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                    d.pos = data_end;
+                }
             }
         }
     }
     Ok(())
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in version 18.
-fn fetch_partition_v18<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(32)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (tag, data_end) = d.tag_head(&mut last)?;
-            match tag {
-                0 => {
-                    let (end, region) = (d.end, d.region);
-                    d.end = data_end;
-                    d.region = Region::TaggedFields;
-                    {
-                        let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[6];
-                        let u = d.read_uuid()?;
-                        d.follow_topic_id(f, &u);
+// long: generated, one block for each field of the struct, in the spec's order.
+fn fetch_partition_v18<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[4];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[5];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                match tag {
+                    0 => {
+                        let (end, region) = (d.end, d.region);
+                        d.end = data_end;
+                        d.region = Region::TaggedFields;
+                        {
+                            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[6];
+                            let val = {
+                                let u = d.read_uuid()?;
+                                Val::Uuid(u)
+                            };
+                            v.field(2, f, true, val);
+                        }
+                        d.end = end;
+                        d.region = region;
+                        if d.pos != data_end {
+                            return Err(GiveUp);
+                        }
                     }
-                    d.end = end;
-                    d.region = region;
-                    if d.pos != data_end {
-                        return Err(GiveUp);
+                    1 => {
+                        let (end, region) = (d.end, d.region);
+                        d.end = data_end;
+                        d.region = Region::TaggedFields;
+                        {
+                            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[7];
+                            let val = Val::Int(d.read_i64()?);
+                            v.field(2, f, true, val);
+                        }
+                        d.end = end;
+                        d.region = region;
+                        if d.pos != data_end {
+                            return Err(GiveUp);
+                        }
+                    }
+                    _ => {
+                        v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                        d.pos = data_end;
                     }
                 }
-                1 => {
-                    let (end, region) = (d.end, d.region);
-                    d.end = data_end;
-                    d.region = Region::TaggedFields;
-                    {
-                        d.skip_fixed(8)?;
-                    }
-                    d.end = end;
-                    d.region = region;
-                    if d.pos != data_end {
-                        return Err(GiveUp);
-                    }
-                }
-                _ => d.pos = data_end,
             }
         }
+        Ok(())
+    } else {
+        d.skip_fixed(32)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                match tag {
+                    0 => {
+                        let (end, region) = (d.end, d.region);
+                        d.end = data_end;
+                        d.region = Region::TaggedFields;
+                        {
+                            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[6];
+                            let u = d.read_uuid()?;
+                            d.follow_topic_id(f, &u);
+                        }
+                        d.end = end;
+                        d.region = region;
+                        if d.pos != data_end {
+                            return Err(GiveUp);
+                        }
+                    }
+                    1 => {
+                        let (end, region) = (d.end, d.region);
+                        d.end = data_end;
+                        d.region = Region::TaggedFields;
+                        {
+                            d.skip_fixed(8)?;
+                        }
+                        d.end = end;
+                        d.region = region;
+                        if d.pos != data_end {
+                            return Err(GiveUp);
+                        }
+                    }
+                    _ => {
+                        v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                        d.pos = data_end;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in version 18.
 fn fetch_topic_v18<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -1402,8 +1820,14 @@ fn fetch_topic_v18<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     fetch_partition_v18(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -1418,7 +1842,8 @@ fn fetch_topic_v18<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -1469,13 +1894,16 @@ pub(in crate::kafka::walk) fn fetch_request_v18<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     fetch_topic_v18(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -1491,13 +1919,16 @@ pub(in crate::kafka::walk) fn fetch_request_v18<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     forgotten_topic_v13_18(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -1548,6 +1979,7 @@ pub(in crate::kafka::walk) fn fetch_request_v18<V: Visit>(
                         let f: &'static FieldSpec = &table::FIELDS[2];
                         let val = {
                             let n = v.open_struct();
+                            v.enter(f);
                             replica_state_v15_18(d, v)?;
                             v.close(d.buf);
                             Val::Struct(true, n)
@@ -1560,7 +1992,10 @@ pub(in crate::kafka::walk) fn fetch_request_v18<V: Visit>(
                         return Err(GiveUp);
                     }
                 }
-                _ => d.pos = data_end,
+                _ => {
+                    v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                    d.pos = data_end;
+                }
             }
         }
     }

@@ -98,37 +98,116 @@ pub(in crate::kafka::walk) fn fetch_response_v18<V: Visit>(
     fetch_response_v16_18(d, v)
 }
 /// The fields of `FIELDS__RESPONSES__PARTITIONS__ABORTED_TRANSACTIONS` in versions 4-11.
-fn aborted_transaction_v4_11<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(16)?;
-    Ok(())
+fn aborted_transaction_v4_11<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS__ABORTED_TRANSACTIONS[0];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS__ABORTED_TRANSACTIONS[1];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(16)?;
+        Ok(())
+    }
 }
 /// The fields of `FIELDS__RESPONSES__PARTITIONS` in version 4.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn partition_data_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    let topic = d.topic_layout;
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+    if V::DEEP {
+        let topic = d.topic_layout;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    d.skip_fixed(16)?;
-    {
-        if let Some(n) = d.len_classic::<4>(true)? {
-            for _ in 0..n {
-                aborted_transaction_v4_11(d, v)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[8];
+            let val = {
+                let len = d.len_classic::<4>(true)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        aborted_transaction_v4_11(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[10];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        d.topic_layout = topic;
+        Ok(())
+    } else {
+        let topic = d.topic_layout;
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
             }
         }
+        d.skip_fixed(16)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[8];
+            if let Some(n) = d.len_classic::<4>(true)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    aborted_transaction_v4_11(d, v)?;
+                    v.leave();
+                }
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[10];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        d.topic_layout = topic;
+        Ok(())
     }
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[10];
-        d.push_step(Step::Field(FieldId::of(f)));
-        d.walk_records(f)?;
-        d.pop_step();
-    }
-    d.topic_layout = topic;
-    Ok(())
 }
 /// The fields of `FIELDS__RESPONSES` in version 4.
 fn fetchable_topic_response_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -144,9 +223,15 @@ fn fetchable_topic_response_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_data_v4(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -178,14 +263,17 @@ pub(in crate::kafka::walk) fn fetch_response_v4<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     fetchable_topic_response_v4(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -197,32 +285,102 @@ pub(in crate::kafka::walk) fn fetch_response_v4<V: Visit>(
     Ok(())
 }
 /// The fields of `FIELDS__RESPONSES__PARTITIONS` in versions 5-10.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn partition_data_v5_10<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    let topic = d.topic_layout;
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+    if V::DEEP {
+        let topic = d.topic_layout;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    d.skip_fixed(24)?;
-    {
-        if let Some(n) = d.len_classic::<4>(true)? {
-            for _ in 0..n {
-                aborted_transaction_v4_11(d, v)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[4];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[8];
+            let val = {
+                let len = d.len_classic::<4>(true)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        aborted_transaction_v4_11(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[10];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        d.topic_layout = topic;
+        Ok(())
+    } else {
+        let topic = d.topic_layout;
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
             }
         }
+        d.skip_fixed(24)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[8];
+            if let Some(n) = d.len_classic::<4>(true)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    aborted_transaction_v4_11(d, v)?;
+                    v.leave();
+                }
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[10];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        d.topic_layout = topic;
+        Ok(())
     }
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[10];
-        d.push_step(Step::Field(FieldId::of(f)));
-        d.walk_records(f)?;
-        d.pop_step();
-    }
-    d.topic_layout = topic;
-    Ok(())
 }
 /// The fields of `FIELDS__RESPONSES` in versions 5-10.
 fn fetchable_topic_response_v5_10<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -238,9 +396,15 @@ fn fetchable_topic_response_v5_10<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_data_v5_10(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -269,14 +433,17 @@ fn fetch_response_v5_6<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     fetchable_topic_response_v5_10(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -320,14 +487,17 @@ fn fetch_response_v7_10<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     fetchable_topic_response_v5_10(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -339,33 +509,108 @@ fn fetch_response_v7_10<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
     Ok(())
 }
 /// The fields of `FIELDS__RESPONSES__PARTITIONS` in version 11.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn partition_data_v11<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    let topic = d.topic_layout;
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+    if V::DEEP {
+        let topic = d.topic_layout;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    d.skip_fixed(24)?;
-    {
-        if let Some(n) = d.len_classic::<4>(true)? {
-            for _ in 0..n {
-                aborted_transaction_v4_11(d, v)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[4];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[8];
+            let val = {
+                let len = d.len_classic::<4>(true)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        aborted_transaction_v4_11(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[9];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[10];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        d.topic_layout = topic;
+        Ok(())
+    } else {
+        let topic = d.topic_layout;
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
             }
         }
+        d.skip_fixed(24)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[8];
+            if let Some(n) = d.len_classic::<4>(true)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    aborted_transaction_v4_11(d, v)?;
+                    v.leave();
+                }
+            }
+        }
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[10];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        d.topic_layout = topic;
+        Ok(())
     }
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[10];
-        d.push_step(Step::Field(FieldId::of(f)));
-        d.walk_records(f)?;
-        d.pop_step();
-    }
-    d.topic_layout = topic;
-    Ok(())
 }
 /// The fields of `FIELDS__RESPONSES` in version 11.
 fn fetchable_topic_response_v11<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -381,9 +626,15 @@ fn fetchable_topic_response_v11<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_data_v11(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -431,14 +682,17 @@ pub(in crate::kafka::walk) fn fetch_response_v11<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     fetchable_topic_response_v11(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -450,134 +704,414 @@ pub(in crate::kafka::walk) fn fetch_response_v11<V: Visit>(
     Ok(())
 }
 /// The fields of `FIELDS__RESPONSES__PARTITIONS__ABORTED_TRANSACTIONS` in versions 12-18.
-fn aborted_transaction_v12_18<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(16)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+fn aborted_transaction_v12_18<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS__ABORTED_TRANSACTIONS[0];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS__ABORTED_TRANSACTIONS[1];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(16)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__RESPONSES__PARTITIONS__DIVERGING_EPOCH` in versions 12-18.
-fn epoch_end_offset_v12_18<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(12)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+fn epoch_end_offset_v12_18<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS__DIVERGING_EPOCH[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS__DIVERGING_EPOCH[1];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(12)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__RESPONSES__PARTITIONS__CURRENT_LEADER` in versions 12-18.
-fn leader_id_and_epoch_v12_18<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(8)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+fn leader_id_and_epoch_v12_18<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS__CURRENT_LEADER[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS__CURRENT_LEADER[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(8)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__RESPONSES__PARTITIONS__SNAPSHOT_ID` in versions 12-18.
-fn snapshot_id_v12_18<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(12)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+fn snapshot_id_v12_18<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS__SNAPSHOT_ID[0];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS__SNAPSHOT_ID[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(12)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__RESPONSES__PARTITIONS` in versions 12-18.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn partition_data_v12_18<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    let topic = d.topic_layout;
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+    if V::DEEP {
+        let topic = d.topic_layout;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    d.skip_fixed(24)?;
-    {
-        if let Some(n) = d.len_compact(true)? {
-            for _ in 0..n {
-                aborted_transaction_v12_18(d, v)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[4];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[8];
+            let val = {
+                let len = d.len_compact(true)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        aborted_transaction_v12_18(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[9];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[10];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                match tag {
+                    0 => {
+                        let (end, region) = (d.end, d.region);
+                        d.end = data_end;
+                        d.region = Region::TaggedFields;
+                        {
+                            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[5];
+                            let val = {
+                                v.enter(f);
+                                epoch_end_offset_v12_18(d, v)?;
+                                Val::Struct(true, 0)
+                            };
+                            v.field(2, f, true, val);
+                        }
+                        d.end = end;
+                        d.region = region;
+                        if d.pos != data_end {
+                            return Err(GiveUp);
+                        }
+                    }
+                    1 => {
+                        let (end, region) = (d.end, d.region);
+                        d.end = data_end;
+                        d.region = Region::TaggedFields;
+                        {
+                            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[6];
+                            let val = {
+                                v.enter(f);
+                                leader_id_and_epoch_v12_18(d, v)?;
+                                Val::Struct(true, 0)
+                            };
+                            v.field(2, f, true, val);
+                        }
+                        d.end = end;
+                        d.region = region;
+                        if d.pos != data_end {
+                            return Err(GiveUp);
+                        }
+                    }
+                    2 => {
+                        let (end, region) = (d.end, d.region);
+                        d.end = data_end;
+                        d.region = Region::TaggedFields;
+                        {
+                            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[7];
+                            let val = {
+                                v.enter(f);
+                                snapshot_id_v12_18(d, v)?;
+                                Val::Struct(true, 0)
+                            };
+                            v.field(2, f, true, val);
+                        }
+                        d.end = end;
+                        d.region = region;
+                        if d.pos != data_end {
+                            return Err(GiveUp);
+                        }
+                    }
+                    _ => {
+                        v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                        d.pos = data_end;
+                    }
+                }
             }
         }
-    }
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[10];
-        d.push_step(Step::Field(FieldId::of(f)));
-        d.walk_records(f)?;
-        d.pop_step();
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (tag, data_end) = d.tag_head(&mut last)?;
-            match tag {
-                0 => {
-                    let (end, region) = (d.end, d.region);
-                    d.end = data_end;
-                    d.region = Region::TaggedFields;
-                    {
-                        epoch_end_offset_v12_18(d, v)?;
-                    }
-                    d.end = end;
-                    d.region = region;
-                    if d.pos != data_end {
-                        return Err(GiveUp);
-                    }
-                }
-                1 => {
-                    let (end, region) = (d.end, d.region);
-                    d.end = data_end;
-                    d.region = Region::TaggedFields;
-                    {
-                        leader_id_and_epoch_v12_18(d, v)?;
-                    }
-                    d.end = end;
-                    d.region = region;
-                    if d.pos != data_end {
-                        return Err(GiveUp);
-                    }
-                }
-                2 => {
-                    let (end, region) = (d.end, d.region);
-                    d.end = data_end;
-                    d.region = Region::TaggedFields;
-                    {
-                        snapshot_id_v12_18(d, v)?;
-                    }
-                    d.end = end;
-                    d.region = region;
-                    if d.pos != data_end {
-                        return Err(GiveUp);
-                    }
-                }
-                _ => d.pos = data_end,
+        d.topic_layout = topic;
+        Ok(())
+    } else {
+        let topic = d.topic_layout;
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
             }
         }
+        d.skip_fixed(24)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[8];
+            if let Some(n) = d.len_compact(true)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    aborted_transaction_v12_18(d, v)?;
+                    v.leave();
+                }
+            }
+        }
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[10];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                match tag {
+                    0 => {
+                        let (end, region) = (d.end, d.region);
+                        d.end = data_end;
+                        d.region = Region::TaggedFields;
+                        {
+                            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[5];
+                            v.enter(f);
+                            epoch_end_offset_v12_18(d, v)?;
+                        }
+                        d.end = end;
+                        d.region = region;
+                        if d.pos != data_end {
+                            return Err(GiveUp);
+                        }
+                    }
+                    1 => {
+                        let (end, region) = (d.end, d.region);
+                        d.end = data_end;
+                        d.region = Region::TaggedFields;
+                        {
+                            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[6];
+                            v.enter(f);
+                            leader_id_and_epoch_v12_18(d, v)?;
+                        }
+                        d.end = end;
+                        d.region = region;
+                        if d.pos != data_end {
+                            return Err(GiveUp);
+                        }
+                    }
+                    2 => {
+                        let (end, region) = (d.end, d.region);
+                        d.end = data_end;
+                        d.region = Region::TaggedFields;
+                        {
+                            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[7];
+                            v.enter(f);
+                            snapshot_id_v12_18(d, v)?;
+                        }
+                        d.end = end;
+                        d.region = region;
+                        if d.pos != data_end {
+                            return Err(GiveUp);
+                        }
+                    }
+                    _ => {
+                        v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                        d.pos = data_end;
+                    }
+                }
+            }
+        }
+        d.topic_layout = topic;
+        Ok(())
     }
-    d.topic_layout = topic;
-    Ok(())
 }
 /// The fields of `FIELDS__RESPONSES` in version 12.
 fn fetchable_topic_response_v12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -593,9 +1127,15 @@ fn fetchable_topic_response_v12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_data_v12_18(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -612,7 +1152,8 @@ fn fetchable_topic_response_v12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -655,14 +1196,17 @@ pub(in crate::kafka::walk) fn fetch_response_v12<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     fetchable_topic_response_v12(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -679,7 +1223,8 @@ pub(in crate::kafka::walk) fn fetch_response_v12<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -703,9 +1248,15 @@ fn fetchable_topic_response_v13_18<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> 
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_data_v12_18(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -722,7 +1273,8 @@ fn fetchable_topic_response_v13_18<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> 
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -762,14 +1314,17 @@ fn fetch_response_v13_15<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     fetchable_topic_response_v13_18(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -786,7 +1341,8 @@ fn fetch_response_v13_15<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -828,7 +1384,8 @@ fn node_endpoint_v16_18<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -868,14 +1425,17 @@ fn fetch_response_v16_18<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     fetchable_topic_response_v13_18(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -907,13 +1467,16 @@ fn fetch_response_v16_18<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                                 if n > d.opts.max_elements {
                                     return Err(GiveUp);
                                 }
-                                for _ in 0..n {
+                                v.enter(f);
+                                for i in 0..n {
                                     if !room(d, v) {
                                         return Err(GiveUp);
                                     }
                                     v.open_element(idx);
+                                    v.element(f, i);
                                     node_endpoint_v16_18(d, v)?;
                                     v.close(d.buf);
+                                    v.leave();
                                 }
                             }
                             Val::Array(len, idx)
@@ -926,7 +1489,10 @@ fn fetch_response_v16_18<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                         return Err(GiveUp);
                     }
                 }
-                _ => d.pos = data_end,
+                _ => {
+                    v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                    d.pos = data_end;
+                }
             }
         }
     }

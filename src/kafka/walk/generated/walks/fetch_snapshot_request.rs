@@ -2,34 +2,110 @@
 use crate::kafka::spec::tables::fetch_snapshot_request as table;
 use crate::kafka::walk::generated::prelude::*;
 /// The fields of `FIELDS__TOPICS__PARTITIONS__SNAPSHOT_ID` in versions 0-1.
-fn snapshot_id_v0_1<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(12)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+fn snapshot_id_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__SNAPSHOT_ID[0];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__SNAPSHOT_ID[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(12)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in version 0.
 fn partition_snapshot_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    d.skip_fixed(8)?;
-    {
-        snapshot_id_v0_1(d, v)?;
-    }
-    d.skip_fixed(8)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            let val = {
+                v.enter(f);
+                snapshot_id_v0_1(d, v)?;
+                Val::Struct(true, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(8)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            v.enter(f);
+            snapshot_id_v0_1(d, v)?;
+        }
+        d.skip_fixed(8)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in version 0.
 fn topic_snapshot_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -46,8 +122,14 @@ fn topic_snapshot_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     partition_snapshot_v0(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -62,7 +144,8 @@ fn topic_snapshot_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -92,13 +175,16 @@ pub(in crate::kafka::walk) fn fetch_snapshot_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_snapshot_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -133,45 +219,119 @@ pub(in crate::kafka::walk) fn fetch_snapshot_request_v0<V: Visit>(
                         return Err(GiveUp);
                     }
                 }
-                _ => d.pos = data_end,
+                _ => {
+                    v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                    d.pos = data_end;
+                }
             }
         }
     }
     Ok(())
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in version 1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn partition_snapshot_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    d.skip_fixed(8)?;
-    {
-        snapshot_id_v0_1(d, v)?;
-    }
-    d.skip_fixed(8)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (tag, data_end) = d.tag_head(&mut last)?;
-            match tag {
-                0 => {
-                    let (end, region) = (d.end, d.region);
-                    d.end = data_end;
-                    d.region = Region::TaggedFields;
-                    {
-                        let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[4];
-                        let u = d.read_uuid()?;
-                        d.follow_topic_id(f, &u);
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            let val = {
+                v.enter(f);
+                snapshot_id_v0_1(d, v)?;
+                Val::Struct(true, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                match tag {
+                    0 => {
+                        let (end, region) = (d.end, d.region);
+                        d.end = data_end;
+                        d.region = Region::TaggedFields;
+                        {
+                            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[4];
+                            let val = {
+                                let u = d.read_uuid()?;
+                                Val::Uuid(u)
+                            };
+                            v.field(2, f, true, val);
+                        }
+                        d.end = end;
+                        d.region = region;
+                        if d.pos != data_end {
+                            return Err(GiveUp);
+                        }
                     }
-                    d.end = end;
-                    d.region = region;
-                    if d.pos != data_end {
-                        return Err(GiveUp);
+                    _ => {
+                        v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                        d.pos = data_end;
                     }
                 }
-                _ => d.pos = data_end,
             }
         }
+        Ok(())
+    } else {
+        d.skip_fixed(8)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            v.enter(f);
+            snapshot_id_v0_1(d, v)?;
+        }
+        d.skip_fixed(8)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                match tag {
+                    0 => {
+                        let (end, region) = (d.end, d.region);
+                        d.end = data_end;
+                        d.region = Region::TaggedFields;
+                        {
+                            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[4];
+                            let u = d.read_uuid()?;
+                            d.follow_topic_id(f, &u);
+                        }
+                        d.end = end;
+                        d.region = region;
+                        if d.pos != data_end {
+                            return Err(GiveUp);
+                        }
+                    }
+                    _ => {
+                        v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                        d.pos = data_end;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in version 1.
 fn topic_snapshot_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -188,8 +348,14 @@ fn topic_snapshot_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     partition_snapshot_v1(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -204,7 +370,8 @@ fn topic_snapshot_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -234,13 +401,16 @@ pub(in crate::kafka::walk) fn fetch_snapshot_request_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_snapshot_v1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -275,7 +445,10 @@ pub(in crate::kafka::walk) fn fetch_snapshot_request_v1<V: Visit>(
                         return Err(GiveUp);
                     }
                 }
-                _ => d.pos = data_end,
+                _ => {
+                    v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                    d.pos = data_end;
+                }
             }
         }
     }

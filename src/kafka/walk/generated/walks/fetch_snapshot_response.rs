@@ -2,77 +2,230 @@
 use crate::kafka::spec::tables::fetch_snapshot_response as table;
 use crate::kafka::walk::generated::prelude::*;
 /// The fields of `FIELDS__TOPICS__PARTITIONS__SNAPSHOT_ID` in versions 0-1.
-fn snapshot_id_v0_1<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(12)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+fn snapshot_id_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__SNAPSHOT_ID[0];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
         }
-    }
-    Ok(())
-}
-/// The fields of `FIELDS__TOPICS__PARTITIONS__CURRENT_LEADER` in versions 0-1.
-fn leader_id_and_epoch_v0_1<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(8)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__SNAPSHOT_ID[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    Ok(())
-}
-/// The fields of `FIELDS__TOPICS__PARTITIONS` in versions 0-1.
-fn partition_snapshot_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    let topic = d.topic_layout;
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
-        }
-    }
-    {
-        snapshot_id_v0_1(d, v)?;
-    }
-    d.skip_fixed(16)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[6];
-        d.push_step(Step::Field(FieldId::of(f)));
-        d.walk_records(f)?;
-        d.pop_step();
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (tag, data_end) = d.tag_head(&mut last)?;
-            match tag {
-                0 => {
-                    let (end, region) = (d.end, d.region);
-                    d.end = data_end;
-                    d.region = Region::TaggedFields;
-                    {
-                        leader_id_and_epoch_v0_1(d, v)?;
-                    }
-                    d.end = end;
-                    d.region = region;
-                    if d.pos != data_end {
-                        return Err(GiveUp);
-                    }
-                }
-                _ => d.pos = data_end,
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
+        Ok(())
+    } else {
+        d.skip_fixed(12)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    d.topic_layout = topic;
-    Ok(())
+}
+/// The fields of `FIELDS__TOPICS__PARTITIONS__CURRENT_LEADER` in versions 0-1.
+fn leader_id_and_epoch_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__CURRENT_LEADER[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS__CURRENT_LEADER[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(8)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    }
+}
+/// The fields of `FIELDS__TOPICS__PARTITIONS` in versions 0-1.
+// long: generated, one block for each field of the struct, in the spec's order.
+fn partition_snapshot_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        let topic = d.topic_layout;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            let val = {
+                v.enter(f);
+                snapshot_id_v0_1(d, v)?;
+                Val::Struct(true, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[4];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[5];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[6];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                match tag {
+                    0 => {
+                        let (end, region) = (d.end, d.region);
+                        d.end = data_end;
+                        d.region = Region::TaggedFields;
+                        {
+                            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+                            let val = {
+                                v.enter(f);
+                                leader_id_and_epoch_v0_1(d, v)?;
+                                Val::Struct(true, 0)
+                            };
+                            v.field(2, f, true, val);
+                        }
+                        d.end = end;
+                        d.region = region;
+                        if d.pos != data_end {
+                            return Err(GiveUp);
+                        }
+                    }
+                    _ => {
+                        v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                        d.pos = data_end;
+                    }
+                }
+            }
+        }
+        d.topic_layout = topic;
+        Ok(())
+    } else {
+        let topic = d.topic_layout;
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            v.enter(f);
+            snapshot_id_v0_1(d, v)?;
+        }
+        d.skip_fixed(16)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[6];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                match tag {
+                    0 => {
+                        let (end, region) = (d.end, d.region);
+                        d.end = data_end;
+                        d.region = Region::TaggedFields;
+                        {
+                            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+                            v.enter(f);
+                            leader_id_and_epoch_v0_1(d, v)?;
+                        }
+                        d.end = end;
+                        d.region = region;
+                        if d.pos != data_end {
+                            return Err(GiveUp);
+                        }
+                    }
+                    _ => {
+                        v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                        d.pos = data_end;
+                    }
+                }
+            }
+        }
+        d.topic_layout = topic;
+        Ok(())
+    }
 }
 /// The fields of `FIELDS__TOPICS` in versions 0-1.
 fn topic_snapshot_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -88,9 +241,15 @@ fn topic_snapshot_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_snapshot_v0_1(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -107,7 +266,8 @@ fn topic_snapshot_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -145,14 +305,17 @@ pub(in crate::kafka::walk) fn fetch_snapshot_response_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_snapshot_v0_1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -169,7 +332,8 @@ pub(in crate::kafka::walk) fn fetch_snapshot_response_v0<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -203,7 +367,8 @@ fn node_endpoint_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -241,14 +406,17 @@ pub(in crate::kafka::walk) fn fetch_snapshot_response_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_snapshot_v0_1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -280,13 +448,16 @@ pub(in crate::kafka::walk) fn fetch_snapshot_response_v1<V: Visit>(
                                 if n > d.opts.max_elements {
                                     return Err(GiveUp);
                                 }
-                                for _ in 0..n {
+                                v.enter(f);
+                                for i in 0..n {
                                     if !room(d, v) {
                                         return Err(GiveUp);
                                     }
                                     v.open_element(idx);
+                                    v.element(f, i);
                                     node_endpoint_v1(d, v)?;
                                     v.close(d.buf);
+                                    v.leave();
                                 }
                             }
                             Val::Array(len, idx)
@@ -299,7 +470,10 @@ pub(in crate::kafka::walk) fn fetch_snapshot_response_v1<V: Visit>(
                         return Err(GiveUp);
                     }
                 }
-                _ => d.pos = data_end,
+                _ => {
+                    v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                    d.pos = data_end;
+                }
             }
         }
     }

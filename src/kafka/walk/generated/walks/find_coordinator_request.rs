@@ -99,7 +99,8 @@ pub(in crate::kafka::walk) fn find_coordinator_request_v3<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -121,6 +122,7 @@ fn find_coordinator_request_v4_6<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
@@ -130,6 +132,7 @@ fn find_coordinator_request_v4_6<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
                         d.span(l)
                     };
                     v.scalar_element(idx, Some(s), d.buf);
+                    v.item(f, Val::Str(s));
                 }
             }
             Val::Array(len, idx)
@@ -144,7 +147,8 @@ fn find_coordinator_request_v4_6<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -45,11 +45,17 @@ pub(in crate::kafka::walk) fn get_telemetry_subscriptions_response_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
-                    d.skip_fixed(1)?;
+                    if V::DEEP {
+                        let val = Val::Int(i64::from(d.read_i8()?));
+                        v.item(f, val);
+                    } else {
+                        d.skip_fixed(1)?;
+                    }
                     v.scalar_element(idx, None, d.buf);
                 }
             }
@@ -81,6 +87,7 @@ pub(in crate::kafka::walk) fn get_telemetry_subscriptions_response_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
@@ -90,6 +97,7 @@ pub(in crate::kafka::walk) fn get_telemetry_subscriptions_response_v0<V: Visit>(
                         d.span(l)
                     };
                     v.scalar_element(idx, Some(s), d.buf);
+                    v.item(f, Val::Str(s));
                 }
             }
             Val::Array(len, idx)
@@ -104,7 +112,8 @@ pub(in crate::kafka::walk) fn get_telemetry_subscriptions_response_v0<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

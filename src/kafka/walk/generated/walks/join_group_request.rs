@@ -79,8 +79,9 @@ fn join_group_request_protocol_v0_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) ->
         let f: &'static FieldSpec = &table::FIELDS__PROTOCOLS[1];
         let val = {
             let l = d.len_classic::<4>(false)?;
-            d.span(l);
-            Val::Other
+            let s = d.span(l);
+            v.embedded(d, f, s)?;
+            Val::Bytes(s)
         };
         v.field(1, f, false, val);
     }
@@ -129,13 +130,16 @@ pub(in crate::kafka::walk) fn join_group_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     join_group_request_protocol_v0_5(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -189,13 +193,16 @@ fn join_group_request_v1_4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     join_group_request_protocol_v0_5(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -260,13 +267,16 @@ pub(in crate::kafka::walk) fn join_group_request_v5<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     join_group_request_protocol_v0_5(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -289,8 +299,9 @@ fn join_group_request_protocol_v6_9<V: Visit>(d: &mut Decoder<'_>, v: &mut V) ->
         let f: &'static FieldSpec = &table::FIELDS__PROTOCOLS[1];
         let val = {
             let l = d.len_compact(false)?;
-            d.span(l);
-            Val::Other
+            let s = d.span(l);
+            v.embedded(d, f, s)?;
+            Val::Bytes(s)
         };
         v.field(1, f, false, val);
     }
@@ -302,13 +313,15 @@ fn join_group_request_protocol_v6_9<V: Visit>(d: &mut Decoder<'_>, v: &mut V) ->
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
     Ok(())
 }
 /// The body of JoinGroupRequest in versions 6-7.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn join_group_request_v6_7<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
     {
         let f: &'static FieldSpec = &table::FIELDS[0];
@@ -361,13 +374,16 @@ fn join_group_request_v6_7<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     join_group_request_protocol_v6_9(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -382,7 +398,8 @@ fn join_group_request_v6_7<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -442,13 +459,16 @@ fn join_group_request_v8_9<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     join_group_request_protocol_v6_9(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -471,7 +491,8 @@ fn join_group_request_v8_9<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -71,8 +71,9 @@ fn join_group_response_member_v0_4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> 
         let f: &'static FieldSpec = &table::FIELDS__MEMBERS[2];
         let val = {
             let l = d.len_classic::<4>(false)?;
-            d.span(l);
-            Val::Other
+            let s = d.span(l);
+            v.embedded(d, f, s)?;
+            Val::Bytes(s)
         };
         v.field(1, f, false, val);
     }
@@ -129,13 +130,16 @@ fn join_group_response_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     join_group_response_member_v0_4(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -200,13 +204,16 @@ fn join_group_response_v2_4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     join_group_response_member_v0_4(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -237,8 +244,9 @@ fn join_group_response_member_v5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let f: &'static FieldSpec = &table::FIELDS__MEMBERS[2];
         let val = {
             let l = d.len_classic::<4>(false)?;
-            d.span(l);
-            Val::Other
+            let s = d.span(l);
+            v.embedded(d, f, s)?;
+            Val::Bytes(s)
         };
         v.field(1, f, false, val);
     }
@@ -303,13 +311,16 @@ pub(in crate::kafka::walk) fn join_group_response_v5<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     join_group_response_member_v5(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -340,8 +351,9 @@ fn join_group_response_member_v6_9<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> 
         let f: &'static FieldSpec = &table::FIELDS__MEMBERS[2];
         let val = {
             let l = d.len_compact(false)?;
-            d.span(l);
-            Val::Other
+            let s = d.span(l);
+            v.embedded(d, f, s)?;
+            Val::Bytes(s)
         };
         v.field(1, f, false, val);
     }
@@ -353,7 +365,8 @@ fn join_group_response_member_v6_9<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> 
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -419,13 +432,16 @@ pub(in crate::kafka::walk) fn join_group_response_v6<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     join_group_response_member_v6_9(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -440,7 +456,8 @@ pub(in crate::kafka::walk) fn join_group_response_v6<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -511,13 +528,16 @@ fn join_group_response_v7_8<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     join_group_response_member_v6_9(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -532,7 +552,8 @@ fn join_group_response_v7_8<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -611,13 +632,16 @@ pub(in crate::kafka::walk) fn join_group_response_v9<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     join_group_response_member_v6_9(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -632,7 +656,8 @@ pub(in crate::kafka::walk) fn join_group_response_v9<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

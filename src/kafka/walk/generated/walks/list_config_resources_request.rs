@@ -14,7 +14,8 @@ pub(in crate::kafka::walk) fn list_config_resources_request_v0<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -34,11 +35,17 @@ pub(in crate::kafka::walk) fn list_config_resources_request_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
-                    d.skip_fixed(1)?;
+                    if V::DEEP {
+                        let val = Val::Int(i64::from(d.read_i8()?));
+                        v.item(f, val);
+                    } else {
+                        d.skip_fixed(1)?;
+                    }
                     v.scalar_element(idx, None, d.buf);
                 }
             }
@@ -54,7 +61,8 @@ pub(in crate::kafka::walk) fn list_config_resources_request_v1<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

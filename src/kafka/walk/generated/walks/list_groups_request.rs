@@ -42,7 +42,8 @@ pub(in crate::kafka::walk) fn list_groups_request_v3<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -62,6 +63,7 @@ pub(in crate::kafka::walk) fn list_groups_request_v4<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
@@ -71,6 +73,7 @@ pub(in crate::kafka::walk) fn list_groups_request_v4<V: Visit>(
                         d.span(l)
                     };
                     v.scalar_element(idx, Some(s), d.buf);
+                    v.item(f, Val::Str(s));
                 }
             }
             Val::Array(len, idx)
@@ -85,7 +88,8 @@ pub(in crate::kafka::walk) fn list_groups_request_v4<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -105,6 +109,7 @@ pub(in crate::kafka::walk) fn list_groups_request_v5<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
@@ -114,6 +119,7 @@ pub(in crate::kafka::walk) fn list_groups_request_v5<V: Visit>(
                         d.span(l)
                     };
                     v.scalar_element(idx, Some(s), d.buf);
+                    v.item(f, Val::Str(s));
                 }
             }
             Val::Array(len, idx)
@@ -129,6 +135,7 @@ pub(in crate::kafka::walk) fn list_groups_request_v5<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
@@ -138,6 +145,7 @@ pub(in crate::kafka::walk) fn list_groups_request_v5<V: Visit>(
                         d.span(l)
                     };
                     v.scalar_element(idx, Some(s), d.buf);
+                    v.item(f, Val::Str(s));
                 }
             }
             Val::Array(len, idx)
@@ -152,7 +160,8 @@ pub(in crate::kafka::walk) fn list_groups_request_v5<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -15,6 +15,7 @@ pub(in crate::kafka::walk) fn list_transactions_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
@@ -24,6 +25,7 @@ pub(in crate::kafka::walk) fn list_transactions_request_v0<V: Visit>(
                         d.span(l)
                     };
                     v.scalar_element(idx, Some(s), d.buf);
+                    v.item(f, Val::Str(s));
                 }
             }
             Val::Array(len, idx)
@@ -39,11 +41,17 @@ pub(in crate::kafka::walk) fn list_transactions_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
-                    d.skip_fixed(8)?;
+                    if V::DEEP {
+                        let val = Val::Int(d.read_i64()?);
+                        v.item(f, val);
+                    } else {
+                        d.skip_fixed(8)?;
+                    }
                     v.scalar_element(idx, None, d.buf);
                 }
             }
@@ -59,7 +67,8 @@ pub(in crate::kafka::walk) fn list_transactions_request_v0<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -79,6 +88,7 @@ pub(in crate::kafka::walk) fn list_transactions_request_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
@@ -88,6 +98,7 @@ pub(in crate::kafka::walk) fn list_transactions_request_v1<V: Visit>(
                         d.span(l)
                     };
                     v.scalar_element(idx, Some(s), d.buf);
+                    v.item(f, Val::Str(s));
                 }
             }
             Val::Array(len, idx)
@@ -103,11 +114,17 @@ pub(in crate::kafka::walk) fn list_transactions_request_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
-                    d.skip_fixed(8)?;
+                    if V::DEEP {
+                        let val = Val::Int(d.read_i64()?);
+                        v.item(f, val);
+                    } else {
+                        d.skip_fixed(8)?;
+                    }
                     v.scalar_element(idx, None, d.buf);
                 }
             }
@@ -128,13 +145,15 @@ pub(in crate::kafka::walk) fn list_transactions_request_v1<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
     Ok(())
 }
 /// The body of ListTransactionsRequest in version 2.
+// long: generated, one block for each field of the struct, in the spec's order.
 pub(in crate::kafka::walk) fn list_transactions_request_v2<V: Visit>(
     d: &mut Decoder<'_>,
     v: &mut V,
@@ -148,6 +167,7 @@ pub(in crate::kafka::walk) fn list_transactions_request_v2<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
@@ -157,6 +177,7 @@ pub(in crate::kafka::walk) fn list_transactions_request_v2<V: Visit>(
                         d.span(l)
                     };
                     v.scalar_element(idx, Some(s), d.buf);
+                    v.item(f, Val::Str(s));
                 }
             }
             Val::Array(len, idx)
@@ -172,11 +193,17 @@ pub(in crate::kafka::walk) fn list_transactions_request_v2<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
-                    d.skip_fixed(8)?;
+                    if V::DEEP {
+                        let val = Val::Int(d.read_i64()?);
+                        v.item(f, val);
+                    } else {
+                        d.skip_fixed(8)?;
+                    }
                     v.scalar_element(idx, None, d.buf);
                 }
             }
@@ -205,7 +232,8 @@ pub(in crate::kafka::walk) fn list_transactions_request_v2<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -56,13 +56,15 @@ fn transaction_state_v0_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
     Ok(())
 }
 /// The body of ListTransactionsResponse in versions 0-2.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn list_transactions_response_v0_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
     {
         let f: &'static FieldSpec = &table::FIELDS[0];
@@ -89,6 +91,7 @@ fn list_transactions_response_v0_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> 
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
@@ -98,6 +101,7 @@ fn list_transactions_response_v0_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> 
                         d.span(l)
                     };
                     v.scalar_element(idx, Some(s), d.buf);
+                    v.item(f, Val::Str(s));
                 }
             }
             Val::Array(len, idx)
@@ -113,13 +117,16 @@ fn list_transactions_response_v0_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> 
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     transaction_state_v0_2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -134,7 +141,8 @@ fn list_transactions_response_v0_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> 
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

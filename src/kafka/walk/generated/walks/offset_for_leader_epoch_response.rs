@@ -18,16 +18,46 @@ pub(in crate::kafka::walk) fn offset_for_leader_epoch_response_v3<V: Visit>(
     offset_for_leader_epoch_response_v2_3(d, v)
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in versions 2-3.
-fn epoch_end_offset_v2_3<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
-        let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+fn epoch_end_offset_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        d.skip_fixed(16)?;
+        Ok(())
     }
-    d.skip_fixed(16)?;
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in versions 2-3.
 fn offset_for_leader_topic_result_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -45,9 +75,15 @@ fn offset_for_leader_topic_result_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V)
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     epoch_end_offset_v2_3(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -75,14 +111,17 @@ fn offset_for_leader_epoch_response_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut 
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     offset_for_leader_topic_result_v2_3(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -94,24 +133,70 @@ fn offset_for_leader_epoch_response_v2_3<V: Visit>(d: &mut Decoder<'_>, v: &mut 
     Ok(())
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in version 4.
-fn epoch_end_offset_v4<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
-        let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+fn epoch_end_offset_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
         }
-    }
-    d.skip_fixed(16)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        d.skip_fixed(16)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in version 4.
 fn offset_for_leader_topic_result_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -129,9 +214,15 @@ fn offset_for_leader_topic_result_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     epoch_end_offset_v4(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -148,7 +239,8 @@ fn offset_for_leader_topic_result_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -174,14 +266,17 @@ pub(in crate::kafka::walk) fn offset_for_leader_epoch_response_v4<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     offset_for_leader_topic_result_v4(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -198,7 +293,8 @@ pub(in crate::kafka::walk) fn offset_for_leader_epoch_response_v4<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

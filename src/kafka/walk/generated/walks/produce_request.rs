@@ -82,17 +82,34 @@ pub(in crate::kafka::walk) fn produce_request_v12<V: Visit>(
     produce_request_v9_12(d, v)
 }
 /// The fields of `FIELDS__TOPIC_DATA__PARTITION_DATA` in versions 3-8.
-fn partition_produce_data_v3_8<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    let topic = d.topic_layout;
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__TOPIC_DATA__PARTITION_DATA[1];
-        d.push_step(Step::Field(FieldId::of(f)));
-        d.walk_records(f)?;
-        d.pop_step();
+fn partition_produce_data_v3_8<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        let topic = d.topic_layout;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_DATA__PARTITION_DATA[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_DATA__PARTITION_DATA[1];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        d.topic_layout = topic;
+        Ok(())
+    } else {
+        let topic = d.topic_layout;
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_DATA__PARTITION_DATA[1];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        d.topic_layout = topic;
+        Ok(())
     }
-    d.topic_layout = topic;
-    Ok(())
 }
 /// The fields of `FIELDS__TOPIC_DATA` in versions 3-8.
 fn topic_produce_data_v3_8<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -108,9 +125,15 @@ fn topic_produce_data_v3_8<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_produce_data_v3_8(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -155,14 +178,17 @@ fn produce_request_v3_8<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_produce_data_v3_8(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -174,25 +200,58 @@ fn produce_request_v3_8<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
     Ok(())
 }
 /// The fields of `FIELDS__TOPIC_DATA__PARTITION_DATA` in versions 9-13.
-fn partition_produce_data_v9_13<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    let topic = d.topic_layout;
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__TOPIC_DATA__PARTITION_DATA[1];
-        d.push_step(Step::Field(FieldId::of(f)));
-        d.walk_records(f)?;
-        d.pop_step();
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+fn partition_produce_data_v9_13<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        let topic = d.topic_layout;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_DATA__PARTITION_DATA[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_DATA__PARTITION_DATA[1];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        d.topic_layout = topic;
+        Ok(())
+    } else {
+        let topic = d.topic_layout;
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_DATA__PARTITION_DATA[1];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        d.topic_layout = topic;
+        Ok(())
     }
-    d.topic_layout = topic;
-    Ok(())
 }
 /// The fields of `FIELDS__TOPIC_DATA` in versions 9-12.
 fn topic_produce_data_v9_12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -208,9 +267,15 @@ fn topic_produce_data_v9_12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_produce_data_v9_13(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -227,7 +292,8 @@ fn topic_produce_data_v9_12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -267,14 +333,17 @@ fn produce_request_v9_12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_produce_data_v9_12(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -291,7 +360,8 @@ fn produce_request_v9_12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -315,9 +385,15 @@ fn topic_produce_data_v13<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_produce_data_v9_13(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -334,7 +410,8 @@ fn topic_produce_data_v13<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -377,14 +454,17 @@ pub(in crate::kafka::walk) fn produce_request_v13<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_produce_data_v13(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -401,7 +481,8 @@ pub(in crate::kafka::walk) fn produce_request_v13<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

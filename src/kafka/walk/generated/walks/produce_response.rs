@@ -66,17 +66,47 @@ pub(in crate::kafka::walk) fn produce_response_v12<V: Visit>(
     produce_response_v10_12(d, v)
 }
 /// The fields of `FIELDS__RESPONSES__PARTITION_RESPONSES` in versions 3-4.
-fn partition_produce_response_v3_4<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+fn partition_produce_response_v3_4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        d.skip_fixed(16)?;
+        Ok(())
     }
-    d.skip_fixed(16)?;
-    Ok(())
 }
 /// The fields of `FIELDS__RESPONSES` in versions 3-4.
 fn topic_produce_response_v3_4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -94,9 +124,15 @@ fn topic_produce_response_v3_4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_produce_response_v3_4(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -119,14 +155,17 @@ fn produce_response_v3_4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_produce_response_v3_4(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -143,17 +182,52 @@ fn produce_response_v3_4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
     Ok(())
 }
 /// The fields of `FIELDS__RESPONSES__PARTITION_RESPONSES` in versions 5-7.
-fn partition_produce_response_v5_7<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+fn partition_produce_response_v5_7<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[4];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        d.skip_fixed(24)?;
+        Ok(())
     }
-    d.skip_fixed(24)?;
-    Ok(())
 }
 /// The fields of `FIELDS__RESPONSES` in versions 5-7.
 fn topic_produce_response_v5_7<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -171,9 +245,15 @@ fn topic_produce_response_v5_7<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_produce_response_v5_7(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -196,14 +276,17 @@ fn produce_response_v5_7<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_produce_response_v5_7(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -220,41 +303,128 @@ fn produce_response_v5_7<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
     Ok(())
 }
 /// The fields of `FIELDS__RESPONSES__PARTITION_RESPONSES__RECORD_ERRORS` in version 8.
-fn batch_index_and_error_message_v8<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(4)?;
-    {
+fn batch_index_and_error_message_v8<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_classic::<2>(true)?;
-            d.span(l)
-        };
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES__RECORD_ERRORS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES__RECORD_ERRORS[1];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(4)?;
+        {
+            {
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            };
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__RESPONSES__PARTITION_RESPONSES` in version 8.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn partition_produce_response_v8<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    d.skip_fixed(24)?;
-    {
-        if let Some(n) = d.len_classic::<4>(false)? {
-            for _ in 0..n {
-                batch_index_and_error_message_v8(d, v)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[4];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[5];
+            let val = {
+                let len = d.len_classic::<4>(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        batch_index_and_error_message_v8(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[6];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
             }
         }
-    }
-    {
+        d.skip_fixed(24)?;
         {
-            let l = d.len_classic::<2>(true)?;
-            d.span(l)
-        };
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[5];
+            if let Some(n) = d.len_classic::<4>(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    batch_index_and_error_message_v8(d, v)?;
+                    v.leave();
+                }
+            }
+        }
+        {
+            {
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            };
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__RESPONSES` in version 8.
 fn topic_produce_response_v8<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -272,9 +442,15 @@ fn topic_produce_response_v8<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_produce_response_v8(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -300,14 +476,17 @@ pub(in crate::kafka::walk) fn produce_response_v8<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_produce_response_v8(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -324,57 +503,176 @@ pub(in crate::kafka::walk) fn produce_response_v8<V: Visit>(
     Ok(())
 }
 /// The fields of `FIELDS__RESPONSES__PARTITION_RESPONSES__RECORD_ERRORS` in versions 9-13.
-fn batch_index_and_error_message_v9_13<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(4)?;
-    {
+fn batch_index_and_error_message_v9_13<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_compact(true)?;
-            d.span(l)
-        };
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES__RECORD_ERRORS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    Ok(())
-}
-/// The fields of `FIELDS__RESPONSES__PARTITION_RESPONSES` in version 9.
-fn partition_produce_response_v9<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES__RECORD_ERRORS[1];
+            let val = Val::Str({
+                let l = d.len_compact(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    d.skip_fixed(24)?;
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                batch_index_and_error_message_v9_13(d, v)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
+        Ok(())
+    } else {
+        d.skip_fixed(4)?;
         {
-            let l = d.len_compact(true)?;
-            d.span(l)
-        };
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+            {
+                let l = d.len_compact(true)?;
+                d.span(l)
+            };
         }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
+}
+/// The fields of `FIELDS__RESPONSES__PARTITION_RESPONSES` in version 9.
+// long: generated, one block for each field of the struct, in the spec's order.
+fn partition_produce_response_v9<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[4];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[5];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        batch_index_and_error_message_v9_13(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[6];
+            let val = Val::Str({
+                let l = d.len_compact(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        d.skip_fixed(24)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[5];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    batch_index_and_error_message_v9_13(d, v)?;
+                    v.leave();
+                }
+            }
+        }
+        {
+            {
+                let l = d.len_compact(true)?;
+                d.span(l)
+            };
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    }
 }
 /// The fields of `FIELDS__RESPONSES` in version 9.
 fn topic_produce_response_v9<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -392,9 +690,15 @@ fn topic_produce_response_v9<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_produce_response_v9(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -411,7 +715,8 @@ fn topic_produce_response_v9<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -432,14 +737,17 @@ pub(in crate::kafka::walk) fn produce_response_v9<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_produce_response_v9(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -461,73 +769,217 @@ pub(in crate::kafka::walk) fn produce_response_v9<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
     Ok(())
 }
 /// The fields of `FIELDS__RESPONSES__PARTITION_RESPONSES__CURRENT_LEADER` in versions 10-13.
-fn leader_id_and_epoch_v10_13<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(8)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+fn leader_id_and_epoch_v10_13<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES__CURRENT_LEADER[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES__CURRENT_LEADER[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(8)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__RESPONSES__PARTITION_RESPONSES` in versions 10-13.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn partition_produce_response_v10_13<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
-        }
-    }
-    d.skip_fixed(24)?;
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                batch_index_and_error_message_v9_13(d, v)?;
-            }
-        }
-    }
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(true)?;
-            d.span(l)
-        };
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (tag, data_end) = d.tag_head(&mut last)?;
-            match tag {
-                0 => {
-                    let (end, region) = (d.end, d.region);
-                    d.end = data_end;
-                    d.region = Region::TaggedFields;
-                    {
-                        leader_id_and_epoch_v10_13(d, v)?;
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[4];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[5];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
                     }
-                    d.end = end;
-                    d.region = region;
-                    if d.pos != data_end {
-                        return Err(GiveUp);
+                    for i in 0..n {
+                        v.element(f, i);
+                        batch_index_and_error_message_v9_13(d, v)?;
+                        v.leave();
                     }
                 }
-                _ => d.pos = data_end,
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[6];
+            let val = Val::Str({
+                let l = d.len_compact(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                match tag {
+                    0 => {
+                        let (end, region) = (d.end, d.region);
+                        d.end = data_end;
+                        d.region = Region::TaggedFields;
+                        {
+                            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[7];
+                            let val = {
+                                v.enter(f);
+                                leader_id_and_epoch_v10_13(d, v)?;
+                                Val::Struct(true, 0)
+                            };
+                            v.field(2, f, true, val);
+                        }
+                        d.end = end;
+                        d.region = region;
+                        if d.pos != data_end {
+                            return Err(GiveUp);
+                        }
+                    }
+                    _ => {
+                        v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                        d.pos = data_end;
+                    }
+                }
             }
         }
+        Ok(())
+    } else {
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        d.skip_fixed(24)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[5];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    batch_index_and_error_message_v9_13(d, v)?;
+                    v.leave();
+                }
+            }
+        }
+        {
+            {
+                let l = d.len_compact(true)?;
+                d.span(l)
+            };
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                match tag {
+                    0 => {
+                        let (end, region) = (d.end, d.region);
+                        d.end = data_end;
+                        d.region = Region::TaggedFields;
+                        {
+                            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITION_RESPONSES[7];
+                            v.enter(f);
+                            leader_id_and_epoch_v10_13(d, v)?;
+                        }
+                        d.end = end;
+                        d.region = region;
+                        if d.pos != data_end {
+                            return Err(GiveUp);
+                        }
+                    }
+                    _ => {
+                        v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                        d.pos = data_end;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__RESPONSES` in versions 10-12.
 fn topic_produce_response_v10_12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -545,9 +997,15 @@ fn topic_produce_response_v10_12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_produce_response_v10_13(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -564,7 +1022,8 @@ fn topic_produce_response_v10_12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -606,13 +1065,15 @@ fn node_endpoint_v10_13<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
     Ok(())
 }
 /// The body of ProduceResponse in versions 10-12.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn produce_response_v10_12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
     {
         let f: &'static FieldSpec = &table::FIELDS[0];
@@ -624,14 +1085,17 @@ fn produce_response_v10_12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_produce_response_v10_12(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -668,13 +1132,16 @@ fn produce_response_v10_12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                                 if n > d.opts.max_elements {
                                     return Err(GiveUp);
                                 }
-                                for _ in 0..n {
+                                v.enter(f);
+                                for i in 0..n {
                                     if !room(d, v) {
                                         return Err(GiveUp);
                                     }
                                     v.open_element(idx);
+                                    v.element(f, i);
                                     node_endpoint_v10_13(d, v)?;
                                     v.close(d.buf);
+                                    v.leave();
                                 }
                             }
                             Val::Array(len, idx)
@@ -687,7 +1154,10 @@ fn produce_response_v10_12<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                         return Err(GiveUp);
                     }
                 }
-                _ => d.pos = data_end,
+                _ => {
+                    v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                    d.pos = data_end;
+                }
             }
         }
     }
@@ -709,9 +1179,15 @@ fn topic_produce_response_v13<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_produce_response_v10_13(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -728,7 +1204,8 @@ fn topic_produce_response_v13<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -750,14 +1227,17 @@ pub(in crate::kafka::walk) fn produce_response_v13<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_produce_response_v13(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -794,13 +1274,16 @@ pub(in crate::kafka::walk) fn produce_response_v13<V: Visit>(
                                 if n > d.opts.max_elements {
                                     return Err(GiveUp);
                                 }
-                                for _ in 0..n {
+                                v.enter(f);
+                                for i in 0..n {
                                     if !room(d, v) {
                                         return Err(GiveUp);
                                     }
                                     v.open_element(idx);
+                                    v.element(f, i);
                                     node_endpoint_v10_13(d, v)?;
                                     v.close(d.buf);
+                                    v.leave();
                                 }
                             }
                             Val::Array(len, idx)
@@ -813,7 +1296,10 @@ pub(in crate::kafka::walk) fn produce_response_v13<V: Visit>(
                         return Err(GiveUp);
                     }
                 }
-                _ => d.pos = data_end,
+                _ => {
+                    v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                    d.pos = data_end;
+                }
             }
         }
     }

@@ -33,8 +33,8 @@ pub(in crate::kafka::walk) fn push_telemetry_request_v0<V: Visit>(
         let f: &'static FieldSpec = &table::FIELDS[4];
         let val = {
             let l = d.len_compact(false)?;
-            d.span(l);
-            Val::Other
+            let s = d.span(l);
+            Val::Bytes(s)
         };
         v.field(0, f, false, val);
     }
@@ -46,7 +46,8 @@ pub(in crate::kafka::walk) fn push_telemetry_request_v0<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -39,6 +39,7 @@ fn sasl_handshake_response_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
@@ -48,6 +49,7 @@ fn sasl_handshake_response_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                         d.span(l)
                     };
                     v.scalar_element(idx, Some(s), d.buf);
+                    v.item(f, Val::Str(s));
                 }
             }
             Val::Array(len, idx)

@@ -18,95 +18,272 @@ pub(in crate::kafka::walk) fn share_fetch_response_v2<V: Visit>(
     share_fetch_response_v1_2(d, v)
 }
 /// The fields of `FIELDS__RESPONSES__PARTITIONS__CURRENT_LEADER` in versions 1-2.
-fn leader_id_and_epoch_v1_2<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(8)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+fn leader_id_and_epoch_v1_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS__CURRENT_LEADER[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    Ok(())
-}
-/// The fields of `FIELDS__RESPONSES__PARTITIONS__ACQUIRED_RECORDS` in versions 1-2.
-fn acquired_records_v1_2<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(16)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS__ACQUIRED_RECORDS[2];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS__CURRENT_LEADER[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
-        }
-    }
-    Ok(())
-}
-/// The fields of `FIELDS__RESPONSES__PARTITIONS` in versions 1-2.
-fn partition_data_v1_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    let topic = d.topic_layout;
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
-        }
-    }
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[2];
-        d.walk_string(true, Some(f))?;
-    }
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[3];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
-        }
-    }
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[4];
-        d.walk_string(true, Some(f))?;
-    }
-    {
-        leader_id_and_epoch_v1_2(d, v)?;
-    }
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[6];
-        d.push_step(Step::Field(FieldId::of(f)));
-        d.walk_records(f)?;
-        d.pop_step();
-    }
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[7];
-        d.push_step(Step::Field(FieldId::of(f)));
-        if let Some(n) = d.len_compact(false)? {
-            for i in 0..n {
-                d.push_step(Step::Index(i as u32));
-                acquired_records_v1_2(d, v)?;
-                d.pop_step();
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-        d.pop_step();
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        Ok(())
+    } else {
+        d.skip_fixed(8)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
         }
+        Ok(())
     }
-    d.topic_layout = topic;
-    Ok(())
+}
+/// The fields of `FIELDS__RESPONSES__PARTITIONS__ACQUIRED_RECORDS` in versions 1-2.
+fn acquired_records_v1_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS__ACQUIRED_RECORDS[0];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS__ACQUIRED_RECORDS[1];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS__ACQUIRED_RECORDS[2];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(16)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS__ACQUIRED_RECORDS[2];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    }
+}
+/// The fields of `FIELDS__RESPONSES__PARTITIONS` in versions 1-2.
+// long: generated, one block for each field of the struct, in the spec's order.
+fn partition_data_v1_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        let topic = d.topic_layout;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[2];
+            let val = Val::Str(d.walk_string(true, Some(f))?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[3];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[4];
+            let val = Val::Str(d.walk_string(true, Some(f))?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[5];
+            let val = {
+                v.enter(f);
+                leader_id_and_epoch_v1_2(d, v)?;
+                Val::Struct(true, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[6];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[7];
+            d.push_step(Step::Field(FieldId::of(f)));
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        d.push_step(Step::Index(i as u32));
+                        v.element(f, i);
+                        acquired_records_v1_2(d, v)?;
+                        v.leave();
+                        d.pop_step();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+            d.pop_step();
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        d.topic_layout = topic;
+        Ok(())
+    } else {
+        let topic = d.topic_layout;
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[2];
+            d.walk_string(true, Some(f))?;
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[3];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[4];
+            d.walk_string(true, Some(f))?;
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[5];
+            v.enter(f);
+            leader_id_and_epoch_v1_2(d, v)?;
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[6];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[7];
+            d.push_step(Step::Field(FieldId::of(f)));
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
+                    acquired_records_v1_2(d, v)?;
+                    v.leave();
+                    d.pop_step();
+                }
+            }
+            d.pop_step();
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        d.topic_layout = topic;
+        Ok(())
+    }
 }
 /// The fields of `FIELDS__RESPONSES` in versions 1-2.
 fn share_fetchable_topic_response_v1_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -126,9 +303,15 @@ fn share_fetchable_topic_response_v1_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V)
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_data_v1_2(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -145,7 +328,8 @@ fn share_fetchable_topic_response_v1_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V)
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -188,7 +372,8 @@ fn node_endpoint_v1_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -233,14 +418,17 @@ fn share_fetch_response_v1_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     share_fetchable_topic_response_v1_2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -258,13 +446,16 @@ fn share_fetch_response_v1_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     node_endpoint_v1_2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -279,7 +470,8 @@ fn share_fetch_response_v1_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -4,623 +4,1951 @@ use crate::kafka::walk::generated::prelude::*;
 /// The fields of `FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS__TOPIC_CONFIGS` in versions 0-1.
 fn key_value_at_groups_topology_subtopologies_state_changelog_topics_topic_configs_v0_1<
     V: Visit,
->(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS__TOPIC_CONFIGS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS__TOPIC_CONFIGS[1];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS` in versions 0-1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn topic_info_at_groups_topology_subtopologies_state_changelog_topics_v0_1<V: Visit>(
     d: &mut Decoder<'_>,
     v: &mut V,
 ) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS[2];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                key_value_at_groups_topology_subtopologies_state_changelog_topics_topic_configs_v0_1(
-                    d,
-                    v,
-                )?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS[2];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS[3];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        key_value_at_groups_topology_subtopologies_state_changelog_topics_topic_configs_v0_1(
+                            d,
+                            v,
+                        )?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
         }
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS[2];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS[3];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    key_value_at_groups_topology_subtopologies_state_changelog_topics_topic_configs_v0_1(
+                        d,
+                        v,
+                    )?;
+                    v.leave();
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS__TOPIC_CONFIGS` in versions 0-1.
 fn key_value_at_groups_topology_subtopologies_repartition_source_topics_topic_configs_v0_1<
     V: Visit,
->(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS__TOPIC_CONFIGS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS__TOPIC_CONFIGS[1];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS` in versions 0-1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn topic_info_at_groups_topology_subtopologies_repartition_source_topics_v0_1<V: Visit>(
     d: &mut Decoder<'_>,
     v: &mut V,
 ) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS[2];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                key_value_at_groups_topology_subtopologies_repartition_source_topics_topic_configs_v0_1(
-                    d,
-                    v,
-                )?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS[2];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS[3];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        key_value_at_groups_topology_subtopologies_repartition_source_topics_topic_configs_v0_1(
+                            d,
+                            v,
+                        )?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
         }
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS[2];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS[3];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    key_value_at_groups_topology_subtopologies_repartition_source_topics_topic_configs_v0_1(
+                        d,
+                        v,
+                    )?;
+                    v.leave();
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES` in versions 0-1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn subtopology_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES[0];
+            let val = Val::Str({
                 let l = d.len_compact(false)?;
-                d.span(l);
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES[1];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES[2];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES[3];
+            d.push_step(Step::Field(FieldId::of(f)));
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        d.push_step(Step::Index(i as u32));
+                        v.element(f, i);
+                        topic_info_at_groups_topology_subtopologies_state_changelog_topics_v0_1(
+                            d,
+                            v,
+                        )?;
+                        v.leave();
+                        d.pop_step();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+            d.pop_step();
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES[4];
+            d.push_step(Step::Field(FieldId::of(f)));
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        d.push_step(Step::Index(i as u32));
+                        v.element(f, i);
+                        topic_info_at_groups_topology_subtopologies_repartition_source_topics_v0_1(
+                            d,
+                            v,
+                        )?;
+                        v.leave();
+                        d.pop_step();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+            d.pop_step();
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
+        Ok(())
+    } else {
+        {
+            {
                 let l = d.len_compact(false)?;
-                d.span(l);
+                d.span(l)
+            };
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES[1];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
             }
         }
-    }
-    {
-        let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES[3];
-        d.push_step(Step::Field(FieldId::of(f)));
-        if let Some(n) = d.len_compact(false)? {
-            for i in 0..n {
-                d.push_step(Step::Index(i as u32));
-                topic_info_at_groups_topology_subtopologies_state_changelog_topics_v0_1(
-                    d,
-                    v,
-                )?;
-                d.pop_step();
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES[2];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
             }
         }
-        d.pop_step();
-    }
-    {
-        let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES[4];
-        d.push_step(Step::Field(FieldId::of(f)));
-        if let Some(n) = d.len_compact(false)? {
-            for i in 0..n {
-                d.push_step(Step::Index(i as u32));
-                topic_info_at_groups_topology_subtopologies_repartition_source_topics_v0_1(
-                    d,
-                    v,
-                )?;
-                d.pop_step();
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES[3];
+            d.push_step(Step::Field(FieldId::of(f)));
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
+                    topic_info_at_groups_topology_subtopologies_state_changelog_topics_v0_1(
+                        d,
+                        v,
+                    )?;
+                    v.leave();
+                    d.pop_step();
+                }
+            }
+            d.pop_step();
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY__SUBTOPOLOGIES[4];
+            d.push_step(Step::Field(FieldId::of(f)));
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
+                    topic_info_at_groups_topology_subtopologies_repartition_source_topics_v0_1(
+                        d,
+                        v,
+                    )?;
+                    v.leave();
+                    d.pop_step();
+                }
+            }
+            d.pop_step();
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-        d.pop_step();
+        Ok(())
     }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
-        }
-    }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__TOPOLOGY` in versions 0-1.
 fn topology_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY[1];
-        d.push_step(Step::Field(FieldId::of(f)));
-        if let Some(n) = d.len_compact(true)? {
-            for i in 0..n {
-                d.push_step(Step::Index(i as u32));
-                subtopology_v0_1(d, v)?;
-                d.pop_step();
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY[1];
+            d.push_step(Step::Field(FieldId::of(f)));
+            let val = {
+                let len = d.len_compact(true)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        d.push_step(Step::Index(i as u32));
+                        v.element(f, i);
+                        subtopology_v0_1(d, v)?;
+                        v.leave();
+                        d.pop_step();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+            d.pop_step();
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-        d.pop_step();
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        Ok(())
+    } else {
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY[1];
+            d.push_step(Step::Field(FieldId::of(f)));
+            if let Some(n) = d.len_compact(true)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
+                    subtopology_v0_1(d, v)?;
+                    v.leave();
+                    d.pop_step();
+                }
+            }
+            d.pop_step();
         }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__MEMBERS__USER_ENDPOINT` in versions 0-1.
-fn endpoint_v0_1<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+fn endpoint_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(2)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__USER_ENDPOINT[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__USER_ENDPOINT[1];
+            let val = Val::Int(i64::from(d.read_u16()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(2)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__MEMBERS__CLIENT_TAGS` in versions 0-1.
 fn key_value_at_groups_members_client_tags_v0_1<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__CLIENT_TAGS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__CLIENT_TAGS[1];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__MEMBERS__TASK_OFFSETS` in versions 0-1.
 fn task_offset_at_groups_members_task_offsets_v0_1<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(12)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TASK_OFFSETS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TASK_OFFSETS[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TASK_OFFSETS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(12)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__MEMBERS__TASK_END_OFFSETS` in versions 0-1.
 fn task_offset_at_groups_members_task_end_offsets_v0_1<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(12)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TASK_END_OFFSETS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TASK_END_OFFSETS[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TASK_END_OFFSETS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(12)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__MEMBERS__ASSIGNMENT__ACTIVE_TASKS` in versions 0-1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn task_ids_at_groups_members_assignment_active_tasks_v0_1<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__ASSIGNMENT__ACTIVE_TASKS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__ASSIGNMENT__ACTIVE_TASKS[1];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
         }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__ASSIGNMENT__ACTIVE_TASKS[1];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__MEMBERS__ASSIGNMENT__STANDBY_TASKS` in versions 0-1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn task_ids_at_groups_members_assignment_standby_tasks_v0_1<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__ASSIGNMENT__STANDBY_TASKS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__ASSIGNMENT__STANDBY_TASKS[1];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
         }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__ASSIGNMENT__STANDBY_TASKS[1];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__MEMBERS__ASSIGNMENT__WARMUP_TASKS` in versions 0-1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn task_ids_at_groups_members_assignment_warmup_tasks_v0_1<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__ASSIGNMENT__WARMUP_TASKS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__ASSIGNMENT__WARMUP_TASKS[1];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
         }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__ASSIGNMENT__WARMUP_TASKS[1];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__MEMBERS__ASSIGNMENT` in versions 0-1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn assignment_at_groups_members_assignment_v0_1<V: Visit>(
     d: &mut Decoder<'_>,
     v: &mut V,
 ) -> W {
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                task_ids_at_groups_members_assignment_active_tasks_v0_1(d, v)?;
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__ASSIGNMENT[0];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        task_ids_at_groups_members_assignment_active_tasks_v0_1(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__ASSIGNMENT[1];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        task_ids_at_groups_members_assignment_standby_tasks_v0_1(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__ASSIGNMENT[2];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        task_ids_at_groups_members_assignment_warmup_tasks_v0_1(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                task_ids_at_groups_members_assignment_standby_tasks_v0_1(d, v)?;
+        Ok(())
+    } else {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__ASSIGNMENT[0];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    task_ids_at_groups_members_assignment_active_tasks_v0_1(d, v)?;
+                    v.leave();
+                }
             }
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                task_ids_at_groups_members_assignment_warmup_tasks_v0_1(d, v)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__ASSIGNMENT[1];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    task_ids_at_groups_members_assignment_standby_tasks_v0_1(d, v)?;
+                    v.leave();
+                }
             }
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__ASSIGNMENT[2];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    task_ids_at_groups_members_assignment_warmup_tasks_v0_1(d, v)?;
+                    v.leave();
+                }
+            }
         }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__ACTIVE_TASKS` in versions 0-1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn task_ids_at_groups_members_target_assignment_active_tasks_v0_1<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__ACTIVE_TASKS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__ACTIVE_TASKS[1];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
         }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__ACTIVE_TASKS[1];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__STANDBY_TASKS` in versions 0-1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn task_ids_at_groups_members_target_assignment_standby_tasks_v0_1<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__STANDBY_TASKS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__STANDBY_TASKS[1];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
         }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__STANDBY_TASKS[1];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__WARMUP_TASKS` in versions 0-1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn task_ids_at_groups_members_target_assignment_warmup_tasks_v0_1<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__WARMUP_TASKS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__WARMUP_TASKS[1];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
         }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT__WARMUP_TASKS[1];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT` in versions 0-1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn assignment_at_groups_members_target_assignment_v0_1<V: Visit>(
     d: &mut Decoder<'_>,
     v: &mut V,
 ) -> W {
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                task_ids_at_groups_members_target_assignment_active_tasks_v0_1(d, v)?;
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT[0];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        task_ids_at_groups_members_target_assignment_active_tasks_v0_1(
+                            d,
+                            v,
+                        )?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT[1];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        task_ids_at_groups_members_target_assignment_standby_tasks_v0_1(
+                            d,
+                            v,
+                        )?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT[2];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        task_ids_at_groups_members_target_assignment_warmup_tasks_v0_1(
+                            d,
+                            v,
+                        )?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                task_ids_at_groups_members_target_assignment_standby_tasks_v0_1(d, v)?;
+        Ok(())
+    } else {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT[0];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    task_ids_at_groups_members_target_assignment_active_tasks_v0_1(
+                        d,
+                        v,
+                    )?;
+                    v.leave();
+                }
             }
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                task_ids_at_groups_members_target_assignment_warmup_tasks_v0_1(d, v)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT[1];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    task_ids_at_groups_members_target_assignment_standby_tasks_v0_1(
+                        d,
+                        v,
+                    )?;
+                    v.leave();
+                }
             }
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS__TARGET_ASSIGNMENT[2];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    task_ids_at_groups_members_target_assignment_warmup_tasks_v0_1(
+                        d,
+                        v,
+                    )?;
+                    v.leave();
+                }
+            }
         }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__MEMBERS` in versions 0-1.
 // long: generated, one block for each field of the struct, in the spec's order.
 fn member_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(4)?;
-    {
-        {
-            let l = d.len_compact(true)?;
-            d.span(l)
-        };
-    }
-    {
-        {
-            let l = d.len_compact(true)?;
-            d.span(l)
-        };
-    }
-    {
-        {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(4)?;
-    {
-        {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        if d.walk_presence(true)? {
-            endpoint_v0_1(d, v)?;
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                key_value_at_groups_members_client_tags_v0_1(d, v)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[2];
+            let val = Val::Str({
+                let l = d.len_compact(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[3];
+            let val = Val::Str({
+                let l = d.len_compact(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[4];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[5];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[6];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[7];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[8];
+            let val = if d.walk_presence(true)? {
+                v.enter(f);
+                endpoint_v0_1(d, v)?;
+                Val::Struct(true, 0)
+            } else {
+                Val::Struct(false, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[9];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        key_value_at_groups_members_client_tags_v0_1(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[10];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        task_offset_at_groups_members_task_offsets_v0_1(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[11];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        task_offset_at_groups_members_task_end_offsets_v0_1(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[12];
+            let val = {
+                v.enter(f);
+                assignment_at_groups_members_assignment_v0_1(d, v)?;
+                Val::Struct(true, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[13];
+            let val = {
+                v.enter(f);
+                assignment_at_groups_members_target_assignment_v0_1(d, v)?;
+                Val::Struct(true, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[14];
+            let val = Val::Int(i64::from(d.read_i8()? != 0));
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                task_offset_at_groups_members_task_offsets_v0_1(d, v)?;
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(4)?;
+        {
+            {
+                let l = d.len_compact(true)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_compact(true)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(4)?;
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[8];
+            if d.walk_presence(true)? {
+                v.enter(f);
+                endpoint_v0_1(d, v)?;
             }
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                task_offset_at_groups_members_task_end_offsets_v0_1(d, v)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[9];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    key_value_at_groups_members_client_tags_v0_1(d, v)?;
+                    v.leave();
+                }
             }
         }
-    }
-    {
-        assignment_at_groups_members_assignment_v0_1(d, v)?;
-    }
-    {
-        assignment_at_groups_members_target_assignment_v0_1(d, v)?;
-    }
-    d.skip_fixed(1)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[10];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    task_offset_at_groups_members_task_offsets_v0_1(d, v)?;
+                    v.leave();
+                }
+            }
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[11];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    task_offset_at_groups_members_task_end_offsets_v0_1(d, v)?;
+                    v.leave();
+                }
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[12];
+            v.enter(f);
+            assignment_at_groups_members_assignment_v0_1(d, v)?;
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__MEMBERS[13];
+            v.enter(f);
+            assignment_at_groups_members_target_assignment_v0_1(d, v)?;
+        }
+        d.skip_fixed(1)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS` in version 0.
 // long: generated, one block for each field of the struct, in the spec's order.
@@ -674,6 +2002,7 @@ fn described_group_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let f: &'static FieldSpec = &table::FIELDS__GROUPS[6];
         d.push_step(Step::Field(FieldId::of(f)));
         let val = if d.walk_presence(true)? {
+            v.enter(f);
             topology_v0_1(d, v)?;
             Val::Struct(true, 0)
         } else {
@@ -687,8 +2016,14 @@ fn described_group_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     member_v0_1(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -708,7 +2043,8 @@ fn described_group_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -734,14 +2070,17 @@ pub(in crate::kafka::walk) fn streams_group_describe_response_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     described_group_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -758,242 +2097,773 @@ pub(in crate::kafka::walk) fn streams_group_describe_response_v0<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
     Ok(())
 }
 /// The fields of `FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES` in version 1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn topology_description_node_at_groups_topology_description_subtopologies_nodes_v1<
     V: Visit,
->(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(1)?;
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES[0];
+            let val = Val::Str({
                 let l = d.len_compact(false)?;
-                d.span(l);
-            }
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    {
         {
-            let l = d.len_compact(true)?;
-            d.span(l)
-        };
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                let l = d.len_compact(false)?;
-                d.span(l);
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES[1];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES[2];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES[3];
+            let val = Val::Str({
+                let l = d.len_compact(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES[4];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES[5];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
+        Ok(())
+    } else {
+        {
+            {
                 let l = d.len_compact(false)?;
-                d.span(l);
+                d.span(l)
+            };
+        }
+        d.skip_fixed(1)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES[2];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
             }
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            {
+                let l = d.len_compact(true)?;
+                d.span(l)
+            };
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES[4];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES[5];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES` in version 1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn topology_description_subtopology_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                topology_description_node_at_groups_topology_description_subtopologies_nodes_v1(
-                    d,
-                    v,
-                )?;
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES[1];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        topology_description_node_at_groups_topology_description_subtopologies_nodes_v1(
+                            d,
+                            v,
+                        )?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES[1];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    topology_description_node_at_groups_topology_description_subtopologies_nodes_v1(
+                        d,
+                        v,
+                    )?;
+                    v.leave();
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE` in version 1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn topology_description_node_at_groups_topology_description_global_stores_source_v1<
     V: Visit,
->(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(1)?;
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE[0];
+            let val = Val::Str({
                 let l = d.len_compact(false)?;
-                d.span(l);
-            }
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    {
         {
-            let l = d.len_compact(true)?;
-            d.span(l)
-        };
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                let l = d.len_compact(false)?;
-                d.span(l);
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE[1];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE[2];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE[3];
+            let val = Val::Str({
+                let l = d.len_compact(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE[4];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE[5];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
+        Ok(())
+    } else {
+        {
+            {
                 let l = d.len_compact(false)?;
-                d.span(l);
+                d.span(l)
+            };
+        }
+        d.skip_fixed(1)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE[2];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
             }
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            {
+                let l = d.len_compact(true)?;
+                d.span(l)
+            };
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE[4];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE[5];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR` in version 1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn topology_description_node_at_groups_topology_description_global_stores_processor_v1<
     V: Visit,
->(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(1)?;
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR[0];
+            let val = Val::Str({
                 let l = d.len_compact(false)?;
-                d.span(l);
-            }
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    {
         {
-            let l = d.len_compact(true)?;
-            d.span(l)
-        };
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                let l = d.len_compact(false)?;
-                d.span(l);
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR[1];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR[2];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR[3];
+            let val = Val::Str({
+                let l = d.len_compact(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR[4];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR[5];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
+        Ok(())
+    } else {
+        {
+            {
                 let l = d.len_compact(false)?;
-                d.span(l);
+                d.span(l)
+            };
+        }
+        d.skip_fixed(1)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR[2];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
             }
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            {
+                let l = d.len_compact(true)?;
+                d.span(l)
+            };
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR[4];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR[5];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES` in version 1.
 fn topology_description_global_store_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    {
-        topology_description_node_at_groups_topology_description_global_stores_source_v1(
-            d,
-            v,
-        )?;
-    }
-    {
-        topology_description_node_at_groups_topology_description_global_stores_processor_v1(
-            d,
-            v,
-        )?;
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES[0];
+            let val = {
+                v.enter(f);
+                topology_description_node_at_groups_topology_description_global_stores_source_v1(
+                    d,
+                    v,
+                )?;
+                Val::Struct(true, 0)
+            };
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES[1];
+            let val = {
+                v.enter(f);
+                topology_description_node_at_groups_topology_description_global_stores_processor_v1(
+                    d,
+                    v,
+                )?;
+                Val::Struct(true, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES[0];
+            v.enter(f);
+            topology_description_node_at_groups_topology_description_global_stores_source_v1(
+                d,
+                v,
+            )?;
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES[1];
+            v.enter(f);
+            topology_description_node_at_groups_topology_description_global_stores_processor_v1(
+                d,
+                v,
+            )?;
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS__TOPOLOGY_DESCRIPTION` in version 1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn topology_description_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                topology_description_subtopology_v1(d, v)?;
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION[0];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        topology_description_subtopology_v1(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION[1];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        topology_description_global_store_v1(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                topology_description_global_store_v1(d, v)?;
+        Ok(())
+    } else {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION[0];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    topology_description_subtopology_v1(d, v)?;
+                    v.leave();
+                }
             }
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__GROUPS__TOPOLOGY_DESCRIPTION[1];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    topology_description_global_store_v1(d, v)?;
+                    v.leave();
+                }
+            }
         }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__GROUPS` in version 1.
 // long: generated, one block for each field of the struct, in the spec's order.
@@ -1047,6 +2917,7 @@ fn described_group_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let f: &'static FieldSpec = &table::FIELDS__GROUPS[6];
         d.push_step(Step::Field(FieldId::of(f)));
         let val = if d.walk_presence(true)? {
+            v.enter(f);
             topology_v0_1(d, v)?;
             Val::Struct(true, 0)
         } else {
@@ -1060,8 +2931,14 @@ fn described_group_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     member_v0_1(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -1076,6 +2953,7 @@ fn described_group_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
     {
         let f: &'static FieldSpec = &table::FIELDS__GROUPS[9];
         let val = if d.walk_presence(true)? {
+            v.enter(f);
             topology_description_v1(d, v)?;
             Val::Struct(true, 0)
         } else {
@@ -1104,7 +2982,8 @@ fn described_group_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -1130,14 +3009,17 @@ pub(in crate::kafka::walk) fn streams_group_describe_response_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     described_group_v1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -1154,7 +3036,8 @@ pub(in crate::kafka::walk) fn streams_group_describe_response_v1<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -20,235 +20,763 @@ pub(in crate::kafka::walk) fn streams_group_heartbeat_request_v1<V: Visit>(
 /// The fields of `FIELDS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS__TOPIC_CONFIGS` in versions 0-1.
 fn key_value_at_topology_subtopologies_state_changelog_topics_topic_configs_v0_1<
     V: Visit,
->(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS__TOPIC_CONFIGS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS__TOPIC_CONFIGS[1];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS` in versions 0-1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn topic_info_at_topology_subtopologies_state_changelog_topics_v0_1<V: Visit>(
     d: &mut Decoder<'_>,
     v: &mut V,
 ) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS[2];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                key_value_at_topology_subtopologies_state_changelog_topics_topic_configs_v0_1(
-                    d,
-                    v,
-                )?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS[2];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS[3];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        key_value_at_topology_subtopologies_state_changelog_topics_topic_configs_v0_1(
+                            d,
+                            v,
+                        )?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
         }
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS[2];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__STATE_CHANGELOG_TOPICS[3];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    key_value_at_topology_subtopologies_state_changelog_topics_topic_configs_v0_1(
+                        d,
+                        v,
+                    )?;
+                    v.leave();
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS__TOPIC_CONFIGS` in versions 0-1.
 fn key_value_at_topology_subtopologies_repartition_source_topics_topic_configs_v0_1<
     V: Visit,
->(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS__TOPIC_CONFIGS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS__TOPIC_CONFIGS[1];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS` in versions 0-1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn topic_info_at_topology_subtopologies_repartition_source_topics_v0_1<V: Visit>(
     d: &mut Decoder<'_>,
     v: &mut V,
 ) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS[2];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                key_value_at_topology_subtopologies_repartition_source_topics_topic_configs_v0_1(
-                    d,
-                    v,
-                )?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS[2];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS[3];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        key_value_at_topology_subtopologies_repartition_source_topics_topic_configs_v0_1(
+                            d,
+                            v,
+                        )?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
         }
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS[2];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__REPARTITION_SOURCE_TOPICS[3];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    key_value_at_topology_subtopologies_repartition_source_topics_topic_configs_v0_1(
+                        d,
+                        v,
+                    )?;
+                    v.leave();
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPOLOGY__SUBTOPOLOGIES__COPARTITION_GROUPS` in versions 0-1.
-fn copartition_group_v0_1<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(2).ok_or(GiveUp)?)?;
+// long: generated, one block for each field of the struct, in the spec's order.
+fn copartition_group_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__COPARTITION_GROUPS[0];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i16()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(2).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(2).ok_or(GiveUp)?)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__COPARTITION_GROUPS[1];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i16()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(2).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(2).ok_or(GiveUp)?)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__COPARTITION_GROUPS[2];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i16()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(2).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
         }
+        Ok(())
+    } else {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__COPARTITION_GROUPS[0];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i16()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(2).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__COPARTITION_GROUPS[1];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i16()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(2).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES__COPARTITION_GROUPS[2];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i16()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(2).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPOLOGY__SUBTOPOLOGIES` in versions 0-1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn subtopology_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES[0];
+            let val = Val::Str({
                 let l = d.len_compact(false)?;
-                d.span(l);
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES[1];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES[2];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES[3];
+            d.push_step(Step::Field(FieldId::of(f)));
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        d.push_step(Step::Index(i as u32));
+                        v.element(f, i);
+                        topic_info_at_topology_subtopologies_state_changelog_topics_v0_1(
+                            d,
+                            v,
+                        )?;
+                        v.leave();
+                        d.pop_step();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+            d.pop_step();
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES[4];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES[5];
+            d.push_step(Step::Field(FieldId::of(f)));
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        d.push_step(Step::Index(i as u32));
+                        v.element(f, i);
+                        topic_info_at_topology_subtopologies_repartition_source_topics_v0_1(
+                            d,
+                            v,
+                        )?;
+                        v.leave();
+                        d.pop_step();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+            d.pop_step();
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES[6];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        copartition_group_v0_1(d, v)?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
+        Ok(())
+    } else {
+        {
+            {
                 let l = d.len_compact(false)?;
-                d.span(l);
+                d.span(l)
+            };
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES[1];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
             }
         }
-    }
-    {
-        let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES[3];
-        d.push_step(Step::Field(FieldId::of(f)));
-        if let Some(n) = d.len_compact(false)? {
-            for i in 0..n {
-                d.push_step(Step::Index(i as u32));
-                topic_info_at_topology_subtopologies_state_changelog_topics_v0_1(d, v)?;
-                d.pop_step();
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES[2];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
             }
         }
-        d.pop_step();
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                let l = d.len_compact(false)?;
-                d.span(l);
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES[3];
+            d.push_step(Step::Field(FieldId::of(f)));
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
+                    topic_info_at_topology_subtopologies_state_changelog_topics_v0_1(
+                        d,
+                        v,
+                    )?;
+                    v.leave();
+                    d.pop_step();
+                }
+            }
+            d.pop_step();
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES[4];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
             }
         }
-    }
-    {
-        let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES[5];
-        d.push_step(Step::Field(FieldId::of(f)));
-        if let Some(n) = d.len_compact(false)? {
-            for i in 0..n {
-                d.push_step(Step::Index(i as u32));
-                topic_info_at_topology_subtopologies_repartition_source_topics_v0_1(
-                    d,
-                    v,
-                )?;
-                d.pop_step();
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES[5];
+            d.push_step(Step::Field(FieldId::of(f)));
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
+                    topic_info_at_topology_subtopologies_repartition_source_topics_v0_1(
+                        d,
+                        v,
+                    )?;
+                    v.leave();
+                    d.pop_step();
+                }
+            }
+            d.pop_step();
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY__SUBTOPOLOGIES[6];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    copartition_group_v0_1(d, v)?;
+                    v.leave();
+                }
             }
         }
-        d.pop_step();
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                copartition_group_v0_1(d, v)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
+        Ok(())
     }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
-        }
-    }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPOLOGY` in versions 0-1.
 fn topology_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -263,9 +791,15 @@ fn topology_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     subtopology_v0_1(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -282,7 +816,8 @@ fn topology_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -303,7 +838,16 @@ fn task_ids_at_active_tasks_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
             }
             Val::Array(len, 0)
         };
@@ -317,7 +861,8 @@ fn task_ids_at_active_tasks_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -338,7 +883,16 @@ fn task_ids_at_standby_tasks_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
             }
             Val::Array(len, 0)
         };
@@ -352,7 +906,8 @@ fn task_ids_at_standby_tasks_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -373,7 +928,16 @@ fn task_ids_at_warmup_tasks_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
             }
             Val::Array(len, 0)
         };
@@ -387,7 +951,8 @@ fn task_ids_at_warmup_tasks_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -416,7 +981,8 @@ fn endpoint_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -448,7 +1014,8 @@ fn key_value_at_client_tags_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -482,7 +1049,8 @@ fn task_offset_at_task_offsets_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) ->
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -516,7 +1084,8 @@ fn task_offset_at_task_end_offsets_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -577,6 +1146,7 @@ fn streams_group_heartbeat_request_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V
         d.push_step(Step::Field(FieldId::of(f)));
         let val = if d.walk_presence(true)? {
             let n = v.open_struct();
+            v.enter(f);
             topology_v0_1(d, v)?;
             v.close(d.buf);
             Val::Struct(true, n)
@@ -595,13 +1165,16 @@ fn streams_group_heartbeat_request_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     task_ids_at_active_tasks_v0_1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -617,13 +1190,16 @@ fn streams_group_heartbeat_request_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     task_ids_at_standby_tasks_v0_1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -639,13 +1215,16 @@ fn streams_group_heartbeat_request_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     task_ids_at_warmup_tasks_v0_1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -664,6 +1243,7 @@ fn streams_group_heartbeat_request_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V
         let f: &'static FieldSpec = &table::FIELDS[12];
         let val = if d.walk_presence(true)? {
             let n = v.open_struct();
+            v.enter(f);
             endpoint_v0_1(d, v)?;
             v.close(d.buf);
             Val::Struct(true, n)
@@ -681,13 +1261,16 @@ fn streams_group_heartbeat_request_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     key_value_at_client_tags_v0_1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -703,13 +1286,16 @@ fn streams_group_heartbeat_request_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     task_offset_at_task_offsets_v0_1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -725,13 +1311,16 @@ fn streams_group_heartbeat_request_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     task_offset_at_task_end_offsets_v0_1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -751,7 +1340,8 @@ fn streams_group_heartbeat_request_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -2,208 +2,668 @@
 use crate::kafka::spec::tables::streams_group_topology_description_update_request as table;
 use crate::kafka::walk::generated::prelude::*;
 /// The fields of `FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES` in version 0.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn topology_description_node_at_topology_description_subtopologies_nodes_v0<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(1)?;
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES[0];
+            let val = Val::Str({
                 let l = d.len_compact(false)?;
-                d.span(l);
-            }
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    {
         {
-            let l = d.len_compact(true)?;
-            d.span(l)
-        };
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                let l = d.len_compact(false)?;
-                d.span(l);
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES[1];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES[2];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES[3];
+            let val = Val::Str({
+                let l = d.len_compact(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES[4];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES[5];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
+        Ok(())
+    } else {
+        {
+            {
                 let l = d.len_compact(false)?;
-                d.span(l);
+                d.span(l)
+            };
+        }
+        d.skip_fixed(1)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES[2];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
             }
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            {
+                let l = d.len_compact(true)?;
+                d.span(l)
+            };
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES[4];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES__NODES[5];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES` in version 0.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn topology_description_subtopology_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                topology_description_node_at_topology_description_subtopologies_nodes_v0(
-                    d,
-                    v,
-                )?;
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES[0];
+            let val = Val::Str({
+                let l = d.len_compact(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES[1];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        v.element(f, i);
+                        topology_description_node_at_topology_description_subtopologies_nodes_v0(
+                            d,
+                            v,
+                        )?;
+                        v.leave();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_compact(false)?;
+                d.span(l)
+            };
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__SUBTOPOLOGIES[1];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
+                    topology_description_node_at_topology_description_subtopologies_nodes_v0(
+                        d,
+                        v,
+                    )?;
+                    v.leave();
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE` in version 0.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn topology_description_node_at_topology_description_global_stores_source_v0<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(1)?;
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE[0];
+            let val = Val::Str({
                 let l = d.len_compact(false)?;
-                d.span(l);
-            }
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    {
         {
-            let l = d.len_compact(true)?;
-            d.span(l)
-        };
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                let l = d.len_compact(false)?;
-                d.span(l);
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE[1];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE[2];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE[3];
+            let val = Val::Str({
+                let l = d.len_compact(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE[4];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE[5];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
+        Ok(())
+    } else {
+        {
+            {
                 let l = d.len_compact(false)?;
-                d.span(l);
+                d.span(l)
+            };
+        }
+        d.skip_fixed(1)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE[2];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
             }
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            {
+                let l = d.len_compact(true)?;
+                d.span(l)
+            };
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE[4];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__SOURCE[5];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR` in version 0.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn topology_description_node_at_topology_description_global_stores_processor_v0<
     V: Visit,
->(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_compact(false)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(1)?;
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR[0];
+            let val = Val::Str({
                 let l = d.len_compact(false)?;
-                d.span(l);
-            }
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-    }
-    {
         {
-            let l = d.len_compact(true)?;
-            d.span(l)
-        };
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
-                let l = d.len_compact(false)?;
-                d.span(l);
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR[1];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR[2];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR[3];
+            let val = Val::Str({
+                let l = d.len_compact(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR[4];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR[5];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for _ in 0..n {
+                        let l = d.len_compact(false)?;
+                        let s = d.span(l);
+                        v.item(f, Val::Str(s));
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
             }
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            for _ in 0..n {
+        Ok(())
+    } else {
+        {
+            {
                 let l = d.len_compact(false)?;
-                d.span(l);
+                d.span(l)
+            };
+        }
+        d.skip_fixed(1)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR[2];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
             }
         }
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            {
+                let l = d.len_compact(true)?;
+                d.span(l)
+            };
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR[4];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES__PROCESSOR[5];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for _ in 0..n {
+                    let l = d.len_compact(false)?;
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
+                }
+            }
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES` in version 0.
 fn topology_description_global_store_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    {
-        topology_description_node_at_topology_description_global_stores_source_v0(d, v)?;
-    }
-    {
-        topology_description_node_at_topology_description_global_stores_processor_v0(
-            d,
-            v,
-        )?;
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES[0];
+            let val = {
+                v.enter(f);
+                topology_description_node_at_topology_description_global_stores_source_v0(
+                    d,
+                    v,
+                )?;
+                Val::Struct(true, 0)
+            };
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES[1];
+            let val = {
+                v.enter(f);
+                topology_description_node_at_topology_description_global_stores_processor_v0(
+                    d,
+                    v,
+                )?;
+                Val::Struct(true, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES[0];
+            v.enter(f);
+            topology_description_node_at_topology_description_global_stores_source_v0(
+                d,
+                v,
+            )?;
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPOLOGY_DESCRIPTION__GLOBAL_STORES[1];
+            v.enter(f);
+            topology_description_node_at_topology_description_global_stores_processor_v0(
+                d,
+                v,
+            )?;
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPOLOGY_DESCRIPTION` in version 0.
 fn topology_description_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -212,8 +672,14 @@ fn topology_description_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     topology_description_subtopology_v0(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -225,8 +691,14 @@ fn topology_description_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     topology_description_global_store_v0(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -241,7 +713,8 @@ fn topology_description_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -276,6 +749,7 @@ pub(in crate::kafka::walk) fn streams_group_topology_description_update_request_
         let f: &'static FieldSpec = &table::FIELDS[3];
         let val = {
             let n = v.open_struct();
+            v.enter(f);
             topology_description_v0(d, v)?;
             v.close(d.buf);
             Val::Struct(true, n)
@@ -290,7 +764,8 @@ pub(in crate::kafka::walk) fn streams_group_topology_description_update_request_
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -39,8 +39,9 @@ fn sync_group_request_assignment_v0_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) 
         let f: &'static FieldSpec = &table::FIELDS__ASSIGNMENTS[1];
         let val = {
             let l = d.len_classic::<4>(false)?;
-            d.span(l);
-            Val::Other
+            let s = d.span(l);
+            v.embedded(d, f, s)?;
+            Val::Bytes(s)
         };
         v.field(1, f, false, val);
     }
@@ -78,13 +79,16 @@ fn sync_group_request_v0_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     sync_group_request_assignment_v0_3(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -136,13 +140,16 @@ pub(in crate::kafka::walk) fn sync_group_request_v3<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     sync_group_request_assignment_v0_3(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -165,8 +172,9 @@ fn sync_group_request_assignment_v4_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) 
         let f: &'static FieldSpec = &table::FIELDS__ASSIGNMENTS[1];
         let val = {
             let l = d.len_compact(false)?;
-            d.span(l);
-            Val::Other
+            let s = d.span(l);
+            v.embedded(d, f, s)?;
+            Val::Bytes(s)
         };
         v.field(1, f, false, val);
     }
@@ -178,7 +186,8 @@ fn sync_group_request_assignment_v4_5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) 
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -227,13 +236,16 @@ pub(in crate::kafka::walk) fn sync_group_request_v4<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     sync_group_request_assignment_v4_5(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -248,7 +260,8 @@ pub(in crate::kafka::walk) fn sync_group_request_v4<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -314,13 +327,16 @@ pub(in crate::kafka::walk) fn sync_group_request_v5<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     sync_group_request_assignment_v4_5(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -335,7 +351,8 @@ pub(in crate::kafka::walk) fn sync_group_request_v5<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

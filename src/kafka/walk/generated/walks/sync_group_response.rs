@@ -45,8 +45,9 @@ pub(in crate::kafka::walk) fn sync_group_response_v0<V: Visit>(
         let f: &'static FieldSpec = &table::FIELDS[4];
         let val = {
             let l = d.len_classic::<4>(false)?;
-            d.span(l);
-            Val::Other
+            let s = d.span(l);
+            v.embedded(d, f, s)?;
+            Val::Bytes(s)
         };
         v.field(0, f, false, val);
     }
@@ -74,8 +75,9 @@ fn sync_group_response_v1_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let f: &'static FieldSpec = &table::FIELDS[4];
         let val = {
             let l = d.len_classic::<4>(false)?;
-            d.span(l);
-            Val::Other
+            let s = d.span(l);
+            v.embedded(d, f, s)?;
+            Val::Bytes(s)
         };
         v.field(0, f, false, val);
     }
@@ -106,8 +108,9 @@ pub(in crate::kafka::walk) fn sync_group_response_v4<V: Visit>(
         let f: &'static FieldSpec = &table::FIELDS[4];
         let val = {
             let l = d.len_compact(false)?;
-            d.span(l);
-            Val::Other
+            let s = d.span(l);
+            v.embedded(d, f, s)?;
+            Val::Bytes(s)
         };
         v.field(0, f, false, val);
     }
@@ -119,7 +122,8 @@ pub(in crate::kafka::walk) fn sync_group_response_v4<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -166,8 +170,9 @@ pub(in crate::kafka::walk) fn sync_group_response_v5<V: Visit>(
         let f: &'static FieldSpec = &table::FIELDS[4];
         let val = {
             let l = d.len_compact(false)?;
-            d.span(l);
-            Val::Other
+            let s = d.span(l);
+            v.embedded(d, f, s)?;
+            Val::Bytes(s)
         };
         v.field(0, f, false, val);
     }
@@ -179,7 +184,8 @@ pub(in crate::kafka::walk) fn sync_group_response_v5<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -32,7 +32,8 @@ fn listener_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -70,13 +71,15 @@ fn k_raft_version_feature_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
     Ok(())
 }
 /// The body of UpdateRaftVoterRequest in version 0.
+// long: generated, one block for each field of the struct, in the spec's order.
 pub(in crate::kafka::walk) fn update_raft_voter_request_v0<V: Visit>(
     d: &mut Decoder<'_>,
     v: &mut V,
@@ -116,13 +119,16 @@ pub(in crate::kafka::walk) fn update_raft_voter_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     listener_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -134,6 +140,7 @@ pub(in crate::kafka::walk) fn update_raft_voter_request_v0<V: Visit>(
         d.push_step(Step::Field(FieldId::of(f)));
         let val = {
             let n = v.open_struct();
+            v.enter(f);
             k_raft_version_feature_v0(d, v)?;
             v.close(d.buf);
             Val::Struct(true, n)
@@ -149,7 +156,8 @@ pub(in crate::kafka::walk) fn update_raft_voter_request_v0<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

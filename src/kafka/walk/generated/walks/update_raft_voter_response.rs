@@ -34,7 +34,8 @@ fn current_leader_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -79,6 +80,7 @@ pub(in crate::kafka::walk) fn update_raft_voter_response_v0<V: Visit>(
                         let f: &'static FieldSpec = &table::FIELDS[2];
                         let val = {
                             let n = v.open_struct();
+                            v.enter(f);
                             current_leader_v0(d, v)?;
                             v.close(d.buf);
                             Val::Struct(true, n)
@@ -91,7 +93,10 @@ pub(in crate::kafka::walk) fn update_raft_voter_response_v0<V: Visit>(
                         return Err(GiveUp);
                     }
                 }
-                _ => d.pos = data_end,
+                _ => {
+                    v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                    d.pos = data_end;
+                }
             }
         }
     }

@@ -18,30 +18,74 @@ pub(in crate::kafka::walk) fn write_share_group_state_response_v1<V: Visit>(
     write_share_group_state_response_v0_1(d, v)
 }
 /// The fields of `FIELDS__RESULTS__PARTITIONS` in versions 0-1.
-fn partition_result_v0_1<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESULTS__PARTITIONS[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
-        }
-    }
-    {
+fn partition_result_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_compact(true)?;
-            d.span(l)
-        };
-    }
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__PARTITIONS[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__PARTITIONS[2];
+            let val = Val::Str({
+                let l = d.len_compact(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__PARTITIONS[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        {
+            {
+                let l = d.len_compact(true)?;
+                d.span(l)
+            };
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__RESULTS` in versions 0-1.
 fn write_state_result_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -59,9 +103,15 @@ fn write_state_result_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_result_v0_1(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -78,7 +128,8 @@ fn write_state_result_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -96,14 +147,17 @@ fn write_share_group_state_response_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut 
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     write_state_result_v0_1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -120,7 +174,8 @@ fn write_share_group_state_response_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut 
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -2,30 +2,89 @@
 use crate::kafka::spec::tables::legacy::create_topics_request as table;
 use crate::kafka::walk::generated::prelude::*;
 /// The fields of `FIELDS__TOPICS__ASSIGNMENTS` in versions 0-1.
-fn creatable_replica_assignment_v0_1<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(4)?;
-    {
-        if let Some(n) = d.len_classic::<4>(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+fn creatable_replica_assignment_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__ASSIGNMENTS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__ASSIGNMENTS[1];
+            let val = {
+                let len = d.len_classic::<4>(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__ASSIGNMENTS[1];
+            if let Some(n) = d.len_classic::<4>(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS__CONFIGS` in versions 0-1.
-fn creatable_topic_config_v0_1<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+fn creatable_topic_config_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
-    }
-    {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__CONFIGS[0];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_classic::<2>(true)?;
-            d.span(l)
-        };
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__CONFIGS[1];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            };
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in versions 0-1.
 fn creatable_topic_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -58,8 +117,14 @@ fn creatable_topic_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     creatable_replica_assignment_v0_1(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -71,8 +136,14 @@ fn creatable_topic_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     creatable_topic_config_v0_1(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -96,14 +167,17 @@ pub(in crate::kafka::walk) fn create_topics_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     creatable_topic_v0_1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -134,14 +208,17 @@ pub(in crate::kafka::walk) fn create_topics_request_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     creatable_topic_v0_1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }

@@ -2,41 +2,104 @@
 use crate::kafka::spec::tables::legacy::delete_acls_response as table;
 use crate::kafka::walk::generated::prelude::*;
 /// The fields of `FIELDS__FILTER_RESULTS__MATCHING_ACLS` in version 0.
-fn delete_acls_matching_acl_v0<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
-        let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[0];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+// long: generated, one block for each field of the struct, in the spec's order.
+fn delete_acls_matching_acl_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[0];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
         }
-    }
-    {
         {
-            let l = d.len_classic::<2>(true)?;
-            d.span(l)
-        };
-    }
-    d.skip_fixed(1)?;
-    {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[1];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
-    }
-    {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[2];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
-    }
-    {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[3];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[5];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[6];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[7];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[8];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__FILTER_RESULTS__MATCHING_ACLS[0];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        {
+            {
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(1)?;
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(2)?;
+        Ok(())
     }
-    d.skip_fixed(2)?;
-    Ok(())
 }
 /// The fields of `FIELDS__FILTER_RESULTS` in version 0.
 fn delete_acls_filter_result_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -65,9 +128,15 @@ fn delete_acls_filter_result_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     delete_acls_matching_acl_v0(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -98,14 +167,17 @@ pub(in crate::kafka::walk) fn delete_acls_response_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     delete_acls_filter_result_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }

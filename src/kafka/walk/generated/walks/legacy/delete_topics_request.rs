@@ -15,6 +15,7 @@ pub(in crate::kafka::walk) fn delete_topics_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for _ in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
@@ -24,6 +25,7 @@ pub(in crate::kafka::walk) fn delete_topics_request_v0<V: Visit>(
                         d.span(l)
                     };
                     v.scalar_element(idx, Some(s), d.buf);
+                    v.item(f, Val::Str(s));
                 }
             }
             Val::Array(len, idx)

@@ -2,21 +2,51 @@
 use crate::kafka::spec::tables::legacy::describe_acls_response as table;
 use crate::kafka::walk::generated::prelude::*;
 /// The fields of `FIELDS__RESOURCES__ACLS` in version 0.
-fn acl_description_v0<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+fn acl_description_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
-    }
-    {
+            let f: &'static FieldSpec = &table::FIELDS__RESOURCES__ACLS[0];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
+            let f: &'static FieldSpec = &table::FIELDS__RESOURCES__ACLS[1];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESOURCES__ACLS[2];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESOURCES__ACLS[3];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(2)?;
+        Ok(())
     }
-    d.skip_fixed(2)?;
-    Ok(())
 }
 /// The fields of `FIELDS__RESOURCES` in version 0.
 fn describe_acls_resource_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -38,8 +68,14 @@ fn describe_acls_resource_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     acl_description_v0(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -86,13 +122,16 @@ pub(in crate::kafka::walk) fn describe_acls_response_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     describe_acls_resource_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)

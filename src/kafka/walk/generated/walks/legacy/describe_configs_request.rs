@@ -21,9 +21,14 @@ fn describe_configs_resource_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(true)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for _ in 0..n {
                     let l = d.len_classic::<2>(false)?;
-                    d.span(l);
+                    let s = d.span(l);
+                    v.item(f, Val::Str(s));
                 }
             }
             Val::Array(len, 0)
@@ -46,13 +51,16 @@ pub(in crate::kafka::walk) fn describe_configs_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     describe_configs_resource_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)

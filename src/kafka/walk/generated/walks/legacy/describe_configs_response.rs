@@ -2,21 +2,56 @@
 use crate::kafka::spec::tables::legacy::describe_configs_response as table;
 use crate::kafka::walk::generated::prelude::*;
 /// The fields of `FIELDS__RESULTS__CONFIGS` in version 0.
-fn describe_configs_resource_result_v0<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+fn describe_configs_resource_result_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
-    }
-    {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[0];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_classic::<2>(true)?;
-            d.span(l)
-        };
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[1];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[2];
+            let val = Val::Int(i64::from(d.read_i8()? != 0));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[3];
+            let val = Val::Int(i64::from(d.read_i8()? != 0));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESULTS__CONFIGS[5];
+            let val = Val::Int(i64::from(d.read_i8()? != 0));
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            };
+        }
+        d.skip_fixed(3)?;
+        Ok(())
     }
-    d.skip_fixed(3)?;
-    Ok(())
 }
 /// The fields of `FIELDS__RESULTS` in version 0.
 fn describe_configs_result_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -57,8 +92,14 @@ fn describe_configs_result_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     describe_configs_resource_result_v0(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -87,14 +128,17 @@ pub(in crate::kafka::walk) fn describe_configs_response_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     describe_configs_result_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }

@@ -2,20 +2,40 @@
 use crate::kafka::spec::tables::legacy::describe_delegation_token_response as table;
 use crate::kafka::walk::generated::prelude::*;
 /// The fields of `FIELDS__TOKENS__RENEWERS` in version 0.
-fn described_delegation_token_renewer_v0<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
+fn described_delegation_token_renewer_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
-    }
-    {
+            let f: &'static FieldSpec = &table::FIELDS__TOKENS__RENEWERS[0];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
+            let f: &'static FieldSpec = &table::FIELDS__TOKENS__RENEWERS[1];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOKENS` in version 0.
 fn described_delegation_token_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -62,10 +82,11 @@ fn described_delegation_token_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let f: &'static FieldSpec = &table::FIELDS__TOKENS[8];
         let val = {
             let l = d.len_classic::<4>(false)?;
-            if let Some(span) = d.span(l) {
+            let s = d.span(l);
+            if let Some(span) = s {
                 d.secrets.push(span);
             }
-            Val::Other
+            Val::Bytes(s)
         };
         v.field(1, f, false, val);
     }
@@ -74,8 +95,14 @@ fn described_delegation_token_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     described_delegation_token_renewer_v0(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -109,13 +136,16 @@ pub(in crate::kafka::walk) fn describe_delegation_token_response_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     described_delegation_token_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)

@@ -26,25 +26,58 @@ pub(in crate::kafka::walk) fn fetch_response_v3<V: Visit>(
     fetch_response_v1_3(d, v)
 }
 /// The fields of `FIELDS__RESPONSES__PARTITIONS` in versions 0-3.
-fn partition_data_v0_3<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    let topic = d.topic_layout;
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+fn partition_data_v0_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        let topic = d.topic_layout;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[10];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        d.topic_layout = topic;
+        Ok(())
+    } else {
+        let topic = d.topic_layout;
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        d.skip_fixed(8)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[10];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        d.topic_layout = topic;
+        Ok(())
     }
-    d.skip_fixed(8)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__RESPONSES__PARTITIONS[10];
-        d.push_step(Step::Field(FieldId::of(f)));
-        d.walk_records(f)?;
-        d.pop_step();
-    }
-    d.topic_layout = topic;
-    Ok(())
 }
 /// The fields of `FIELDS__RESPONSES` in versions 0-3.
 fn fetchable_topic_response_v0_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -60,9 +93,15 @@ fn fetchable_topic_response_v0_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_data_v0_3(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -89,14 +128,17 @@ pub(in crate::kafka::walk) fn fetch_response_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     fetchable_topic_response_v0_3(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -124,14 +166,17 @@ fn fetch_response_v1_3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     fetchable_topic_response_v0_3(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }

@@ -39,7 +39,16 @@ fn leader_and_isr_partition_state_at_ungrouped_partition_states_v0<V: Visit>(
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
             }
             Val::Array(len, 0)
         };
@@ -55,7 +64,16 @@ fn leader_and_isr_partition_state_at_ungrouped_partition_states_v0<V: Visit>(
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
             }
             Val::Array(len, 0)
         };
@@ -109,16 +127,19 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     leader_and_isr_partition_state_at_ungrouped_partition_states_v0(
                         d,
                         v,
                     )?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -134,13 +155,16 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     leader_and_isr_live_leader_v0_3(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -150,6 +174,7 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v0<V: Visit>(
     Ok(())
 }
 /// The fields of `FIELDS__UNGROUPED_PARTITION_STATES` in version 1.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn leader_and_isr_partition_state_at_ungrouped_partition_states_v1<V: Visit>(
     d: &mut Decoder<'_>,
     v: &mut V,
@@ -187,7 +212,16 @@ fn leader_and_isr_partition_state_at_ungrouped_partition_states_v1<V: Visit>(
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
             }
             Val::Array(len, 0)
         };
@@ -203,7 +237,16 @@ fn leader_and_isr_partition_state_at_ungrouped_partition_states_v1<V: Visit>(
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
             }
             Val::Array(len, 0)
         };
@@ -240,16 +283,19 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     leader_and_isr_partition_state_at_ungrouped_partition_states_v1(
                         d,
                         v,
                     )?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -265,13 +311,16 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     leader_and_isr_live_leader_v0_3(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -281,24 +330,119 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v1<V: Visit>(
     Ok(())
 }
 /// The fields of `FIELDS__TOPIC_STATES__PARTITION_STATES` in version 2.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn leader_and_isr_partition_state_at_topic_states_partition_states_v2<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    d.skip_fixed(16)?;
-    {
-        if let Some(n) = d.len_classic::<4>(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    d.skip_fixed(4)?;
-    {
-        if let Some(n) = d.len_classic::<4>(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[2];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[3];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[4];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[5];
+            let val = {
+                let len = d.len_classic::<4>(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[6];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[7];
+            let val = {
+                let len = d.len_classic::<4>(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[10];
+            let val = Val::Int(i64::from(d.read_i8()? != 0));
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(16)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[5];
+            if let Some(n) = d.len_classic::<4>(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[7];
+            if let Some(n) = d.len_classic::<4>(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        d.skip_fixed(1)?;
+        Ok(())
     }
-    d.skip_fixed(1)?;
-    Ok(())
 }
 /// The fields of `FIELDS__TOPIC_STATES` in version 2.
 fn leader_and_isr_topic_state_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -315,11 +459,17 @@ fn leader_and_isr_topic_state_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     leader_and_isr_partition_state_at_topic_states_partition_states_v2(
                         d,
                         v,
                     )?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -357,13 +507,16 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v2<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     leader_and_isr_topic_state_v2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -379,13 +532,16 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v2<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     leader_and_isr_live_leader_v0_3(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -395,34 +551,189 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v2<V: Visit>(
     Ok(())
 }
 /// The fields of `FIELDS__TOPIC_STATES__PARTITION_STATES` in version 3.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn leader_and_isr_partition_state_at_topic_states_partition_states_v3<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    d.skip_fixed(16)?;
-    {
-        if let Some(n) = d.len_classic::<4>(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    d.skip_fixed(4)?;
-    {
-        if let Some(n) = d.len_classic::<4>(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[2];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    {
-        if let Some(n) = d.len_classic::<4>(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[3];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    {
-        if let Some(n) = d.len_classic::<4>(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[4];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[5];
+            let val = {
+                let len = d.len_classic::<4>(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[6];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[7];
+            let val = {
+                let len = d.len_classic::<4>(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[8];
+            let val = {
+                let len = d.len_classic::<4>(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[9];
+            let val = {
+                let len = d.len_classic::<4>(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[10];
+            let val = Val::Int(i64::from(d.read_i8()? != 0));
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(16)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[5];
+            if let Some(n) = d.len_classic::<4>(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[7];
+            if let Some(n) = d.len_classic::<4>(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[8];
+            if let Some(n) = d.len_classic::<4>(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[9];
+            if let Some(n) = d.len_classic::<4>(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        d.skip_fixed(1)?;
+        Ok(())
     }
-    d.skip_fixed(1)?;
-    Ok(())
 }
 /// The fields of `FIELDS__TOPIC_STATES` in version 3.
 fn leader_and_isr_topic_state_v3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -439,11 +750,17 @@ fn leader_and_isr_topic_state_v3<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     leader_and_isr_partition_state_at_topic_states_partition_states_v3(
                         d,
                         v,
                     )?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -481,13 +798,16 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v3<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     leader_and_isr_topic_state_v3(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -503,13 +823,16 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v3<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     leader_and_isr_live_leader_v0_3(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -519,42 +842,213 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v3<V: Visit>(
     Ok(())
 }
 /// The fields of `FIELDS__TOPIC_STATES__PARTITION_STATES` in versions 4-5.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn leader_and_isr_partition_state_at_topic_states_partition_states_v4_5<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    d.skip_fixed(16)?;
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    d.skip_fixed(4)?;
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[2];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[3];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[4];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    d.skip_fixed(1)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[5];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[6];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[7];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[8];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[9];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[10];
+            let val = Val::Int(i64::from(d.read_i8()? != 0));
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(16)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[5];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[7];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[8];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[9];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        d.skip_fixed(1)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPIC_STATES` in version 4.
 fn leader_and_isr_topic_state_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -571,11 +1065,17 @@ fn leader_and_isr_topic_state_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     leader_and_isr_partition_state_at_topic_states_partition_states_v4_5(
                         d,
                         v,
                     )?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -590,7 +1090,8 @@ fn leader_and_isr_topic_state_v4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -624,13 +1125,15 @@ fn leader_and_isr_live_leader_v4_7<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> 
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
     Ok(())
 }
 /// The body of LeaderAndIsrRequest in version 4.
+// long: generated, one block for each field of the struct, in the spec's order.
 pub(in crate::kafka::walk) fn leader_and_isr_request_v4<V: Visit>(
     d: &mut Decoder<'_>,
     v: &mut V,
@@ -659,13 +1162,16 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v4<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     leader_and_isr_topic_state_v4(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -681,13 +1187,16 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v4<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     leader_and_isr_live_leader_v4_7(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -702,7 +1211,8 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v4<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -731,11 +1241,17 @@ fn leader_and_isr_topic_state_v5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     leader_and_isr_partition_state_at_topic_states_partition_states_v4_5(
                         d,
                         v,
                     )?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -750,7 +1266,8 @@ fn leader_and_isr_topic_state_v5<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -791,13 +1308,16 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v5<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     leader_and_isr_topic_state_v5(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -813,13 +1333,16 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v5<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     leader_and_isr_live_leader_v4_7(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -834,49 +1357,226 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v5<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
     Ok(())
 }
 /// The fields of `FIELDS__TOPIC_STATES__PARTITION_STATES` in versions 6-7.
+// long: generated, one block for each field of the struct, in the spec's order.
 fn leader_and_isr_partition_state_at_topic_states_partition_states_v6_7<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    d.skip_fixed(16)?;
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    d.skip_fixed(4)?;
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[2];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[3];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    {
-        if let Some(n) = d.len_compact(false)? {
-            d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[4];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
-    }
-    d.skip_fixed(2)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[5];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[6];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[7];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[8];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[9];
+            let val = {
+                let len = d.len_compact(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                        for _ in 0..n {
+                            let val = Val::Int(i64::from(d.read_i32()?));
+                            v.item(f, val);
+                        }
+                    } else {
+                        d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[10];
+            let val = Val::Int(i64::from(d.read_i8()? != 0));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[11];
+            let val = Val::Int(i64::from(d.read_i8()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(16)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[5];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[7];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[8];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[9];
+            if let Some(n) = d.len_compact(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
+            }
+        }
+        d.skip_fixed(2)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPIC_STATES` in versions 6-7.
 fn leader_and_isr_topic_state_v6_7<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -901,11 +1601,17 @@ fn leader_and_isr_topic_state_v6_7<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> 
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     leader_and_isr_partition_state_at_topic_states_partition_states_v6_7(
                         d,
                         v,
                     )?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -920,7 +1626,8 @@ fn leader_and_isr_topic_state_v6_7<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> 
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -961,13 +1668,16 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v6<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     leader_and_isr_topic_state_v6_7(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -983,13 +1693,16 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v6<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     leader_and_isr_live_leader_v4_7(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -1004,7 +1717,8 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v6<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -1050,13 +1764,16 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v7<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     leader_and_isr_topic_state_v6_7(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -1072,13 +1789,16 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v7<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     leader_and_isr_live_leader_v4_7(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -1093,7 +1813,8 @@ pub(in crate::kafka::walk) fn leader_and_isr_request_v7<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -19,7 +19,8 @@ fn client_metrics_resource_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -55,13 +56,16 @@ pub(in crate::kafka::walk) fn list_client_metrics_resources_response_v0<V: Visit
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     client_metrics_resource_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -76,7 +80,8 @@ pub(in crate::kafka::walk) fn list_client_metrics_resources_response_v0<V: Visit
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

@@ -2,9 +2,28 @@
 use crate::kafka::spec::tables::legacy::list_offsets_request as table;
 use crate::kafka::walk::generated::prelude::*;
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in version 0.
-fn list_offsets_partition_v0<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(16)?;
-    Ok(())
+fn list_offsets_partition_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(16)?;
+        Ok(())
+    }
 }
 /// The fields of `FIELDS__TOPICS` in version 0.
 fn list_offsets_topic_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -21,8 +40,14 @@ fn list_offsets_topic_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     list_offsets_partition_v0(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -50,13 +75,16 @@ pub(in crate::kafka::walk) fn list_offsets_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     list_offsets_topic_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)

@@ -2,15 +2,37 @@
 use crate::kafka::spec::tables::legacy::offset_commit_request as table;
 use crate::kafka::walk::generated::prelude::*;
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in version 0.
-fn offset_commit_request_partition_v0<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(12)?;
-    {
+fn offset_commit_request_partition_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_classic::<2>(true)?;
-            d.span(l)
-        };
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[4];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(12)?;
+        {
+            {
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            };
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in version 0.
 fn offset_commit_request_topic_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -27,8 +49,14 @@ fn offset_commit_request_topic_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     offset_commit_request_partition_v0(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -59,13 +87,16 @@ pub(in crate::kafka::walk) fn offset_commit_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     offset_commit_request_topic_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -75,15 +106,42 @@ pub(in crate::kafka::walk) fn offset_commit_request_v0<V: Visit>(
     Ok(())
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in version 1.
-fn offset_commit_request_partition_v1<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(20)?;
-    {
+fn offset_commit_request_partition_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_classic::<2>(true)?;
-            d.span(l)
-        };
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[4];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(20)?;
+        {
+            {
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            };
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in version 1.
 fn offset_commit_request_topic_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -100,8 +158,14 @@ fn offset_commit_request_topic_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     offset_commit_request_partition_v1(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -145,13 +209,16 @@ pub(in crate::kafka::walk) fn offset_commit_request_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     offset_commit_request_topic_v1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)

@@ -2,22 +2,55 @@
 use crate::kafka::spec::tables::legacy::offset_fetch_response as table;
 use crate::kafka::walk::generated::prelude::*;
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in version 0.
-fn offset_fetch_response_partition_v0<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(12)?;
-    {
+fn offset_fetch_response_partition_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
         {
-            let l = d.len_classic::<2>(true)?;
-            d.span(l)
-        };
-    }
-    {
-        let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[4];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[4];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(12)?;
+        {
+            {
+                let l = d.len_classic::<2>(true)?;
+                d.span(l)
+            };
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[4];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in version 0.
 fn offset_fetch_response_topic_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -35,9 +68,15 @@ fn offset_fetch_response_topic_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     offset_fetch_response_partition_v0(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -63,14 +102,17 @@ pub(in crate::kafka::walk) fn offset_fetch_response_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     offset_fetch_response_topic_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }

@@ -18,9 +18,23 @@ pub(in crate::kafka::walk) fn offset_for_leader_epoch_request_v1<V: Visit>(
     offset_for_leader_epoch_request_v0_1(d, v)
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in versions 0-1.
-fn offset_for_leader_partition_v0_1<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(8)?;
-    Ok(())
+fn offset_for_leader_partition_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(8)?;
+        Ok(())
+    }
 }
 /// The fields of `FIELDS__TOPICS` in versions 0-1.
 fn offset_for_leader_topic_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -37,8 +51,14 @@ fn offset_for_leader_topic_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     offset_for_leader_partition_v0_1(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -58,13 +78,16 @@ fn offset_for_leader_epoch_request_v0_1<V: Visit>(d: &mut Decoder<'_>, v: &mut V
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     offset_for_leader_topic_v0_1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)

@@ -2,16 +2,41 @@
 use crate::kafka::spec::tables::legacy::offset_for_leader_epoch_response as table;
 use crate::kafka::walk::generated::prelude::*;
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in version 0.
-fn epoch_end_offset_v0<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
-        let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+fn epoch_end_offset_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        d.skip_fixed(12)?;
+        Ok(())
     }
-    d.skip_fixed(12)?;
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in version 0.
 fn offset_for_leader_topic_result_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -29,9 +54,15 @@ fn offset_for_leader_topic_result_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     epoch_end_offset_v0(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -57,14 +88,17 @@ pub(in crate::kafka::walk) fn offset_for_leader_epoch_response_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     offset_for_leader_topic_result_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -76,16 +110,46 @@ pub(in crate::kafka::walk) fn offset_for_leader_epoch_response_v0<V: Visit>(
     Ok(())
 }
 /// The fields of `FIELDS__TOPICS__PARTITIONS` in version 1.
-fn epoch_end_offset_v1<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    {
-        let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+fn epoch_end_offset_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[2];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[3];
+            let val = Val::Int(d.read_i64()?);
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPICS__PARTITIONS[0];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        d.skip_fixed(16)?;
+        Ok(())
     }
-    d.skip_fixed(16)?;
-    Ok(())
 }
 /// The fields of `FIELDS__TOPICS` in version 1.
 fn offset_for_leader_topic_result_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -103,9 +167,15 @@ fn offset_for_leader_topic_result_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     epoch_end_offset_v1(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -131,14 +201,17 @@ pub(in crate::kafka::walk) fn offset_for_leader_epoch_response_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     offset_for_leader_topic_result_v1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }

@@ -26,17 +26,34 @@ pub(in crate::kafka::walk) fn produce_request_v2<V: Visit>(
     produce_request_v0_2(d, v)
 }
 /// The fields of `FIELDS__TOPIC_DATA__PARTITION_DATA` in versions 0-2.
-fn partition_produce_data_v0_2<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    let topic = d.topic_layout;
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__TOPIC_DATA__PARTITION_DATA[1];
-        d.push_step(Step::Field(FieldId::of(f)));
-        d.walk_records(f)?;
-        d.pop_step();
+fn partition_produce_data_v0_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        let topic = d.topic_layout;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_DATA__PARTITION_DATA[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_DATA__PARTITION_DATA[1];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        d.topic_layout = topic;
+        Ok(())
+    } else {
+        let topic = d.topic_layout;
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_DATA__PARTITION_DATA[1];
+            d.push_step(Step::Field(FieldId::of(f)));
+            v.records(d, f)?;
+            d.pop_step();
+        }
+        d.topic_layout = topic;
+        Ok(())
     }
-    d.topic_layout = topic;
-    Ok(())
 }
 /// The fields of `FIELDS__TOPIC_DATA` in versions 0-2.
 fn topic_produce_data_v0_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -52,9 +69,15 @@ fn topic_produce_data_v0_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     partition_produce_data_v0_2(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -94,14 +117,17 @@ fn produce_request_v0_2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     topic_produce_data_v0_2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }

@@ -10,10 +10,11 @@ pub(in crate::kafka::walk) fn renew_delegation_token_request_v0<V: Visit>(
         let f: &'static FieldSpec = &table::FIELDS[0];
         let val = {
             let l = d.len_classic::<4>(false)?;
-            if let Some(span) = d.span(l) {
+            let s = d.span(l);
+            if let Some(span) = s {
                 d.secrets.push(span);
             }
-            Val::Other
+            Val::Bytes(s)
         };
         v.field(0, f, false, val);
     }

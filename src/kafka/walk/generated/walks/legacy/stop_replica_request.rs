@@ -47,13 +47,16 @@ pub(in crate::kafka::walk) fn stop_replica_request_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     stop_replica_partition_v0_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -77,7 +80,16 @@ fn stop_replica_topic_v1_v1<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
-                d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
             }
             Val::Array(len, 0)
         };
@@ -119,13 +131,16 @@ pub(in crate::kafka::walk) fn stop_replica_request_v1<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     stop_replica_topic_v1_v1(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -149,7 +164,16 @@ fn stop_replica_topic_v1_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                    for _ in 0..n {
+                        let val = Val::Int(i64::from(d.read_i32()?));
+                        v.item(f, val);
+                    }
+                } else {
+                    d.skip_fixed(n.checked_mul(4).ok_or(GiveUp)?)?;
+                }
             }
             Val::Array(len, 0)
         };
@@ -163,7 +187,8 @@ fn stop_replica_topic_v1_v2<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -203,13 +228,16 @@ pub(in crate::kafka::walk) fn stop_replica_request_v2<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     stop_replica_topic_v1_v2(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -224,24 +252,60 @@ pub(in crate::kafka::walk) fn stop_replica_request_v2<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
     Ok(())
 }
 /// The fields of `FIELDS__TOPIC_STATES__PARTITION_STATES` in versions 3-4.
-fn stop_replica_partition_state_v3_4<V: Visit>(d: &mut Decoder<'_>, _: &mut V) -> W {
-    d.skip_fixed(9)?;
-    {
-        let count = d.tag_count()?;
-        let mut last: Option<u32> = None;
-        for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
-            d.pos = data_end;
+fn stop_replica_partition_state_v3_4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[1];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__TOPIC_STATES__PARTITION_STATES[2];
+            let val = Val::Int(i64::from(d.read_i8()? != 0));
+            v.field(2, f, false, val);
+        }
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(9)?;
+        {
+            let count = d.tag_count()?;
+            if V::DEEP && count > d.opts.max_elements {
+                return Err(GiveUp);
+            }
+            let mut last: Option<u32> = None;
+            for _ in 0..count {
+                let (tag, data_end) = d.tag_head(&mut last)?;
+                v.unknown_tag(tag, (d.pos, data_end - d.pos));
+                d.pos = data_end;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__TOPIC_STATES` in versions 3-4.
 fn stop_replica_topic_state_v3_4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -258,8 +322,14 @@ fn stop_replica_topic_state_v3_4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let val = {
             let len = d.len_compact(false)?;
             if let Some(n) = len {
-                for _ in 0..n {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    v.element(f, i);
                     stop_replica_partition_state_v3_4(d, v)?;
+                    v.leave();
                 }
             }
             Val::Array(len, 0)
@@ -274,7 +344,8 @@ fn stop_replica_topic_state_v3_4<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         v.tagged_count(1, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -309,13 +380,16 @@ pub(in crate::kafka::walk) fn stop_replica_request_v3<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     stop_replica_topic_state_v3_4(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -330,7 +404,8 @@ pub(in crate::kafka::walk) fn stop_replica_request_v3<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }
@@ -370,13 +445,16 @@ pub(in crate::kafka::walk) fn stop_replica_request_v4<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
-                for _ in 0..n {
+                v.enter(f);
+                for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     v.open_element(idx);
+                    v.element(f, i);
                     stop_replica_topic_state_v3_4(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                 }
             }
             Val::Array(len, idx)
@@ -391,7 +469,8 @@ pub(in crate::kafka::walk) fn stop_replica_request_v4<V: Visit>(
         v.tagged_count(0, count);
         let mut last: Option<u32> = None;
         for _ in 0..count {
-            let (_, data_end) = d.tag_head(&mut last)?;
+            let (tag, data_end) = d.tag_head(&mut last)?;
+            v.unknown_tag(tag, (d.pos, data_end - d.pos));
             d.pos = data_end;
         }
     }

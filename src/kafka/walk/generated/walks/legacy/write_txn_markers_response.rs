@@ -4,39 +4,100 @@ use crate::kafka::walk::generated::prelude::*;
 /// The fields of `FIELDS__MARKERS__TOPICS__PARTITIONS` in version 0.
 fn writable_txn_marker_partition_result_v0<V: Visit>(
     d: &mut Decoder<'_>,
-    _: &mut V,
+    v: &mut V,
 ) -> W {
-    d.skip_fixed(4)?;
-    {
-        let f: &'static FieldSpec = &table::FIELDS__MARKERS__TOPICS__PARTITIONS[1];
-        let x = d.read_i16()?;
-        if x != 0 {
-            d.error_code(f, x);
+    if V::DEEP {
+        {
+            let f: &'static FieldSpec = &table::FIELDS__MARKERS__TOPICS__PARTITIONS[0];
+            let val = Val::Int(i64::from(d.read_i32()?));
+            v.field(2, f, false, val);
         }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__MARKERS__TOPICS__PARTITIONS[1];
+            let val = {
+                let x = d.read_i16()?;
+                if x != 0 {
+                    d.error_code(f, x);
+                }
+                Val::Int(i64::from(x))
+            };
+            v.field(2, f, false, val);
+        }
+        Ok(())
+    } else {
+        d.skip_fixed(4)?;
+        {
+            let f: &'static FieldSpec = &table::FIELDS__MARKERS__TOPICS__PARTITIONS[1];
+            let x = d.read_i16()?;
+            if x != 0 {
+                d.error_code(f, x);
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__MARKERS__TOPICS` in version 0.
 fn writable_txn_marker_topic_result_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
-    {
+    if V::DEEP {
         {
-            let l = d.len_classic::<2>(false)?;
-            d.span(l)
-        };
-    }
-    {
-        let f: &'static FieldSpec = &table::FIELDS__MARKERS__TOPICS[1];
-        d.push_step(Step::Field(FieldId::of(f)));
-        if let Some(n) = d.len_classic::<4>(false)? {
-            for i in 0..n {
-                d.push_step(Step::Index(i as u32));
-                writable_txn_marker_partition_result_v0(d, v)?;
-                d.pop_step();
-            }
+            let f: &'static FieldSpec = &table::FIELDS__MARKERS__TOPICS[0];
+            let val = Val::Str({
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            });
+            v.field(2, f, false, val);
         }
-        d.pop_step();
+        {
+            let f: &'static FieldSpec = &table::FIELDS__MARKERS__TOPICS[1];
+            d.push_step(Step::Field(FieldId::of(f)));
+            let val = {
+                let len = d.len_classic::<4>(false)?;
+                if let Some(n) = len {
+                    v.enter(f);
+                    if V::DEEP {
+                        deep_room(d, v, n)?;
+                    }
+                    for i in 0..n {
+                        d.push_step(Step::Index(i as u32));
+                        v.element(f, i);
+                        writable_txn_marker_partition_result_v0(d, v)?;
+                        v.leave();
+                        d.pop_step();
+                    }
+                }
+                Val::Array(len, 0)
+            };
+            v.field(2, f, false, val);
+            d.pop_step();
+        }
+        Ok(())
+    } else {
+        {
+            {
+                let l = d.len_classic::<2>(false)?;
+                d.span(l)
+            };
+        }
+        {
+            let f: &'static FieldSpec = &table::FIELDS__MARKERS__TOPICS[1];
+            d.push_step(Step::Field(FieldId::of(f)));
+            if let Some(n) = d.len_classic::<4>(false)? {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
+                for i in 0..n {
+                    d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
+                    writable_txn_marker_partition_result_v0(d, v)?;
+                    v.leave();
+                    d.pop_step();
+                }
+            }
+            d.pop_step();
+        }
+        Ok(())
     }
-    Ok(())
 }
 /// The fields of `FIELDS__MARKERS` in version 0.
 fn writable_txn_marker_result_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W {
@@ -51,9 +112,15 @@ fn writable_txn_marker_result_v0<V: Visit>(d: &mut Decoder<'_>, v: &mut V) -> W 
         let val = {
             let len = d.len_classic::<4>(false)?;
             if let Some(n) = len {
+                v.enter(f);
+                if V::DEEP {
+                    deep_room(d, v, n)?;
+                }
                 for i in 0..n {
                     d.push_step(Step::Index(i as u32));
+                    v.element(f, i);
                     writable_txn_marker_topic_result_v0(d, v)?;
+                    v.leave();
                     d.pop_step();
                 }
             }
@@ -79,14 +146,17 @@ pub(in crate::kafka::walk) fn write_txn_markers_response_v0<V: Visit>(
                 if n > d.opts.max_elements {
                     return Err(GiveUp);
                 }
+                v.enter(f);
                 for i in 0..n {
                     if !room(d, v) {
                         return Err(GiveUp);
                     }
                     d.push_step(Step::Index(i as u32));
                     v.open_element(idx);
+                    v.element(f, i);
                     writable_txn_marker_result_v0(d, v)?;
                     v.close(d.buf);
+                    v.leave();
                     d.pop_step();
                 }
             }

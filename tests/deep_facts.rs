@@ -106,8 +106,8 @@ fn the_walk_at_every_depth_leaves_the_analyses_what_the_tree_leaves() {
 }
 
 /// How often the walk gives up (and the tree's way reads the body) on the captures named in
-/// KDISSECT_DEEP_CAPTURES (colon-separated: the benchmark mixes); a figure for
-/// docs/performance.md, run on demand:
+/// KDISSECT_DEEP_CAPTURES (colon-separated: the benchmark mixes), at most 5 % of their
+/// messages; the figures of docs/performance.md, run on demand (the mixes are not committed):
 /// `KDISSECT_DEEP_CAPTURES=a.pcap:b.pcap cargo test --release --test deep_facts -- --ignored --nocapture`.
 #[test]
 #[ignore]
@@ -120,6 +120,12 @@ fn how_often_the_walk_gives_up_on_the_mixes() {
             "{f}: {n} messages, {walked} walked, {} by the tree ({:.2} %)",
             n - walked,
             (n - walked) as f64 * 100.0 / n.max(1) as f64
+        );
+        // The mixes measured 0.7-1.7 % (docs/performance.md): the tree's way stays rare.
+        assert!(
+            (n - walked) * 20 <= n,
+            "{f}: {} of {n} messages read by the tree",
+            n - walked
         );
     }
 }

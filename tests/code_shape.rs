@@ -1,5 +1,6 @@
-//! The shape of the code, for what the compiler cannot check while kdissect is one crate.
-//! src/ is read as Rust syntax (`syn`), never as lines of text, so that a word in a comment
+//! The shape of the code, for what the compiler cannot check. The wire stages (wire/: capture,
+//! TCP, TLS) are a crate of their own, which cannot name this one: that arrow the compiler
+//! keeps. Within src/ it cannot, so src/ (and wire/src/, for the length of functions) is read as Rust syntax (`syn`), never as lines of text, so that a word in a comment
 //! neither trips a check nor satisfies it:
 //!
 //! - no function in src/ runs past `LIMIT` lines unless the comment above it says why, with
@@ -37,6 +38,11 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// The wire crate's sources (capture, TCP, TLS).
+fn wire_src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("wire/src")
 }
 
 fn parse(text: &str, path: &Path) -> syn::File {
@@ -156,7 +162,12 @@ fn long_functions(path: &Path) -> Vec<(String, usize)> {
 fn no_function_is_long_without_saying_why() {
     let mut files = Vec::new();
     rust_files(&src(), &mut files);
+    rust_files(&wire_src(), &mut files);
     assert!(files.len() > 20, "src/ not found");
+    assert!(
+        files.iter().any(|f| f.ends_with("wire/src/tcp/mod.rs")),
+        "wire/src/ not found"
+    );
     let long: Vec<_> = files.iter().flat_map(|f| long_functions(f)).collect();
     assert!(
         long.is_empty(),

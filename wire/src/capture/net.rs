@@ -206,7 +206,7 @@ mod tests {
 
     /// The packets of a sample capture with their link type and original length.
     fn packets(name: &str) -> Vec<(u32, Vec<u8>, u32)> {
-        let path = format!("{}/samples/{name}", env!("CARGO_MANIFEST_DIR"));
+        let path = format!("{}/../samples/{name}", env!("CARGO_MANIFEST_DIR"));
         let Ok(file) = std::fs::File::open(&path) else {
             panic!("{path} missing");
         };
@@ -237,7 +237,7 @@ mod tests {
     #[test]
     fn plain_packets_read_directly_as_etherparse_reads_them() {
         let mut names: Vec<String> =
-            std::fs::read_dir(format!("{}/samples", env!("CARGO_MANIFEST_DIR")))
+            std::fs::read_dir(format!("{}/../samples", env!("CARGO_MANIFEST_DIR")))
                 .into_iter()
                 .flatten()
                 .flatten()

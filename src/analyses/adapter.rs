@@ -48,7 +48,8 @@ pub struct Event {
     pub protocol: Option<String>,
     /// A Metadata request for every topic.
     pub all_topics: bool,
-    pub parts: Vec<PartitionFact>,
+    /// The message's partition entries, shared with its facts.
+    pub parts: std::sync::Arc<Vec<PartitionFact>>,
     pub members: Vec<MemberFact>,
     pub software: Option<(String, String)>,
     pub advertised: Option<Vec<(i16, i64, i64)>>,
@@ -161,7 +162,7 @@ pub fn event(rec: &Record<'_>) -> Option<Event> {
         acks: identity_int(rec, "acks"),
         protocol: identity_str(rec, "protocol"),
         all_topics: api_key == 3 && !response && f.topics.as_ref().is_some_and(|t| t.all),
-        parts: f.offsets.clone(),
+        parts: std::sync::Arc::clone(&f.offsets),
         members: f.members.iter().map(member_capped).collect(),
         software: f.software.clone(),
         advertised: f.advertised.clone(),

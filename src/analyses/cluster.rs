@@ -193,7 +193,7 @@ impl Cluster {
     /// A Metadata answer's partitions: their leader and ISR where the log has not told them
     /// yet, to compare the log's changes with.
     fn seed(&mut self, rec: &Record<'_>) {
-        for p in &rec.msg.facts.offsets {
+        for p in rec.msg.facts.offsets.iter() {
             let (Some(leader), Some(isr)) = (p.leader, &p.isr) else {
                 continue;
             };

@@ -465,7 +465,7 @@ impl Analyses {
             let records = e.parts.iter().flat_map(|p| &p.batches).map(|b| b.records);
             (topics, records.sum())
         });
-        e.parts = Vec::new();
+        e.parts = Default::default();
         if ![11, 14].contains(&e.api_key) {
             e.members = Vec::new();
         }

@@ -40,7 +40,7 @@ impl CutTopics {
                 self.name(*id, name);
             }
         }
-        for p in &m.facts.offsets {
+        for p in m.facts.offsets.iter() {
             if let Some(id) = p.topic_id.filter(|id| hex_id(&p.topic) != Some(*id)) {
                 self.name(id, &p.topic);
             }

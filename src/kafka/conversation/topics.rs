@@ -205,24 +205,44 @@ fn name_ids(facts: &mut Facts, names: &TopicNames) {
     }
     // Facts gathered at every depth (the analyses') name a topic known by its id alone with
     // the id in hex, as the tree's do before its ids are noted.
-    for p in &mut facts.offsets {
+    // Not shared yet (the analyses' event is made from the facts named here): no copy.
+    for p in std::sync::Arc::make_mut(&mut facts.offsets).iter_mut() {
         if let Some(u) = p.topic_id {
-            if let (true, Some(n)) = (p.topic == hex::encode(u), names.name(&u)) {
+            if let (true, Some(n)) = (id_of_hex(&p.topic) == Some(u), names.name(&u)) {
                 p.topic = n.to_string();
             }
         }
     }
     for m in &mut facts.members {
         for (topic, _) in &mut m.partitions {
-            let id = hex::decode(topic.as_bytes()).ok();
-            let id = id
-                .and_then(|b| <[u8; 16]>::try_from(b).ok())
-                .filter(|u| *topic == hex::encode(u));
-            if let Some(n) = id.and_then(|u| names.name(&u)) {
+            if let Some(n) = id_of_hex(topic).and_then(|u| names.name(&u)) {
                 *topic = n.to_string();
             }
         }
     }
+}
+
+/// The topic id that `text` spells as the facts spell an id with no name: its 16 bytes in 32
+/// lowercase hex digits (`hex::encode`), and nothing else. Read without making a string: this
+/// runs for every partition entry of every message once names are known.
+fn id_of_hex(text: &str) -> Option<[u8; 16]> {
+    fn digit(c: u8) -> Option<u8> {
+        match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            _ => None,
+        }
+    }
+    let b = text.as_bytes();
+    if b.len() != 32 {
+        return None;
+    }
+    let mut id = [0u8; 16];
+    for (out, pair) in id.iter_mut().zip(b.chunks_exact(2)) {
+        let [hi, lo] = pair else { return None };
+        *out = (digit(*hi)? << 4) | digit(*lo)?;
+    }
+    Some(id)
 }
 
 #[cfg(test)]
@@ -244,6 +264,18 @@ mod tests {
         n.field = Some(crate::kafka::spec::schema::metadata_field(Role::Name));
         t.children = vec![tid, n];
         t
+    }
+
+    #[test]
+    fn an_id_in_hex_is_read_back_only_as_hex_encode_writes_it() {
+        let id: [u8; 16] = std::array::from_fn(|i| (i as u8).wrapping_mul(37).wrapping_add(9));
+        assert_eq!(id_of_hex(&hex::encode(id)), Some(id));
+        // Upper case, a digit short, a digit more, a non-digit: not an id the facts wrote.
+        assert_eq!(id_of_hex(&hex::encode(id).to_uppercase()), None);
+        assert_eq!(id_of_hex(&hex::encode(id)[1..]), None);
+        assert_eq!(id_of_hex(&format!("{}0", hex::encode(id))), None);
+        assert_eq!(id_of_hex(&format!("g{}", &hex::encode(id)[1..])), None);
+        assert_eq!(id_of_hex("orders"), None);
     }
 
     #[test]

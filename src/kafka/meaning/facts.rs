@@ -146,8 +146,9 @@ pub struct Facts {
     pub partitions: usize,
     pub throttle_ms: Option<i64>,
     /// Offsets per partition (Produce, Fetch, ListOffsets, OffsetCommit, OffsetFetch, the share
-    /// APIs, Metadata's leaders), for the analyses; empty for other APIs.
-    pub offsets: Vec<PartitionFact>,
+    /// APIs, Metadata's leaders), for the analyses; empty for other APIs. Shared, not copied,
+    /// with the analyses' event of the message (a Metadata answer's run to hundreds).
+    pub offsets: std::sync::Arc<Vec<PartitionFact>>,
     /// Group members with what they subscribe to or are assigned (JoinGroup and SyncGroup's
     /// consumer protocol, the KIP-848 heartbeats' assignments).
     pub members: Vec<MemberFact>,

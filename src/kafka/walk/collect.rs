@@ -448,7 +448,7 @@ impl Collector {
     /// Written into `f`, a message's facts as [`Facts::default`] made them, field by field: a
     /// `Facts` made here and moved into the message's box was copied twice (two of the five
     /// copies of a frame's decoding, each a few hundred bytes).
-    pub(crate) fn fill_facts(&self, f: &mut Facts, buf: &[u8], api_version: Option<i16>) {
+    pub(crate) fn fill_facts(&mut self, f: &mut Facts, buf: &[u8], api_version: Option<i16>) {
         let b = &self.body;
         let response = self.direction == Direction::Response;
         let key = self.api_key;
@@ -519,9 +519,9 @@ impl Collector {
         });
         f.line = line;
         f.error_none = error_none;
-        if let Some(deep) = &self.deep {
-            f.offsets = deep.offsets.clone();
-            f.members = deep.members.clone();
+        if let Some(deep) = self.deep.as_mut() {
+            f.offsets = std::sync::Arc::new(std::mem::take(&mut deep.offsets));
+            f.members = std::mem::take(&mut deep.members);
         }
     }
 

@@ -402,32 +402,47 @@ impl<'a> At<'a> {
     }
 
     /// The (TopicId, Name) pairs of it and every struct below, each struct's before those
-    /// below it (as the analyses' reading of the tree has them: `pairs_in`).
+    /// below it (as the analyses' reading of the tree has them: `pairs_in`). One pass over a
+    /// struct's fields a kind (plain, then tagged); fields whose structs hold no topic id
+    /// (a Metadata answer's partitions, its replica lists) are not entered, and a name is
+    /// shared without a string made for it.
     fn pairs(self, out: &mut Vec<([u8; 16], Name)>) {
         for tagged in [false, true] {
-            let of = |c: &At<'a>| c.item().tagged == tagged;
-            let id = self.children().filter(of).find_map(|c| match c.item() {
-                Item {
-                    spec: Some(s),
-                    val: Val::Uuid(u),
-                    ..
-                } if s.role == Role::TopicId && u != [0; 16] => Some(u),
-                _ => None,
-            });
-            let name = self
-                .children()
-                .filter(of)
-                .find(|c| c.item().spec.is_some_and(|s| s.role == Role::Name))
-                .and_then(At::text)
-                .filter(|s| !s.is_empty());
-            if let (Some(id), Some(name)) = (id, name) {
-                out.push((id, interned::name_of(&name)));
+            let mut id = None;
+            let mut name = None;
+            for c in self.children() {
+                let item = c.item();
+                let Some(s) = item.spec.filter(|_| item.tagged == tagged) else {
+                    continue;
+                };
+                match (s.role, item.val) {
+                    (Role::TopicId, Val::Uuid(u)) if id.is_none() && u != [0; 16] => id = Some(u),
+                    (Role::Name, _) if name.is_none() => name = Some(c),
+                    _ => {}
+                }
             }
-            for c in self.children().filter(of) {
-                if c.item().end > c.i + 1 {
+            let name = name.and_then(At::bytes).filter(|b| !b.is_empty());
+            if let (Some(id), Some(name)) = (id, name) {
+                out.push((id, interned::name(name)));
+            }
+            for c in self.children() {
+                let item = c.item();
+                let inner = item.spec.is_some_and(|s| holds_topic_id(s.fields, 0));
+                if item.tagged == tagged && item.end > c.i + 1 && inner {
                     c.pairs(out);
                 }
             }
+        }
+    }
+
+    /// The bytes of a string's value, as they are on the wire (none past the frame's end:
+    /// the empty text [`At::text`] has then).
+    fn bytes(self) -> Option<&'a [u8]> {
+        match self.item().val {
+            Val::Str(Some((at, n))) => {
+                Some(self.t.buf.get(at..at.saturating_add(n)).unwrap_or(&[]))
+            }
+            _ => None,
         }
     }
 
@@ -440,10 +455,10 @@ impl<'a> At<'a> {
             FactField::ResourceName,
         ]
         .iter()
-        .find_map(|f| self.string(*f))
+        .find_map(|f| self.fact(*f).and_then(At::bytes))
         .filter(|s| !s.is_empty());
         if let Some(n) = name {
-            return TopicRef::Name(interned::name_of(&n));
+            return TopicRef::Name(interned::name(n));
         }
         let Some(id) = self.fact(FactField::TopicId) else {
             return TopicRef::Unnamed;
@@ -474,6 +489,16 @@ impl<'a> At<'a> {
             .map(|p| p as i32)
             .collect()
     }
+}
+
+/// Whether the structs of `fields` (a struct's or an array element's), or those below them,
+/// have a topic id field. The specs nest a few levels; the bound keeps a spec that named
+/// itself from looping.
+fn holds_topic_id(fields: &[FieldSpec], depth: usize) -> bool {
+    depth < 16
+        && fields
+            .iter()
+            .any(|f| f.role == Role::TopicId || holds_topic_id(f.fields, depth + 1))
 }
 
 /// The partition entries of a message of API `key`, with their offsets.

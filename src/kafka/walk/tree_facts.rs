@@ -289,7 +289,7 @@ pub fn collect_body(
         coordinator_keys: b.role(Role::CoordinatorKeys).map(strings),
         throttle_ms: b.role(Role::ThrottleTime).and_then(Node::as_int),
         topic_names: b.role(Role::TopicNames).map(name_list),
-        offsets: api_key.map_or_else(Vec::new, |k| offsets(&b, k, batches)),
+        offsets: std::sync::Arc::new(api_key.map_or_else(Vec::new, |k| offsets(&b, k, batches))),
         members: api_key.map_or_else(Vec::new, |k| members(&b, k, response)),
         replica_id: b
             .role(Role::ReplicaId)

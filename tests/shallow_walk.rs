@@ -29,7 +29,7 @@ fn left(frame: u64, m: &Message) -> Left {
     let mut facts = m.facts.clone();
     // Partition offsets and group members sit below the top levels: only the views that
     // decode everything (the analyses) read them.
-    facts.offsets.clear();
+    facts.offsets = Default::default();
     facts.members.clear();
     Left {
         frame,

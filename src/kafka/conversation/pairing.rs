@@ -43,9 +43,22 @@ impl Asked for WithEmbedded {
     }
 }
 
-/// Requests waiting for their responses, by correlation id, oldest first.
+/// Requests waiting for their responses, by correlation id, oldest first. A lone request
+/// (a client waiting for each answer, as most do) is kept inline; the table is made when a
+/// second one comes to wait and given back once none waits. A connection between requests
+/// holds no allocation, and one request waiting none either (a table cost two allocations
+/// and their frees for every request). A capture keeps up to `--max-connections` of these.
 #[derive(Debug)]
 pub struct Pending<R> {
+    /// The one request waiting while there is no table.
+    lone: Option<(i32, R)>,
+    table: Option<Box<Table<R>>>,
+    max: usize,
+}
+
+/// The requests of a [`Pending`] while more than one waits.
+#[derive(Debug)]
+struct Table<R> {
     /// Each waiting request with its place in `order`.
     /// Hashed with foldhash, seeded per run: looked up for every message.
     by_correlation: HashMap<i32, (u64, R), foldhash::fast::RandomState>,
@@ -55,7 +68,6 @@ pub struct Pending<R> {
     order: VecDeque<(i32, u64)>,
     /// Place of the next new request.
     next_place: u64,
-    max: usize,
 }
 
 impl<R: Asked> Default for Pending<R> {
@@ -68,9 +80,8 @@ impl<R: Asked> Pending<R> {
     /// A table holding at most `max` requests.
     pub fn new(max: usize) -> Pending<R> {
         Pending {
-            by_correlation: HashMap::default(),
-            order: VecDeque::new(),
-            next_place: 0,
+            lone: None,
+            table: None,
             max,
         }
     }
@@ -79,6 +90,130 @@ impl<R: Asked> Pending<R> {
     /// one's place (and its age). Returns the requests dropped, oldest first, to stay within
     /// the bound.
     pub fn insert(&mut self, correlation_id: i32, request: R) -> Vec<R> {
+        if self.table.is_none() {
+            match &mut self.lone {
+                None if self.max > 0 => {
+                    self.lone = Some((correlation_id, request));
+                    return Vec::new();
+                }
+                None => return vec![request],
+                Some((c, waiting)) if *c == correlation_id => {
+                    *waiting = request;
+                    return Vec::new();
+                }
+                Some(_) => {}
+            }
+        }
+        let lone = self.lone.take();
+        let t = self.table.get_or_insert_with(|| {
+            Box::new(Table {
+                by_correlation: HashMap::default(),
+                order: VecDeque::new(),
+                next_place: 0,
+            })
+        });
+        for (c, r) in lone.into_iter().chain([(correlation_id, request)]) {
+            t.put(c, r);
+        }
+        let mut dropped = Vec::new();
+        while t.by_correlation.len() > self.max {
+            let Some((old, place)) = t.order.pop_front() else {
+                break;
+            };
+            if t.is_live(old, place) {
+                dropped.extend(t.by_correlation.remove(&old).map(|(_, r)| r));
+            }
+        }
+        if t.by_correlation.is_empty() {
+            self.table = None;
+        }
+        dropped
+    }
+
+    /// The request a response with this correlation id answers, no longer waiting. The last
+    /// one answered, the table's memory is given back.
+    pub fn take(&mut self, correlation_id: i32) -> Option<R> {
+        if let Some((c, r)) = self.lone {
+            if c != correlation_id {
+                return None;
+            }
+            self.lone = None;
+            return Some(r);
+        }
+        let t = self.table.as_mut()?;
+        let (_, r) = t.by_correlation.remove(&correlation_id)?;
+        if t.by_correlation.is_empty() {
+            self.table = None;
+        } else {
+            t.sweep();
+        }
+        Some(r)
+    }
+
+    pub fn get(&self, correlation_id: i32) -> Option<&R> {
+        if let Some((c, r)) = &self.lone {
+            return (*c == correlation_id).then_some(r);
+        }
+        let t = self.table.as_ref()?;
+        t.by_correlation.get(&correlation_id).map(|(_, r)| r)
+    }
+
+    pub fn contains(&self, correlation_id: i32) -> bool {
+        self.get(correlation_id).is_some()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lone.is_none() && self.table.is_none()
+    }
+
+    /// Entries held: the waiting requests and their places in the order queue (answered
+    /// ones not yet swept included), what the table's memory follows. A lone request counts
+    /// as it would in the table, twice.
+    pub fn entries(&self) -> usize {
+        if self.lone.is_some() {
+            return 2;
+        }
+        self.table
+            .as_ref()
+            .map_or(0, |t| t.by_correlation.len() + t.order.len())
+    }
+
+    /// Every request still waiting, oldest first, leaving the table empty (its memory given
+    /// back).
+    pub fn take_all(&mut self) -> Vec<R> {
+        if let Some((_, r)) = self.lone.take() {
+            return vec![r];
+        }
+        let Some(mut t) = self.table.take() else {
+            return Vec::new();
+        };
+        let order = std::mem::take(&mut t.order);
+        let mut all = Vec::new();
+        for (c, place) in order {
+            if t.is_live(c, place) {
+                all.extend(t.by_correlation.remove(&c).map(|(_, r)| r));
+            }
+        }
+        all
+    }
+
+    /// The requests still waiting, oldest first.
+    pub fn waiting(&self) -> impl Iterator<Item = &R> {
+        let lone = self.lone.iter().map(|(_, r)| r);
+        lone.chain(self.table.iter().flat_map(|t| {
+            t.order.iter().filter_map(|&(c, place)| {
+                t.by_correlation
+                    .get(&c)
+                    .filter(|(p, _)| *p == place)
+                    .map(|(_, r)| r)
+            })
+        }))
+    }
+}
+
+impl<R> Table<R> {
+    /// A request comes to wait, or takes the place of one with its correlation id.
+    fn put(&mut self, correlation_id: i32, request: R) {
         if let Some(waiting) = self.by_correlation.get_mut(&correlation_id) {
             waiting.1 = request;
         } else {
@@ -87,72 +222,6 @@ impl<R: Asked> Pending<R> {
             self.by_correlation.insert(correlation_id, (place, request));
             self.order.push_back((correlation_id, place));
         }
-        let mut dropped = Vec::new();
-        while self.by_correlation.len() > self.max {
-            let Some((old, place)) = self.order.pop_front() else {
-                break;
-            };
-            if self.is_live(old, place) {
-                dropped.extend(self.by_correlation.remove(&old).map(|(_, r)| r));
-            }
-        }
-        dropped
-    }
-
-    /// The request a response with this correlation id answers, no longer waiting. The last
-    /// one answered, the table's memory is given back: a connection between requests (most
-    /// of them, most of the time) holds none.
-    pub fn take(&mut self, correlation_id: i32) -> Option<R> {
-        let (_, r) = self.by_correlation.remove(&correlation_id)?;
-        if self.by_correlation.is_empty() {
-            self.by_correlation = HashMap::default();
-            self.order = VecDeque::new();
-        } else {
-            self.sweep();
-        }
-        Some(r)
-    }
-
-    pub fn get(&self, correlation_id: i32) -> Option<&R> {
-        self.by_correlation.get(&correlation_id).map(|(_, r)| r)
-    }
-
-    pub fn contains(&self, correlation_id: i32) -> bool {
-        self.by_correlation.contains_key(&correlation_id)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.by_correlation.is_empty()
-    }
-
-    /// Entries held: the waiting requests and their places in the order queue (answered
-    /// ones not yet swept included), what the table's memory follows.
-    pub fn entries(&self) -> usize {
-        self.by_correlation.len() + self.order.len()
-    }
-
-    /// Every request still waiting, oldest first, leaving the table empty (its memory given
-    /// back).
-    pub fn take_all(&mut self) -> Vec<R> {
-        let order = std::mem::take(&mut self.order);
-        let mut all = Vec::new();
-        for (c, place) in order {
-            if self.is_live(c, place) {
-                all.extend(self.by_correlation.remove(&c).map(|(_, r)| r));
-            }
-        }
-        self.by_correlation = HashMap::default();
-        all
-    }
-
-    /// The requests still waiting, oldest first.
-    pub fn waiting(&self) -> impl Iterator<Item = &R> {
-        self.order.iter().filter_map(|&(c, place)| {
-            self.by_correlation
-                .get(&c)
-                .filter(|(p, _)| *p == place)
-                .map(|(_, r)| r)
-        })
     }
 
     /// Whether an entry of `order` is still a waiting request (not one answered since, whose
@@ -251,10 +320,39 @@ mod tests {
         for c in 0..10_000 {
             p.insert(c, (0, 0));
         }
-        for c in (0..10_000).rev() {
+        for c in (1..10_000).rev() {
             assert!(p.take(c).is_some());
         }
-        assert!(p.is_empty());
-        assert!(p.order.len() <= SWEEP_SLACK);
+        let order = p.table.as_ref().map_or(0, |t| t.order.len());
+        assert!(
+            order <= 2 + SWEEP_SLACK,
+            "{order} entries queued for one request"
+        );
+        assert!(p.take(0).is_some());
+        // The last answered, the table is given back.
+        assert!(p.is_empty() && p.table.is_none());
+    }
+
+    #[test]
+    fn a_lone_request_waits_inline_and_a_second_makes_the_table() {
+        let mut p: Pending<(i16, i16)> = Pending::new(3);
+        p.insert(7, (3, 1));
+        assert!(p.table.is_none() && p.contains(7) && p.entries() == 2);
+        // The same id again replaces it in place.
+        p.insert(7, (3, 2));
+        assert!(p.table.is_none() && p.get(7) == Some(&(3, 2)));
+        assert_eq!(p.take(8), None);
+        // A second request moves the first into the table, oldest still first.
+        p.insert(8, (3, 3));
+        assert!(p.lone.is_none() && p.table.is_some());
+        p.insert(9, (3, 4));
+        assert_eq!(p.insert(10, (3, 5)), vec![(3, 2)]);
+        assert_eq!(p.take(9), Some((3, 4)));
+        assert_eq!(p.take_all(), vec![(3, 3), (3, 5)]);
+        assert!(p.is_empty() && p.table.is_none());
+        // With no room at all, a request is dropped as it comes.
+        let mut none: Pending<(i16, i16)> = Pending::new(0);
+        assert_eq!(none.insert(1, (3, 1)), vec![(3, 1)]);
+        assert!(none.is_empty());
     }
 }

@@ -543,7 +543,9 @@ struct KConn {
     first_asking: Option<Side>,
     /// Retransmissions seen while detecting (at most `DETECT_EVENTS`), told once the
     /// connection is known to be Kafka, as they would have been on a broker port.
-    early_retransmissions: Vec<At>,
+    /// (A boxed slice, grown one at a time: most connections are on a broker port and never
+    /// detected, and a slice costs 16 bytes where a vector costs 24.)
+    early_retransmissions: Option<Box<[At]>>,
 }
 
 /// Bytes of a client_id a connection keeps to carry forward: every real one, and at most
@@ -937,7 +939,7 @@ impl Tracker {
             client_id: None,
             syn,
             first_asking: None,
-            early_retransmissions: Vec::new(),
+            early_retransmissions: None,
         };
         self.conns.insert(stream, Box::new(conn));
     }
@@ -1001,8 +1003,16 @@ impl Tracker {
         };
         match c.state {
             State::Kafka => sink.notice(&Notice::Retransmission { stream, at }),
-            State::Undecided if c.early_retransmissions.len() < DETECT_EVENTS as usize => {
-                c.early_retransmissions.push(at);
+            State::Undecided
+                if c.early_retransmissions.as_ref().map_or(0, |v| v.len())
+                    < DETECT_EVENTS as usize =>
+            {
+                let mut ats = c
+                    .early_retransmissions
+                    .take()
+                    .map_or_else(Vec::new, Vec::from);
+                ats.push(at);
+                c.early_retransmissions = Some(ats.into_boxed_slice());
             }
             _ => {}
         }
@@ -1147,7 +1157,7 @@ impl Tracker {
         if c.state == State::Undecided {
             c.state = State::NotKafka;
             c.halves = Sides::default();
-            c.early_retransmissions = Vec::new();
+            c.early_retransmissions = None;
             return;
         }
         for d in Side::BOTH {
@@ -1226,7 +1236,7 @@ impl KConn {
         if !self.decide_client(cx, over, at, sink) && over {
             self.state = State::NotKafka;
             self.halves = Sides::default();
-            self.early_retransmissions = Vec::new();
+            self.early_retransmissions = None;
         }
     }
 
@@ -1269,7 +1279,11 @@ impl KConn {
             detected: true,
         });
         self.tell_picked_up(cx, sink);
-        for at in std::mem::take(&mut self.early_retransmissions) {
+        for at in self
+            .early_retransmissions
+            .take()
+            .map_or_else(Vec::new, Vec::from)
+        {
             sink.notice(&Notice::Retransmission {
                 stream: cx.stream,
                 at,

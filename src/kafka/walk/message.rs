@@ -691,11 +691,22 @@ fn header_and_body(
         .zip(msg.api_version)
         .or_else(|| header::peek_request_api(d.slice(d.pos, d.remaining())));
     let hv = header::header_version(msg.direction, named);
-    let (node, values, read) = header::decode(d, msg.direction, hv, opts);
-    // Nothing reads the header's node but the views that print it.
-    if !opts.facts_only {
-        root.children.push(node);
-    }
+    // The summary and the statistics read the header's values only: read in place, no node
+    // made and dropped (as `header::decode` does first for them).
+    let in_place = (opts.facts_only && opts.walk_facts && opts.keep_depth == 2)
+        .then(|| header::values_in_place(d, msg.direction, hv))
+        .flatten();
+    let (values, read) = match in_place {
+        Some(values) => (values, Ok(())),
+        None => {
+            let (node, values, read) = header::decode(d, msg.direction, hv, opts);
+            // Nothing reads the header's node but the views that print it.
+            if !opts.facts_only {
+                root.children.push(node);
+            }
+            (values, read)
+        }
+    };
     msg.take_header(values);
     if !opts.facts_only {
         msg.name_root(root);

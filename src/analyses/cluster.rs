@@ -17,6 +17,7 @@
 use super::series::at_text;
 use super::MAX_KEYS;
 use crate::analyses::hash::HashMap;
+use crate::kafka::meaning::facts::Name;
 use crate::kafka::records::metadata::{Change, LogChange};
 use crate::kafka::stream::Record;
 use crate::text::table::{Cell, Fit, Grid};
@@ -152,7 +153,7 @@ pub struct Cluster {
     rows: Vec<ChangeRow>,
     brokers: HashMap<i32, BrokerState>,
     /// By topic (its name, or its id where none is known) and partition.
-    partitions: HashMap<(String, i32), Partition>,
+    partitions: HashMap<(Name, i32), Partition>,
     names: HashMap<[u8; 16], String>,
     offsets: BTreeSet<i64>,
     records: u64,
@@ -296,7 +297,7 @@ impl Cluster {
             } => {
                 let t = self.topic(topic, name.as_deref());
                 let subject = format!("{t}-{partition}");
-                self.partition((t, *partition), |p| {
+                self.partition((t.into(), *partition), |p| {
                     p.leader = Some(*leader);
                     p.isr = Some(isr.clone());
                     p.replicas = Some(replicas.clone());
@@ -315,7 +316,7 @@ impl Cluster {
                 let t = self.topic(topic, name.as_deref());
                 let subject = format!("{t}-{partition}");
                 self.partition_changed(
-                    (t, *partition),
+                    (t.into(), *partition),
                     subject,
                     (*leader, isr.as_ref(), replicas.as_ref()),
                     at,
@@ -414,7 +415,7 @@ impl Cluster {
     /// A PartitionChangeRecord: what moved, against what the log said before.
     fn partition_changed(
         &mut self,
-        key: (String, i32),
+        key: (Name, i32),
         subject: String,
         (leader, isr, replicas): (Option<i32>, Option<&Vec<i32>>, Option<&Vec<i32>>),
         at: Seen,
@@ -482,7 +483,7 @@ impl Cluster {
         f(b);
     }
 
-    fn partition(&mut self, key: (String, i32), f: impl FnOnce(&mut Partition)) {
+    fn partition(&mut self, key: (Name, i32), f: impl FnOnce(&mut Partition)) {
         if self.partitions.len() >= MAX_KEYS && !self.partitions.contains_key(&key) {
             self.not_kept += 1;
             return;

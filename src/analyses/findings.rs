@@ -97,7 +97,7 @@ pub struct Findings {
     storms: HashMap<ClientKey, Storm>,
     /// (ts, frame, partitions with the error) of each NOT_LEADER_OR_FOLLOWER answer.
     not_leader: Vec<(i64, u64, usize)>,
-    leaders: HashMap<(String, i32), i32>,
+    leaders: HashMap<(crate::kafka::meaning::facts::Name, i32), i32>,
     /// (ts, frame, topic, partition, from, to) of each leader change a Metadata answer told.
     moves: Vec<(i64, u64, String, i32, i32, i32)>,
     /// (client_id, API) → (count, largest ms, frames).
@@ -198,7 +198,7 @@ impl Findings {
             match self.leaders.insert(tp, to) {
                 Some(from) if from != to && self.moves.len() < MAX_SAMPLES => {
                     self.moves
-                        .push((e.ts, e.frame, p.topic.clone(), p.partition, from, to));
+                        .push((e.ts, e.frame, p.topic.to_string(), p.partition, from, to));
                 }
                 _ => {}
             }

@@ -214,7 +214,7 @@ mod tests {
 
     fn part(topic: &str, id: Option<[u8; 16]>) -> PartitionFact {
         PartitionFact {
-            topic: topic.to_string(),
+            topic: topic.into(),
             topic_id: id,
             ..PartitionFact::default()
         }

@@ -209,7 +209,7 @@ fn name_ids(facts: &mut Facts, names: &TopicNames) {
     for p in std::sync::Arc::make_mut(&mut facts.offsets).iter_mut() {
         if let Some(u) = p.topic_id {
             if let (true, Some(n)) = (id_of_hex(&p.topic) == Some(u), names.name(&u)) {
-                p.topic = n.to_string();
+                p.topic = n;
             }
         }
     }

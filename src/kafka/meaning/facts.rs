@@ -209,7 +209,8 @@ impl Facts {
 /// One partition entry of a message and the offsets it carries; absent fields are `None`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PartitionFact {
-    pub topic: String,
+    /// Shared: a topic's partitions (hundreds in a Metadata answer) name it once.
+    pub topic: Name,
     pub partition: i32,
     pub error: i16,
     /// Fetch request: the offset asked for.

@@ -473,6 +473,16 @@ impl<'a> At<'a> {
         TopicRef::Id(u, name.map(interned::name_of))
     }
 
+    /// [`At::topic_text`], shared: the name as met (no copy made), an id's hex made once for
+    /// all the topic's partitions.
+    fn topic_name(self) -> Name {
+        match self.topic_ref() {
+            TopicRef::Name(n) | TopicRef::Id(_, Some(n)) => n,
+            TopicRef::Id(u, None) => Name::from(hex::encode(u)),
+            TopicRef::Unnamed => interned::name_of(""),
+        }
+    }
+
     /// A topic element's name, or its id in hex when no name is known.
     fn topic_text(self) -> String {
         match self.topic_ref() {
@@ -528,7 +538,7 @@ fn offsets(body: At<'_>, key: i16) -> Vec<PartitionFact> {
             if parts.peek().is_none() {
                 continue;
             }
-            let topic = t.topic_text();
+            let topic = t.topic_name();
             let id = t
                 .fact(FactField::TopicId)
                 .and_then(At::uuid)
@@ -543,7 +553,7 @@ fn offsets(body: At<'_>, key: i16) -> Vec<PartitionFact> {
     out
 }
 
-fn partition_fact(topic: &str, p: At<'_>) -> PartitionFact {
+fn partition_fact(topic: &Name, p: At<'_>) -> PartitionFact {
     let int = |n: FactField| p.int_of(n);
     let ranges = [
         FactField::AcquiredRecords,
@@ -560,7 +570,7 @@ fn partition_fact(topic: &str, p: At<'_>) -> PartitionFact {
     })
     .collect();
     PartitionFact {
-        topic: topic.to_string(),
+        topic: topic.clone(),
         partition: [
             FactField::PartitionIndex,
             FactField::Partition,

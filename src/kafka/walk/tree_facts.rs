@@ -448,7 +448,7 @@ fn offsets(body: &Index<'_>, key: i16, batches: &[BatchFact]) -> Vec<PartitionFa
             if parts.peek().is_none() {
                 continue;
             }
-            let topic = topic_text(t);
+            let topic = Name::from(topic_text(t));
             let id = field(t, FactField::TopicId).and_then(|n| match n.value {
                 Value::Uuid(u) if u != [0; 16] => Some(u),
                 _ => None,
@@ -463,7 +463,7 @@ fn offsets(body: &Index<'_>, key: i16, batches: &[BatchFact]) -> Vec<PartitionFa
     out
 }
 
-fn partition_fact(topic: &str, p: &Node, all_batches: &[BatchFact]) -> PartitionFact {
+fn partition_fact(topic: &Name, p: &Node, all_batches: &[BatchFact]) -> PartitionFact {
     let p = Index::of(p);
     let int = |n: FactField| p.fact(n).and_then(Node::as_int);
     let ranges = [
@@ -479,7 +479,7 @@ fn partition_fact(topic: &str, p: &Node, all_batches: &[BatchFact]) -> Partition
     })
     .collect();
     PartitionFact {
-        topic: topic.to_string(),
+        topic: topic.clone(),
         partition: [
             FactField::PartitionIndex,
             FactField::Partition,

@@ -75,8 +75,6 @@ impl JsonBody {
 
 /// An object or an array being written.
 struct Open {
-    /// Nothing written in it yet.
-    first: bool,
     /// A plain (untagged) field of the struct with the Name role holds a name: the topic
     /// names leave its untagged ids alone, as they leave a tree's.
     named: bool,
@@ -103,6 +101,8 @@ pub(super) struct JsonWalk<'a> {
     out: Vec<u8>,
     holes: Vec<Hole>,
     open: Vec<Open>,
+    /// Nothing written yet in the innermost object or array.
+    first: bool,
     ids: Vec<Id>,
     /// Unknown tagged fields of the open objects: (tag, at, length).
     unknown: Vec<(u32, usize, usize)>,
@@ -128,10 +128,11 @@ impl<'a> JsonWalk<'a> {
         let mut v = JsonWalk {
             c,
             buf,
-            // Every byte of the body is written at most as two hex digits, most as less.
-            out: Vec::with_capacity(size.saturating_mul(2).saturating_add(64)),
+            // Most bodies' JSON is a few times their bytes (a Metadata answer's eight).
+            out: Vec::with_capacity(size.saturating_mul(4).saturating_add(64)),
             holes: Vec::new(),
             open,
+            first: true,
             ids,
             unknown: Vec::new(),
             protocol: None,
@@ -160,8 +161,8 @@ impl<'a> JsonWalk<'a> {
     /// Opens an object or an array (its key or separator written).
     fn begin(&mut self, array: bool) {
         self.out.push(if array { b'[' } else { b'{' });
+        self.first = true;
         self.open.push(Open {
-            first: true,
             named: false,
             ids: self.ids.len() as u32,
             unknown: self.unknown.len() as u32,
@@ -169,26 +170,33 @@ impl<'a> JsonWalk<'a> {
     }
 
     /// The separator before a member or an element, if it is not the first.
+    #[inline]
     fn sep(&mut self) {
-        if let Some(o) = self.open.last_mut() {
-            if !o.first {
-                self.out.push(b',');
-            }
-            o.first = false;
+        if !self.first {
+            self.out.push(b',');
         }
+        self.first = false;
     }
 
     /// `"name":`, a field's name from the tables (names of fields need no escaping).
+    #[inline]
     fn key(&mut self, name: &'static str) {
-        self.sep();
-        self.out.push(b'"');
-        self.out.extend_from_slice(name.as_bytes());
-        self.out.extend_from_slice(b"\":");
+        let w = &mut self.out;
+        w.reserve(name.len() + 4);
+        if !self.first {
+            w.push(b',');
+        }
+        self.first = false;
+        w.push(b'"');
+        w.extend_from_slice(name.as_bytes());
+        w.extend_from_slice(b"\":");
     }
 
     fn end_array(&mut self) {
         self.open.pop();
         self.out.push(b']');
+        // It was a member or an element of what holds it.
+        self.first = false;
     }
 
     /// Ends the innermost object: its unknown tags, then its ids become holes (those the
@@ -199,7 +207,7 @@ impl<'a> JsonWalk<'a> {
         };
         let from = o.unknown as usize;
         if self.unknown.len() > from {
-            if !o.first {
+            if !self.first {
                 self.out.push(b',');
             }
             self.out.extend_from_slice(b"\"_unknown_tags\":[");
@@ -230,6 +238,8 @@ impl<'a> JsonWalk<'a> {
             });
         }
         self.out.push(b'}');
+        // It was a member or an element of what holds it.
+        self.first = false;
     }
 
     /// A scalar value as the tree's node of it is written (`ty` its field's type).
@@ -352,8 +362,10 @@ impl Visit for JsonWalk<'_> {
             }
             return;
         }
-        if let (Some(g), Val::Bytes(Some(_))) = (self.protocol.take(), val) {
-            self.fields_hole(vec![g]);
+        if let (true, Val::Bytes(Some(_))) = (self.protocol.is_some(), val) {
+            if let Some(g) = self.protocol.take() {
+                self.fields_hole(vec![g]);
+            }
             return;
         }
         if let (false, Role::Name, Val::Str(Some((_, n)))) = (tagged, f.role, val) {

@@ -183,11 +183,13 @@ impl<'a> JsonWalk<'a> {
     fn key(&mut self, name: &'static str) {
         let w = &mut self.out;
         w.reserve(name.len() + 4);
-        if !self.first {
-            w.push(b',');
+        // Copies of constant length: stores, not calls.
+        if self.first {
+            w.push(b'"');
+        } else {
+            w.extend_from_slice(b",\"");
         }
         self.first = false;
-        w.push(b'"');
         w.extend_from_slice(name.as_bytes());
         w.extend_from_slice(b"\":");
     }
@@ -249,6 +251,8 @@ impl<'a> JsonWalk<'a> {
             Val::Int(i) if *ty == FieldType::Bool => {
                 w.extend_from_slice(if i != 0 { b"true" } else { b"false" })
             }
+            // Most integers are one digit (error codes, indexes, ids): one byte, no copy.
+            Val::Int(i @ 0..=9) => w.push(b'0' + i as u8),
             Val::Int(i) => put_int(w, i),
             Val::Str(Some((at, n))) => {
                 let bytes = self.buf.get(at..at.saturating_add(n)).unwrap_or(&[]);

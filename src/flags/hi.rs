@@ -172,6 +172,20 @@ impl TryFrom<&Cli> for Settings {
         // message keeps holds its frame and its summary, no tree.
         let facts_suffice = !json && !choice.reads_schema() && fields.is_none() && tshark.is_none();
         let mut options = options(cli, whole_tree, facts_suffice);
+        // `--json` alone reads no tree but the body's, which the walk writes as it goes
+        // (src/kafka/walk/json.rs); the spans, other views, filters, field lists, statistics
+        // and cuts read the tree.
+        options.kafka.decode.json_walk = json
+            && !cli.json_spans
+            && !cli.tree
+            && !cli.bytes
+            && !cli.hex
+            && cli.write.is_none()
+            && fields.is_none()
+            && tshark.is_none()
+            && !choice.filtered()
+            && !cli.stats
+            && cli.report.is_none();
         options.keys = std::sync::Arc::new(key_logs(cli)?);
         Ok(Settings {
             table_width: table_width(),

@@ -296,7 +296,9 @@ impl<W: Write> Printer<W> {
             line.push(b'\n');
             return self.out.write_all(&line);
         }
-        let mut line = Vec::with_capacity(rec.bytes.len() * 4 + 256);
+        // A body written as it was walked is most of the line: room for it at once.
+        let walked = rec.msg.json.as_ref().map_or(0, |j| j.bytes.len());
+        let mut line = Vec::with_capacity(rec.bytes.len() * 4 + walked + 256);
         let shown = render::masked(&rec.msg, rec.bytes, self.style);
         render::json::write_message(&mut line, &rec.msg, &shown, &meta, self.show.spans);
         line.push(b'\n');

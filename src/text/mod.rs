@@ -5,6 +5,7 @@
 
 use std::fmt::Write;
 
+pub mod json;
 pub mod table;
 pub mod time;
 pub mod words;

@@ -59,6 +59,11 @@ impl TopicNames {
             }
             if !self.map.is_empty() && may_hold_ids(msg) {
                 name_ids(&mut msg.facts, self);
+                // A body written as JSON as it was walked names its ids as a tree's nodes
+                // are named.
+                if let Some(json) = msg.json.as_deref_mut() {
+                    json.name_ids(|id| self.name(id));
+                }
             }
             return;
         }

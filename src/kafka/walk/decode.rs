@@ -52,6 +52,10 @@ pub struct DecodeOptions {
     /// analyses'), gather the facts at every depth while the generated walk walks the body
     /// (src/kafka/walk/deep.rs), with no node built. Where the walk gives up, the tree's way.
     pub deep_facts: bool,
+    /// Where `--json` is the only view and nothing else reads the tree, write the body's JSON
+    /// while the generated walk walks it (src/kafka/walk/json.rs), with no node built but
+    /// those of records. Where the walk gives up, the tree's way.
+    pub json_walk: bool,
 }
 
 /// Default for [`DecodeOptions::max_elements`].
@@ -104,6 +108,7 @@ impl Default for DecodeOptions {
             walk_facts: true,
             generated_walk: true,
             deep_facts: false,
+            json_walk: false,
         }
     }
 }
@@ -161,6 +166,8 @@ pub(crate) struct Decoder<'a> {
     /// The facts of the body, when they are gathered while it is walked rather than read
     /// from its nodes (the summary's decoding; see [`super::collect`]).
     pub(crate) collector: Option<Box<super::collect::Collector>>,
+    /// The body's JSON, when it was written as the body was walked (`json_walk`).
+    pub(crate) json: Option<Box<super::json::JsonBody>>,
 }
 
 pub(in crate::kafka) type R<T> = Result<T, DecodeError>;
@@ -209,6 +216,7 @@ impl<'a> Decoder<'a> {
             batch_facts: Vec::new(),
             skipped_nodes: 0,
             collector: None,
+            json: None,
         }
     }
 
@@ -315,6 +323,12 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// Whether the body's JSON is to be written as it is walked: `--json`'s decoding, of the
+    /// frame's own message (not one embedded in it).
+    fn json_wanted(&self) -> bool {
+        self.opts.json_walk && !self.opts.facts_only && self.depth == 0
+    }
+
     /// Decodes a message body (`spec` at `version`) as one struct node.
     pub(crate) fn message_body(
         &mut self,
@@ -327,7 +341,7 @@ impl<'a> Decoder<'a> {
         body.shape = Shape::Body;
         body.desc = Desc::Text(super::node::VersionText::Body.of(version));
         let start = self.pos;
-        if self.collect_body(spec) {
+        if self.collect_body(spec) || (self.json_wanted() && super::json::write_body(self, spec)) {
             body.len = self.pos - start;
             return (body, None);
         }

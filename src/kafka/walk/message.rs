@@ -72,6 +72,9 @@ pub struct Message {
     /// body (the summary's and the statistics' decoding): the (TopicId, Name) pairs its
     /// structs hold, for the topic names to learn.
     pub topic_pairs: Option<Vec<([u8; 16], crate::kafka::meaning::facts::Name)>>,
+    /// The body's JSON, written as it was walked (`DecodeOptions::json_walk`): the tree's
+    /// body node then has no children.
+    pub json: Option<Box<super::json::JsonBody>>,
 }
 
 impl Message {
@@ -428,6 +431,7 @@ fn versioned_body(
     d.record_types.restore(types);
     d.batch_facts.truncate(batch_facts);
     d.embedded = None;
+    d.json = None;
     // Facts gathered while walking the guess are the guess's too.
     if let Some(c) = d.collector.take() {
         super::collect::Collector::give_back(c);
@@ -574,6 +578,7 @@ impl Message {
             record_types: Default::default(),
             batches: Vec::new(),
             topic_pairs: None,
+            json: None,
         }
     }
 
@@ -757,6 +762,7 @@ fn conclude(
     msg.embedded = d.embedded.take();
     msg.record_types = std::mem::take(&mut d.record_types);
     msg.batches = std::mem::take(&mut d.batch_facts);
+    msg.json = d.json.take();
     // Most first; ties in the order first met.
     msg.record_types.most_first();
     finish(root, &err, (4, d.pos, end), &mut diagnoses, opts);

@@ -13,6 +13,7 @@ pub(crate) mod embed;
 pub(crate) mod generated;
 pub(crate) mod header;
 pub(crate) mod interpreted;
+pub mod json;
 pub mod message;
 pub(crate) mod node;
 pub(crate) mod sasl;

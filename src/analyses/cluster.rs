@@ -17,7 +17,7 @@
 use super::series::at_text;
 use super::MAX_KEYS;
 use crate::analyses::hash::HashMap;
-use crate::kafka::meaning::facts::Name;
+use crate::kafka::meaning::facts::{BrokerIds, Name};
 use crate::kafka::records::metadata::{Change, LogChange};
 use crate::kafka::stream::Record;
 use crate::text::table::{Cell, Fit, Grid};
@@ -143,8 +143,8 @@ pub struct ClusterOut {
 #[derive(Debug, Clone, Default)]
 struct Partition {
     leader: Option<i32>,
-    isr: Option<Vec<i32>>,
-    replicas: Option<Vec<i32>>,
+    isr: Option<BrokerIds>,
+    replicas: Option<BrokerIds>,
 }
 
 /// The cluster analysis' state.
@@ -417,7 +417,7 @@ impl Cluster {
         &mut self,
         key: (Name, i32),
         subject: String,
-        (leader, isr, replicas): (Option<i32>, Option<&Vec<i32>>, Option<&Vec<i32>>),
+        (leader, isr, replicas): (Option<i32>, Option<&BrokerIds>, Option<&BrokerIds>),
         at: Seen,
     ) {
         let before = self.partitions.get(&key).cloned().unwrap_or_default();

@@ -13,6 +13,10 @@ pub const MAX_TOPICS: usize = 5;
 /// Broker ids a partition's replica list keeps (Kafka clusters have a few).
 pub const MAX_REPLICAS: usize = 64;
 
+/// Broker ids of a replica list (the first [`MAX_REPLICAS`]): inline up to four, the
+/// replication factor of nearly every topic, so that a partition costs no allocation.
+pub type BrokerIds = smallvec::SmallVec<[i32; 4]>;
+
 /// A topic as the message names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TopicRef {
@@ -231,8 +235,8 @@ pub struct PartitionFact {
     /// Metadata response: the partition's leader, its in-sync replicas and its replicas
     /// (the first `MAX_REPLICAS` of each).
     pub leader: Option<i32>,
-    pub isr: Option<Vec<i32>>,
-    pub replicas: Option<Vec<i32>>,
+    pub isr: Option<BrokerIds>,
+    pub replicas: Option<BrokerIds>,
     /// Share APIs: acknowledged or acquired ranges (first, last offset).
     pub ranges: Vec<(i64, i64)>,
     pub batches: Vec<BatchFact>,

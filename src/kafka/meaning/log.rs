@@ -2,6 +2,8 @@
 //! views share. src/kafka/records/metadata.rs reads them from the records' decoded values;
 //! the summary line says them, the `cluster` analysis follows them.
 
+use super::facts::BrokerIds;
+
 /// Changes one message keeps; past it they are counted (`LogRecords::dropped`). A Fetch
 /// answer that replays the log (a broker catching up) can carry thousands of records; this
 /// bounds what one message holds to about 100 KiB.
@@ -137,8 +139,8 @@ pub enum Change {
         name: Option<String>,
         partition: i32,
         leader: i32,
-        isr: Vec<i32>,
-        replicas: Vec<i32>,
+        isr: BrokerIds,
+        replicas: BrokerIds,
     },
     /// PartitionChangeRecord: only what changed is there.
     PartitionChanged {
@@ -146,8 +148,8 @@ pub enum Change {
         name: Option<String>,
         partition: i32,
         leader: Option<i32>,
-        isr: Option<Vec<i32>>,
-        replicas: Option<Vec<i32>>,
+        isr: Option<BrokerIds>,
+        replicas: Option<BrokerIds>,
     },
     /// ConfigRecord: a config set (`value` `None` when deleted), of a resource of a type
     /// (`TOPIC`, `BROKER`...). A value whose name says it is a secret is masked.

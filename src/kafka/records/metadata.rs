@@ -12,7 +12,7 @@
 pub use crate::kafka::meaning::facts::MAX_REPLICAS;
 pub use crate::kafka::meaning::log::{Change, LogChange, LogRecords};
 
-use crate::kafka::meaning::facts::FactField;
+use crate::kafka::meaning::facts::{BrokerIds, FactField};
 use crate::kafka::walk::node::{Node, NodeKind, Shape, Value};
 
 /// The masked value of a config whose name says it is a secret (Kafka's password configs
@@ -65,7 +65,7 @@ fn uuid(n: &Node, fact: FactField) -> Option<[u8; 16]> {
 }
 
 /// An int32 array (a replica list), its first [`MAX_REPLICAS`] entries.
-fn ints(n: &Node, fact: FactField) -> Option<Vec<i32>> {
+fn ints(n: &Node, fact: FactField) -> Option<BrokerIds> {
     let a = field(n, fact)?;
     match a.value {
         Value::Array(_) => Some(

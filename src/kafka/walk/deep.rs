@@ -17,7 +17,7 @@ use super::generated::{walk_body, Visit, W};
 use super::interpreted::GiveUp;
 use super::node::{Node, NodeKind, Region};
 use crate::kafka::meaning::facts::{
-    BatchFact, FactField, MemberFact, Name, PartitionFact, TopicRef, MAX_REPLICAS,
+    BatchFact, BrokerIds, FactField, MemberFact, Name, PartitionFact, TopicRef, MAX_REPLICAS,
 };
 use crate::kafka::meaning::interned;
 use crate::kafka::spec::schema::{
@@ -553,14 +553,93 @@ fn offsets(body: At<'_>, key: i16) -> Vec<PartitionFact> {
     out
 }
 
+/// The fact fields a partition entry is read for.
+const PARTITION_FIELDS: [FactField; 16] = [
+    FactField::PartitionIndex,
+    FactField::Partition,
+    FactField::Index,
+    FactField::ErrorCode,
+    FactField::FetchOffset,
+    FactField::HighWatermark,
+    FactField::CommittedOffset,
+    FactField::BaseOffset,
+    FactField::Offset,
+    FactField::Timestamp,
+    FactField::LeaderId,
+    FactField::IsrNodes,
+    FactField::ReplicaNodes,
+    FactField::Records,
+    FactField::AcquiredRecords,
+    FactField::AcknowledgementBatches,
+];
+
+/// Each fact field's place in [`PARTITION_FIELDS`], plus one (0: not read there).
+const SLOT_OF: [u8; crate::kafka::spec::fact_field::FACT_FIELDS.len() + 1] = {
+    let mut t = [0; crate::kafka::spec::fact_field::FACT_FIELDS.len() + 1];
+    let mut i = 0;
+    while i < PARTITION_FIELDS.len() {
+        t[PARTITION_FIELDS[i] as usize] = i as u8 + 1;
+        i += 1;
+    }
+    t
+};
+
+/// The children of a partition entry its facts read, found in one pass over them: for each
+/// fact field the first plain child, else the first tagged one, as [`At::fact`] picks. A
+/// search of the children for each of sixteen fields cost sixteen passes, on every one of a
+/// Metadata answer's hundreds of partitions.
+struct Slots<'a> {
+    plain: [Option<At<'a>>; PARTITION_FIELDS.len()],
+    tagged: [Option<At<'a>>; PARTITION_FIELDS.len()],
+}
+
+impl<'a> Slots<'a> {
+    fn of(p: At<'a>) -> Slots<'a> {
+        let mut s = Slots {
+            plain: [None; PARTITION_FIELDS.len()],
+            tagged: [None; PARTITION_FIELDS.len()],
+        };
+        for c in p.children() {
+            let item = c.item();
+            let Some(k) = item.spec.and_then(|f| slot_of(f.fact)) else {
+                continue;
+            };
+            let list = if item.tagged {
+                &mut s.tagged
+            } else {
+                &mut s.plain
+            };
+            if let Some(slot @ None) = list.get_mut(k) {
+                *slot = Some(c);
+            }
+        }
+        s
+    }
+
+    fn get(&self, f: FactField) -> Option<At<'a>> {
+        let k = slot_of(f)?;
+        let plain = self.plain.get(k).copied().flatten();
+        plain.or_else(|| self.tagged.get(k).copied().flatten())
+    }
+
+    fn int(&self, f: FactField) -> Option<i64> {
+        self.get(f).and_then(At::int)
+    }
+}
+
+/// The place of `f` in [`PARTITION_FIELDS`].
+fn slot_of(f: FactField) -> Option<usize> {
+    usize::from(*SLOT_OF.get(f as usize)?).checked_sub(1)
+}
+
 fn partition_fact(topic: &Name, p: At<'_>) -> PartitionFact {
-    let int = |n: FactField| p.int_of(n);
+    let s = Slots::of(p);
     let ranges = [
         FactField::AcquiredRecords,
         FactField::AcknowledgementBatches,
     ]
     .iter()
-    .filter_map(|n| p.fact(*n))
+    .filter_map(|n| s.get(*n))
     .flat_map(At::children)
     .filter_map(|r| {
         Some((
@@ -577,30 +656,31 @@ fn partition_fact(topic: &Name, p: At<'_>) -> PartitionFact {
             FactField::Index,
         ]
         .iter()
-        .find_map(|n| int(*n))
+        .find_map(|n| s.int(*n))
         .unwrap_or(-1) as i32,
-        error: int(FactField::ErrorCode).unwrap_or(0) as i16,
-        fetch_offset: int(FactField::FetchOffset),
-        high_watermark: int(FactField::HighWatermark)
-            .filter(|_| p.fact(FactField::FetchOffset).is_none()),
-        committed_offset: int(FactField::CommittedOffset),
-        base_offset: int(FactField::BaseOffset),
-        offset: int(FactField::Offset),
-        timestamp: int(FactField::Timestamp),
-        leader: int(FactField::LeaderId).map(|l| l as i32),
-        isr: p.fact(FactField::IsrNodes).map(broker_ids),
-        replicas: p.fact(FactField::ReplicaNodes).map(broker_ids),
+        error: s.int(FactField::ErrorCode).unwrap_or(0) as i16,
+        fetch_offset: s.int(FactField::FetchOffset),
+        high_watermark: s
+            .int(FactField::HighWatermark)
+            .filter(|_| s.get(FactField::FetchOffset).is_none()),
+        committed_offset: s.int(FactField::CommittedOffset),
+        base_offset: s.int(FactField::BaseOffset),
+        offset: s.int(FactField::Offset),
+        timestamp: s.int(FactField::Timestamp),
+        leader: s.int(FactField::LeaderId).map(|l| l as i32),
+        isr: s.get(FactField::IsrNodes).map(broker_ids),
+        replicas: s.get(FactField::ReplicaNodes).map(broker_ids),
         topic_id: None,
         ranges,
-        batches: p
-            .fact(FactField::Records)
+        batches: s
+            .get(FactField::Records)
             .map(|r| batches(r))
             .unwrap_or_default(),
     }
 }
 
 /// The first broker ids of an int32 array (a partition's replicas).
-fn broker_ids(a: At<'_>) -> Vec<i32> {
+fn broker_ids(a: At<'_>) -> BrokerIds {
     a.children()
         .filter_map(|b| b.int().and_then(|i| i32::try_from(i).ok()))
         .take(MAX_REPLICAS)

@@ -509,7 +509,7 @@ fn partition_fact(topic: &Name, p: &Node, all_batches: &[BatchFact]) -> Partitio
 }
 
 /// The first broker ids of an int32 array (a partition's replicas).
-fn broker_ids(a: &Node) -> Vec<i32> {
+fn broker_ids(a: &Node) -> BrokerIds {
     elements(a)
         .filter_map(|b| b.as_int().and_then(|i| i32::try_from(i).ok()))
         .take(MAX_REPLICAS)

@@ -106,17 +106,6 @@ impl Cell {
         }
     }
 
-    /// Lines it takes at content width `w`, filled word by word as [`Cell::drawn`] fills
-    /// them.
-    fn lines_at(&self, w: usize) -> usize {
-        if self.kind != Kind::Text || width_of(&self.text) <= w {
-            return 1;
-        }
-        fill(self.words().map(width_of), w)
-            .len()
-            .min(MAX_CELL_LINES)
-    }
-
     /// The cell as drawn in a column `limit` wide: a number as it is; a header's words too
     /// long cut at their end (`part…`); any other piece too long cut in the middle, its head
     /// and tail kept (`lag-…-orders`); text wrapped between its words, the lines joined by
@@ -209,6 +198,50 @@ fn fill(widths: impl Iterator<Item = usize>, w: usize) -> Vec<usize> {
         }
     }
     starts
+}
+
+/// Lines greedy filling ([`fill`]) makes of words this wide in lines of `w` columns, without
+/// keeping where they break.
+fn line_count(widths: impl Iterator<Item = usize>, w: usize) -> usize {
+    let mut lines = 1;
+    let mut used = None;
+    for n in widths {
+        used = match used {
+            Some(u) if u + 1 + n <= w => Some(u + 1 + n),
+            Some(_) => {
+                lines += 1;
+                Some(n)
+            }
+            None => Some(n),
+        };
+    }
+    lines
+}
+
+/// A text cell as fitting counts its lines: its width and its words' widths, measured once.
+/// Fitting a table asks each column's cost at many widths, and splitting the cells' text
+/// into words again at each was most of the work of drawing the analyses' tables.
+#[derive(Debug, Clone, Default)]
+struct Wrapped {
+    width: usize,
+    words: Vec<usize>,
+}
+
+impl Wrapped {
+    fn of(cell: &Cell) -> Wrapped {
+        Wrapped {
+            width: width_of(&cell.text),
+            words: cell.words().map(width_of).collect(),
+        }
+    }
+
+    /// Lines it takes at content width `w`, as [`Cell::drawn`] fills them.
+    fn lines_at(&self, w: usize) -> usize {
+        if self.width <= w {
+            return 1;
+        }
+        line_count(self.words.iter().copied(), w).min(MAX_CELL_LINES)
+    }
 }
 
 /// Units that stay on the line of the number before them.
@@ -422,14 +455,14 @@ const MIN_COLUMN: usize = 3;
 
 /// What fitting needs to know of one column, gathered in one pass over its cells.
 #[derive(Debug, Clone, Default)]
-struct Column<'a> {
+struct Column {
     /// Its widest cell, header included.
     natural: usize,
     /// The header, whose lines are counted when it wraps.
-    header: Option<&'a Cell>,
+    header: Option<Wrapped>,
     /// The rows' text cells while they are few (`EXACT_WORDS` words in all): their lines are
     /// then counted exactly, word by word, as comfy-table will wrap them.
-    few_texts: Option<Vec<&'a Cell>>,
+    few_texts: Option<Vec<Wrapped>>,
     /// Words in the rows' text cells.
     text_words: usize,
     /// The header's longest word.
@@ -452,7 +485,7 @@ struct Column<'a> {
 /// from the cells' widths alone.
 const EXACT_WORDS: usize = 2048;
 
-impl Column<'_> {
+impl Column {
     /// Narrowest without cutting anything.
     fn least(&self) -> usize {
         self.head_word
@@ -487,7 +520,7 @@ impl Column<'_> {
     /// little more, the same for every column), one otherwise.
     fn cost(&self, w: usize) -> u64 {
         let w = w.max(1);
-        let head = self.header.map_or(1, |h| h.lines_at(w)) as u64 * 1000;
+        let head = self.header.as_ref().map_or(1, |h| h.lines_at(w)) as u64 * 1000;
         if let Some(cells) = &self.few_texts {
             let lines: usize = cells.iter().map(|c| c.lines_at(w)).sum();
             return head + 2 * 1000 * lines as u64;
@@ -540,7 +573,7 @@ impl Grid {
     }
 
     /// Every column measured, each cell once.
-    fn measure(&self) -> Vec<Column<'_>> {
+    fn measure(&self) -> Vec<Column> {
         let mut cols: Vec<Column> = self
             .header
             .iter()
@@ -548,7 +581,7 @@ impl Grid {
                 let m = h.measure();
                 Column {
                     natural: m.width,
-                    header: Some(h),
+                    header: Some(Wrapped::of(h)),
                     few_texts: Some(Vec::new()),
                     head_word: m.longest,
                     ..Column::default()
@@ -568,7 +601,7 @@ impl Grid {
                             col.few_texts = None;
                         }
                         if let Some(few) = col.few_texts.as_mut() {
-                            few.push(cell);
+                            few.push(Wrapped::of(cell));
                         }
                         col.num = col.num.max(m.number);
                         &mut col.text_word

@@ -4,7 +4,7 @@
 //! mid-run has its earlier rows found under the name.
 
 use crate::analyses::hash::HashMap;
-use crate::kafka::meaning::facts::PartitionFact;
+use crate::kafka::meaning::facts::{Name, PartitionFact};
 use std::hash::Hash;
 
 /// A topic's index in [`Topics`].
@@ -32,7 +32,15 @@ pub struct Topics {
     joined: Vec<(TopicIx, TopicIx)>,
     /// Topics past the bound, not kept (their partitions are left out of the tables).
     pub dropped: u64,
+    /// The last partition entry's topic (its shared name, its id) and what [`Topics::of`]
+    /// answered for it: a message's partitions come topic by topic, hundreds of one topic
+    /// in a Metadata answer, and each asked again cost five hash lookups. Forgotten when an
+    /// id is joined to a name.
+    last: Option<(Name, Option<[u8; 16]>, Ixes)>,
 }
+
+/// A partition entry's topic index, and its id's own index.
+type Ixes = (Option<TopicIx>, Option<TopicIx>);
 
 /// Topics (names and ids) kept at most: 10 000 names of at most 249 bytes hold under 4 MiB.
 pub const MAX_TOPICS: usize = 10_000;
@@ -84,6 +92,7 @@ impl Topics {
             return None;
         }
         *slot = to;
+        self.last = None;
         self.joined.push((from, to));
         Some((from, to))
     }
@@ -97,7 +106,23 @@ impl Topics {
     /// an id and its name (noted by the topic names the capture taught) teaches them here.
     /// The second index is the id's own, when the entry has one, for rows kept under it
     /// before the name was known.
-    pub fn of(&mut self, p: &PartitionFact) -> (Option<TopicIx>, Option<TopicIx>) {
+    pub fn of(&mut self, p: &PartitionFact) -> Ixes {
+        if let Some((name, id, ixes)) = &self.last {
+            if std::sync::Arc::ptr_eq(name, &p.topic) && *id == p.topic_id {
+                return *ixes;
+            }
+        }
+        let ixes = self.look_up(p);
+        // A topic past the bound is counted at each of its entries: never kept here.
+        let kept = ixes.0.is_some() && ixes.1.is_some() == p.topic_id.is_some();
+        if kept {
+            self.last = Some((p.topic.clone(), p.topic_id, ixes));
+        }
+        ixes
+    }
+
+    /// [`Topics::of`], asked of the tables.
+    fn look_up(&mut self, p: &PartitionFact) -> Ixes {
         match p.topic_id {
             Some(id) if !is_hex_of(&p.topic, &id) && !p.topic.is_empty() => {
                 let raw = self.id(id);

@@ -176,19 +176,33 @@ fn head_words(f: &Facts, words: &mut Words<'_>) {
     }
 }
 
+/// `[a, b, c]`, each item written by `item`.
+fn joined<T>(out: &mut String, items: &[T], item: impl Fn(&mut String, &T)) {
+    out.push('[');
+    for (i, x) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        item(out, x);
+    }
+    out.push(']');
+}
+
 /// The facts a summary names after SASL: coordinators, identity, topics, cursors, resources,
 /// partitions.
 fn tail_words(f: &Facts, words: &mut Words<'_>) {
     if let Some(keys) = &f.coordinator_keys {
-        let keys: Vec<String> = keys.iter().map(|k| quote(k)).collect();
-        words.push(format!("keys=[{}]", keys.join(", ")));
+        let w = words.word();
+        w.push_str("keys=");
+        joined(w, keys, |w, k| quote_into(w, k));
     }
     if let Some(n) = f.coordinator {
-        words.push(format!("coordinator={n}"));
+        int_word(words, "coordinator=", n);
     }
     if let Some(list) = &f.coordinators {
-        let nodes: Vec<String> = list.iter().map(i64::to_string).collect();
-        words.push(format!("coordinators=[{}]", nodes.join(", ")));
+        let w = words.word();
+        w.push_str("coordinators=");
+        joined(w, list, |w, n| int(w, *n));
     }
     // Written in place: most lines of a consumer group's traffic have two or three of them.
     for (label, v) in &f.identity {
@@ -217,10 +231,14 @@ fn tail_words(f: &Facts, words: &mut Words<'_>) {
         }
     }
     if let Some(r) = &f.resources {
-        words.push(format!("resources={}", list_text(r)));
+        let w = words.word();
+        w.push_str("resources=");
+        write_list(w, r);
     }
     if let Some(t) = &f.topic_names {
-        words.push(format!("topics={}", list_text(t)));
+        let w = words.word();
+        w.push_str("topics=");
+        write_list(w, t);
     }
     if f.partitions > 0 {
         int_word(words, "partitions=", f.partitions);
@@ -253,7 +271,7 @@ fn line_words(f: &Facts, words: &mut Words<'_>) {
             }
             EssentialValue::Uuid(u) => {
                 w.push('=');
-                w.push_str(&super::value::uuid(u));
+                crate::text::uuid_into(w, u);
             }
             EssentialValue::List(l) => {
                 w.push('=');
@@ -340,7 +358,7 @@ fn change_rank(c: &Change) -> u8 {
 fn topic_into(out: &mut String, id: &[u8; 16], name: Option<&str>) {
     match name {
         Some(n) => name_into(out, n),
-        None => out.push_str(&super::value::uuid(id)),
+        None => crate::text::uuid_into(out, id),
     }
 }
 
@@ -516,14 +534,7 @@ fn error_name(code: i16) -> std::borrow::Cow<'static, str> {
     }
 }
 
-/// `[orders, payments(UNKNOWN_TOPIC_OR_PARTITION), +3 more]`, or `all`.
-fn list_text(t: &TopicList) -> String {
-    let mut s = String::new();
-    write_list(&mut s, t);
-    s
-}
-
-/// [`list_text`], written into `out`.
+/// `[orders, payments(UNKNOWN_TOPIC_OR_PARTITION), +3 more]`, or `all`, written into `out`.
 fn write_list(out: &mut String, t: &TopicList) {
     if t.all {
         out.push_str("all");
@@ -538,7 +549,7 @@ fn write_list(out: &mut String, t: &TopicList) {
             TopicRef::Name(n) => name_into(out, n),
             // An id whose name an earlier message gave reads as the name.
             TopicRef::Id(_, Some(n)) => name_into(out, n),
-            TopicRef::Id(u, None) => out.push_str(&super::value::uuid(u)),
+            TopicRef::Id(u, None) => crate::text::uuid_into(out, u),
             TopicRef::Unnamed => out.push('?'),
         }
         if e.error.is_none() && e.details.is_empty() {

@@ -31,6 +31,22 @@ pub fn push_uuid(out: &mut Vec<u8>, b: &[u8; 16]) {
     }
 }
 
+/// [`uuid`] appended to `out`, with no string of its own (a summary line names topics by id).
+pub fn uuid_into(out: &mut String, b: &[u8; 16]) {
+    let mut text = [b'-'; 36];
+    // The dashes' places, 8-4-4-4-12; the other 32 take the hex digits in order.
+    let slots = text
+        .iter_mut()
+        .enumerate()
+        .filter(|(i, _)| !matches!(i, 8 | 13 | 18 | 23))
+        .map(|(_, c)| c);
+    for (slot, d) in slots.zip(b.iter().flat_map(|&x| hex_pair(x))) {
+        *slot = d;
+    }
+    // Hex digits and dashes are ASCII.
+    out.push_str(std::str::from_utf8(&text).unwrap_or_default());
+}
+
 /// `8-4-4-4-12` hex digits, as Kafka prints a Uuid.
 pub fn uuid(b: &[u8; 16]) -> String {
     let mut s = Vec::with_capacity(36);

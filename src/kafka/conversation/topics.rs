@@ -210,11 +210,14 @@ fn name_ids(facts: &mut Facts, names: &TopicNames) {
     }
     // Facts gathered at every depth (the analyses') name a topic known by its id alone with
     // the id in hex, as the tree's do before its ids are noted.
-    // Not shared yet (the analyses' event is made from the facts named here): no copy.
-    for p in std::sync::Arc::make_mut(&mut facts.offsets).iter_mut() {
-        if let Some(u) = p.topic_id {
-            if let (true, Some(n)) = (id_of_hex(&p.topic) == Some(u), names.name(&u)) {
-                p.topic = n;
+    // Not shared yet (the analyses' event is made from the facts named here): no copy. An
+    // empty list is the one all messages share (`no_offsets`): left alone, not copied.
+    if !facts.offsets.is_empty() {
+        for p in std::sync::Arc::make_mut(&mut facts.offsets).iter_mut() {
+            if let Some(u) = p.topic_id {
+                if let (true, Some(n)) = (id_of_hex(&p.topic) == Some(u), names.name(&u)) {
+                    p.topic = n;
+                }
             }
         }
     }

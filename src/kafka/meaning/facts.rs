@@ -119,7 +119,7 @@ pub const IDENTITY: [(FactField, &str); 10] = [
 ];
 
 /// What a message is about.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Facts {
     /// The top-level error code of a response, when not zero.
     pub error: Option<i16>,
@@ -167,6 +167,50 @@ pub struct Facts {
     pub error_none: bool,
     /// What the line of this API says beyond the facts above, in the order of its picks.
     pub line: Vec<Essential>,
+}
+
+/// Written out for its one field that is not its type's default (`offsets`); the others are.
+impl Default for Facts {
+    fn default() -> Self {
+        Facts {
+            error: Default::default(),
+            brokers: Default::default(),
+            cluster_id: Default::default(),
+            api_count: Default::default(),
+            advertised: Default::default(),
+            software: Default::default(),
+            mechanism: Default::default(),
+            mechanisms: Default::default(),
+            coordinator_keys: Default::default(),
+            coordinator: Default::default(),
+            coordinators: Default::default(),
+            identity: Default::default(),
+            topics: Default::default(),
+            cursor: Default::default(),
+            next_cursor: Default::default(),
+            resources: Default::default(),
+            topic_names: Default::default(),
+            partitions: Default::default(),
+            throttle_ms: Default::default(),
+            // Shared: most messages have none, and a list of their own would cost an
+            // allocation each.
+            offsets: no_offsets(),
+            members: Default::default(),
+            replica_id: Default::default(),
+            max_wait_ms: Default::default(),
+            group: Default::default(),
+            error_none: Default::default(),
+            line: Default::default(),
+        }
+    }
+}
+
+/// The offsets of a message that has none: one empty list, shared (an `Arc`'s default is a
+/// new allocation, made and freed for every message).
+pub fn no_offsets() -> std::sync::Arc<Vec<PartitionFact>> {
+    static NONE: std::sync::OnceLock<std::sync::Arc<Vec<PartitionFact>>> =
+        std::sync::OnceLock::new();
+    NONE.get_or_init(Default::default).clone()
 }
 
 /// What the group APIs say of a member beyond its id (JoinGroup, SyncGroup, LeaveGroup and

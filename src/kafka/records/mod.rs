@@ -73,6 +73,9 @@ struct Ctx<'o> {
     found: &'o mut Found,
     /// What the batch (or legacy message) being read has said so far.
     seen: Seen,
+    /// No node of the field is wanted (its counts and problems are): v2 batches are read
+    /// without nodes, and the batches' facts are not kept. See [`read_field`].
+    lean: bool,
 }
 
 /// What one batch or legacy message said, noted as each field is read (a damaged one stops
@@ -749,16 +752,54 @@ pub fn batch_format_problem(
     })
 }
 
-/// Decodes the bytes of a `records` field, `buf[start..end]`, into batch nodes.
+/// Decodes the bytes of a `records` field, `buf[start..end]`, into batch nodes: the tests' way
+/// in (the decoder reads a field into its own node's children, [`Decoder::records_field`]).
+#[cfg(test)]
 pub fn decode(
     buf: &[u8],
-    (start, end): (usize, usize),
+    span: (usize, usize),
     opts: RecordsOptions,
     diags: &mut Vec<Diagnosis>,
     next_source: &mut u16,
     spent: &mut Spent,
     found: &mut Found,
 ) -> (Vec<Node>, Tally) {
+    let mut out = Vec::new();
+    let tally = read_field(
+        buf,
+        span,
+        opts,
+        (diags, next_source, spent, found),
+        &mut out,
+        false,
+    );
+    (out, tally)
+}
+
+/// What [`decode`] and [`read_field`] write to besides the nodes: the message's diagnoses, byte
+/// sources handed out, budgets spent, and what the records held.
+type Sinks<'o> = (
+    &'o mut Vec<Diagnosis>,
+    &'o mut u16,
+    &'o mut Spent,
+    &'o mut Found,
+);
+
+/// The batches of `buf[start..end]` into `out`, with the field's tally. `lean` is for a
+/// field whose node nothing reads (the summary's and statistics' walks): its tally, its
+/// problems and what it spends of the message's budgets are what [`decode`] gives, but v2
+/// batches make no node (legacy messages still do, into `out`) and no batch fact is kept.
+/// It applies only where the records inside batches are not read (`records` off, no value
+/// layout); compressed ones are still inflated, for the problems that finds (see
+/// [`records_left_raw`]).
+fn read_field(
+    buf: &[u8],
+    (start, end): (usize, usize),
+    opts: RecordsOptions,
+    (diags, next_source, spent, found): Sinks<'_>,
+    out: &mut Vec<Node>,
+    lean: bool,
+) -> Tally {
     let mut ctx = Ctx {
         opts,
         diags,
@@ -769,16 +810,18 @@ pub fn decode(
         nodes: &mut spent.nodes,
         found,
         seen: Seen::default(),
+        lean: lean && !opts.records && opts.values.is_none(),
     };
     let mut r = Src::new(buf, start, end, 0, Region::RecordBatch);
-    let mut out = Vec::new();
-    batches(&mut r, &mut ctx, &mut out, 0);
-    (out, ctx.tally)
+    batches(&mut r, &mut ctx, out, 0);
+    ctx.tally
 }
 
 /// A sequence of batches or legacy messages until the end of the cursor.
 fn batches(r: &mut Src<'_>, ctx: &mut Ctx<'_>, out: &mut Vec<Node>, depth: u8) {
     let mut index = 0usize;
+    // Lean: whether a batch has been left out (the omitted node [`keep_batch`] would make).
+    let mut omitted = false;
     while r.left() > 0 {
         let at = r.pos();
         let Some((magic, total)) = batch_extent(r, ctx, out) else {
@@ -788,17 +831,25 @@ fn batches(r: &mut Src<'_>, ctx: &mut Ctx<'_>, out: &mut Vec<Node>, depth: u8) {
         // A wrapper's inner messages are read while the wrapper is: each has its own notes.
         let outer = std::mem::take(&mut ctx.seen);
         let node = match magic {
-            2 => batch_v2(&mut sub, ctx, index),
-            0 | 1 => legacy_message(&mut sub, ctx, index, magic, depth),
-            m => unknown_magic(&sub, ctx, m),
+            2 if ctx.lean => {
+                batch_v2_lean(&mut sub, ctx);
+                None
+            }
+            2 => Some(batch_v2(&mut sub, ctx, index)),
+            0 | 1 => Some(legacy_message(&mut sub, ctx, index, magic, depth)),
+            m => Some(unknown_magic(&sub, ctx, m)),
         };
         let seen = std::mem::replace(&mut ctx.seen, outer);
         let known = matches!(magic, 0..=2);
-        let wire_bytes = node.len;
-        let kept = keep_batch(r, ctx, out, node, index, (at, at + total));
+        // Every batch's node spans the whole of its bytes.
+        let wire_bytes = total;
+        let kept = match node {
+            Some(node) if !ctx.lean => keep_batch(r, ctx, out, node, index, (at, at + total)),
+            _ => keep_lean(ctx, &mut omitted, index),
+        };
         if depth == 0 {
             ctx.tally.add(seen.tally());
-            if kept && known {
+            if kept && known && !ctx.lean {
                 ctx.found.batches.push(seen.fact(wire_bytes));
             }
         } else if kept && seen.legacy {
@@ -912,6 +963,16 @@ fn keep_batch(
     if let Some(last) = out.last_mut().filter(|n| is_omitted_batches(n)) {
         last.len = end - last.offset;
     }
+    false
+}
+
+/// [`keep_batch`] with no node: the same budgets spent, the same batches kept.
+fn keep_lean(ctx: &mut Ctx<'_>, omitted: &mut bool, index: usize) -> bool {
+    if index < ctx.opts.max_records && !*omitted && ctx.in_budget() {
+        *ctx.nodes += BATCH_NODES;
+        return true;
+    }
+    *omitted = true;
     false
 }
 
@@ -1061,12 +1122,7 @@ fn batch_v2_header(r: &mut Src<'_>, ctx: &mut Ctx<'_>, c: &mut Vec<Node>) -> Res
 fn crc(r: &mut Src<'_>, ctx: &mut Ctx<'_>, c: &mut Vec<Node>, castagnoli: bool) -> Res<()> {
     let at = r.pos();
     let stored = r.uint32("crc", c)?;
-    ctx.seen.crc = Some(stored);
-    let computed = if castagnoli {
-        crc32c::crc32c(r.rest())
-    } else {
-        crc32fast::hash(r.rest())
-    };
+    let computed = check_crc(r, ctx, (at, stored), castagnoli);
     note_last(
         c,
         Note::Crc {
@@ -1075,6 +1131,18 @@ fn crc(r: &mut Src<'_>, ctx: &mut Ctx<'_>, c: &mut Vec<Node>, castagnoli: bool) 
             castagnoli,
         },
     );
+    Ok(())
+}
+
+/// The checksum of the rest of the source, checked against the one `stored` at `at`: noted,
+/// a mismatch diagnosed. Returns the one computed.
+fn check_crc(r: &Src<'_>, ctx: &mut Ctx<'_>, (at, stored): (usize, u32), castagnoli: bool) -> u32 {
+    ctx.seen.crc = Some(stored);
+    let computed = if castagnoli {
+        crc32c::crc32c(r.rest())
+    } else {
+        crc32fast::hash(r.rest())
+    };
     if stored != computed {
         ctx.diag(
             ProblemKind::CrcMismatch,
@@ -1086,7 +1154,41 @@ fn crc(r: &mut Src<'_>, ctx: &mut Ctx<'_>, c: &mut Vec<Node>, castagnoli: bool) 
             },
         );
     }
-    Ok(())
+    computed
+}
+
+/// A v2 batch read with no node ([`Ctx::lean`]): what [`batch_v2`] notes and diagnoses, its
+/// records left unread as [`records_left_raw`] leaves them.
+fn batch_v2_lean(r: &mut Src<'_>, ctx: &mut Ctx<'_>) {
+    match batch_v2_header_lean(r, ctx) {
+        Ok(codec) => inflate_unread(r, ctx, codec),
+        // Not met: the batch's extent holds a whole header. Diagnosed as `stop` would.
+        Err(e) => ctx.diag(e.kind, e.offset, e.detail),
+    }
+    r.cur.pos = r.end();
+}
+
+/// [`batch_v2_header`] with no node: the fields noted, the CRC checked. Returns the codec.
+fn batch_v2_header_lean(r: &mut Src<'_>, ctx: &mut Ctx<'_>) -> Res<u8> {
+    let c = &mut r.cur;
+    ctx.seen.base = Some(c.i64("baseOffset")?);
+    c.i32("batchLength")?;
+    c.i32("partitionLeaderEpoch")?;
+    c.i8("magic")?;
+    let at = c.pos;
+    let stored = c.u32("crc")?;
+    check_crc(r, ctx, (at, stored), true);
+    let c = &mut r.cur;
+    let attrs = i64::from(c.i16("attributes")?);
+    ctx.seen.attributes = Some(attrs);
+    ctx.seen.last_delta = Some(c.i32("lastOffsetDelta")?.into());
+    c.i64("baseTimestamp")?;
+    c.i64("maxTimestamp")?;
+    ctx.seen.producer_id = Some(c.i64("producerId")?);
+    c.i16("producerEpoch")?;
+    ctx.seen.base_sequence = Some(c.i32("baseSequence")?.into());
+    ctx.seen.count = Some(c.i32("recordsCount")?.into());
+    Ok((attrs & 7) as u8)
 }
 
 /// Headers only (summary and statistics views): the records stay one raw span. The
@@ -1097,17 +1199,23 @@ fn crc(r: &mut Src<'_>, ctx: &mut Ctx<'_>, c: &mut Vec<Node>, castagnoli: bool) 
 /// after the other, 32 GiB of work).
 fn records_left_raw(r: &mut Src<'_>, ctx: &mut Ctx<'_>, codec: u8, c: &mut Vec<Node>) {
     let at = r.pos();
+    inflate_unread(r, ctx, codec);
+    let mut n = r.raw("records", "bytes", at, r.left());
+    n.region = Region::Record;
+    c.push(n);
+    r.cur.pos = r.end();
+}
+
+/// The compressed records from the cursor to its end inflated and dropped, for the problems
+/// that finds and the budget it spends (see [`records_left_raw`]).
+fn inflate_unread(r: &Src<'_>, ctx: &mut Ctx<'_>, codec: u8) {
     if codec != 0 {
-        let data = r.rest();
+        let (at, data) = (r.pos(), r.rest());
         match ctx.inflate(codec, data, at) {
             Err(e) => does_not_decompress(ctx, codec, at, &e),
             Ok(_) => lz4_check(ctx, codec, data, at),
         }
     }
-    let mut n = r.raw("records", "bytes", at, r.left());
-    n.region = Region::Record;
-    c.push(n);
-    r.cur.pos = r.end();
 }
 
 fn does_not_decompress(ctx: &mut Ctx<'_>, codec: u8, at: usize, e: &str) {
@@ -1599,7 +1707,7 @@ impl Decoder<'_> {
         };
         len_node.desc = Desc::BatchBytes(n);
         g.children.push(len_node);
-        let set = self.batches(start, n, &mut g.children);
+        let set = self.batches(start, n, Some(&mut g.children));
         self.records.0 += set.tally.records;
         g.value = Value::Records(set);
         self.records.1 += n;
@@ -1609,9 +1717,38 @@ impl Decoder<'_> {
         Ok(())
     }
 
+    /// A `records` field whose node nothing reads (a walk's, below the levels it keeps): what
+    /// [`Self::records_field`] leaves besides the node (counts, problems, budgets spent,
+    /// secrets, metadata record types), with no node made where the records need not be
+    /// read, as in the summary and statistics views.
+    pub(in crate::kafka) fn records_unkept(&mut self, name: Cow<'static, str>) -> R<()> {
+        let was = std::mem::replace(&mut self.discard, true);
+        let read = if self.opts.records || self.topic_layout.is_some() {
+            self.records_field(name, &mut Vec::new())
+        } else {
+            self.records_scanned()
+        };
+        self.discard = was;
+        read
+    }
+
+    /// [`Self::records_field`] with no node: its length prefix, then its batches scanned.
+    fn records_scanned(&mut self) -> R<()> {
+        let start = self.pos;
+        let l = self.length(Prefix::Int32, "records")?;
+        if let Some(n) = l.len {
+            let set = self.batches(start, n, None);
+            self.records.0 += set.tally.records;
+            self.records.1 += n;
+            self.pos += n;
+        }
+        Ok(())
+    }
+
     /// The `n` bytes of record batches at the decoder's position (a `records` field that
-    /// starts at `field`), decoded into `out` and counted.
-    fn batches(&mut self, field: usize, n: usize, out: &mut Vec<Node>) -> RecordSet {
+    /// starts at `field`), decoded into `out` and counted; with no `out`, scanned (see
+    /// [`read_field`]).
+    fn batches(&mut self, field: usize, n: usize, out: Option<&mut Vec<Node>>) -> RecordSet {
         let opts = crate::kafka::records::RecordsOptions {
             max_decompressed: self.opts.max_decompressed,
             max_records: self.opts.max_elements,
@@ -1620,14 +1757,22 @@ impl Decoder<'_> {
             values: self.topic_layout,
         };
         let mut found = crate::kafka::records::Found::default();
-        let (batches, tally) = crate::kafka::records::decode(
-            self.buf,
-            (self.pos, self.pos + n),
-            opts,
+        let sinks = (
             &mut self.diagnoses,
             &mut self.next_source,
             &mut self.spent,
             &mut found,
+        );
+        let span = (self.pos, self.pos + n);
+        let lean = out.is_none();
+        let mut scratch = Vec::new();
+        let tally = read_field(
+            self.buf,
+            span,
+            opts,
+            sinks,
+            out.unwrap_or(&mut scratch),
+            lean,
         );
         self.secrets.append(&mut found.secrets);
         crate::kafka::meaning::log::name_from_topic_records(&mut found.log.changes);
@@ -1639,7 +1784,6 @@ impl Decoder<'_> {
                 self.diag(ProblemKind::Interop, field, why);
             }
         }
-        out.extend(batches);
         // Facts of batches whose node is thrown away are never read: not kept.
         if self.discard {
             found.batches.clear();

@@ -218,13 +218,8 @@ impl Decoder<'_> {
     /// A records field below the top two levels: decoded by the records decoder into nodes
     /// that are thrown away (its counts, CRC checks and problems are what is left).
     pub(super) fn walk_records(&mut self, f: &'static FieldSpec) -> W {
-        let mut scratch = Vec::new();
-        let was = std::mem::replace(&mut self.discard, true);
-        let read = self
-            .records_field(Cow::Borrowed(f.name), &mut scratch)
-            .map_err(|_| GiveUp);
-        self.discard = was;
-        read
+        self.records_unkept(Cow::Borrowed(f.name))
+            .map_err(|_| GiveUp)
     }
 
     /// A length prefix of a flexible version: an unsigned varint holding the length plus

@@ -172,12 +172,8 @@ impl<'a> Decoder<'a> {
             // Record batches have a decoder of their own, which builds nodes anyway.
             FieldType::Records => {
                 let name = spec.map_or(Cow::Borrowed("records"), |f| Cow::Borrowed(f.name));
-                // The node is thrown away: decoded as into any scratch list.
-                let mut scratch = Vec::new();
-                let was = std::mem::replace(&mut self.discard, true);
-                let read = self.records_field(name, &mut scratch).map_err(|_| GiveUp);
-                self.discard = was;
-                read
+                // The node is thrown away: none is made where the records need not be read.
+                self.records_unkept(name).map_err(|_| GiveUp)
             }
             FieldType::Struct(_) => self.walk_struct(spec.ok_or(GiveUp)?, nullable),
             FieldType::Array(inner) => self.walk_array(inner, nullable, spec),

@@ -289,7 +289,7 @@ pub fn collect_body(
         coordinator_keys: b.role(Role::CoordinatorKeys).map(strings),
         throttle_ms: b.role(Role::ThrottleTime).and_then(Node::as_int),
         topic_names: b.role(Role::TopicNames).map(name_list),
-        offsets: std::sync::Arc::new(api_key.map_or_else(Vec::new, |k| offsets(&b, k, batches))),
+        offsets: shared_offsets(api_key.map_or_else(Vec::new, |k| offsets(&b, k, batches))),
         members: api_key.map_or_else(Vec::new, |k| members(&b, k, response)),
         replica_id: b
             .role(Role::ReplicaId)
@@ -659,6 +659,17 @@ fn members(body: &Index<'_>, key: i16, response: bool) -> Vec<MemberFact> {
         }]
     })
     .unwrap_or_default()
+}
+
+/// A message's offsets as its facts hold them: none is the list all messages share.
+fn shared_offsets(
+    list: Vec<crate::kafka::meaning::facts::PartitionFact>,
+) -> std::sync::Arc<Vec<crate::kafka::meaning::facts::PartitionFact>> {
+    if list.is_empty() {
+        crate::kafka::meaning::facts::no_offsets()
+    } else {
+        std::sync::Arc::new(list)
+    }
 }
 
 #[cfg(test)]

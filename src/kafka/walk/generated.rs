@@ -193,16 +193,25 @@ impl Decoder<'_> {
         self.fixed()
     }
 
-    /// A non-zero int16 of field `f`: listed with its path when `f` is an error code.
+    /// A non-zero int16 of field `f`: listed with its path when `f` is an error code. Every
+    /// non-zero int16 comes here (an ApiVersions answer's ninety keys and versions): the test
+    /// is made where it is called, the listing out of line.
+    #[inline(always)]
     fn error_code(&mut self, f: &'static FieldSpec, code: i16) {
         if f.is_error_code() {
-            self.push_step(Step::Field(FieldId::of(f)));
-            self.errors.push(ErrorEntry {
-                path: self.path().clone(),
-                code,
-            });
-            self.pop_step();
+            self.list_error(f, code);
         }
+    }
+
+    /// An error code's value, listed with its path.
+    #[inline(never)]
+    fn list_error(&mut self, f: &'static FieldSpec, code: i16) {
+        self.push_step(Step::Field(FieldId::of(f)));
+        self.errors.push(ErrorEntry {
+            path: self.path().clone(),
+            code,
+        });
+        self.pop_step();
     }
 
     /// A topic id: the topic the fields after it are about, for records whose values have a
@@ -278,8 +287,20 @@ impl Decoder<'_> {
         Some((at, n))
     }
 
-    /// The number of tagged fields of a struct; each takes at least two bytes.
+    /// The number of tagged fields of a struct; each takes at least two bytes. Nearly every
+    /// struct has none, a zero byte: read where it is called (every element of an array of
+    /// a flexible version ends with it).
+    #[inline(always)]
     fn tag_count(&mut self) -> Result<usize, GiveUp> {
+        if self.pos < self.end && self.buf.get(self.pos) == Some(&0) {
+            self.pos += 1;
+            return Ok(0);
+        }
+        self.read_tag_count()
+    }
+
+    #[inline(never)]
+    fn read_tag_count(&mut self) -> Result<usize, GiveUp> {
         let count = self.short_uvarint()? as usize;
         if count > self.remaining() / 2 {
             return Err(GiveUp);

@@ -18,7 +18,7 @@
 use super::cursor::Prefix;
 use super::decode::Decoder;
 use super::interpreted::GiveUp;
-use crate::kafka::meaning::essentials::{self, DetailPick, Entries, Fields, Id, ListPick};
+use crate::kafka::meaning::essentials::{self, Entries, Fields, Id, ListPick};
 use crate::kafka::meaning::facts::{
     FactField, Facts, GroupFacts, Name, Scalar, TopicFact, TopicList, TopicRef, IDENTITY,
     MAX_TOPICS,
@@ -64,15 +64,12 @@ struct Slot {
 /// Slots a frame indexes by fact and by role: one for each fact field, and `FactField::None`.
 const FACTS: usize = crate::kafka::spec::fact_field::FACT_FIELDS.len() + 1;
 
-/// The fields of one struct the facts may read, in the order met. The body and its structs
-/// index the first of each fact and role (one more than its slot; 0 for none): the facts ask
-/// a body for some thirty fields, and a scan for each cost more than the walk. An element of
-/// a body array keeps the few fields its array reads (see [`Wants`]) and is scanned: clearing
-/// the indexes for each element (some 180 bytes) cost more than its walk.
+/// The fields of one struct the facts may read, in the order met, with the first of each
+/// fact and role indexed (one more than its slot; 0 for none): the facts ask a body for some
+/// thirty fields, and a scan for each cost more than the walk.
 #[derive(Debug, Clone)]
 struct Frame {
     slots: Vec<Slot>,
-    indexed: bool,
     by_fact: [u8; FACTS],
     by_role: [u8; Role::COUNT],
     /// Fields walked in it (kept or not): what the decoder's node budget would count.
@@ -81,85 +78,59 @@ struct Frame {
 
 impl Default for Frame {
     fn default() -> Frame {
-        Frame::new(true)
-    }
-}
-
-impl Frame {
-    fn new(indexed: bool) -> Frame {
         Frame {
             slots: Vec::new(),
-            indexed,
             by_fact: [0; FACTS],
             by_role: [0; Role::COUNT],
             fields: 0,
         }
     }
+}
 
-    #[inline]
+impl Frame {
     fn clear(&mut self) {
         self.slots.clear();
+        self.by_fact = [0; FACTS];
+        self.by_role = [0; Role::COUNT];
         self.fields = 0;
-        if self.indexed {
-            self.by_fact = [0; FACTS];
-            self.by_role = [0; Role::COUNT];
-        }
     }
 
-    #[inline]
     fn push(&mut self, slot: Slot) {
-        // A struct has far fewer fields than this; past it, fields are not kept.
+        // A struct has far fewer fields than this; past it, fields are not indexed.
         let Ok(n) = u8::try_from(self.slots.len() + 1) else {
             return;
         };
-        if self.indexed {
-            self.index(slot.fact, slot.role, n);
+        if let Some(i @ 0) = self.by_fact.get_mut(slot.fact as usize) {
+            *i = n;
+        }
+        if let Some(i @ 0) = self.by_role.get_mut(slot.role as usize) {
+            *i = n;
         }
         self.slots.push(slot);
     }
 
-    /// Slot `n` (one more than its index) is of `fact` and `role`: the first of them?
-    fn index(&mut self, fact: FactField, role: Role, n: u8) {
-        if let Some(i @ 0) = self.by_fact.get_mut(fact as usize) {
-            *i = n;
-        }
-        if let Some(i @ 0) = self.by_role.get_mut(role as usize) {
-            *i = n;
-        }
-    }
-
-    /// The slot of the first field of fact `f`, if the frame has one.
-    fn fact_index(&self, f: FactField) -> Option<usize> {
-        if !self.indexed {
-            return self.slots.iter().position(|s| s.fact == f);
-        }
-        usize::from(*self.by_fact.get(f as usize)?).checked_sub(1)
-    }
-
-    /// The slot of the first field of role `r`, if the frame has one.
-    fn role_index(&self, r: Role) -> Option<usize> {
-        if !self.indexed {
-            return self.slots.iter().position(|s| s.role == r);
-        }
-        usize::from(*self.by_role.get(r as usize)?).checked_sub(1)
+    fn at(&self, i: u8) -> Option<Val> {
+        let i = usize::from(i).checked_sub(1)?;
+        self.slots.get(i).map(|s| s.val)
     }
 
     fn fact(&self, f: FactField) -> Option<Val> {
         if f == FactField::None {
             return None;
         }
-        self.fact_slot(f).map(|s| s.val)
+        self.at(*self.by_fact.get(f as usize)?)
     }
 
     fn fact_slot(&self, f: FactField) -> Option<&Slot> {
-        self.slots.get(self.fact_index(f)?)
+        let i = usize::from(*self.by_fact.get(f as usize)?).checked_sub(1)?;
+        self.slots.get(i)
     }
 
     fn role(&self, r: Role) -> Option<Val> {
         if r == Role::Other {
             return None;
         }
-        self.slots.get(self.role_index(r)?).map(|s| s.val)
+        self.at(*self.by_role.get(r as usize)?)
     }
 
     fn int(&self, f: FactField) -> Option<i64> {
@@ -169,10 +140,11 @@ impl Frame {
     /// The field (of `f`, or `r`) of a slot, to name an array a list is of.
     fn field_of(&self, f: FactField, r: Role) -> Option<FieldId> {
         let i = if f == FactField::None {
-            self.role_index(r)?
+            *self.by_role.get(r as usize)?
         } else {
-            self.fact_index(f)?
+            *self.by_fact.get(f as usize)?
         };
+        let i = usize::from(i).checked_sub(1)?;
         self.slots.get(i).map(|s| FieldId::of(s.spec))
     }
 
@@ -199,89 +171,6 @@ fn array_len(v: Option<Val>) -> Option<usize> {
     }
 }
 
-/// The fields of a struct that what is gathered from it reads, by fact and by role: the
-/// elements of a body array keep only those (an ApiVersions answer's ninety entries, the
-/// hundreds of topics of a Metadata answer), where the body and its structs keep every field.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct Wants {
-    facts: [u64; FACTS.div_ceil(64)],
-    roles: u32,
-}
-
-/// Read from an element as a topic: how it names it (`topic_ref`), and its error.
-const TOPIC_NAMING: [FactField; 6] = [
-    FactField::Name,
-    FactField::TopicName,
-    FactField::Topic,
-    FactField::ResourceName,
-    FactField::TopicId,
-    FactField::ErrorCode,
-];
-
-/// The arrays of an element whose lengths count its partitions, the first one met.
-const PARTITION_ARRAYS: [FactField; 4] = [
-    FactField::Partitions,
-    FactField::PartitionData,
-    FactField::PartitionResponses,
-    FactField::PartitionIndexes,
-];
-
-// A role is a bit of `Wants::roles`.
-const _: () = assert!(Role::COUNT <= 32);
-
-impl Wants {
-    fn fact(mut self, f: FactField) -> Wants {
-        // `None` stands for no fact: a field of no fact is wanted only by its role.
-        if f != FactField::None {
-            if let Some(w) = self.facts.get_mut(f as usize / 64) {
-                *w |= 1 << (f as usize % 64);
-            }
-        }
-        self
-    }
-
-    fn facts(self, fs: &[FactField]) -> Wants {
-        fs.iter().fold(self, |w, f| w.fact(*f))
-    }
-
-    fn role(mut self, r: Role) -> Wants {
-        self.roles |= 1 << (r as u32);
-        self
-    }
-
-    /// Whether field `f` is read.
-    #[inline]
-    fn has(&self, f: &FieldSpec) -> bool {
-        let by_fact = self
-            .facts
-            .get(f.fact as usize / 64)
-            .is_some_and(|w| w & (1 << (f.fact as usize % 64)) != 0);
-        by_fact || self.roles & (1 << (f.role as u32)) != 0
-    }
-
-    /// What an element of a listed array gives its entries: the sum always, the id, the
-    /// details and the error only for the entries shown (`head`).
-    fn pick(self, pick: &ListPick, head: bool) -> Wants {
-        let w = match pick.sum {
-            Some((f, _)) => self.fact(f),
-            None => self,
-        };
-        if !head {
-            return w;
-        }
-        let w = match pick.id {
-            Id::Count | Id::Scalar => return w,
-            Id::Topic => w.facts(&TOPIC_NAMING),
-            Id::Text(f) | Id::Int(f) => w.fact(f).fact(FactField::ErrorCode),
-        };
-        pick.details.iter().fold(w, |w, d| match *d {
-            DetailPick::Text(f) | DetailPick::Count(f, _) | DetailPick::Either(f, _, _) => {
-                w.fact(f)
-            }
-        })
-    }
-}
-
 /// What the elements of one array of the body gave.
 #[derive(Debug, Default, Clone)]
 struct Elements {
@@ -303,11 +192,6 @@ struct Elements {
     /// How the API's line lists it, and what its entries gave.
     pick: Option<&'static ListPick>,
     entries: Entries,
-    /// The fields its elements keep: `head` for the first `head_len` (the topics or entries
-    /// shown), `tail` for the rest (counted, summed, learnt from).
-    head: Wants,
-    tail: Wants,
-    head_len: usize,
 }
 
 /// Where the fields being walked at the second level go.
@@ -325,10 +209,8 @@ pub(crate) struct Collector {
     direction: Direction,
     api_key: i16,
     body: Frame,
-    /// The second-level struct being walked, a struct of the body.
+    /// The second-level struct being walked.
     inner: Frame,
-    /// The second-level struct being walked, an element of a body array.
-    element: Frame,
     open: Option<Open>,
     /// The body's arrays met, the first `arrays_met` of `arrays` (the rest are kept from
     /// earlier messages for their allocations).
@@ -336,8 +218,6 @@ pub(crate) struct Collector {
     arrays_met: usize,
     structs: Vec<Frame>,
     structs_met: usize,
-    /// The fields the element being walked keeps.
-    wants: Wants,
     /// Whether (TopicId, Name) pairs are learnt from this message.
     learns: bool,
     pairs: Vec<([u8; 16], Name)>,
@@ -381,13 +261,11 @@ impl Collector {
                 api_key,
                 body: Frame::default(),
                 inner: Frame::default(),
-                element: Frame::new(false),
                 open: None,
                 arrays: Vec::new(),
                 arrays_met: 0,
                 structs: Vec::new(),
                 structs_met: 0,
-                wants: Wants::default(),
                 learns: false,
                 pairs: Vec::new(),
                 nodes: 0,
@@ -399,7 +277,6 @@ impl Collector {
         c.api_key = api_key;
         c.body.clear();
         c.inner.clear();
-        c.element.clear();
         c.open = None;
         c.arrays_met = 0;
         c.structs_met = 0;
@@ -416,24 +293,18 @@ impl Collector {
     }
 
     fn frame(&mut self, level: usize) -> &mut Frame {
-        match (level, self.open) {
-            (0, _) => &mut self.body,
-            (_, Some(Open::Element(_))) => &mut self.element,
-            _ => &mut self.inner,
+        if level == 0 {
+            &mut self.body
+        } else {
+            &mut self.inner
         }
     }
 
     /// A field walked at `level` (0 the body's, 1 the next), with its value.
-    #[inline]
     pub(super) fn field(&mut self, level: usize, f: &'static FieldSpec, tagged: bool, val: Val) {
-        let wanted = match (level, self.open) {
-            (0, _) => true,
-            (_, Some(Open::Element(_))) => self.wants.has(f),
-            _ => true,
-        };
         let frame = self.frame(level);
         frame.fields += 1;
-        if f.facts && wanted {
+        if f.facts {
             frame.push(Slot {
                 spec: f,
                 fact: f.fact,
@@ -457,17 +328,9 @@ impl Collector {
                 ..Elements::default()
             }),
         }
-        let pick = essentials::list_pick(self.api_key, self.direction, f.fact)
-            .filter(|_| f.fact != FactField::None);
-        let learns = self.learns;
         if let Some(a) = self.arrays.get_mut(n) {
-            a.pick = pick;
-            a.head = element_wants(f.role, topics, pick, learns, true);
-            a.tail = element_wants(f.role, topics, pick, learns, false);
-            let listed = pick.filter(|p| !matches!(p.id, Id::Count | Id::Scalar));
-            a.head_len = listed
-                .map_or(0, |p| p.shown)
-                .max(if topics { MAX_TOPICS } else { 0 });
+            a.pick = essentials::list_pick(self.api_key, self.direction, f.fact)
+                .filter(|_| f.fact != FactField::None);
         }
         self.arrays_met += 1;
         n
@@ -488,35 +351,30 @@ impl Collector {
     /// A struct element of the body's array `array` begins.
     pub(super) fn open_element(&mut self, array: usize) {
         self.open = Some(Open::Element(array));
-        self.element.clear();
-        self.wants = match self.arrays.get(array) {
-            Some(a) if a.met < a.head_len => a.head,
-            Some(a) => a.tail,
-            None => Wants::default(),
-        };
+        self.inner.clear();
     }
 
     /// The second-level struct ends: what it gave goes where it belongs.
     pub(super) fn close(&mut self, buf: &[u8]) {
+        self.learn(buf);
+        let own = 2 + 3 * self.inner.fields;
         match self.open.take() {
             Some(Open::Struct(n)) => {
-                learn(self.learns, &mut self.pairs, &self.inner, buf);
                 if let Some(s) = self.structs.get_mut(n) {
                     std::mem::swap(s, &mut self.inner);
                 }
             }
             Some(Open::Element(n)) => {
-                let e = &self.element;
-                learn(self.learns, &mut self.pairs, e, buf);
-                self.nodes = self.nodes.saturating_add(2 + 3 * e.fields);
+                self.nodes = self.nodes.saturating_add(own);
                 if let Some(a) = self.arrays.get_mut(n) {
-                    element(a, e, buf);
+                    element(a, &self.inner, buf);
                     if let Some(pick) = a.pick {
-                        a.entries.element(pick, &InBuf(e, buf));
+                        let e = InBuf(&self.inner, buf);
+                        a.entries.element(pick, &e);
                     }
                 }
             }
-            None => learn(self.learns, &mut self.pairs, &self.inner, buf),
+            None => {}
         }
     }
 
@@ -559,6 +417,16 @@ impl Collector {
     /// Nodes the decoder would have counted against its budget so far, at most.
     pub(super) fn nodes(&self) -> usize {
         self.nodes
+    }
+
+    /// The (TopicId, Name) pairs of the second-level struct, and of the body when it ends.
+    fn learn(&mut self, buf: &[u8]) {
+        if !self.learns {
+            return;
+        }
+        if let Some(pair) = pair(&self.inner, buf) {
+            self.pairs.push(pair);
+        }
     }
 
     /// The (TopicId, Name) pairs learnt, the body's first.
@@ -730,44 +598,6 @@ impl Collector {
     }
 }
 
-/// The (TopicId, Name) pair of a second-level struct `s`, in a message that `learns` them.
-fn learn(learns: bool, pairs: &mut Vec<([u8; 16], Name)>, s: &Frame, buf: &[u8]) {
-    if learns {
-        pairs.extend(pair(s, buf));
-    }
-}
-
-/// What the elements of an array of `role` read (read as topics or not, listed by `pick`, in a
-/// message that learns topic names or not): the first ones (`head`) or the rest.
-fn element_wants(
-    role: Role,
-    topics: bool,
-    pick: Option<&ListPick>,
-    learns: bool,
-    head: bool,
-) -> Wants {
-    let mut w = Wants::default();
-    if learns {
-        w = w.role(Role::TopicId).role(Role::Name);
-    }
-    if topics {
-        w = w.facts(&PARTITION_ARRAYS).fact(FactField::ResourceName);
-        if head {
-            w = w.facts(&TOPIC_NAMING);
-        }
-    }
-    w = match role {
-        Role::ApiKeys => w.facts(&[
-            FactField::ApiKey,
-            FactField::MinVersion,
-            FactField::MaxVersion,
-        ]),
-        Role::Coordinators => w.role(Role::NodeId),
-        _ => w,
-    };
-    pick.map_or(w, |p| w.pick(p, head))
-}
-
 /// What one element (a struct) of a body array gives its array.
 fn element(a: &mut Elements, e: &Frame, buf: &[u8]) {
     a.met += 1;
@@ -800,11 +630,16 @@ fn topic_element(a: &mut Elements, e: &Frame, buf: &[u8]) {
             .map(|c| c as i16);
         a.first.push(TopicFact::new(topic_ref(e, buf), error));
     }
-    a.partitions += PARTITION_ARRAYS
-        .iter()
-        .find_map(|f| e.fact(*f))
-        .and_then(|v| array_len(Some(v)))
-        .unwrap_or(0);
+    a.partitions += [
+        FactField::Partitions,
+        FactField::PartitionData,
+        FactField::PartitionResponses,
+        FactField::PartitionIndexes,
+    ]
+    .iter()
+    .find_map(|f| e.fact(*f))
+    .and_then(|v| array_len(Some(v)))
+    .unwrap_or(0);
     a.any_resource_name |= e.fact(FactField::ResourceName).is_some();
 }
 
@@ -1150,61 +985,5 @@ fn fixed_value(ty: &FieldType, data: &[u8]) -> Val {
         }
         (FieldType::Uuid, d) if d.len() == 16 => Val::Uuid(d.try_into().unwrap_or_default()),
         _ => Val::Other,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::kafka::spec::tables::metadata_response::FIELDS__TOPICS as TOPIC;
-
-    fn slot(spec: &'static FieldSpec, tagged: bool, val: Val) -> Slot {
-        Slot {
-            spec,
-            fact: spec.fact,
-            role: spec.role,
-            tagged,
-            val,
-        }
-    }
-
-    /// A frame cleared and filled again finds the fields of its new struct, not the indexes
-    /// its earlier one left, and the first field of each fact and role.
-    #[test]
-    fn a_reused_frame_indexes_only_its_own_fields() {
-        let [error, name, id, ..] = &TOPIC;
-        let mut f = Frame::default();
-        f.push(slot(error, false, Val::Int(3)));
-        f.push(slot(name, false, Val::Str(Some((0, 1)))));
-        f.push(slot(id, false, Val::Uuid([1; 16])));
-        f.clear();
-        f.push(slot(id, false, Val::Uuid([2; 16])));
-        f.push(slot(error, false, Val::Int(5)));
-        f.push(slot(error, true, Val::Int(7)));
-        assert_eq!(f.fact(FactField::TopicId), Some(Val::Uuid([2; 16])));
-        assert_eq!(f.int(FactField::ErrorCode), Some(5));
-        assert_eq!(f.role(Role::ErrorCode), Some(Val::Int(5)));
-        // The name of the struct before is not this one's.
-        assert_eq!(f.fact(FactField::Name), None);
-        assert_eq!(f.role(Role::Name), None);
-        assert_eq!(
-            f.field_of(FactField::None, Role::TopicId),
-            Some(FieldId::of(id))
-        );
-    }
-
-    /// The elements of a Metadata answer's topics keep what names them while their topics are
-    /// listed, then only their partitions and what the topic names learn.
-    #[test]
-    fn elements_keep_what_their_array_reads() {
-        let [error, name, id, internal, partitions, _] = &TOPIC;
-        let head = element_wants(Role::TopicArray, true, None, true, true);
-        let tail = element_wants(Role::TopicArray, true, None, true, false);
-        assert!([error, name, id, partitions].iter().all(|f| head.has(f)));
-        assert!(!head.has(internal));
-        assert!(!tail.has(error));
-        assert!([name, id, partitions].iter().all(|f| tail.has(f)));
-        let plain = element_wants(Role::Brokers, false, None, false, true);
-        assert!(TOPIC.iter().all(|f| !plain.has(f)));
     }
 }

@@ -574,6 +574,8 @@ const PARTITION_FIELDS: [FactField; 16] = [
 ];
 
 /// Each fact field's place in [`PARTITION_FIELDS`], plus one (0: not read there).
+// Indexing is evaluated by the compiler here: an index out of bounds fails the build.
+#[allow(clippy::indexing_slicing)]
 const SLOT_OF: [u8; crate::kafka::spec::fact_field::FACT_FIELDS.len() + 1] = {
     let mut t = [0; crate::kafka::spec::fact_field::FACT_FIELDS.len() + 1];
     let mut i = 0;

@@ -6,11 +6,13 @@
 //! same: compared here, message by message, on every frame of every sample, through the whole
 //! pipeline (topic names learnt and noted included).
 
+mod common;
+
 use kdissect::analyses::adapter;
-use kdissect::kafka::stream::{Config, Notice, Record, Sink};
+use kdissect::kafka::stream::{Notice, Record, Sink};
 use kdissect::kafka::DecodeOptions;
-use kdissect::pipeline::{CaptureSink, Health, Options};
-use std::path::{Path, PathBuf};
+use kdissect::pipeline::CaptureSink;
+use std::path::Path;
 
 /// What the analyses read of each message, and how many messages were walked for it.
 #[derive(Default)]
@@ -55,39 +57,12 @@ fn options(deep: bool) -> DecodeOptions {
 }
 
 fn run(path: &Path, deep: bool) -> Seen {
-    let opts = Options {
-        kafka: Config {
-            decode: options(deep),
-            ..Config::default()
-        },
-        ..Options::default()
-    };
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut sink = Seen::default();
-    let _ = kdissect::pipeline::run(&bytes[..], &opts, &mut sink, &mut Health::default());
-    sink
-}
-
-fn captures() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut v: Vec<PathBuf> = ["samples", "tests/fixtures/samples"]
-        .iter()
-        .filter_map(|d| std::fs::read_dir(root.join(d)).ok())
-        .flat_map(|d| d.filter_map(|e| e.ok().map(|e| e.path())))
-        .filter(|p| {
-            matches!(
-                p.extension().and_then(|e| e.to_str()),
-                Some("pcap" | "pcapng")
-            )
-        })
-        .collect();
-    v.sort();
-    v
+    common::run_sample(path, options(deep))
 }
 
 #[test]
 fn the_walk_at_every_depth_leaves_the_analyses_what_the_tree_leaves() {
-    let files = captures();
+    let files = common::sample_captures();
     assert!(files.len() > 20, "{} captures", files.len());
     let (mut messages, mut walked) = (0, 0);
     for f in &files {

@@ -12,10 +12,10 @@
 mod common;
 
 use common::{summary_left, summary_options, walks_agree, walks_agree_with, Way, WAYS};
-use kdissect::kafka::stream::{Config, Notice, Record, Sink};
+use kdissect::kafka::stream::{Notice, Record, Sink};
 use kdissect::kafka::{DecodeOptions, Direction};
-use kdissect::pipeline::{CaptureSink, Health, Options};
-use std::path::{Path, PathBuf};
+use kdissect::pipeline::CaptureSink;
+use std::path::Path;
 
 /// What a message leaves for the views that print its facts, with its frame number.
 #[derive(Debug, PartialEq)]
@@ -61,40 +61,12 @@ impl Sink for Lefts {
 impl CaptureSink for Lefts {}
 
 fn run(path: &Path, way: Way) -> Lefts {
-    let opts = Options {
-        kafka: Config {
-            decode: summary_options(way),
-            ..Config::default()
-        },
-        ..Options::default()
-    };
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut sink = Lefts::default();
-    // Damaged captures end with an error: what they gave up to there is compared.
-    let _ = kdissect::pipeline::run(&bytes[..], &opts, &mut sink, &mut Health::default());
-    sink
-}
-
-fn captures() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut v: Vec<PathBuf> = ["samples", "tests/fixtures/samples"]
-        .iter()
-        .filter_map(|d| std::fs::read_dir(root.join(d)).ok())
-        .flat_map(|d| d.filter_map(|e| e.ok().map(|e| e.path())))
-        .filter(|p| {
-            matches!(
-                p.extension().and_then(|e| e.to_str()),
-                Some("pcap" | "pcapng")
-            )
-        })
-        .collect();
-    v.sort();
-    v
+    common::run_sample(path, summary_options(way))
 }
 
 #[test]
 fn the_three_ways_agree_on_every_sample() {
-    let files = captures();
+    let files = common::sample_captures();
     assert!(files.len() > 20, "{} captures", files.len());
     let (mut messages, mut walked) = (0, [0; 3]);
     for f in &files {
@@ -201,7 +173,7 @@ fn damaged(frame: &[u8]) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn the_three_ways_agree_on_damaged_frames() {
     let (mut tried, mut walked) = (0, 0);
-    for f in captures() {
+    for f in common::sample_captures() {
         for frame in run(&f, Way::Generated).2.iter().step_by(3) {
             for (what, bytes) in damaged(&frame.bytes) {
                 let what = format!("{}: {what}", f.display());
@@ -222,7 +194,7 @@ fn the_three_ways_agree_on_damaged_frames() {
 fn the_three_ways_agree_under_tight_limits() {
     let mut walked = 0;
     let mut tried = 0;
-    for f in captures().iter().step_by(4) {
+    for f in common::sample_captures().iter().step_by(4) {
         for frame in run(f, Way::Generated).2 {
             for (max_elements, max_nodes) in [(1, 300_000), (2, 3), (10_000, 10)] {
                 let limits = |o: DecodeOptions| DecodeOptions {

@@ -4,11 +4,13 @@
 //! through the whole pipeline (topic names learnt and named included), as the printer writes
 //! them.
 
-use kdissect::kafka::stream::{Config, Notice, Record, Sink};
+mod common;
+
+use kdissect::kafka::stream::{Notice, Record, Sink};
 use kdissect::kafka::DecodeOptions;
-use kdissect::pipeline::{CaptureSink, Health, Options};
+use kdissect::pipeline::CaptureSink;
 use kdissect::render::json::{write_message, Meta};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Each message's JSON line, and how many were written as walked.
 #[derive(Default)]
@@ -42,42 +44,18 @@ impl CaptureSink for Lines {}
 
 /// `--json`'s decoding (src/flags/hi.rs), with or without the walk's writer.
 fn run(path: &Path, walk: bool) -> Lines {
-    let opts = Options {
-        kafka: Config {
-            decode: DecodeOptions {
-                json_walk: walk,
-                ..DecodeOptions::default()
-            },
-            ..Config::default()
+    common::run_sample(
+        path,
+        DecodeOptions {
+            json_walk: walk,
+            ..DecodeOptions::default()
         },
-        ..Options::default()
-    };
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut sink = Lines::default();
-    let _ = kdissect::pipeline::run(&bytes[..], &opts, &mut sink, &mut Health::default());
-    sink
-}
-
-fn captures() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut v: Vec<PathBuf> = ["samples", "tests/fixtures/samples"]
-        .iter()
-        .filter_map(|d| std::fs::read_dir(root.join(d)).ok())
-        .flat_map(|d| d.filter_map(|e| e.ok().map(|e| e.path())))
-        .filter(|p| {
-            matches!(
-                p.extension().and_then(|e| e.to_str()),
-                Some("pcap" | "pcapng")
-            )
-        })
-        .collect();
-    v.sort();
-    v
+    )
 }
 
 #[test]
 fn the_walk_writes_the_json_the_tree_writes() {
-    let files = captures();
+    let files = common::sample_captures();
     assert!(files.len() > 20, "{} captures", files.len());
     let (mut messages, mut walked) = (0, 0);
     for f in &files {

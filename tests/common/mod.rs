@@ -659,3 +659,46 @@ pub fn walks_agree_with(
 pub fn walks_agree(frame: &[u8], response: Option<(i16, i16)>, what: &str) -> [bool; 3] {
     walks_agree_with(frame, response, |o| o, what)
 }
+
+/// Every sample capture (samples/ and tests/fixtures/samples/), sorted: what the
+/// differential tests of the walks run through the whole pipeline.
+pub fn sample_captures() -> Vec<PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut v: Vec<PathBuf> = ["samples", "tests/fixtures/samples"]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(root.join(d)).ok())
+        .flat_map(|d| d.filter_map(|e| e.ok().map(|e| e.path())))
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("pcap" | "pcapng")
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The capture at `path` through the whole pipeline with these decoding options, into a new
+/// `S`. Damaged captures end with an error: what they gave up to there is compared.
+pub fn run_sample<S>(path: &std::path::Path, decode: kdissect::kafka::DecodeOptions) -> S
+where
+    S: kdissect::pipeline::CaptureSink + Default,
+{
+    let opts = kdissect::pipeline::Options {
+        kafka: kdissect::kafka::stream::Config {
+            decode,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut sink = S::default();
+    let _ = kdissect::pipeline::run(
+        &bytes[..],
+        &opts,
+        &mut sink,
+        &mut kdissect::pipeline::Health::default(),
+    );
+    sink
+}

@@ -13,7 +13,7 @@
 
 use super::collect::{Collector, Val};
 use super::decode::Decoder;
-use super::generated::{walk_body, Visit, W};
+use super::generated::{two_levels_to_collector, walk_body, Visit, W};
 use super::interpreted::GiveUp;
 use super::node::{Node, NodeKind, Region};
 use crate::kafka::meaning::facts::{
@@ -183,24 +183,7 @@ impl Visit for Deep {
         Ok(())
     }
 
-    fn body_array(&mut self, f: &'static FieldSpec) -> usize {
-        self.c.body_array(f)
-    }
-    fn open_struct(&mut self) -> usize {
-        self.c.open_struct()
-    }
-    fn open_element(&mut self, array: usize) {
-        self.c.open_element(array)
-    }
-    fn close(&mut self, buf: &[u8]) {
-        self.c.close(buf)
-    }
-    fn scalar_element(&mut self, array: usize, s: Option<Option<(usize, usize)>>, buf: &[u8]) {
-        self.c.scalar_element(array, s, buf)
-    }
-    fn tagged_count(&mut self, level: usize, count: usize) {
-        self.c.tagged_count(level, count)
-    }
+    two_levels_to_collector!();
     fn nodes(&self) -> usize {
         // An item is a node or two of the decoder's (an array's group and length), a field
         // not kept at most one: four each bounds them from above.

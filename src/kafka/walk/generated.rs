@@ -116,6 +116,32 @@ impl Visit for Collector {
     }
 }
 
+/// The calls by which a visitor of every depth hands the body's first two levels to the
+/// summary's collector it holds (field `c`), as the deep and JSON visitors do: written once.
+macro_rules! two_levels_to_collector {
+    () => {
+        fn body_array(&mut self, f: &'static FieldSpec) -> usize {
+            self.c.body_array(f)
+        }
+        fn open_struct(&mut self) -> usize {
+            self.c.open_struct()
+        }
+        fn open_element(&mut self, array: usize) {
+            self.c.open_element(array)
+        }
+        fn close(&mut self, buf: &[u8]) {
+            self.c.close(buf)
+        }
+        fn scalar_element(&mut self, array: usize, s: Option<Option<(usize, usize)>>, buf: &[u8]) {
+            self.c.scalar_element(array, s, buf)
+        }
+        fn tagged_count(&mut self, level: usize, count: usize) {
+            self.c.tagged_count(level, count)
+        }
+    };
+}
+pub(super) use two_levels_to_collector;
+
 /// The visitor of a walk that only validates: nothing is gathered. Frame verification and
 /// response guessing ask only whether a frame decodes cleanly.
 pub(super) struct Validate;
